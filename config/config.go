@@ -1,0 +1,314 @@
+// Package config reads leashd's configuration from LEASHD_* environment
+// variables and validates it with messages an operator can act on.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// Prefix is the environment prefix of every variable leashd reads.
+const Prefix = "LEASHD"
+
+// Config is leashd's whole configuration. The zero value is not valid; use
+// Load (or Defaults for tests) to get one with defaults applied.
+type Config struct {
+	ApprovalTimeoutSeconds int    `split_words:"true" default:"300" desc:"Seconds a question, plan review or tool approval waits for an answer before the agent is told none came; 0 waits forever"`
+	Agent                  string `default:"auto" desc:"Agent backend: auto (Claude Code when found, else demo), claude or demo"`
+	ClaudePath             string `split_words:"true" default:"claude" desc:"Path or name of the Claude Code CLI"`
+	ClaudeModel            string `split_words:"true" desc:"Model passed to claude --model (empty: the CLI's default)"`
+	Workdir                string `desc:"Working directory of the agent (default: the current directory)"`
+	DefaultMode            string `split_words:"true" default:"default" desc:"Permission mode of a new chat: default, plan or acceptEdits"`
+	MaxConcurrentAgents    int    `split_words:"true" default:"4" desc:"Agent processes that may run at once; further chats queue"`
+	AgentIdleSeconds       int    `split_words:"true" default:"600" desc:"An idle agent process is shut down after this many seconds and resumed on the next prompt"`
+	AgentTimeoutSeconds    int    `split_words:"true" default:"3600" desc:"Longest agent turn in seconds, not counting time spent waiting for a human; 0 = no limit"`
+	DBPath                 string `split_words:"true" desc:"SQLite database file (default: $XDG_STATE_HOME/leashd/leashd.db or ~/.local/state/leashd/leashd.db)"`
+	LogLevel               string `split_words:"true" default:"info" desc:"Log level: debug, info, warn or error"`
+	LogFormat              string `split_words:"true" default:"text" desc:"Log format: text or json"`
+	ShutdownTimeoutSeconds int    `split_words:"true" default:"20" desc:"Seconds a graceful shutdown may take before leashd exits anyway"`
+
+	WebAddr  string `split_words:"true" default:"127.0.0.1:8080" desc:"Address of the web page, HTTP API, health and metrics; off disables"`
+	WebToken string `split_words:"true" desc:"Bearer token required on /api routes; required when the web address is not loopback"`
+
+	TelegramBotToken      string   `split_words:"true" desc:"Telegram bot token from @BotFather; enables the Telegram connector"`
+	TelegramApiURL        string   `split_words:"true" default:"https://api.telegram.org" desc:"Telegram Bot API base URL; leashd appends /bot<token>/<method>"`
+	TelegramAllowedUsers  []string `split_words:"true" desc:"Comma-separated numeric Telegram user IDs allowed to use the bot (empty: nobody)"`
+	TelegramWebhookURL    string   `split_words:"true" desc:"Public HTTPS URL for webhook mode (empty: long polling)"`
+	TelegramWebhookSecret string   `split_words:"true" desc:"Secret Telegram sends in X-Telegram-Bot-Api-Secret-Token in webhook mode (required with the webhook URL)"`
+
+	SlackBotToken      string   `split_words:"true" desc:"Slack bot token (xoxb-…); enables the Slack connector"`
+	SlackAppToken      string   `split_words:"true" desc:"Slack app-level token (xapp-…) for Socket Mode"`
+	SlackSigningSecret string   `split_words:"true" desc:"Slack signing secret for HTTP mode (Events API on the web address)"`
+	SlackApiURL        string   `split_words:"true" desc:"Slack Web API base URL (empty: Slack's own)"`
+	SlackAllowedUsers  []string `split_words:"true" desc:"Comma-separated Slack user IDs allowed to prompt the agent and answer questions (empty: nobody)"`
+	SlackApprovers     []string `split_words:"true" desc:"Comma-separated Slack user IDs allowed to decide plan reviews and tool approvals (default: the allowed users)"`
+}
+
+// Agent backends.
+const (
+	AgentAuto   = "auto"
+	AgentClaude = "claude"
+	AgentDemo   = "demo"
+)
+
+// Load reads the environment (only LEASHD_* variables) and applies defaults
+// that depend on the machine (working directory, database path). It does not
+// validate; call Validate.
+func Load() (Config, error) {
+	var c Config
+	if err := envconfig.Process(Prefix, &c); err != nil {
+		return Config{}, fmt.Errorf("reading %s_* environment: %w", Prefix, err)
+	}
+	if err := c.fillMachineDefaults(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Defaults returns the configuration leashd uses when no variable is set,
+// without reading the environment. Useful in tests.
+func Defaults() Config {
+	var c Config
+	// Processing an empty lookup only applies defaults; it cannot fail for
+	// the tags above.
+	_ = envconfig.Process("leashd_defaults_never_set_"+strconv.Itoa(os.Getpid()), &c)
+	_ = c.fillMachineDefaults()
+	return c
+}
+
+func (c *Config) fillMachineDefaults() error {
+	if c.Workdir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("LEASHD_WORKDIR is not set and the current directory is unknown: %w", err)
+		}
+		c.Workdir = wd
+	}
+	if c.DBPath == "" {
+		c.DBPath = DefaultDBPath()
+	}
+	c.TelegramAllowedUsers = trimList(c.TelegramAllowedUsers)
+	c.SlackAllowedUsers = trimList(c.SlackAllowedUsers)
+	c.SlackApprovers = trimList(c.SlackApprovers)
+	return nil
+}
+
+// DefaultDBPath is $XDG_STATE_HOME/leashd/leashd.db, else
+// ~/.local/state/leashd/leashd.db, else leashd.db in the current directory.
+func DefaultDBPath() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "leashd", "leashd.db")
+	}
+	if h, err := os.UserHomeDir(); err == nil && h != "" {
+		return filepath.Join(h, ".local", "state", "leashd", "leashd.db")
+	}
+	return "leashd.db"
+}
+
+func trimList(in []string) []string {
+	var out []string
+	for _, s := range in {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Validate checks every value and returns all problems at once, each naming
+// the variable, the bad value and what is accepted.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(name, value, accepted string) {
+		errs = append(errs, fmt.Errorf("%s_%s=%q is invalid: %s", Prefix, name, value, accepted))
+	}
+	nonNeg := func(name string, v int) {
+		if v < 0 {
+			bad(name, strconv.Itoa(v), "use a whole number of seconds, 0 or more")
+		}
+	}
+	nonNeg("APPROVAL_TIMEOUT_SECONDS", c.ApprovalTimeoutSeconds)
+	nonNeg("AGENT_IDLE_SECONDS", c.AgentIdleSeconds)
+	nonNeg("AGENT_TIMEOUT_SECONDS", c.AgentTimeoutSeconds)
+	nonNeg("SHUTDOWN_TIMEOUT_SECONDS", c.ShutdownTimeoutSeconds)
+	if c.MaxConcurrentAgents < 1 {
+		bad("MAX_CONCURRENT_AGENTS", strconv.Itoa(c.MaxConcurrentAgents), "use a whole number, 1 or more")
+	}
+	switch c.Agent {
+	case AgentAuto, AgentClaude, AgentDemo:
+	default:
+		bad("AGENT", c.Agent, "accepted: auto, claude, demo")
+	}
+	switch c.DefaultMode {
+	case "default", "plan", "acceptEdits":
+	default:
+		bad("DEFAULT_MODE", c.DefaultMode, "accepted: default, plan, acceptEdits")
+	}
+	switch strings.ToLower(c.LogLevel) {
+	case "debug", "info", "warn", "warning", "error":
+	default:
+		bad("LOG_LEVEL", c.LogLevel, "accepted: debug, info, warn, error")
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		bad("LOG_FORMAT", c.LogFormat, "accepted: text, json")
+	}
+	if c.ClaudePath == "" {
+		bad("CLAUDE_PATH", c.ClaudePath, "give the path or name of the claude executable")
+	}
+	if fi, err := os.Stat(c.Workdir); err != nil || !fi.IsDir() {
+		bad("WORKDIR", c.Workdir, "must be an existing directory")
+	}
+	if !c.WebEnabled() {
+		if c.TelegramWebhookURL != "" {
+			bad("TELEGRAM_WEBHOOK_URL", c.TelegramWebhookURL, "webhook mode is served on LEASHD_WEB_ADDR, which is off; set an address or use long polling")
+		}
+		if c.SlackBotToken != "" && c.SlackSigningSecret != "" && c.SlackAppToken == "" {
+			bad("SLACK_SIGNING_SECRET", "…", "HTTP mode is served on LEASHD_WEB_ADDR, which is off; set an address or use Socket Mode (LEASHD_SLACK_APP_TOKEN)")
+		}
+	} else {
+		host, port, err := net.SplitHostPort(c.WebAddr)
+		if err != nil {
+			bad("WEB_ADDR", c.WebAddr, "use host:port (e.g. 127.0.0.1:8080) or off")
+		} else if _, perr := strconv.ParseUint(port, 10, 16); perr != nil {
+			bad("WEB_ADDR", c.WebAddr, "the port must be a number from 0 to 65535")
+		} else if !IsLoopback(host) && c.WebToken == "" {
+			bad("WEB_ADDR", c.WebAddr, "a non-loopback address serves the API to the network: set LEASHD_WEB_TOKEN too, or bind 127.0.0.1")
+		}
+	}
+	if c.TelegramBotToken != "" {
+		if u, err := url.Parse(c.TelegramApiURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("TELEGRAM_API_URL", c.TelegramApiURL, "use an http(s) base URL such as https://api.telegram.org")
+		}
+	}
+	for _, id := range c.TelegramAllowedUsers {
+		if _, err := strconv.ParseInt(id, 10, 64); err != nil {
+			bad("TELEGRAM_ALLOWED_USERS", id, "Telegram user IDs are numbers, comma-separated (e.g. 123456789,987654321)")
+		}
+	}
+	if c.TelegramWebhookURL != "" {
+		if u, err := url.Parse(c.TelegramWebhookURL); err != nil || u.Scheme != "https" || u.Host == "" {
+			bad("TELEGRAM_WEBHOOK_URL", c.TelegramWebhookURL, "use a public https:// URL")
+		}
+		if c.TelegramWebhookSecret == "" {
+			errs = append(errs, fmt.Errorf("%s_TELEGRAM_WEBHOOK_SECRET is empty: webhook mode needs a secret (1-256 characters A-Z, a-z, 0-9, _ and -)", Prefix))
+		}
+	}
+	if s := c.TelegramWebhookSecret; s != "" && !validWebhookSecret(s) {
+		bad("TELEGRAM_WEBHOOK_SECRET", "…", "use 1-256 characters A-Z, a-z, 0-9, _ and -")
+	}
+	if c.SlackBotToken != "" && c.SlackAppToken == "" && c.SlackSigningSecret == "" {
+		errs = append(errs, fmt.Errorf("%s_SLACK_BOT_TOKEN is set but neither %s_SLACK_APP_TOKEN (Socket Mode) nor %s_SLACK_SIGNING_SECRET (HTTP mode) is", Prefix, Prefix, Prefix))
+	}
+	if c.SlackBotToken == "" && (c.SlackAppToken != "" || c.SlackSigningSecret != "") {
+		errs = append(errs, fmt.Errorf("%s_SLACK_APP_TOKEN or %s_SLACK_SIGNING_SECRET is set without %s_SLACK_BOT_TOKEN", Prefix, Prefix, Prefix))
+	}
+	if c.SlackApiURL != "" {
+		if u, err := url.Parse(c.SlackApiURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("SLACK_API_URL", c.SlackApiURL, "use an http(s) base URL such as https://slack.com/api/")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func validWebhookSecret(s string) bool {
+	if len(s) > 256 {
+		return false
+	}
+	for _, r := range s {
+		ok := r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// IsLoopback reports whether host (a name or IP from host:port) only serves
+// this machine.
+func IsLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// WebEnabled reports whether the web address is not "off".
+func (c Config) WebEnabled() bool {
+	return c.WebAddr != "" && !strings.EqualFold(c.WebAddr, "off")
+}
+
+// ApprovalTimeout is the interaction timeout; 0 means wait forever.
+func (c Config) ApprovalTimeout() time.Duration {
+	return time.Duration(c.ApprovalTimeoutSeconds) * time.Second
+}
+
+// AgentIdle is how long an idle agent process is kept.
+func (c Config) AgentIdle() time.Duration { return time.Duration(c.AgentIdleSeconds) * time.Second }
+
+// AgentTimeout bounds a turn (not counting human waits); 0 means no limit.
+func (c Config) AgentTimeout() time.Duration {
+	return time.Duration(c.AgentTimeoutSeconds) * time.Second
+}
+
+// ShutdownTimeout bounds a graceful shutdown.
+func (c Config) ShutdownTimeout() time.Duration {
+	return time.Duration(c.ShutdownTimeoutSeconds) * time.Second
+}
+
+// TelegramEnabled reports whether the Telegram connector should run.
+func (c Config) TelegramEnabled() bool { return c.TelegramBotToken != "" }
+
+// SlackEnabled reports whether the Slack connector should run.
+func (c Config) SlackEnabled() bool { return c.SlackBotToken != "" }
+
+// SlackSocketMode reports whether Slack uses Socket Mode (app token set)
+// rather than HTTP mode.
+func (c Config) SlackSocketMode() bool { return c.SlackAppToken != "" }
+
+// Approvers returns LEASHD_SLACK_APPROVERS, defaulting to the allowed users.
+func (c Config) Approvers() []string {
+	if len(c.SlackApprovers) > 0 {
+		return c.SlackApprovers
+	}
+	return c.SlackAllowedUsers
+}
+
+// Secrets returns every secret value set, so logs can be checked and
+// redacted against them.
+func (c Config) Secrets() []string {
+	var out []string
+	for _, s := range []string{c.WebToken, c.TelegramBotToken, c.TelegramWebhookSecret, c.SlackBotToken, c.SlackAppToken, c.SlackSigningSecret} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Usage writes every variable with its type, default and description.
+func Usage(w io.Writer) error {
+	var c Config
+	tw := tabwriter.NewWriter(w, 1, 4, 2, ' ', 0)
+	if err := envconfig.Usagef(Prefix, &c, tw, usageFormat); err != nil {
+		return fmt.Errorf("printing usage: %w", err)
+	}
+	return tw.Flush()
+}
+
+const usageFormat = `VARIABLE	DEFAULT	MEANING
+{{range .}}{{usage_key .}}	{{usage_default .}}	{{usage_description .}}
+{{end}}`

@@ -1,0 +1,80 @@
+package interactions
+
+import "sync"
+
+// subscribers fans events out to any number of subscribers. Publishing never
+// blocks: each subscriber has its own unbounded queue drained by its own
+// goroutine, so a slow observer delays only itself and loses nothing.
+type subscribers struct {
+	mu   sync.Mutex
+	list []*subscriber
+}
+
+type subscriber struct {
+	mu     sync.Mutex
+	queue  []Event
+	wake   chan struct{} // capacity 1
+	stop   chan struct{}
+	out    chan Event
+	closed bool
+}
+
+func (s *subscribers) subscribe() (<-chan Event, func()) {
+	sub := &subscriber{wake: make(chan struct{}, 1), stop: make(chan struct{}), out: make(chan Event)}
+	s.mu.Lock()
+	s.list = append(s.list, sub)
+	s.mu.Unlock()
+	go sub.pump()
+	var once sync.Once
+	cancel := func() {
+		once.Do(func() {
+			s.mu.Lock()
+			for i, x := range s.list {
+				if x == sub {
+					s.list = append(s.list[:i:i], s.list[i+1:]...)
+					break
+				}
+			}
+			s.mu.Unlock()
+			close(sub.stop)
+		})
+	}
+	return sub.out, cancel
+}
+
+func (s *subscribers) publish(e Event) {
+	s.mu.Lock()
+	list := s.list
+	s.mu.Unlock()
+	for _, sub := range list {
+		sub.mu.Lock()
+		sub.queue = append(sub.queue, e)
+		sub.mu.Unlock()
+		select {
+		case sub.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (sub *subscriber) pump() {
+	defer close(sub.out)
+	for {
+		select {
+		case <-sub.stop:
+			return
+		case <-sub.wake:
+		}
+		sub.mu.Lock()
+		batch := sub.queue
+		sub.queue = nil
+		sub.mu.Unlock()
+		for _, e := range batch {
+			select {
+			case sub.out <- e:
+			case <-sub.stop:
+				return
+			}
+		}
+	}
+}

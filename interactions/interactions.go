@@ -1,0 +1,233 @@
+// Package interactions holds the moments when an agent needs a human — a
+// question, a plan review, a tool approval — and the Coordinator that shows
+// them through a Presenter, waits for a tap or typed text, and hands the
+// answer back.
+//
+// It knows nothing of chat apps or of any particular agent: chats are opaque
+// string IDs and answers are option labels or text.
+package interactions
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Kind is what an interaction asks for.
+type Kind string
+
+// The kinds of interaction.
+const (
+	KindQuestion     Kind = "question"
+	KindPlanReview   Kind = "plan_review"
+	KindToolApproval Kind = "tool_approval"
+)
+
+// Status is how an interaction ended.
+type Status string
+
+// The ways an interaction ends. Allow-like outcomes are answered, deny-like
+// ones (deny, adjust, reject) rejected.
+const (
+	StatusAnswered    Status = "answered"
+	StatusRejected    Status = "rejected"
+	StatusExpired     Status = "expired"
+	StatusCancelled   Status = "cancelled"
+	StatusInterrupted Status = "interrupted" // leashd stopped while it was pending
+)
+
+// Plan review decisions.
+const (
+	DecisionCleanEdit = "clean_edit" // approve, clear context, auto-accept edits
+	DecisionEdit      = "edit"       // approve, auto-accept edits
+	DecisionDefault   = "default"    // approve, approve edits manually
+	DecisionAdjust    = "adjust"     // deny with feedback; stays in plan mode
+)
+
+// Tool approval decisions.
+const (
+	DecisionAllow        = "allow"
+	DecisionAllowSession = "allow_session"
+	DecisionDeny         = "deny"
+)
+
+// DecisionReject is recorded when a person rejects an interaction outright
+// (a question declined, /reject, Ctrl+C in the terminal).
+const DecisionReject = "reject"
+
+// PlanOptions are the options of every plan review, in display order.
+var PlanOptions = []Option{
+	{Label: DecisionCleanEdit, Description: "Approve, clear the context and auto-accept edits"},
+	{Label: DecisionEdit, Description: "Approve and auto-accept edits"},
+	{Label: DecisionDefault, Description: "Approve and review each edit"},
+	{Label: DecisionAdjust, Description: "Keep planning: tell the agent what should change"},
+}
+
+// ToolOptions are the options of every tool approval, in display order.
+var ToolOptions = []Option{
+	{Label: DecisionAllow, Description: "Allow this call"},
+	{Label: DecisionAllowSession, Description: "Allow this and similar calls for the rest of the session"},
+	{Label: DecisionDeny, Description: "Deny; typed text is sent as the reason"},
+}
+
+// Option is one choice offered to the person.
+type Option struct {
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+}
+
+// Question is one question of an AskUserQuestion-style request.
+type Question struct {
+	Header      string   `json:"header,omitempty"`
+	Question    string   `json:"question"`
+	Options     []Option `json:"options,omitempty"`
+	MultiSelect bool     `json:"multiSelect,omitempty"`
+}
+
+// Interaction is one pending request for a human. Fields not used by a kind
+// are zero.
+type Interaction struct {
+	ID     string `json:"interaction_id"`
+	ChatID string `json:"chat_id"`
+	Kind   Kind   `json:"kind"`
+
+	// Question fields; Options is also filled for plan reviews and tool
+	// approvals with their decisions (PlanOptions, ToolOptions).
+	Header      string   `json:"header,omitempty"`
+	Question    string   `json:"question,omitempty"`
+	Options     []Option `json:"options"`
+	MultiSelect bool     `json:"multi_select"`
+	Index       int      `json:"index,omitempty"` // 1-based position among Total questions
+	Total       int      `json:"total,omitempty"`
+
+	// Plan review.
+	Plan string `json:"plan,omitempty"`
+
+	// Tool approval.
+	ToolName    string          `json:"tool_name,omitempty"`
+	ToolInput   json.RawMessage `json:"tool_input,omitempty"`
+	ToolSummary string          `json:"tool_summary,omitempty"` // readable: the command, or path and diff excerpt
+
+	AskedAt  time.Time `json:"asked_at"`
+	Deadline time.Time `json:"deadline,omitzero"` // zero: waits forever
+}
+
+// Mode is how a person answers: free text, a two-way approval or a choice.
+type Mode int
+
+// Input modes, after the approval/choice/text modes of terminal prompts.
+const (
+	ModeText Mode = iota
+	ModeApproval
+	ModeChoice
+)
+
+// Mode reports how the interaction is answered: no options is free text, two
+// options an approval, more a choice.
+func (it Interaction) Mode() Mode {
+	switch len(it.Options) {
+	case 0:
+		return ModeText
+	case 2:
+		return ModeApproval
+	default:
+		return ModeChoice
+	}
+}
+
+// HasOption reports whether label is one of the interaction's options.
+func (it Interaction) HasOption(label string) bool {
+	for _, o := range it.Options {
+		if o.Label == label {
+			return true
+		}
+	}
+	return false
+}
+
+// Resolution is how an interaction ended and what the person said.
+type Resolution struct {
+	Status Status `json:"status"`
+	// Answer is the question's answer: an option label, labels joined with
+	// ", " for multi-select, or free text.
+	Answer string `json:"answer,omitempty"`
+	// Decision is the plan or tool decision (or DecisionReject).
+	Decision string `json:"decision,omitempty"`
+	// Text is adjust feedback, a deny reason, or the reason it expired or
+	// was cancelled.
+	Text string    `json:"text,omitempty"`
+	By   string    `json:"by,omitempty"` // user ID of who resolved it
+	At   time.Time `json:"at"`
+}
+
+// Approved reports whether the outcome lets the agent go ahead.
+func (r Resolution) Approved() bool { return r.Status == StatusAnswered }
+
+// Reply is a person's answer to an interaction: a tap, typed text or both.
+type Reply struct {
+	// By is the user ID of the person replying (recorded, and passed to
+	// Authorize).
+	By string
+	// Answers are option labels: one for a single-select question, a plan
+	// or a tool decision; one or more for a multi-select question.
+	Answers []string
+	// Text is free text: a question's own answer, adjust feedback or a
+	// deny reason.
+	Text string
+	// Reject declines the interaction outright.
+	Reject bool
+	// Authorize, when set, is asked under the coordinator's lock, with the
+	// interaction as it is, whether By may resolve it; an error refuses the
+	// reply with ErrUnauthorized and changes nothing.
+	Authorize func(Interaction) error
+}
+
+// Outcome says what a successful Reply did.
+type Outcome int
+
+// Reply outcomes.
+const (
+	// Resolved: the interaction is done and the agent has its answer.
+	Resolved Outcome = iota + 1
+	// AwaitingFeedback: "adjust" was chosen without feedback; the plan
+	// review stays pending until text arrives.
+	AwaitingFeedback
+)
+
+// Errors a Reply or Toggle can return. Connectors tell them apart with
+// errors.Is to answer "this question has expired" and the like; none of them
+// is ever treated as text for the agent.
+var (
+	ErrNotFound      = errors.New("no such interaction")
+	ErrNotPending    = errors.New("interaction is no longer pending")
+	ErrInvalidReply  = errors.New("invalid reply")
+	ErrUnauthorized  = errors.New("not allowed to answer this")
+	ErrClosed        = errors.New("coordinator is closed")
+	ErrNoPresenter   = errors.New("no presenter for this chat")
+	errEmptyQuestion = errors.New("a question needs text")
+)
+
+// EventType names an Event.
+type EventType string
+
+// Event types.
+const (
+	EventRequested EventType = "interaction.requested"
+	EventResolved  EventType = "interaction.resolved"
+	EventUpdated   EventType = "interaction.updated" // multi-select toggled, or adjust awaiting feedback
+)
+
+// Event tells observers about an interaction's life.
+type Event struct {
+	Type        EventType
+	Interaction Interaction
+	// Resolution is set for EventResolved.
+	Resolution Resolution
+	// Ref is what the Presenter returned for it (e.g. a chat message), so
+	// observers can edit that message. Empty if presenting failed.
+	Ref string
+	// Selected is the current multi-select selection (EventUpdated).
+	Selected []string
+	// AwaitingFeedback is set on EventUpdated after "adjust" without text.
+	AwaitingFeedback bool
+}
