@@ -87,6 +87,14 @@ type Readier interface {
 	Ready() error
 }
 
+// Watcher is implemented by connectors that show every chat (the web page
+// and its API): the engine sends them the output of chats other connectors
+// own as well. The connector named "web" also owns chats whose ID has no
+// known connector prefix.
+type Watcher interface {
+	WatchesAll() bool
+}
+
 // Mounter is implemented by connectors that serve HTTP endpoints on the web
 // address (Telegram webhooks, Slack HTTP mode).
 type Mounter interface {
