@@ -144,3 +144,24 @@ func ChatPrefix(chatID string) string {
 	}
 	return ""
 }
+
+// Stats counts what connectors send (Prometheus in engine/metrics). A nil
+// Stats is valid: use connectors.CountOutbound/CountRateLimited.
+type Stats interface {
+	Outbound(connector string)    // a message sent or edited
+	RateLimited(connector string) // the app answered 429
+}
+
+// CountOutbound calls s.Outbound when s is not nil.
+func CountOutbound(s Stats, connector string) {
+	if s != nil {
+		s.Outbound(connector)
+	}
+}
+
+// CountRateLimited calls s.RateLimited when s is not nil.
+func CountRateLimited(s Stats, connector string) {
+	if s != nil {
+		s.RateLimited(connector)
+	}
+}

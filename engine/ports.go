@@ -1,0 +1,52 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/leashd/leashd/interactions"
+)
+
+// SessionRecord is what the engine remembers about a chat's agent session.
+type SessionRecord struct {
+	ChatID         string
+	AgentSessionID string // for --resume; "" after /clear
+	Mode           Mode
+	WorkDir        string
+	LastActive     time.Time
+}
+
+// SessionStore keeps chats' sessions across restarts. The engine keeps them
+// in memory when none is given.
+type SessionStore interface {
+	LoadSession(ctx context.Context, chatID string) (SessionRecord, bool, error)
+	SaveSession(ctx context.Context, rec SessionRecord) error
+}
+
+// Interrupted is an interaction that was pending when leashd stopped, with
+// the reference to the chat message that shows it.
+type Interrupted struct {
+	Interaction interactions.Interaction
+	Ref         string
+}
+
+// Recovery makes interactions interrupted by a restart answerable: their
+// buttons keep working, and a late answer is sent to the agent as a prompt.
+// The persistence layer implements it.
+type Recovery interface {
+	// Interrupt marks everything still recorded as pending (left by a
+	// crash, or by this process at shutdown) as interrupted and returns it,
+	// so the chats' messages can be edited.
+	Interrupt(ctx context.Context) ([]Interrupted, error)
+	// LookupInterrupted finds an interrupted interaction by ID.
+	LookupInterrupted(ctx context.Context, id string) (Interrupted, bool, error)
+	// Recovered records the late answer to an interrupted interaction; it
+	// reports false when it was already recovered (a duplicate tap).
+	Recovered(ctx context.Context, id string, res interactions.Resolution) (bool, error)
+}
+
+// Metrics observes the engine (Prometheus in engine/metrics).
+type Metrics interface {
+	TurnFinished(err error, isError bool)
+	SessionsActive(n int)
+}
