@@ -24,6 +24,10 @@ type Incoming struct {
 	UserName string // a display name, for "answered by"
 	Text     string
 	Group    bool // several people share the chat
+	// Authorize, when set, decides whether this person may answer a
+	// pending interaction with this text (e.g. only approvers may give plan
+	// feedback); it is passed on as interactions.Reply.Authorize.
+	Authorize func(interactions.Interaction) error
 }
 
 // Route says where the engine sent a message.
