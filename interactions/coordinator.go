@@ -383,6 +383,27 @@ func (c *Coordinator) replyLocked(p *pending, r Reply) (Outcome, error) {
 	if err := authorize(p, r); err != nil {
 		return 0, err
 	}
+	res, out, err := Evaluate(p.it, r)
+	if err != nil {
+		return 0, err
+	}
+	if out == AwaitingFeedback {
+		if !p.feedback {
+			p.feedback = true
+			c.subs.publish(Event{Type: EventUpdated, Interaction: p.it, AwaitingFeedback: true})
+		}
+		return AwaitingFeedback, nil
+	}
+	c.resolveLocked(p, res)
+	return Resolved, nil
+}
+
+// Evaluate decides what a reply means for an interaction, changing nothing:
+// the resolution it gives, or AwaitingFeedback for "adjust" without text, or
+// ErrInvalidReply saying what was wrong and what is accepted. It does not
+// call r.Authorize. The engine uses it for interactions interrupted by a
+// restart, which are no longer pending here.
+func Evaluate(it Interaction, r Reply) (Resolution, Outcome, error) {
 	text := strings.TrimSpace(r.Text)
 	res := Resolution{By: r.By}
 	if r.Reject {
@@ -391,24 +412,23 @@ func (c *Coordinator) replyLocked(p *pending, r Reply) (Outcome, error) {
 		if res.Text == "" {
 			res.Text = "The user rejected this request."
 		}
-		c.resolveLocked(p, res)
-		return Resolved, nil
+		return res, Resolved, nil
 	}
 	if len(r.Answers) == 0 && text == "" {
-		return 0, fmt.Errorf("%w: give an option, text, or reject", ErrInvalidReply)
+		return res, 0, fmt.Errorf("%w: give an option, text, or reject", ErrInvalidReply)
 	}
 	for _, a := range r.Answers {
-		if !p.it.HasOption(a) {
-			return 0, invalidOption(p.it, a)
+		if !it.HasOption(a) {
+			return res, 0, invalidOption(it, a)
 		}
 	}
-	switch p.it.Kind {
+	switch it.Kind {
 	case KindQuestion:
 		switch {
-		case len(r.Answers) > 1 && !p.it.MultiSelect:
-			return 0, fmt.Errorf("%w: %q takes one option, got %d", ErrInvalidReply, p.it.Question, len(r.Answers))
+		case len(r.Answers) > 1 && !it.MultiSelect:
+			return res, 0, fmt.Errorf("%w: %q takes one option, got %d", ErrInvalidReply, it.Question, len(r.Answers))
 		case len(r.Answers) > 0:
-			res.Answer = strings.Join(inOptionOrder(p.it, r.Answers), ", ")
+			res.Answer = strings.Join(inOptionOrder(it, r.Answers), ", ")
 		default:
 			res.Answer = text
 		}
@@ -416,18 +436,14 @@ func (c *Coordinator) replyLocked(p *pending, r Reply) (Outcome, error) {
 	case KindPlanReview:
 		decision := DecisionAdjust
 		if len(r.Answers) > 1 {
-			return 0, fmt.Errorf("%w: a plan review takes one decision, got %d", ErrInvalidReply, len(r.Answers))
+			return res, 0, fmt.Errorf("%w: a plan review takes one decision, got %d", ErrInvalidReply, len(r.Answers))
 		} else if len(r.Answers) == 1 {
 			decision = r.Answers[0]
 		}
 		res.Decision = decision
 		if decision == DecisionAdjust {
 			if text == "" {
-				if !p.feedback {
-					p.feedback = true
-					c.subs.publish(Event{Type: EventUpdated, Interaction: p.it, AwaitingFeedback: true})
-				}
-				return AwaitingFeedback, nil
+				return res, AwaitingFeedback, nil
 			}
 			res.Status, res.Text = StatusRejected, text
 		} else {
@@ -436,7 +452,7 @@ func (c *Coordinator) replyLocked(p *pending, r Reply) (Outcome, error) {
 	case KindToolApproval:
 		decision := DecisionDeny
 		if len(r.Answers) > 1 {
-			return 0, fmt.Errorf("%w: a tool approval takes one decision, got %d", ErrInvalidReply, len(r.Answers))
+			return res, 0, fmt.Errorf("%w: a tool approval takes one decision, got %d", ErrInvalidReply, len(r.Answers))
 		} else if len(r.Answers) == 1 {
 			decision = r.Answers[0]
 		}
@@ -449,9 +465,10 @@ func (c *Coordinator) replyLocked(p *pending, r Reply) (Outcome, error) {
 		} else {
 			res.Status = StatusAnswered
 		}
+	default:
+		return res, 0, fmt.Errorf("%w: unknown interaction kind %q", ErrInvalidReply, it.Kind)
 	}
-	c.resolveLocked(p, res)
-	return Resolved, nil
+	return res, Resolved, nil
 }
 
 func optionIndex(it Interaction, label string) int {

@@ -1,0 +1,337 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/interactions"
+)
+
+// chat is one conversation's state; guarded by Engine.mu.
+type chat struct {
+	id      string
+	loaded  bool
+	mode    Mode
+	agentID string // agent session ID for resuming
+	workDir string
+
+	sess    Session // live session, holding a slot; nil when none
+	busy    bool    // a worker goroutine is running turns
+	queue   []string
+	cancel  context.CancelFunc // the running turn's
+	current *turn              // the running turn
+	active  time.Time
+	idle    *time.Timer
+	gen     int // bumped by /clear: a running turn's results no longer count
+	allowed *ruleSet
+}
+
+type waiter struct {
+	chat  *chat
+	ready chan struct{}
+}
+
+// chatLocked returns the chat's state, loading it from the store the first
+// time. Called with e.mu held; the store is read without it.
+func (e *Engine) chatFor(ctx context.Context, chatID string) *chat {
+	e.mu.Lock()
+	c, ok := e.chats[chatID]
+	if !ok {
+		c = &chat{id: chatID, mode: e.opts.defaultMode, workDir: e.opts.workDir}
+		e.chats[chatID] = c
+	}
+	loaded := c.loaded
+	e.mu.Unlock()
+	if loaded {
+		return c
+	}
+	rec, found, err := e.store.LoadSession(ctx, chatID)
+	if err != nil {
+		e.log.Error("loading session", "chat", chatID, "err", err)
+	}
+	e.mu.Lock()
+	if !c.loaded {
+		c.loaded = true
+		if found {
+			c.agentID = rec.AgentSessionID
+			if rec.Mode != "" {
+				c.mode = rec.Mode
+			}
+			if rec.WorkDir != "" {
+				c.workDir = rec.WorkDir
+			}
+			c.active = rec.LastActive
+		}
+	}
+	e.mu.Unlock()
+	return c
+}
+
+// saveLocked persists the chat's session record in the background of the
+// caller's lock: the record is copied, the write happens without the lock.
+func (e *Engine) save(c *chat) {
+	e.mu.Lock()
+	rec := SessionRecord{ChatID: c.id, AgentSessionID: c.agentID, Mode: c.mode, WorkDir: c.workDir, LastActive: c.active}
+	e.mu.Unlock()
+	if err := e.store.SaveSession(context.Background(), rec); err != nil {
+		e.log.Error("saving session", "chat", c.id, "err", err)
+	}
+}
+
+// HandleMessage implements connectors.Handler: commands first, then text
+// for a pending interaction, otherwise a prompt for the agent (queued when
+// the agent is busy).
+func (e *Engine) HandleMessage(ctx context.Context, in connectors.Incoming) (connectors.Route, error) {
+	text := strings.TrimSpace(in.Text)
+	if text == "" {
+		return "", errors.New("empty message")
+	}
+	if strings.HasPrefix(text, "/") {
+		e.command(ctx, in, text)
+		return connectors.RouteCommand, nil
+	}
+	if it, out, err := e.coord.ReplyText(in.ChatID, interactions.Reply{By: in.UserID, Text: text, Authorize: in.Authorize}); err == nil {
+		msg := "Response received."
+		if out == interactions.AwaitingFeedback {
+			msg = "What should change?"
+		}
+		_ = it
+		e.say(ctx, in.ChatID, msg)
+		return connectors.RouteInteraction, nil
+	} else if !errors.Is(err, interactions.ErrNotFound) {
+		e.say(ctx, in.ChatID, "Your answer was not accepted: "+err.Error())
+		return connectors.RouteInteraction, err
+	}
+	e.prompt(ctx, in.ChatID, text)
+	return connectors.RouteAgent, nil
+}
+
+// prompt queues text as the chat's next turn and starts a worker if none
+// runs.
+func (e *Engine) prompt(ctx context.Context, chatID, text string) {
+	c := e.chatFor(ctx, chatID)
+	e.mu.Lock()
+	c.queue = append(c.queue, text)
+	busy := c.busy
+	pos := len(c.queue)
+	if !busy {
+		c.busy = true
+		e.wg.Add(1)
+	}
+	e.mu.Unlock()
+	if busy {
+		e.say(ctx, chatID, fmt.Sprintf("The agent is busy; your message is queued and will be sent as the next turn (%s in the queue).", ordinal(pos)))
+		return
+	}
+	go e.worker(c)
+}
+
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
+}
+
+// worker runs the chat's queued prompts one turn at a time.
+func (e *Engine) worker(c *chat) {
+	defer e.wg.Done()
+	for {
+		e.mu.Lock()
+		if len(c.queue) == 0 || e.runCtx.Err() != nil {
+			c.busy = false
+			c.queue = nil
+			e.armIdleLocked(c)
+			e.mu.Unlock()
+			return
+		}
+		text := c.queue[0]
+		c.queue = c.queue[1:]
+		ctx := e.runCtx
+		e.mu.Unlock()
+		e.runTurn(ctx, c, text)
+	}
+}
+
+// armIdleLocked starts the idle timer of a chat whose live session has
+// nothing to do.
+func (e *Engine) armIdleLocked(c *chat) {
+	if c.idle != nil {
+		c.idle.Stop()
+		c.idle = nil
+	}
+	if c.sess == nil || e.opts.idleTimeout <= 0 {
+		return
+	}
+	sess := c.sess
+	c.idle = time.AfterFunc(e.opts.idleTimeout, func() {
+		e.mu.Lock()
+		if c.sess != sess || c.busy {
+			e.mu.Unlock()
+			return
+		}
+		e.dropSessionLocked(c)
+		e.mu.Unlock()
+		e.log.Info("closing idle agent session", "chat", c.id, "session", sess.ID())
+		e.closeSession(sess)
+	})
+}
+
+// session returns the chat's live session, opening one (and waiting for a
+// free slot, telling the chat its place in the queue) when there is none.
+func (e *Engine) session(ctx context.Context, c *chat) (Session, error) {
+	e.mu.Lock()
+	if c.idle != nil {
+		c.idle.Stop()
+		c.idle = nil
+	}
+	if c.sess != nil {
+		select {
+		case <-c.sess.Done():
+			e.dropSessionLocked(c) // died while idle
+		default:
+			s := c.sess
+			e.mu.Unlock()
+			return s, nil
+		}
+	}
+	var w *waiter
+	var evict Session
+	if e.live < e.opts.maxConcurrent {
+		e.live++
+	} else if victim := e.idleVictimLocked(c); victim != nil {
+		evict = victim.sess
+		e.dropSessionLocked(victim) // frees a slot…
+		e.live++                    // …which this chat takes
+	} else {
+		w = &waiter{chat: c, ready: make(chan struct{})}
+		e.waiters = append(e.waiters, w)
+	}
+	pos := len(e.waiters)
+	e.mu.Unlock()
+	if evict != nil {
+		go e.closeSession(evict)
+	}
+	if w != nil {
+		e.say(ctx, c.id, fmt.Sprintf("All %d agent slots are busy; you are number %d in the queue. Your prompt runs as soon as one frees up.", e.opts.maxConcurrent, pos))
+		select {
+		case <-w.ready: // the slot was handed to us
+		case <-ctx.Done():
+			e.mu.Lock()
+			if i := indexWaiter(e.waiters, w); i >= 0 {
+				e.waiters = append(e.waiters[:i], e.waiters[i+1:]...)
+				e.mu.Unlock()
+			} else { // handed over just now: give it back
+				e.releaseSlotLocked()
+				e.mu.Unlock()
+			}
+			return nil, ctx.Err()
+		}
+	}
+
+	e.mu.Lock()
+	opts := SessionOptions{ChatID: c.id, ResumeID: c.agentID, Mode: c.mode, WorkDir: c.workDir, Model: e.opts.model}
+	e.mu.Unlock()
+	s, err := e.agent.Open(ctx, opts)
+	if err != nil && opts.ResumeID != "" && !errors.Is(err, ErrAgentNotFound) && ctx.Err() == nil {
+		e.log.Warn("resuming agent session failed; starting a new one", "chat", c.id, "session", opts.ResumeID, "err", err)
+		e.say(ctx, c.id, "Could not resume the previous agent session ("+err.Error()+"); starting a new one.")
+		opts.ResumeID = ""
+		s, err = e.agent.Open(ctx, opts)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err != nil {
+		e.releaseSlotLocked()
+		return nil, err
+	}
+	c.sess = s
+	e.reportSessionsLocked()
+	return s, nil
+}
+
+func indexWaiter(ws []*waiter, w *waiter) int {
+	for i, x := range ws {
+		if x == w {
+			return i
+		}
+	}
+	return -1
+}
+
+// idleVictimLocked picks another chat's live but idle session to close so
+// its slot can be reused: the least recently active one.
+func (e *Engine) idleVictimLocked(except *chat) *chat {
+	var victim *chat
+	for _, c := range e.chats {
+		if c == except || c.sess == nil || c.busy {
+			continue
+		}
+		if victim == nil || c.active.Before(victim.active) {
+			victim = c
+		}
+	}
+	return victim
+}
+
+// dropSessionLocked forgets a chat's live session and frees its slot; the
+// caller closes the session without the lock.
+func (e *Engine) dropSessionLocked(c *chat) {
+	if c.sess == nil {
+		return
+	}
+	if id := c.sess.ID(); id != "" && c.agentID == "" {
+		c.agentID = id
+	}
+	c.sess = nil
+	if c.idle != nil {
+		c.idle.Stop()
+		c.idle = nil
+	}
+	e.releaseSlotLocked()
+	e.reportSessionsLocked()
+}
+
+// releaseSlotLocked hands a freed slot to the first waiting chat, or
+// returns it to the pool.
+func (e *Engine) releaseSlotLocked() {
+	if len(e.waiters) > 0 {
+		w := e.waiters[0]
+		e.waiters = e.waiters[1:]
+		close(w.ready)
+		return
+	}
+	e.live--
+}
+
+func (e *Engine) reportSessionsLocked() {
+	if e.metrics != nil {
+		e.metrics.SessionsActive(e.live)
+	}
+}
+
+func (e *Engine) closeSession(s Session) {
+	ctx, cancel := context.WithTimeout(context.Background(), e.opts.closeTimeout)
+	defer cancel()
+	if err := s.Close(ctx); err != nil {
+		e.log.Warn("closing agent session", "err", err)
+	}
+}
+
+// SessionsActive is how many agent sessions hold a slot.
+func (e *Engine) SessionsActive() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.live
+}

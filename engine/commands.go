@@ -1,0 +1,234 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/leashd/leashd/connectors"
+)
+
+// Command is a chat command, for help texts and Telegram's setMyCommands.
+type Command struct {
+	Name        string // without the slash
+	Description string
+}
+
+// Commands lists every chat command, in help order.
+var Commands = []Command{
+	{"start", "Greeting and your user ID"},
+	{"help", "What leashd can do"},
+	{"status", "Mode, session, pending questions"},
+	{"stop", "Interrupt the running turn"},
+	{"clear", "Cancel everything and start a fresh session"},
+	{"plan", "Plan mode: the agent plans before editing [text]"},
+	{"edit", "Auto-accept edits [text]"},
+	{"default", "Ask before each edit [text]"},
+}
+
+// Helper is implemented by agents with their own help text (the demo
+// agent's magic words).
+type Helper interface {
+	Help() string
+}
+
+// command runs a /command. "/cmd@botname args" (Telegram groups) works too.
+func (e *Engine) command(ctx context.Context, in connectors.Incoming, text string) {
+	name, args, _ := strings.Cut(strings.TrimPrefix(text, "/"), " ")
+	if at := strings.IndexByte(name, '@'); at >= 0 {
+		name = name[:at]
+	}
+	name = strings.ToLower(name)
+	args = strings.TrimSpace(args)
+	chatID := in.ChatID
+	switch name {
+	case "start":
+		e.say(ctx, chatID, fmt.Sprintf("Hi! I'm leashd: I run %s for you in %s, and bring its questions, plans and tool requests here as buttons.\nYour user ID is %s.\n\n%s",
+			e.agentLabel(), e.workDir(ctx, chatID), in.UserID, e.helpText()))
+	case "help":
+		e.say(ctx, chatID, e.helpText())
+	case "status":
+		e.say(ctx, chatID, e.status(ctx, chatID))
+	case "stop":
+		e.say(ctx, chatID, e.stop(ctx, chatID))
+	case "clear":
+		e.clear(ctx, chatID)
+		e.say(ctx, chatID, "Cleared. Pending questions were cancelled; your next message starts a fresh session.")
+	case "plan", "edit", "default":
+		mode := map[string]Mode{"plan": ModePlan, "edit": ModeAcceptEdits, "default": ModeDefault}[name]
+		e.setMode(ctx, chatID, mode)
+		e.say(ctx, chatID, "Mode: "+string(mode)+" — "+modeMeaning(mode))
+		if args != "" {
+			e.prompt(ctx, chatID, args)
+		}
+	default:
+		e.say(ctx, chatID, fmt.Sprintf("Unknown command /%s — try /help", name))
+	}
+}
+
+func modeMeaning(m Mode) string {
+	switch m {
+	case ModePlan:
+		return "the agent plans first and asks you to review the plan before it edits anything."
+	case ModeAcceptEdits:
+		return "file edits are applied without asking; other tools still ask."
+	default:
+		return "the agent asks before each edit and each command that changes something."
+	}
+}
+
+func (e *Engine) agentLabel() string {
+	if e.agent.Name() == "demo" {
+		return "the built-in demo agent"
+	}
+	return "Claude Code"
+}
+
+func (e *Engine) helpText() string {
+	var b strings.Builder
+	b.WriteString("Send a message and the agent works on it. When it asks a question, wants its plan reviewed or needs permission for a tool, tap a button — or type: typed text answers a question, gives plan feedback, or denies a tool with your reason.\n\nCommands:\n")
+	for _, c := range Commands {
+		fmt.Fprintf(&b, "/%s — %s\n", c.Name, c.Description)
+	}
+	if h, ok := e.agent.(Helper); ok {
+		b.WriteString("\n" + h.Help())
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func (e *Engine) workDir(ctx context.Context, chatID string) string {
+	c := e.chatFor(ctx, chatID)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return c.workDir
+}
+
+func (e *Engine) status(ctx context.Context, chatID string) string {
+	c := e.chatFor(ctx, chatID)
+	pending := e.coord.Pending(chatID)
+	e.mu.Lock()
+	state := "idle"
+	if c.busy {
+		state = "busy"
+		if n := len(c.queue); n > 0 {
+			state += fmt.Sprintf(", %d queued", n)
+		}
+	}
+	session := c.agentID
+	if c.sess != nil && c.sess.ID() != "" {
+		session = c.sess.ID()
+	}
+	if session == "" {
+		session = "none yet (the next message starts one)"
+	}
+	process := "not running"
+	if c.sess != nil {
+		process = "running"
+	}
+	lines := []string{
+		"Agent: " + e.agentLabel() + " (" + process + ")",
+		"Mode: " + string(c.mode),
+		"Session: " + session,
+		"State: " + state,
+		"Working directory: " + c.workDir,
+	}
+	if !c.active.IsZero() {
+		lines = append(lines, "Last activity: "+c.active.Format(time.RFC3339))
+	}
+	e.mu.Unlock()
+	if len(pending) == 0 {
+		lines = append(lines, "Pending: nothing")
+	} else {
+		lines = append(lines, fmt.Sprintf("Pending: %d", len(pending)))
+		for _, it := range pending {
+			lines = append(lines, "  • "+string(it.Kind)+": "+describe(it.Question, it.ToolName, it.Plan))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func describe(question, tool, plan string) string {
+	switch {
+	case question != "":
+		return question
+	case tool != "":
+		return tool
+	default:
+		first, _, _ := strings.Cut(strings.TrimSpace(plan), "\n")
+		return first
+	}
+}
+
+// stop interrupts the running turn and cancels what is pending and queued.
+func (e *Engine) stop(ctx context.Context, chatID string) string {
+	cancelled := e.coord.CancelPending(chatID, "Cancelled by /stop.")
+	c := e.chatFor(ctx, chatID)
+	e.mu.Lock()
+	dropped := len(c.queue)
+	c.queue = nil
+	running := c.current != nil
+	sess := c.sess
+	e.mu.Unlock()
+	if !running && len(cancelled) == 0 && dropped == 0 {
+		return "Nothing is running."
+	}
+	if running && sess != nil {
+		ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := sess.Interrupt(ictx)
+		cancel()
+		if err != nil {
+			e.log.Warn("interrupting turn", "chat", chatID, "err", err)
+			e.mu.Lock()
+			if c.cancel != nil {
+				c.cancel()
+			}
+			e.mu.Unlock()
+		}
+	}
+	msg := "Stopped."
+	if len(cancelled) > 0 {
+		msg += fmt.Sprintf(" %d pending request(s) cancelled.", len(cancelled))
+	}
+	if dropped > 0 {
+		msg += fmt.Sprintf(" %d queued message(s) dropped.", dropped)
+	}
+	return msg
+}
+
+// clear cancels everything and drops the session: the next prompt starts
+// a fresh one.
+func (e *Engine) clear(ctx context.Context, chatID string) {
+	e.coord.CancelPending(chatID, "Cancelled by /clear.")
+	c := e.chatFor(ctx, chatID)
+	e.mu.Lock()
+	c.gen++
+	c.queue = nil
+	c.agentID = ""
+	c.allowed = nil
+	if c.cancel != nil {
+		c.cancel()
+	}
+	sess := c.sess
+	e.dropSessionLocked(c)
+	c.agentID = ""
+	e.mu.Unlock()
+	e.save(c)
+	if sess != nil {
+		go e.closeSession(sess)
+	}
+}
+
+func (e *Engine) setMode(ctx context.Context, chatID string, m Mode) {
+	c := e.chatFor(ctx, chatID)
+	e.mu.Lock()
+	c.mode = m
+	sess := c.sess
+	e.mu.Unlock()
+	e.save(c)
+	if sess != nil {
+		if err := sess.SetMode(ctx, m); err != nil {
+			e.log.Warn("changing agent mode", "chat", chatID, "err", err)
+		}
+	}
+}

@@ -1,0 +1,365 @@
+// Package engine is where chat connectors and agents meet: it keeps one
+// agent session per chat, routes what people type (commands, answers to
+// pending interactions, prompts), turns the agent's permission requests into
+// interactions, and streams the agent's output back to the chat.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/interactions"
+)
+
+// Engine runs agent sessions for chats. Create it with New, add connectors,
+// then Run it. It implements connectors.Handler.
+type Engine struct {
+	agent   Agent
+	coord   *interactions.Coordinator
+	opts    options
+	log     *slog.Logger
+	store   SessionStore
+	metrics Metrics
+
+	mu         sync.Mutex
+	chats      map[string]*chat
+	owners     map[string]connectors.Connector // by Name
+	connectors []connectors.Connector
+	watchers   []connectors.Connector
+	live       int       // sessions holding a slot
+	waiters    []*waiter // chats queued for a slot, first first
+	runCtx     context.Context
+	wg         sync.WaitGroup // chat workers
+}
+
+type options struct {
+	defaultMode   Mode
+	workDir       string
+	model         string
+	maxConcurrent int
+	idleTimeout   time.Duration
+	turnTimeout   time.Duration
+	log           *slog.Logger
+	store         SessionStore
+	recovery      Recovery
+	metrics       Metrics
+	closeTimeout  time.Duration
+}
+
+// Option configures an Engine.
+type Option func(*options)
+
+// WithDefaultMode sets the permission mode of new chats (default: default).
+func WithDefaultMode(m Mode) Option { return func(o *options) { o.defaultMode = m } }
+
+// WithWorkDir sets the agent's working directory.
+func WithWorkDir(dir string) Option { return func(o *options) { o.workDir = dir } }
+
+// WithModel sets the agent's model ("" for its default).
+func WithModel(m string) Option { return func(o *options) { o.model = m } }
+
+// WithMaxConcurrent bounds how many agent sessions run at once (default 4);
+// further chats wait in a queue and are told their position.
+func WithMaxConcurrent(n int) Option { return func(o *options) { o.maxConcurrent = n } }
+
+// WithIdleTimeout closes a session idle this long (0: never); the next
+// prompt resumes it.
+func WithIdleTimeout(d time.Duration) Option { return func(o *options) { o.idleTimeout = d } }
+
+// WithTurnTimeout bounds a turn, not counting time spent waiting for a
+// human (0: no limit).
+func WithTurnTimeout(d time.Duration) Option { return func(o *options) { o.turnTimeout = d } }
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithSessionStore keeps sessions across restarts.
+func WithSessionStore(s SessionStore) Option { return func(o *options) { o.store = s } }
+
+// WithRecovery makes interactions interrupted by a restart answerable.
+func WithRecovery(r Recovery) Option { return func(o *options) { o.recovery = r } }
+
+// WithMetrics reports turns and sessions.
+func WithMetrics(m Metrics) Option { return func(o *options) { o.metrics = m } }
+
+// WithCloseTimeout bounds how long closing agent sessions may take at
+// shutdown (default 15s).
+func WithCloseTimeout(d time.Duration) Option { return func(o *options) { o.closeTimeout = d } }
+
+// New returns an Engine running agent, asking people through coord.
+func New(agent Agent, coord *interactions.Coordinator, opts ...Option) *Engine {
+	o := options{defaultMode: ModeDefault, maxConcurrent: 4, closeTimeout: 15 * time.Second}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.maxConcurrent < 1 {
+		o.maxConcurrent = 1
+	}
+	if o.log == nil {
+		o.log = slog.New(slog.DiscardHandler)
+	}
+	if o.store == nil {
+		o.store = newMemStore()
+	}
+	e := &Engine{
+		agent:   agent,
+		coord:   coord,
+		opts:    o,
+		log:     o.log,
+		store:   o.store,
+		metrics: o.metrics,
+		chats:   make(map[string]*chat),
+		owners:  make(map[string]connectors.Connector),
+		runCtx:  context.Background(),
+	}
+	coord.SetPresenter(interactions.PresenterFunc(e.present))
+	return e
+}
+
+// AgentName is the running agent's name ("claude" or "demo").
+func (e *Engine) AgentName() string { return e.agent.Name() }
+
+// AddConnector registers a connector; call before Run.
+func (e *Engine) AddConnector(c connectors.Connector) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.connectors = append(e.connectors, c)
+	e.owners[c.Name()] = c
+	if w, ok := c.(connectors.Watcher); ok && w.WatchesAll() {
+		e.watchers = append(e.watchers, c)
+	}
+}
+
+// Run runs every connector and forwards interaction events to them until
+// ctx is done, then shuts down gracefully: pending interactions are
+// interrupted (their messages say leashd is restarting), agent sessions
+// are closed cleanly, and Run returns. A connector that fails stops
+// everything with its error.
+func (e *Engine) Run(ctx context.Context) error {
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	e.mu.Lock()
+	e.runCtx = runCtx
+	conns := slices.Clone(e.connectors)
+	e.mu.Unlock()
+
+	events, unsubscribe := e.coord.Subscribe()
+	fwdDone := make(chan struct{})
+	go func() {
+		defer close(fwdDone)
+		e.forward(events)
+	}()
+
+	var wg sync.WaitGroup
+	errs := make(chan error, len(conns))
+	for _, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Run(runCtx, e); err != nil && runCtx.Err() == nil {
+				err = fmt.Errorf("connector %s: %w", c.Name(), err)
+				errs <- err
+				cancel(err)
+			}
+		}()
+	}
+	<-runCtx.Done()
+	wg.Wait() // connectors stop taking updates first
+
+	e.shutdown()
+	unsubscribe()
+	<-fwdDone
+	close(errs)
+	return <-errs // nil when none failed
+}
+
+// shutdown interrupts pending interactions, tells their chats, and closes
+// every agent session within the close timeout.
+func (e *Engine) shutdown() {
+	interrupted := e.coord.Interrupt("leashd is restarting; this request was interrupted. Ask again after the restart.")
+	e.log.Info("shutting down", "interrupted_interactions", len(interrupted))
+
+	e.mu.Lock()
+	var sessions []Session
+	for _, c := range e.chats {
+		c.queue = nil
+		if c.cancel != nil {
+			c.cancel()
+		}
+		if c.sess != nil {
+			sessions = append(sessions, c.sess)
+		}
+	}
+	e.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), e.opts.closeTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.Close(ctx); err != nil {
+				e.log.Warn("closing agent session", "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		e.log.Warn("chat workers still running at shutdown timeout")
+	}
+}
+
+// forward delivers coordinator events to the chat's connectors, one event
+// at a time and in order.
+func (e *Engine) forward(events <-chan interactions.Event) {
+	for ev := range events {
+		if ev.Type == interactions.EventRequested {
+			continue // shown by Present
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		for _, o := range e.outputs(ev.Interaction.ChatID) {
+			if err := o.Update(ctx, ev); err != nil {
+				e.log.Warn("updating interaction message", "chat", ev.Interaction.ChatID, "id", ev.Interaction.ID, "err", err)
+			}
+		}
+		cancel()
+	}
+}
+
+// owner returns the connector that owns a chat, or nil.
+func (e *Engine) owner(chatID string) connectors.Connector {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.ownerLocked(chatID)
+}
+
+func (e *Engine) ownerLocked(chatID string) connectors.Connector {
+	if c, ok := e.owners[connectors.ChatPrefix(chatID)]; ok {
+		return c
+	}
+	return e.owners["web"]
+}
+
+// outputs are the owner of a chat followed by every watcher that is not
+// the owner.
+func (e *Engine) outputs(chatID string) []connectors.Output {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []connectors.Output
+	own := e.ownerLocked(chatID)
+	if own != nil {
+		out = append(out, own)
+	}
+	for _, w := range e.watchers {
+		if w != own {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// present shows an interaction: the owner's reference is what counts;
+// watchers are shown it too.
+func (e *Engine) present(ctx context.Context, it interactions.Interaction) (string, error) {
+	own := e.owner(it.ChatID)
+	var ref string
+	var err error
+	if own == nil {
+		err = fmt.Errorf("%w %q", interactions.ErrNoPresenter, it.ChatID)
+	} else {
+		ref, err = own.Present(ctx, it)
+	}
+	for _, o := range e.outputs(it.ChatID) {
+		if o == connectors.Output(own) {
+			continue
+		}
+		if _, werr := o.Present(ctx, it); werr != nil {
+			e.log.Warn("showing interaction to watcher", "id", it.ID, "err", werr)
+		}
+	}
+	return ref, err
+}
+
+// say posts a message to a chat's connectors; failures are logged.
+func (e *Engine) say(ctx context.Context, chatID, text string) {
+	for _, o := range e.outputs(chatID) {
+		if err := o.Say(ctx, chatID, text); err != nil {
+			e.log.Warn("sending message", "chat", chatID, "err", err)
+		}
+	}
+}
+
+func (e *Engine) stream(ctx context.Context, chatID, text string) {
+	for _, o := range e.outputs(chatID) {
+		if err := o.StreamText(ctx, chatID, text); err != nil {
+			e.log.Warn("streaming agent text", "chat", chatID, "err", err)
+		}
+	}
+}
+
+func (e *Engine) done(ctx context.Context, chatID string, s connectors.Summary) {
+	for _, o := range e.outputs(chatID) {
+		if err := o.Done(ctx, chatID, s); err != nil {
+			e.log.Warn("sending turn summary", "chat", chatID, "err", err)
+		}
+	}
+}
+
+// Interaction implements connectors.Handler.
+func (e *Engine) Interaction(id string) (interactions.Interaction, bool) { return e.coord.Get(id) }
+
+// Pending implements connectors.Handler.
+func (e *Engine) Pending(chatID string) []interactions.Interaction { return e.coord.Pending(chatID) }
+
+// Toggle implements connectors.Handler.
+func (e *Engine) Toggle(_ context.Context, id, label string, r interactions.Reply) ([]string, error) {
+	return e.coord.Toggle(id, label, r)
+}
+
+// Confirm implements connectors.Handler.
+func (e *Engine) Confirm(_ context.Context, id string, r interactions.Reply) error {
+	return e.coord.Confirm(id, r)
+}
+
+// Reply implements connectors.Handler. A reply to an interaction that was
+// interrupted by a restart is not lost: it is sent to the agent as a prompt.
+func (e *Engine) Reply(ctx context.Context, id string, r interactions.Reply) (interactions.Outcome, error) {
+	out, err := e.coord.Reply(id, r)
+	if err == nil || !errors.Is(err, interactions.ErrNotFound) || e.opts.recovery == nil {
+		return out, err
+	}
+	return e.recover(ctx, id, r, err)
+}
+
+// memStore keeps sessions in memory.
+type memStore struct {
+	mu sync.Mutex
+	m  map[string]SessionRecord
+}
+
+func newMemStore() *memStore { return &memStore{m: make(map[string]SessionRecord)} }
+
+func (s *memStore) LoadSession(_ context.Context, chatID string) (SessionRecord, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.m[chatID]
+	return r, ok, nil
+}
+
+func (s *memStore) SaveSession(_ context.Context, rec SessionRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[rec.ChatID] = rec
+	return nil
+}

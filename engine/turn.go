@@ -1,0 +1,244 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/leashd/leashd/connectors"
+)
+
+// turn is one prompt's run through the agent; it implements TurnHandler.
+type turn struct {
+	e      *Engine
+	c      *chat
+	sess   Session
+	gen    int
+	budget *budget
+
+	mu        sync.Mutex
+	tools     []string
+	toolCount map[string]int
+	texted    bool
+	// after the plan was approved with clean_edit: the plan to start the
+	// fresh session with; the rest of this turn is stopped.
+	cleanPlan *string
+	rules     *ruleSet
+}
+
+// runTurn runs one prompt in the chat's session and reports the result.
+func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
+	sess, err := e.session(ctx, c)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		e.log.Error("starting agent", "chat", c.id, "agent", e.agent.Name(), "err", err)
+		msg := "Could not start the agent: " + err.Error()
+		if errors.Is(err, ErrAgentNotFound) {
+			msg += "\nInstall Claude Code (npm install -g @anthropic-ai/claude-code) or set LEASHD_CLAUDE_PATH; LEASHD_AGENT=demo runs the built-in demo agent."
+		}
+		e.say(ctx, c.id, msg)
+		e.coord.CancelPending(c.id, "The agent could not start.")
+		if e.metrics != nil {
+			e.metrics.TurnFinished(err, false)
+		}
+		return
+	}
+
+	turnCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e.mu.Lock()
+	t := &turn{e: e, c: c, sess: sess, gen: c.gen, toolCount: map[string]int{}, rules: c.rules()}
+	c.cancel = cancel
+	c.current = t
+	c.active = time.Now()
+	e.mu.Unlock()
+	e.save(c)
+
+	t.budget = newBudget(e.opts.turnTimeout, func() {
+		e.log.Warn("agent turn timed out", "chat", c.id, "limit", e.opts.turnTimeout)
+		e.say(ctx, c.id, fmt.Sprintf("The turn took longer than %s (not counting time waiting for you); stopping it.", e.opts.turnTimeout))
+		e.coord.CancelPending(c.id, "The agent turn timed out.")
+		ictx, icancel := context.WithTimeout(ctx, 10*time.Second)
+		defer icancel()
+		if err := sess.Interrupt(ictx); err != nil {
+			cancel()
+		}
+	})
+	start := time.Now()
+	res, err := sess.Turn(turnCtx, prompt, t)
+	t.budget.stop()
+
+	e.mu.Lock()
+	c.cancel = nil
+	c.current = nil
+	c.active = time.Now()
+	stale := c.gen != t.gen
+	if res.SessionID != "" && !stale {
+		c.agentID = res.SessionID
+	} else if id := sess.ID(); id != "" && !stale {
+		c.agentID = id
+	}
+	ended := false
+	select {
+	case <-sess.Done():
+		ended = true
+	default:
+	}
+	if (ended || (err != nil && !stale)) && c.sess == sess {
+		e.dropSessionLocked(c) // a session whose turn failed is not reused
+		ended = true
+	}
+	t.mu.Lock()
+	cleanPlan := t.cleanPlan
+	t.mu.Unlock()
+	if cleanPlan != nil && !stale {
+		// Approved with a clean context: a fresh session implements the plan.
+		c.agentID = ""
+		c.mode = ModeAcceptEdits
+		if c.sess == sess {
+			e.dropSessionLocked(c)
+			ended = true
+		}
+		c.queue = append([]string{cleanPlanPrompt(*cleanPlan)}, c.queue...)
+	}
+	e.mu.Unlock()
+	e.save(c)
+	if ended {
+		go e.closeSession(sess)
+	}
+	if e.metrics != nil {
+		e.metrics.TurnFinished(err, res.IsError)
+	}
+
+	if stale { // /clear happened meanwhile; it said what happened
+		return
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return // shutting down
+	case err != nil && turnCtx.Err() != nil:
+		e.coord.CancelPending(c.id, "The turn was stopped.")
+		e.say(ctx, c.id, "The turn was stopped.")
+		return
+	case err != nil:
+		e.log.Error("agent turn failed", "chat", c.id, "err", err)
+		e.coord.CancelPending(c.id, "The agent stopped: "+err.Error())
+		e.say(ctx, c.id, "The agent stopped unexpectedly: "+err.Error()+"\nYour next message starts it again, resuming the conversation.")
+		return
+	}
+	if cleanPlan != nil {
+		e.say(ctx, c.id, "Plan approved. Starting a fresh session to implement it (mode: acceptEdits).")
+		return
+	}
+	e.done(ctx, c.id, t.summary(res, time.Since(start)))
+}
+
+func cleanPlanPrompt(plan string) string {
+	return "Implement the following plan, which the user has approved:\n\n" + plan
+}
+
+func (t *turn) summary(res Result, d time.Duration) connectors.Summary {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var tools []string
+	for _, name := range t.tools {
+		if n := t.toolCount[name]; n > 1 {
+			tools = append(tools, fmt.Sprintf("%s×%d", name, n))
+		} else {
+			tools = append(tools, name)
+		}
+	}
+	return connectors.Summary{Result: res.Text, IsError: res.IsError, CostUSD: res.CostUSD, NumTurns: res.NumTurns, Tools: tools, Duration: d}
+}
+
+// Text implements TurnHandler.
+func (t *turn) Text(text string) {
+	if text == "" {
+		return
+	}
+	t.mu.Lock()
+	t.texted = true
+	t.mu.Unlock()
+	t.e.stream(t.e.runCtx, t.c.id, text)
+}
+
+// ToolUse implements TurnHandler.
+func (t *turn) ToolUse(name string, input json.RawMessage) {
+	t.mu.Lock()
+	if t.toolCount[name] == 0 {
+		t.tools = append(t.tools, name)
+	}
+	t.toolCount[name]++
+	t.mu.Unlock()
+}
+
+// budget is a turn's time limit that does not count time spent waiting for
+// a human: it pauses while any permission request is pending.
+type budget struct {
+	mu        sync.Mutex
+	remaining time.Duration
+	started   time.Time
+	paused    int
+	timer     *time.Timer
+	fired     bool
+	stopped   bool
+}
+
+func newBudget(limit time.Duration, onExpire func()) *budget {
+	b := &budget{remaining: limit, started: time.Now()}
+	if limit <= 0 {
+		b.stopped = true
+		return b
+	}
+	b.timer = time.AfterFunc(limit, func() {
+		b.mu.Lock()
+		if b.stopped || b.paused > 0 || b.fired {
+			b.mu.Unlock()
+			return
+		}
+		b.fired = true
+		b.mu.Unlock()
+		onExpire()
+	})
+	return b
+}
+
+func (b *budget) pause() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return
+	}
+	if b.paused == 0 {
+		b.timer.Stop()
+		b.remaining -= time.Since(b.started)
+	}
+	b.paused++
+}
+
+func (b *budget) resume() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return
+	}
+	b.paused--
+	if b.paused == 0 {
+		b.started = time.Now()
+		b.timer.Reset(max(b.remaining, time.Millisecond))
+	}
+}
+
+func (b *budget) stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stopped = true
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+}
