@@ -152,8 +152,17 @@ func (e *Engine) worker(c *chat) {
 		if len(c.queue) == 0 || e.runCtx.Err() != nil {
 			c.busy = false
 			c.queue = nil
+			var handOver Session
+			if len(e.waiters) > 0 && c.sess != nil {
+				// Other chats wait for a slot: give them this idle one.
+				handOver = c.sess
+				e.dropSessionLocked(c)
+			}
 			e.armIdleLocked(c)
 			e.mu.Unlock()
+			if handOver != nil {
+				e.closeSession(handOver)
+			}
 			return
 		}
 		text := c.queue[0]

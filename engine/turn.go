@@ -98,12 +98,13 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 	t.mu.Unlock()
 	if cleanPlan != nil && !stale {
 		// Approved with a clean context: a fresh session implements the plan.
-		c.agentID = ""
-		c.mode = ModeAcceptEdits
 		if c.sess == sess {
 			e.dropSessionLocked(c)
 			ended = true
 		}
+		c.agentID = ""
+		c.allowed = nil
+		c.mode = ModeAcceptEdits
 		c.queue = append([]string{cleanPlanPrompt(*cleanPlan)}, c.queue...)
 	}
 	e.mu.Unlock()

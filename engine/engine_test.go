@@ -1,0 +1,584 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/interactions"
+)
+
+var twoQuestions = mustJSON(map[string]any{
+	"questions": []map[string]any{
+		{"question": "Which database?", "header": "Database", "multiSelect": false,
+			"options": []map[string]string{{"label": "Postgres", "description": "server"}, {"label": "SQLite", "description": "file"}}},
+		{"question": "Which features?", "header": "Features", "multiSelect": true,
+			"options": []map[string]string{{"label": "Auth"}, {"label": "Search"}, {"label": "Billing"}}},
+	},
+	"extra": "kept",
+})
+
+func TestPromptStreamsTextAndSummary(t *testing.T) {
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		h.Text("Hello ")
+		h.ToolUse("Bash", mustJSON(map[string]string{"command": "ls"}))
+		h.ToolUse("Bash", mustJSON(map[string]string{"command": "pwd"}))
+		h.ToolUse("Read", mustJSON(map[string]string{"file_path": "a"}))
+		h.Text("world")
+		return engine.Result{Text: "Hello world", CostUSD: 0.0123, NumTurns: 2}, nil
+	}}
+	e, conn, _ := start(t, agent, nil)
+	assert.Equal(t, connectors.RouteAgent, send(t, e, "c1", "hi there"))
+	conn.waitFor(t, "summary", func() bool { return len(conn.done) == 1 })
+	assert.Equal(t, []string{"hi there"}, agent.promptsCopy())
+	assert.Equal(t, []string{"c1|Hello ", "c1|world"}, conn.stream)
+	assert.Equal(t, "Done · tools: Bash×2, Read · $0.0123 · 2 turns", conn.done[0].Line())
+	assert.Equal(t, "Hello world", conn.done[0].Result)
+}
+
+func TestAskUserQuestionByTapAndTypedText(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		got <- h.Permission(ctx, engine.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions})
+		return engine.Result{Text: "ok"}, nil
+	}}
+	e, conn, _ := start(t, agent, nil)
+	send(t, e, "c1", "ask me")
+
+	q1 := conn.waitShown(t, 1)
+	assert.Equal(t, "Which database?", q1.Question)
+	assert.Equal(t, 1, q1.Index)
+	assert.Equal(t, 2, q1.Total)
+	out, err := e.Reply(context.Background(), q1.ID, interactions.Reply{By: "u1", Answers: []string{"SQLite"}})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.Resolved, out)
+
+	q2 := conn.waitShown(t, 2)
+	assert.Equal(t, "Which features?", q2.Question)
+	assert.True(t, q2.MultiSelect)
+	assert.Equal(t, connectors.RouteInteraction, send(t, e, "c1", "Auth and a bit of Billing"))
+	conn.waitSaid(t, "Response received.")
+
+	resp := <-got
+	require.True(t, resp.Allow)
+	var in map[string]any
+	require.NoError(t, json.Unmarshal(resp.UpdatedInput, &in))
+	assert.Equal(t, map[string]any{"Which database?": "SQLite", "Which features?": "Auth and a bit of Billing"}, in["answers"])
+	assert.Equal(t, "kept", in["extra"], "the agent's own input fields are kept")
+	assert.Len(t, in["questions"], 2)
+}
+
+func TestAskUserQuestionMalformedInputIsDeniedWithReason(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		got <- h.Permission(ctx, engine.PermissionRequest{ToolName: "AskUserQuestion", Input: json.RawMessage(`{"questions":"nope"}`)})
+		return engine.Result{}, nil
+	}}
+	e, conn, _ := start(t, agent, nil)
+	send(t, e, "c1", "go")
+	resp := <-got
+	assert.False(t, resp.Allow)
+	assert.Contains(t, resp.Message, "could not read the AskUserQuestion input")
+	conn.waitSaid(t, "could not read")
+}
+
+func planTurn(got chan<- engine.PermissionResponse) *scriptAgent {
+	return &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		if strings.HasPrefix(prompt, "Implement the following plan") {
+			return engine.Result{Text: "implemented"}, nil
+		}
+		got <- h.Permission(ctx, engine.PermissionRequest{ToolName: "ExitPlanMode", Input: mustJSON(map[string]string{"plan": "# Plan\n- step"})})
+		return waitOrDone(ctx, s)
+	}}
+}
+
+// waitOrDone ends a turn at once unless the engine interrupts it first.
+func waitOrDone(ctx context.Context, s *scriptSession) (engine.Result, error) {
+	select {
+	case <-s.interrupt:
+		return engine.Result{Subtype: "error_during_execution", IsError: true}, nil
+	case <-time.After(50 * time.Millisecond):
+		return engine.Result{Text: "after plan"}, nil
+	}
+}
+
+func TestPlanReviewDecisions(t *testing.T) {
+	for _, tc := range []struct {
+		decision string
+		mode     engine.Mode
+	}{
+		{interactions.DecisionEdit, engine.ModeAcceptEdits},
+		{interactions.DecisionDefault, engine.ModeDefault},
+	} {
+		t.Run(tc.decision, func(t *testing.T) {
+			got := make(chan engine.PermissionResponse, 1)
+			e, conn, _ := start(t, planTurn(got), nil, engine.WithDefaultMode(engine.ModePlan))
+			send(t, e, "c1", "plan it")
+			it := conn.waitShown(t, 1)
+			assert.Equal(t, interactions.KindPlanReview, it.Kind)
+			assert.Equal(t, "# Plan\n- step", it.Plan)
+			_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{tc.decision}})
+			require.NoError(t, err)
+			resp := <-got
+			require.True(t, resp.Allow)
+			require.Len(t, resp.UpdatedPermissions, 1)
+			assert.Equal(t, engine.PermissionUpdate{Type: "setMode", Mode: tc.mode, Destination: "session"}, resp.UpdatedPermissions[0])
+			conn.waitSaid(t, "Mode: "+string(tc.mode))
+			send(t, e, "c1", "/status")
+			conn.waitSaid(t, "Mode: "+string(tc.mode)+"\n")
+		})
+	}
+}
+
+func TestPlanReviewAdjustInTwoSteps(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	e, conn, coord := start(t, planTurn(got), nil, engine.WithDefaultMode(engine.ModePlan))
+	send(t, e, "c1", "plan it")
+	it := conn.waitShown(t, 1)
+	out, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"adjust"}})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.AwaitingFeedback, out)
+	assert.Len(t, coord.Pending("c1"), 1, "still pending until the feedback arrives")
+	assert.Equal(t, connectors.RouteInteraction, send(t, e, "c1", "Use SQLite instead"))
+	resp := <-got
+	assert.False(t, resp.Allow)
+	assert.Equal(t, "Use SQLite instead", resp.Message)
+}
+
+func TestPlanReviewCleanEditStartsFreshSessionWithPlan(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	agent := planTurn(got)
+	e, conn, _ := start(t, agent, nil, engine.WithDefaultMode(engine.ModePlan))
+	send(t, e, "c1", "plan it")
+	it := conn.waitShown(t, 1)
+	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"clean_edit"}})
+	require.NoError(t, err)
+	assert.True(t, (<-got).Allow)
+	conn.waitFor(t, "the plan implemented", func() bool { return len(conn.done) == 1 })
+	opened := agent.openedCopy()
+	require.Len(t, opened, 2)
+	assert.Equal(t, engine.ModePlan, opened[0].Mode)
+	assert.Equal(t, "", opened[1].ResumeID, "a fresh session, not a resume")
+	assert.Equal(t, engine.ModeAcceptEdits, opened[1].Mode)
+	prompts := agent.promptsCopy()
+	require.Len(t, prompts, 2)
+	assert.Equal(t, "Implement the following plan, which the user has approved:\n\n# Plan\n- step", prompts[1])
+	assert.Contains(t, conn.saidText(), "Starting a fresh session")
+	assert.Equal(t, "implemented", conn.done[0].Result)
+}
+
+func bashReq(cmd string) engine.PermissionRequest {
+	return engine.PermissionRequest{ToolName: "Bash", Input: mustJSON(map[string]string{"command": cmd})}
+}
+
+func TestToolApproval(t *testing.T) {
+	type step struct{ resp engine.PermissionResponse }
+	results := make(chan engine.PermissionResponse, 4)
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		for _, cmd := range strings.Split(prompt, ";") {
+			results <- h.Permission(ctx, bashReq(cmd))
+		}
+		return engine.Result{}, nil
+	}}
+	e, conn, _ := start(t, agent, nil)
+
+	// allow
+	send(t, e, "c1", "rm a")
+	it := conn.waitShown(t, 1)
+	assert.Equal(t, interactions.KindToolApproval, it.Kind)
+	assert.Equal(t, "Bash", it.ToolName)
+	assert.Equal(t, "rm a", it.ToolSummary)
+	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"allow"}})
+	require.NoError(t, err)
+	r := <-results
+	assert.True(t, r.Allow)
+	assert.JSONEq(t, `{"command":"rm a"}`, string(r.UpdatedInput))
+	assert.Empty(t, r.UpdatedPermissions)
+
+	// allow for the session: the same command is not asked again
+	send(t, e, "c1", "npm test;npm test")
+	it = conn.waitShown(t, 2)
+	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"allow_session"}})
+	require.NoError(t, err)
+	r = <-results
+	assert.True(t, r.Allow)
+	assert.Equal(t, []engine.PermissionUpdate{{Type: "addRules", Rules: []engine.Rule{{ToolName: "Bash", RuleContent: "npm test"}}, Behavior: "allow", Destination: "session"}}, r.UpdatedPermissions)
+	r = <-results
+	assert.True(t, r.Allow, "second identical call allowed")
+	conn.waitFor(t, "two summaries", func() bool { return len(conn.done) == 2 })
+	assert.Len(t, conn.shown, 2, "the second call was not asked")
+
+	// deny with a typed reason
+	send(t, e, "c1", "rm -rf /")
+	conn.waitShown(t, 3)
+	assert.Equal(t, connectors.RouteInteraction, send(t, e, "c1", "never do that"))
+	r = <-results
+	assert.False(t, r.Allow)
+	assert.Equal(t, "never do that", r.Message)
+}
+
+func TestAllowSessionUsesAgentSuggestionWithSessionDestination(t *testing.T) {
+	results := make(chan engine.PermissionResponse, 1)
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		req := bashReq("npm test --watch")
+		req.Suggestions = json.RawMessage(`[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test:*"}],"behavior":"allow","destination":"localSettings"}]`)
+		results <- h.Permission(ctx, req)
+		results <- h.Permission(ctx, bashReq("npm test -- foo"))
+		return engine.Result{}, nil
+	}}
+	e, conn, _ := start(t, agent, nil)
+	send(t, e, "c1", "go")
+	it := conn.waitShown(t, 1)
+	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"allow_session"}})
+	require.NoError(t, err)
+	r := <-results
+	require.Len(t, r.UpdatedPermissions, 1)
+	assert.Equal(t, "session", r.UpdatedPermissions[0].Destination, "never write settings files")
+	assert.Equal(t, []engine.Rule{{ToolName: "Bash", RuleContent: "npm test:*"}}, r.UpdatedPermissions[0].Rules)
+	assert.True(t, (<-results).Allow)
+	assert.Len(t, conn.shown, 1)
+}
+
+func TestAcceptEditsAllowsEditsWithoutAsking(t *testing.T) {
+	results := make(chan engine.PermissionResponse, 2)
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		results <- h.Permission(ctx, engine.PermissionRequest{ToolName: "Write", Input: mustJSON(map[string]string{"file_path": "a.go", "content": "x"})})
+		results <- h.Permission(ctx, bashReq("rm a.go"))
+		return engine.Result{}, nil
+	}}
+	e, conn, _ := start(t, agent, nil, engine.WithDefaultMode(engine.ModeAcceptEdits))
+	send(t, e, "c1", "go")
+	assert.True(t, (<-results).Allow)
+	it := conn.waitShown(t, 1)
+	assert.Equal(t, "Bash", it.ToolName, "only the command asks")
+	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Reject: true})
+	require.NoError(t, err)
+	assert.False(t, (<-results).Allow)
+}
+
+func TestMessageWhileBusyIsQueuedAsNextTurn(t *testing.T) {
+	release := make(chan struct{})
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		if prompt == "first" {
+			<-release
+		}
+		return engine.Result{Text: "did " + prompt}, nil
+	}}
+	e, conn, _ := start(t, agent, nil)
+	send(t, e, "c1", "first")
+	conn.waitFor(t, "first turn running", func() bool { return len(agent.promptsCopy()) == 1 })
+	assert.Equal(t, connectors.RouteAgent, send(t, e, "c1", "second"))
+	conn.waitSaid(t, "queued and will be sent as the next turn (1st in the queue)")
+	close(release)
+	conn.waitFor(t, "both turns", func() bool { return len(conn.done) == 2 })
+	assert.Equal(t, []string{"first", "second"}, agent.promptsCopy())
+	assert.Equal(t, "did second", conn.done[1].Result)
+}
+
+func TestCommands(t *testing.T) {
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		return engine.Result{}, nil
+	}}
+	e, conn, _ := start(t, agent, nil, engine.WithWorkDir("/srv/proj"))
+	assert.Equal(t, connectors.RouteCommand, send(t, e, "c1", "/frobnicate now"))
+	conn.waitSaid(t, "c1|Unknown command /frobnicate — try /help")
+	send(t, e, "c1", "/start")
+	conn.waitSaid(t, "Your user ID is u1.")
+	send(t, e, "c1", "/help@leashd_bot")
+	conn.waitSaid(t, "/clear — Cancel everything")
+	send(t, e, "c1", "/status")
+	conn.waitSaid(t, "Working directory: /srv/proj")
+	assert.Contains(t, conn.saidText(), "Mode: default\n")
+	assert.Contains(t, conn.saidText(), "Pending: nothing")
+	send(t, e, "c1", "/plan")
+	conn.waitSaid(t, "Mode: plan — ")
+	send(t, e, "c1", "/stop")
+	conn.waitSaid(t, "Nothing is running.")
+	assert.Empty(t, agent.promptsCopy(), "no command reached the agent")
+}
+
+func TestModeCommandWithTextRunsPromptInThatMode(t *testing.T) {
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		return engine.Result{}, nil
+	}}
+	e, conn, _ := start(t, agent, nil)
+	send(t, e, "c1", "/plan design a cache")
+	conn.waitFor(t, "turn", func() bool { return len(conn.done) == 1 })
+	assert.Equal(t, []string{"design a cache"}, agent.promptsCopy())
+	assert.Equal(t, engine.ModePlan, agent.openedCopy()[0].Mode)
+}
+
+func TestClearDuringPendingQuestion(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		if prompt == "ask" {
+			got <- h.Permission(ctx, engine.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions})
+			<-ctx.Done()
+			return engine.Result{}, ctx.Err()
+		}
+		return engine.Result{Text: "fresh"}, nil
+	}}
+	e, conn, coord := start(t, agent, nil)
+	send(t, e, "c1", "ask")
+	it := conn.waitShown(t, 1)
+	send(t, e, "c1", "/clear")
+	resp := <-got
+	assert.False(t, resp.Allow)
+	assert.Equal(t, "Cancelled by /clear.", resp.Message)
+	conn.waitSaid(t, "Cleared.")
+	conn.waitFor(t, "cancelled update", func() bool {
+		for _, u := range conn.updates {
+			if u.Interaction.ID == it.ID && u.Resolution.Status == interactions.StatusCancelled && u.Ref == "msg-"+it.ID {
+				return true
+			}
+		}
+		return false
+	})
+	assert.Empty(t, coord.Pending("c1"))
+	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"SQLite"}})
+	assert.ErrorIs(t, err, interactions.ErrNotPending, "a stale tap is an error, never text")
+
+	send(t, e, "c1", "again")
+	conn.waitFor(t, "fresh turn", func() bool { return len(conn.done) == 1 })
+	opened := agent.openedCopy()
+	require.Len(t, opened, 2)
+	assert.Equal(t, "", opened[1].ResumeID, "/clear starts a fresh session")
+}
+
+func TestStopDuringPendingQuestionInterruptsTurn(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		go func() { got <- h.Permission(ctx, engine.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions}) }()
+		return waitInterrupt(ctx, s)
+	}}
+	e, conn, _ := start(t, agent, nil)
+	send(t, e, "c1", "ask")
+	conn.waitShown(t, 1)
+	send(t, e, "c1", "/stop")
+	conn.waitSaid(t, "Stopped. 1 pending request(s) cancelled.")
+	resp := <-got
+	assert.Equal(t, "Cancelled by /stop.", resp.Message)
+	conn.waitFor(t, "turn ended", func() bool { return len(conn.done) == 1 })
+	assert.True(t, conn.done[0].IsError)
+}
+
+func TestAgentDyingMidQuestionTellsChatAndCancels(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		if prompt != "ask" {
+			return engine.Result{Text: "back"}, nil
+		}
+		pctx, cancel := context.WithCancel(ctx)
+		go func() { got <- h.Permission(pctx, engine.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions}) }()
+		time.Sleep(20 * time.Millisecond)
+		cancel() // the process died: the driver cancels in-flight requests
+		_ = s.Close(ctx)
+		return engine.Result{}, fmt.Errorf("%w: exit status 137", engine.ErrSessionEnded)
+	}}
+	e, conn, coord := start(t, agent, nil)
+	send(t, e, "c1", "ask")
+	conn.waitSaid(t, "The agent stopped unexpectedly: agent session ended: exit status 137")
+	assert.False(t, (<-got).Allow)
+	assert.Empty(t, coord.Pending("c1"))
+	send(t, e, "c1", "continue")
+	conn.waitFor(t, "next turn", func() bool { return len(conn.done) == 1 })
+	opened := agent.openedCopy()
+	require.Len(t, opened, 2)
+	assert.Equal(t, "sess-1", opened[1].ResumeID, "the next message resumes the conversation")
+}
+
+func TestInteractionTimeoutTellsAgent(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		got <- h.Permission(ctx, bashReq("rm x"))
+		return engine.Result{}, nil
+	}}
+	e, conn, _ := start(t, agent, []interactions.Opt{interactions.WithTimeout(30 * time.Millisecond)})
+	send(t, e, "c1", "go")
+	resp := <-got
+	assert.False(t, resp.Allow)
+	assert.Contains(t, resp.Message, "No answer came within 30ms")
+	conn.waitFor(t, "expired update", func() bool {
+		return len(conn.updates) > 0 && conn.updates[0].Resolution.Status == interactions.StatusExpired
+	})
+}
+
+func TestConcurrencyLimitQueuesChatsAndTellsPosition(t *testing.T) {
+	release := make(chan struct{})
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		if prompt == "long" {
+			<-release
+		}
+		return engine.Result{Text: prompt}, nil
+	}}
+	e, conn, _ := start(t, agent, nil, engine.WithMaxConcurrent(1))
+	send(t, e, "a", "long")
+	conn.waitFor(t, "a running", func() bool { return len(agent.promptsCopy()) == 1 })
+	send(t, e, "b", "short")
+	conn.waitSaid(t, "b|All 1 agent slots are busy; you are number 1 in the queue.")
+	assert.Equal(t, 1, e.SessionsActive())
+	close(release)
+	conn.waitFor(t, "both done", func() bool { return len(conn.done) == 2 })
+	assert.Equal(t, []string{"long", "short"}, agent.promptsCopy())
+	assert.Equal(t, 1, e.SessionsActive(), "a's idle session was closed to make room")
+	agent.mu.Lock()
+	assert.True(t, agent.live[0].isClosed())
+	agent.mu.Unlock()
+}
+
+func TestIdleSessionClosedAndResumed(t *testing.T) {
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		return engine.Result{}, nil
+	}}
+	e, conn, _ := start(t, agent, nil, engine.WithIdleTimeout(20*time.Millisecond))
+	send(t, e, "c1", "one")
+	conn.waitFor(t, "idle close", func() bool {
+		agent.mu.Lock()
+		defer agent.mu.Unlock()
+		return len(agent.live) == 1 && agent.live[0].isClosed()
+	})
+	assert.Equal(t, 0, e.SessionsActive())
+	send(t, e, "c1", "two")
+	conn.waitFor(t, "second turn", func() bool { return len(conn.done) == 2 })
+	opened := agent.openedCopy()
+	require.Len(t, opened, 2)
+	assert.Equal(t, "sess-1", opened[1].ResumeID)
+}
+
+func TestTurnTimeoutDoesNotCountHumanWait(t *testing.T) {
+	results := make(chan engine.PermissionResponse, 1)
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		if prompt == "spin" {
+			return waitInterrupt(ctx, s)
+		}
+		results <- h.Permission(ctx, bashReq("rm x"))
+		return engine.Result{Text: "finished"}, nil
+	}}
+	e, conn, _ := start(t, agent, nil, engine.WithTurnTimeout(150*time.Millisecond))
+	send(t, e, "c1", "ask")
+	it := conn.waitShown(t, 1)
+	time.Sleep(400 * time.Millisecond) // a slow human: longer than the turn limit
+	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"allow"}})
+	require.NoError(t, err)
+	assert.True(t, (<-results).Allow)
+	conn.waitFor(t, "done", func() bool { return len(conn.done) == 1 })
+	assert.Equal(t, "finished", conn.done[0].Result)
+	assert.NotContains(t, conn.saidText(), "took longer than")
+
+	send(t, e, "c1", "spin")
+	conn.waitSaid(t, "The turn took longer than 150ms (not counting time waiting for you); stopping it.")
+	conn.waitFor(t, "spin ended", func() bool { return len(conn.done) == 2 })
+}
+
+func TestUnauthorizedTypedAnswerIsRefusedAndKept(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		got <- h.Permission(ctx, bashReq("rm x"))
+		return engine.Result{}, nil
+	}}
+	e, conn, coord := start(t, agent, nil)
+	send(t, e, "c1", "go")
+	conn.waitShown(t, 1)
+	route, err := e.HandleMessage(context.Background(), connectors.Incoming{ChatID: "c1", UserID: "stranger", Text: "no",
+		Authorize: func(interactions.Interaction) error { return errors.New("only approvers decide tools") }})
+	assert.Equal(t, connectors.RouteInteraction, route)
+	assert.ErrorIs(t, err, interactions.ErrUnauthorized)
+	conn.waitSaid(t, "only approvers decide tools")
+	assert.Len(t, coord.Pending("c1"), 1, "still pending")
+	send(t, e, "c1", "no way")
+	assert.Equal(t, "no way", (<-got).Message)
+}
+
+func TestShutdownInterruptsPendingAndClosesSessions(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		got <- h.Permission(ctx, bashReq("rm x"))
+		return engine.Result{}, nil
+	}}
+	coord := interactions.New()
+	e := engine.New(agent, coord)
+	conn := newRecConn("web")
+	e.AddConnector(conn)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	send(t, e, "c1", "go")
+	it := conn.waitShown(t, 1)
+	cancel()
+	require.NoError(t, <-done)
+	resp := <-got
+	assert.False(t, resp.Allow)
+	assert.True(t, resp.Interrupt)
+	assert.Contains(t, resp.Message, "leashd is restarting")
+	conn.mu.Lock()
+	var st interactions.Status
+	for _, u := range conn.updates {
+		if u.Interaction.ID == it.ID {
+			st = u.Resolution.Status
+		}
+	}
+	conn.mu.Unlock()
+	assert.Equal(t, interactions.StatusInterrupted, st, "the chat was told before Run returned")
+	agent.mu.Lock()
+	assert.True(t, agent.live[0].isClosed())
+	agent.mu.Unlock()
+}
+
+// fakeRecovery is an in-memory engine.Recovery.
+type fakeRecovery struct {
+	mu   sync.Mutex
+	byID map[string]engine.Interrupted
+	done map[string]interactions.Resolution
+}
+
+func (f *fakeRecovery) Interrupt(context.Context) ([]engine.Interrupted, error) { return nil, nil }
+func (f *fakeRecovery) LookupInterrupted(_ context.Context, id string) (engine.Interrupted, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	in, ok := f.byID[id]
+	return in, ok, nil
+}
+func (f *fakeRecovery) Recovered(_ context.Context, id string, res interactions.Resolution) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, dup := f.done[id]; dup {
+		return false, nil
+	}
+	f.done[id] = res
+	return true, nil
+}
+
+func TestTapAfterRestartIsSentToAgent(t *testing.T) {
+	rec := &fakeRecovery{done: map[string]interactions.Resolution{}, byID: map[string]engine.Interrupted{
+		"old1": {Ref: "msg-old1", Interaction: interactions.Interaction{ID: "old1", ChatID: "c1", Kind: interactions.KindQuestion,
+			Question: "Which database?", Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}}},
+	}}
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		return engine.Result{}, nil
+	}}
+	e, conn, _ := start(t, agent, nil, engine.WithRecovery(rec))
+	_, err := e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{"MySQL"}})
+	assert.ErrorIs(t, err, interactions.ErrInvalidReply, "answers are checked like live ones")
+	out, err := e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{"SQLite"}})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.Resolved, out)
+	conn.waitFor(t, "turn", func() bool { return len(conn.done) == 1 })
+	prompts := agent.promptsCopy()
+	require.Len(t, prompts, 1)
+	assert.Equal(t, engine.RecoveredPromptPrefix+"\nBefore leashd restarted you asked: \"Which database?\" (options: Postgres, SQLite).\nThe user answered: \"SQLite\". Continue with that answer.", prompts[0])
+	assert.Equal(t, "msg-old1", conn.updates[0].Ref, "the old message is edited")
+	_, err = e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{"SQLite"}})
+	assert.ErrorIs(t, err, interactions.ErrNotPending, "a duplicate tap is not sent twice")
+	_, err = e.Reply(context.Background(), "nope", interactions.Reply{By: "u1", Answers: []string{"SQLite"}})
+	assert.ErrorIs(t, err, interactions.ErrNotFound)
+}
