@@ -149,7 +149,7 @@ func (e *Engine) worker(c *chat) {
 	defer e.wg.Done()
 	for {
 		e.mu.Lock()
-		if len(c.queue) == 0 || e.runCtx.Err() != nil {
+		if len(c.queue) == 0 || e.agentCtx.Err() != nil {
 			c.busy = false
 			c.queue = nil
 			var handOver Session
@@ -167,7 +167,7 @@ func (e *Engine) worker(c *chat) {
 		}
 		text := c.queue[0]
 		c.queue = c.queue[1:]
-		ctx := e.runCtx
+		ctx := e.agentCtx
 		e.mu.Unlock()
 		e.runTurn(ctx, c, text)
 	}

@@ -34,8 +34,16 @@ type Engine struct {
 	watchers   []connectors.Connector
 	live       int       // sessions holding a slot
 	waiters    []*waiter // chats queued for a slot, first first
-	runCtx     context.Context
-	wg         sync.WaitGroup // chat workers
+	// agentCtx bounds agent turns; it outlives the connectors' context so
+	// that shutdown can interrupt pending interactions first.
+	agentCtx    context.Context
+	agentCancel context.CancelFunc
+	wg          sync.WaitGroup // chat workers
+
+	// events is subscribed at New, so nothing published before Run starts
+	// forwarding is missed.
+	events      <-chan interactions.Event
+	unsubscribe func()
 }
 
 type options struct {
@@ -116,8 +124,9 @@ func New(agent Agent, coord *interactions.Coordinator, opts ...Option) *Engine {
 		metrics: o.metrics,
 		chats:   make(map[string]*chat),
 		owners:  make(map[string]connectors.Connector),
-		runCtx:  context.Background(),
 	}
+	e.agentCtx, e.agentCancel = context.WithCancel(context.Background())
+	e.events, e.unsubscribe = coord.Subscribe()
 	coord.SetPresenter(interactions.PresenterFunc(e.present))
 	return e
 }
@@ -145,15 +154,13 @@ func (e *Engine) Run(ctx context.Context) error {
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	e.mu.Lock()
-	e.runCtx = runCtx
 	conns := slices.Clone(e.connectors)
 	e.mu.Unlock()
 
-	events, unsubscribe := e.coord.Subscribe()
 	fwdDone := make(chan struct{})
 	go func() {
 		defer close(fwdDone)
-		e.forward(events)
+		e.forward(e.events)
 	}()
 
 	var wg sync.WaitGroup
@@ -173,7 +180,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	wg.Wait() // connectors stop taking updates first
 
 	e.shutdown()
-	unsubscribe()
+	e.unsubscribe() // what shutdown published is still forwarded
 	<-fwdDone
 	close(errs)
 	return <-errs // nil when none failed
@@ -200,6 +207,7 @@ func (e *Engine) shutdown() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), e.opts.closeTimeout)
 	defer cancel()
+	defer e.agentCancel()
 	var wg sync.WaitGroup
 	for _, s := range sessions {
 		wg.Add(1)

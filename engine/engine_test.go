@@ -41,6 +41,8 @@ func TestPromptStreamsTextAndSummary(t *testing.T) {
 	assert.Equal(t, connectors.RouteAgent, send(t, e, "c1", "hi there"))
 	conn.waitFor(t, "summary", func() bool { return len(conn.done) == 1 })
 	assert.Equal(t, []string{"hi there"}, agent.promptsCopy())
+	conn.mu.Lock()
+	defer conn.mu.Unlock()
 	assert.Equal(t, []string{"c1|Hello ", "c1|world"}, conn.stream)
 	assert.Equal(t, "Done · tools: Bash×2, Read · $0.0123 · 2 turns", conn.done[0].Line())
 	assert.Equal(t, "Hello world", conn.done[0].Result)
@@ -358,7 +360,9 @@ func TestClearDuringPendingQuestion(t *testing.T) {
 func TestStopDuringPendingQuestionInterruptsTurn(t *testing.T) {
 	got := make(chan engine.PermissionResponse, 1)
 	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		go func() { got <- h.Permission(ctx, engine.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions}) }()
+		go func() {
+			got <- h.Permission(ctx, engine.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions})
+		}()
 		return waitInterrupt(ctx, s)
 	}}
 	e, conn, _ := start(t, agent, nil)
@@ -379,7 +383,9 @@ func TestAgentDyingMidQuestionTellsChatAndCancels(t *testing.T) {
 			return engine.Result{Text: "back"}, nil
 		}
 		pctx, cancel := context.WithCancel(ctx)
-		go func() { got <- h.Permission(pctx, engine.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions}) }()
+		go func() {
+			got <- h.Permission(pctx, engine.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions})
+		}()
 		time.Sleep(20 * time.Millisecond)
 		cancel() // the process died: the driver cancels in-flight requests
 		_ = s.Close(ctx)

@@ -165,7 +165,7 @@ func (t *turn) Text(text string) {
 	t.mu.Lock()
 	t.texted = true
 	t.mu.Unlock()
-	t.e.stream(t.e.runCtx, t.c.id, text)
+	t.e.stream(t.e.agentCtx, t.c.id, text)
 }
 
 // ToolUse implements TurnHandler.

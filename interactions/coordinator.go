@@ -27,7 +27,9 @@ type Presenter interface {
 type PresenterFunc func(ctx context.Context, it Interaction) (string, error)
 
 // Present calls f.
-func (f PresenterFunc) Present(ctx context.Context, it Interaction) (string, error) { return f(ctx, it) }
+func (f PresenterFunc) Present(ctx context.Context, it Interaction) (string, error) {
+	return f(ctx, it)
+}
 
 // Journal records interactions durably. Requested is called before the
 // interaction is presented, so even a crash between the two loses nothing;
@@ -591,7 +593,8 @@ func (c *Coordinator) PendingCount() int {
 
 // Subscribe delivers every event from now on, in order, without ever
 // blocking the coordinator (a slow subscriber's events queue up). Call the
-// returned function to stop; the channel is then closed.
+// returned function to stop: events published before that are still
+// delivered, then the channel is closed, so read it until it is.
 func (c *Coordinator) Subscribe() (<-chan Event, func()) { return c.subs.subscribe() }
 
 // tombstones remembers how recently settled interactions ended, so a late

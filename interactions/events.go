@@ -36,7 +36,7 @@ func (s *subscribers) subscribe() (<-chan Event, func()) {
 				}
 			}
 			s.mu.Unlock()
-			close(sub.stop)
+			close(sub.stop) // publish no longer sees sub: the queue is final
 		})
 	}
 	return sub.out, cancel
@@ -57,12 +57,16 @@ func (s *subscribers) publish(e Event) {
 	}
 }
 
+// pump delivers queued events in order. After the subscription is
+// cancelled it still delivers what was queued before, then closes the
+// channel: a subscriber reads until the channel is closed.
 func (sub *subscriber) pump() {
 	defer close(sub.out)
 	for {
+		stopping := false
 		select {
 		case <-sub.stop:
-			return
+			stopping = true
 		case <-sub.wake:
 		}
 		sub.mu.Lock()
@@ -70,11 +74,10 @@ func (sub *subscriber) pump() {
 		sub.queue = nil
 		sub.mu.Unlock()
 		for _, e := range batch {
-			select {
-			case sub.out <- e:
-			case <-sub.stop:
-				return
-			}
+			sub.out <- e
+		}
+		if stopping {
+			return
 		}
 	}
 }
