@@ -122,6 +122,7 @@ func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction,
 		return it, Resolution{}, err
 	}
 	it.AskedAt = c.now()
+	start := time.Now() // the timer runs on real time even with WithClock
 	if c.timeout > 0 {
 		it.Deadline = it.AskedAt.Add(c.timeout)
 	}
@@ -170,7 +171,7 @@ func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction,
 
 	var timer <-chan time.Time
 	if c.timeout > 0 {
-		t := time.NewTimer(time.Until(it.Deadline))
+		t := time.NewTimer(c.timeout - time.Since(start))
 		defer t.Stop()
 		timer = t.C
 	}
