@@ -1,0 +1,545 @@
+package config_test
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/config"
+)
+
+// cleanEnv unsets every LEASHD_ variable (restored after the test) and
+// points XDG_STATE_HOME at a temporary directory, so the test sees the
+// defaults whatever the machine has set.
+func cleanEnv(t *testing.T) string {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, config.Prefix+"_") {
+			t.Setenv(k, "") // registers the restore
+			require.NoError(t, os.Unsetenv(k))
+		}
+	}
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	return state
+}
+
+// envNames maps each Config field to its variable, derived from the struct
+// tags with envconfig's word splitting (an independent copy of it, so a
+// field whose name would come out wrong is caught).
+func envNames(t *testing.T) map[string]reflect.StructField {
+	t.Helper()
+	gather := regexp.MustCompile("([^A-Z]+|[A-Z]+[^A-Z]+|[A-Z]+)")
+	acronym := regexp.MustCompile("([A-Z]+)([A-Z][^A-Z]+)")
+	out := map[string]reflect.StructField{}
+	typ := reflect.TypeFor[config.Config]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name := f.Name
+		if alt := f.Tag.Get("envconfig"); alt != "" {
+			name = alt
+		} else if f.Tag.Get("split_words") == "true" {
+			var words []string
+			for _, w := range gather.FindAllString(f.Name, -1) {
+				if m := acronym.FindStringSubmatch(w); m != nil {
+					words = append(words, m[1], m[2])
+				} else {
+					words = append(words, w)
+				}
+			}
+			name = strings.Join(words, "_")
+		}
+		out[config.Prefix+"_"+strings.ToUpper(name)] = f
+	}
+	return out
+}
+
+func TestEveryFieldIsNamedAndDescribed(t *testing.T) {
+	names := envNames(t)
+	require.NotEmpty(t, names)
+	for name, f := range names {
+		assert.NotEmpty(t, f.Tag.Get("desc"), "%s has no desc tag: `leashd -h` would not explain it", name)
+		words := regexp.MustCompile("[A-Z][a-z]+|[A-Z]+").FindAllString(f.Name, -1)
+		if len(words) > 1 && f.Tag.Get("envconfig") == "" {
+			assert.Equal(t, "true", f.Tag.Get("split_words"),
+				"%s (field %s) needs split_words:\"true\" or its variable is not the documented one", name, f.Name)
+		}
+	}
+	// The names the issue and the README promise.
+	for _, want := range []string{
+		"LEASHD_APPROVAL_TIMEOUT_SECONDS", "LEASHD_AGENT", "LEASHD_CLAUDE_PATH", "LEASHD_CLAUDE_MODEL",
+		"LEASHD_WORKDIR", "LEASHD_DEFAULT_MODE", "LEASHD_DB_PATH", "LEASHD_LOG_LEVEL", "LEASHD_LOG_FORMAT",
+		"LEASHD_WEB_ADDR", "LEASHD_WEB_TOKEN", "LEASHD_TELEGRAM_BOT_TOKEN", "LEASHD_TELEGRAM_API_URL",
+		"LEASHD_TELEGRAM_ALLOWED_USERS", "LEASHD_TELEGRAM_WEBHOOK_URL", "LEASHD_TELEGRAM_WEBHOOK_SECRET",
+		"LEASHD_SLACK_BOT_TOKEN", "LEASHD_SLACK_APP_TOKEN", "LEASHD_SLACK_SIGNING_SECRET",
+		"LEASHD_SLACK_API_URL", "LEASHD_SLACK_ALLOWED_USERS", "LEASHD_SLACK_APPROVERS",
+	} {
+		assert.Contains(t, names, want)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	state := cleanEnv(t)
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	want := config.Config{
+		ApprovalTimeoutSeconds: 300,
+		Agent:                  "auto",
+		ClaudePath:             "claude",
+		Workdir:                wd,
+		DefaultMode:            "default",
+		MaxConcurrentAgents:    4,
+		AgentIdleSeconds:       600,
+		AgentTimeoutSeconds:    3600,
+		DBPath:                 filepath.Join(state, "leashd", "leashd.db"),
+		LogLevel:               "info",
+		LogFormat:              "text",
+		ShutdownTimeoutSeconds: 20,
+		WebAddr:                "127.0.0.1:8080",
+		TelegramApiURL:         "https://api.telegram.org",
+	}
+	assert.Equal(t, want, config.Defaults())
+	loaded, err := config.Load()
+	require.NoError(t, err)
+	assert.Equal(t, want, loaded)
+	require.NoError(t, loaded.Validate(), "the defaults are a valid configuration")
+
+	assert.Equal(t, 5*time.Minute, loaded.ApprovalTimeout())
+	assert.Equal(t, 10*time.Minute, loaded.AgentIdle())
+	assert.Equal(t, time.Hour, loaded.AgentTimeout())
+	assert.Equal(t, 20*time.Second, loaded.ShutdownTimeout())
+	assert.True(t, loaded.WebEnabled())
+	assert.False(t, loaded.TelegramEnabled())
+	assert.False(t, loaded.SlackEnabled())
+	assert.Empty(t, loaded.Secrets())
+	assert.Empty(t, loaded.Approvers())
+}
+
+func TestDefaultDBPath(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("XDG_STATE_HOME", "")
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	assert.Equal(t, filepath.Join(home, ".local", "state", "leashd", "leashd.db"), config.DefaultDBPath())
+	t.Setenv("XDG_STATE_HOME", "/var/lib/x")
+	assert.Equal(t, "/var/lib/x/leashd/leashd.db", config.DefaultDBPath())
+}
+
+// TestDefaultsMatchREADME reads the README's configuration table: every
+// variable is documented, nothing documented is missing, and the defaults
+// agree.
+func TestDefaultsMatchREADME(t *testing.T) {
+	cleanEnv(t)
+	f, err := os.Open(filepath.Join("..", "README.md"))
+	require.NoError(t, err, "the README documents the configuration")
+	defer f.Close()
+	row := regexp.MustCompile("^\\| *`(LEASHD_[A-Z_]+)` *\\|([^|]*)\\|")
+	documented := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if m := row.FindStringSubmatch(sc.Text()); m != nil {
+			documented[m[1]] = strings.TrimSpace(m[2])
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.NotEmpty(t, documented, "no configuration table found in README.md")
+
+	names := envNames(t)
+	defaults := reflect.ValueOf(config.Defaults())
+	for name, field := range names {
+		doc, ok := documented[name]
+		if !assert.True(t, ok, "%s is not in the README's configuration table", name) {
+			continue
+		}
+		tag := field.Tag.Get("default")
+		switch {
+		case regexp.MustCompile("^`[^`]*`$").MatchString(doc):
+			lit := strings.Trim(doc, "`")
+			assert.Equal(t, lit, tag, "%s: the README says %s", name, doc)
+			assert.Equal(t, lit, toString(defaults.FieldByName(field.Name)), "%s: Defaults() disagrees with the README", name)
+		case doc == "":
+			assert.Empty(t, tag, "%s: the README shows no default", name)
+		default:
+			// A described default ("current directory", a path): computed
+			// by Load, never a tag.
+			assert.Empty(t, tag, "%s: the README describes %q but the tag is %q", name, doc, tag)
+		}
+	}
+	for name := range documented {
+		assert.Contains(t, names, name, "the README documents %s, which leashd does not read", name)
+	}
+}
+
+func toString(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.String:
+		return v.String()
+	case reflect.Int:
+		return strconv.FormatInt(v.Int(), 10)
+	}
+	return v.String()
+}
+
+func TestOnlyPrefixedVariablesAreRead(t *testing.T) {
+	cleanEnv(t)
+	want := config.Defaults()
+	for k, v := range map[string]string{
+		"DB_PATH": "/tmp/elsewhere.db", "TELEGRAM_API_URL": "http://evil.example", "SLACK_API_URL": "http://evil.example",
+		"AGENT": "demo", "APPROVAL_TIMEOUT_SECONDS": "1", "WEB_ADDR": "0.0.0.0:80", "WEB_TOKEN": "x",
+		"TELEGRAM_BOT_TOKEN": "123:abc", "SLACK_BOT_TOKEN": "xoxb-1", "WORKDIR": "/", "LOG_LEVEL": "debug",
+		"leashd_agent": "demo", "Leashd_Agent": "demo", "LEASHDAGENT": "demo", "LEASHD__AGENT": "demo",
+	} {
+		t.Setenv(k, v)
+	}
+	got, err := config.Load()
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+}
+
+func TestEveryVariableIsRead(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	env := map[string]string{
+		"LEASHD_APPROVAL_TIMEOUT_SECONDS": "0",
+		"LEASHD_AGENT":                    "demo",
+		"LEASHD_CLAUDE_PATH":              "/opt/claude/bin/claude",
+		"LEASHD_CLAUDE_MODEL":             "sonnet",
+		"LEASHD_WORKDIR":                  dir,
+		"LEASHD_DEFAULT_MODE":             "acceptEdits",
+		"LEASHD_MAX_CONCURRENT_AGENTS":    "2",
+		"LEASHD_AGENT_IDLE_SECONDS":       "60",
+		"LEASHD_AGENT_TIMEOUT_SECONDS":    "0",
+		"LEASHD_DB_PATH":                  filepath.Join(dir, "l.db"),
+		"LEASHD_LOG_LEVEL":                "debug",
+		"LEASHD_LOG_FORMAT":               "json",
+		"LEASHD_SHUTDOWN_TIMEOUT_SECONDS": "5",
+		"LEASHD_WEB_ADDR":                 "0.0.0.0:9000",
+		"LEASHD_WEB_TOKEN":                "web-token",
+		"LEASHD_TELEGRAM_BOT_TOKEN":       "123:abc",
+		"LEASHD_TELEGRAM_API_URL":         "http://127.0.0.1:8081",
+		"LEASHD_TELEGRAM_ALLOWED_USERS":   "42",
+		"LEASHD_TELEGRAM_WEBHOOK_URL":     "https://bot.example.com/telegram",
+		"LEASHD_TELEGRAM_WEBHOOK_SECRET":  "s3cr3t_-",
+		"LEASHD_SLACK_BOT_TOKEN":          "xoxb-1",
+		"LEASHD_SLACK_APP_TOKEN":          "xapp-1",
+		"LEASHD_SLACK_SIGNING_SECRET":     "signing",
+		"LEASHD_SLACK_API_URL":            "http://127.0.0.1:8082/api/",
+		"LEASHD_SLACK_ALLOWED_USERS":      "U1",
+		"LEASHD_SLACK_APPROVERS":          "U2",
+	}
+	names := envNames(t)
+	for name := range names {
+		assert.Contains(t, env, name, "add %s to this test", name)
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	c, err := config.Load()
+	require.NoError(t, err)
+	assert.Equal(t, config.Config{
+		ApprovalTimeoutSeconds: 0, Agent: "demo", ClaudePath: "/opt/claude/bin/claude", ClaudeModel: "sonnet",
+		Workdir: dir, DefaultMode: "acceptEdits", MaxConcurrentAgents: 2, AgentIdleSeconds: 60, AgentTimeoutSeconds: 0,
+		DBPath: filepath.Join(dir, "l.db"), LogLevel: "debug", LogFormat: "json", ShutdownTimeoutSeconds: 5,
+		WebAddr: "0.0.0.0:9000", WebToken: "web-token",
+		TelegramBotToken: "123:abc", TelegramApiURL: "http://127.0.0.1:8081", TelegramAllowedUsers: []string{"42"},
+		TelegramWebhookURL: "https://bot.example.com/telegram", TelegramWebhookSecret: "s3cr3t_-",
+		SlackBotToken: "xoxb-1", SlackAppToken: "xapp-1", SlackSigningSecret: "signing",
+		SlackApiURL: "http://127.0.0.1:8082/api/", SlackAllowedUsers: []string{"U1"}, SlackApprovers: []string{"U2"},
+	}, c)
+	require.NoError(t, c.Validate())
+	assert.Zero(t, c.ApprovalTimeout(), "0 waits forever")
+	assert.True(t, c.TelegramEnabled())
+	assert.True(t, c.SlackEnabled())
+	assert.True(t, c.SlackSocketMode())
+	assert.Equal(t, []string{"U2"}, c.Approvers())
+	assert.ElementsMatch(t, []string{"web-token", "123:abc", "s3cr3t_-", "xoxb-1", "xapp-1", "signing"}, c.Secrets())
+}
+
+func TestLists(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"123", []string{"123"}},
+		{"123,456", []string{"123", "456"}},
+		{" 123 , 456 ,789 ", []string{"123", "456", "789"}},
+		{"123,,456,", []string{"123", "456"}},
+		{" , ", nil},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			cleanEnv(t)
+			t.Setenv("LEASHD_TELEGRAM_ALLOWED_USERS", tt.in)
+			t.Setenv("LEASHD_SLACK_ALLOWED_USERS", strings.ReplaceAll(tt.in, "1", "U1"))
+			t.Setenv("LEASHD_SLACK_APPROVERS", tt.in)
+			c, err := config.Load()
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, c.TelegramAllowedUsers)
+			assert.Equal(t, tt.want, c.SlackApprovers)
+			var slack []string
+			for _, s := range tt.want {
+				slack = append(slack, strings.ReplaceAll(s, "1", "U1"))
+			}
+			assert.Equal(t, slack, c.SlackAllowedUsers)
+			require.NoError(t, c.Validate())
+		})
+	}
+
+	t.Run("approvers default to the allowed users", func(t *testing.T) {
+		cleanEnv(t)
+		t.Setenv("LEASHD_SLACK_ALLOWED_USERS", "U1, U2")
+		c, err := config.Load()
+		require.NoError(t, err)
+		assert.Equal(t, []string{"U1", "U2"}, c.Approvers())
+	})
+}
+
+func TestLoadRejectsUnparsableNumbers(t *testing.T) {
+	for _, v := range []string{"abc", "5m", "1.5", ""} {
+		t.Run(v, func(t *testing.T) {
+			cleanEnv(t)
+			t.Setenv("LEASHD_APPROVAL_TIMEOUT_SECONDS", v)
+			_, err := config.Load()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "LEASHD_APPROVAL_TIMEOUT_SECONDS")
+			assert.Contains(t, err.Error(), "'"+v+"'")
+			assert.Contains(t, err.Error(), "int")
+		})
+	}
+}
+
+func valid(t *testing.T) config.Config {
+	t.Helper()
+	cleanEnv(t)
+	c := config.Defaults()
+	require.NoError(t, c.Validate())
+	return c
+}
+
+func TestValidateRejects(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	tests := []struct {
+		name   string
+		mutate func(*config.Config)
+		want   []string // substrings of the one error line: variable, value, what is accepted
+	}{
+		{"negative timeout", func(c *config.Config) { c.ApprovalTimeoutSeconds = -1 },
+			[]string{`LEASHD_APPROVAL_TIMEOUT_SECONDS="-1"`, "0 or more"}},
+		{"negative idle", func(c *config.Config) { c.AgentIdleSeconds = -5 },
+			[]string{`LEASHD_AGENT_IDLE_SECONDS="-5"`, "0 or more"}},
+		{"negative turn limit", func(c *config.Config) { c.AgentTimeoutSeconds = -1 },
+			[]string{`LEASHD_AGENT_TIMEOUT_SECONDS="-1"`, "0 or more"}},
+		{"negative shutdown", func(c *config.Config) { c.ShutdownTimeoutSeconds = -20 },
+			[]string{`LEASHD_SHUTDOWN_TIMEOUT_SECONDS="-20"`, "0 or more"}},
+		{"no agents", func(c *config.Config) { c.MaxConcurrentAgents = 0 },
+			[]string{`LEASHD_MAX_CONCURRENT_AGENTS="0"`, "1 or more"}},
+		{"unknown agent", func(c *config.Config) { c.Agent = "gpt" },
+			[]string{`LEASHD_AGENT="gpt"`, "auto, claude, demo"}},
+		{"agent is case-sensitive", func(c *config.Config) { c.Agent = "Claude" },
+			[]string{`LEASHD_AGENT="Claude"`, "auto, claude, demo"}},
+		{"unknown mode", func(c *config.Config) { c.DefaultMode = "yolo" },
+			[]string{`LEASHD_DEFAULT_MODE="yolo"`, "default, plan, acceptEdits"}},
+		{"bypassPermissions is not offered", func(c *config.Config) { c.DefaultMode = "bypassPermissions" },
+			[]string{`LEASHD_DEFAULT_MODE="bypassPermissions"`, "default, plan, acceptEdits"}},
+		{"log level", func(c *config.Config) { c.LogLevel = "loud" },
+			[]string{`LEASHD_LOG_LEVEL="loud"`, "debug, info, warn, error"}},
+		{"log format", func(c *config.Config) { c.LogFormat = "xml" },
+			[]string{`LEASHD_LOG_FORMAT="xml"`, "text, json"}},
+		{"empty claude path", func(c *config.Config) { c.ClaudePath = "" },
+			[]string{`LEASHD_CLAUDE_PATH=""`, "path or name"}},
+		{"missing workdir", func(c *config.Config) { c.Workdir = "/does/not/exist" },
+			[]string{`LEASHD_WORKDIR="/does/not/exist"`, "existing directory"}},
+		{"workdir is a file", func(c *config.Config) { c.Workdir = file },
+			[]string{`LEASHD_WORKDIR="` + file + `"`, "existing directory"}},
+		{"non-numeric Telegram user ID", func(c *config.Config) { c.TelegramAllowedUsers = []string{"123", "@alice"} },
+			[]string{`LEASHD_TELEGRAM_ALLOWED_USERS="@alice"`, "numbers"}},
+		{"non-loopback web address without a token", func(c *config.Config) { c.WebAddr = "0.0.0.0:8080" },
+			[]string{`LEASHD_WEB_ADDR="0.0.0.0:8080"`, "LEASHD_WEB_TOKEN", "127.0.0.1"}},
+		{"all interfaces without a token", func(c *config.Config) { c.WebAddr = ":8080" },
+			[]string{`LEASHD_WEB_ADDR=":8080"`, "LEASHD_WEB_TOKEN"}},
+		{"a public name without a token", func(c *config.Config) { c.WebAddr = "leashd.example.com:443" },
+			[]string{`LEASHD_WEB_ADDR="leashd.example.com:443"`, "LEASHD_WEB_TOKEN"}},
+		{"web address without a port", func(c *config.Config) { c.WebAddr = "8080" },
+			[]string{`LEASHD_WEB_ADDR="8080"`, "host:port", "off"}},
+		{"web port by name", func(c *config.Config) { c.WebAddr = "127.0.0.1:http" },
+			[]string{`LEASHD_WEB_ADDR="127.0.0.1:http"`, "0 to 65535"}},
+		{"web port too large", func(c *config.Config) { c.WebAddr = "127.0.0.1:70000" },
+			[]string{`LEASHD_WEB_ADDR="127.0.0.1:70000"`, "0 to 65535"}},
+		{"Telegram API URL without scheme", func(c *config.Config) { c.TelegramBotToken = "1:a"; c.TelegramApiURL = "api.telegram.org" },
+			[]string{`LEASHD_TELEGRAM_API_URL="api.telegram.org"`, "http(s)"}},
+		{"Telegram API URL ftp", func(c *config.Config) { c.TelegramBotToken = "1:a"; c.TelegramApiURL = "ftp://api.telegram.org" },
+			[]string{`LEASHD_TELEGRAM_API_URL="ftp://api.telegram.org"`, "http(s)"}},
+		{"webhook URL without secret", func(c *config.Config) {
+			c.TelegramBotToken = "1:a"
+			c.TelegramWebhookURL = "https://bot.example.com/tg"
+		},
+			[]string{"LEASHD_TELEGRAM_WEBHOOK_SECRET is empty", "A-Z, a-z, 0-9"}},
+		{"webhook URL not https", func(c *config.Config) {
+			c.TelegramBotToken = "1:a"
+			c.TelegramWebhookURL = "http://bot.example.com/tg"
+			c.TelegramWebhookSecret = "abc"
+		}, []string{`LEASHD_TELEGRAM_WEBHOOK_URL="http://bot.example.com/tg"`, "https://"}},
+		{"webhook with the web page off", func(c *config.Config) {
+			c.WebAddr = "off"
+			c.TelegramBotToken = "1:a"
+			c.TelegramWebhookURL = "https://bot.example.com/tg"
+			c.TelegramWebhookSecret = "abc"
+		}, []string{`LEASHD_TELEGRAM_WEBHOOK_URL="https://bot.example.com/tg"`, "LEASHD_WEB_ADDR", "off", "long polling"}},
+		{"webhook secret with bad characters", func(c *config.Config) { c.TelegramWebhookSecret = "has space!" },
+			[]string{`LEASHD_TELEGRAM_WEBHOOK_SECRET="…"`, "1-256 characters"}},
+		{"webhook secret too long", func(c *config.Config) { c.TelegramWebhookSecret = strings.Repeat("a", 257) },
+			[]string{`LEASHD_TELEGRAM_WEBHOOK_SECRET="…"`, "1-256 characters"}},
+		{"slack bot token alone", func(c *config.Config) { c.SlackBotToken = "xoxb-1" },
+			[]string{"LEASHD_SLACK_BOT_TOKEN is set", "LEASHD_SLACK_APP_TOKEN (Socket Mode)", "LEASHD_SLACK_SIGNING_SECRET (HTTP mode)"}},
+		{"slack app token without bot token", func(c *config.Config) { c.SlackAppToken = "xapp-1" },
+			[]string{"without LEASHD_SLACK_BOT_TOKEN"}},
+		{"slack signing secret without bot token", func(c *config.Config) { c.SlackSigningSecret = "sig" },
+			[]string{"without LEASHD_SLACK_BOT_TOKEN"}},
+		{"slack HTTP mode with the web page off", func(c *config.Config) {
+			c.WebAddr = "off"
+			c.SlackBotToken = "xoxb-1"
+			c.SlackSigningSecret = "sig"
+		}, []string{"LEASHD_SLACK_SIGNING_SECRET=", "LEASHD_WEB_ADDR", "Socket Mode"}},
+		{"slack API URL", func(c *config.Config) { c.SlackApiURL = "slack.com/api" },
+			[]string{`LEASHD_SLACK_API_URL="slack.com/api"`, "http(s)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := valid(t)
+			tt.mutate(&c)
+			err := c.Validate()
+			require.Error(t, err)
+			lines := strings.Split(err.Error(), "\n")
+			require.Len(t, lines, 1, "exactly one problem: %v", err)
+			for _, s := range tt.want {
+				assert.Contains(t, err.Error(), s)
+			}
+			for _, secret := range c.Secrets() {
+				assert.NotContains(t, err.Error(), secret, "a secret was printed")
+			}
+		})
+	}
+}
+
+func TestValidateAccepts(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*config.Config)
+	}{
+		{"defaults", func(*config.Config) {}},
+		{"non-loopback with a token", func(c *config.Config) { c.WebAddr = "0.0.0.0:8080"; c.WebToken = "t" }},
+		{"all interfaces with a token", func(c *config.Config) { c.WebAddr = ":8080"; c.WebToken = "t" }},
+		{"off", func(c *config.Config) { c.WebAddr = "off" }},
+		{"OFF", func(c *config.Config) { c.WebAddr = "OFF" }},
+		{"localhost", func(c *config.Config) { c.WebAddr = "localhost:8080" }},
+		{"IPv6 loopback", func(c *config.Config) { c.WebAddr = "[::1]:8080" }},
+		{"another loopback address", func(c *config.Config) { c.WebAddr = "127.0.0.2:9000" }},
+		{"port 0", func(c *config.Config) { c.WebAddr = "127.0.0.1:0" }},
+		{"no timeout", func(c *config.Config) { c.ApprovalTimeoutSeconds = 0; c.AgentTimeoutSeconds = 0 }},
+		{"plan mode", func(c *config.Config) { c.DefaultMode = "plan" }},
+		{"acceptEdits mode", func(c *config.Config) { c.DefaultMode = "acceptEdits" }},
+		{"claude", func(c *config.Config) { c.Agent = "claude" }},
+		{"demo", func(c *config.Config) { c.Agent = "demo" }},
+		{"log level any case", func(c *config.Config) { c.LogLevel = "DEBUG" }},
+		{"warning", func(c *config.Config) { c.LogLevel = "warning" }},
+		{"Telegram long polling", func(c *config.Config) {
+			c.TelegramBotToken = "1:a"
+			c.TelegramAllowedUsers = []string{"123456789", "-100200300"}
+		}},
+		{"Telegram webhook", func(c *config.Config) {
+			c.TelegramBotToken = "1:a"
+			c.TelegramWebhookURL = "https://bot.example.com/tg"
+			c.TelegramWebhookSecret = "Abc_-09"
+		}},
+		{"Telegram API URL of a fake server", func(c *config.Config) { c.TelegramBotToken = "1:a"; c.TelegramApiURL = "http://127.0.0.1:1234" }},
+		{"Slack Socket Mode with the web page off", func(c *config.Config) {
+			c.WebAddr = "off"
+			c.SlackBotToken = "xoxb-1"
+			c.SlackAppToken = "xapp-1"
+		}},
+		{"Slack HTTP mode", func(c *config.Config) { c.SlackBotToken = "xoxb-1"; c.SlackSigningSecret = "sig" }},
+		{"Slack API URL", func(c *config.Config) { c.SlackApiURL = "http://127.0.0.1:9/api/" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := valid(t)
+			tt.mutate(&c)
+			assert.NoError(t, c.Validate())
+		})
+	}
+}
+
+func TestValidateReportsEverythingAtOnce(t *testing.T) {
+	c := valid(t)
+	c.ApprovalTimeoutSeconds = -1
+	c.Agent = "gpt"
+	c.DefaultMode = "yolo"
+	c.TelegramAllowedUsers = []string{"alice", "bob"}
+	c.WebAddr = "0.0.0.0:8080"
+	c.SlackBotToken = "xoxb-1"
+	err := c.Validate()
+	require.Error(t, err)
+	lines := strings.Split(err.Error(), "\n")
+	assert.Len(t, lines, 7, "%v", err)
+	for _, want := range []string{
+		"LEASHD_APPROVAL_TIMEOUT_SECONDS", "LEASHD_AGENT=", "LEASHD_DEFAULT_MODE", `"alice"`, `"bob"`,
+		"LEASHD_WEB_ADDR", "LEASHD_SLACK_BOT_TOKEN",
+	} {
+		assert.Contains(t, err.Error(), want)
+	}
+	for _, l := range lines {
+		assert.True(t, strings.HasPrefix(l, "LEASHD_"), "each line starts with the variable: %q", l)
+	}
+	var joined interface{ Unwrap() []error }
+	require.True(t, errors.As(err, &joined))
+	assert.Len(t, joined.Unwrap(), 7)
+}
+
+func TestIsLoopback(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "127.0.0.1": true, "127.1.2.3": true, "::1": true,
+		"0.0.0.0": false, "": false, "::": false, "192.168.1.2": false, "example.com": false, "localhost.example.com": false,
+	} {
+		assert.Equal(t, want, config.IsLoopback(host), host)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	var b strings.Builder
+	require.NoError(t, config.Usage(&b))
+	out := b.String()
+	for name, f := range envNames(t) {
+		line := lineWith(out, name)
+		require.NotEmpty(t, line, "%s is missing from the usage", name)
+		if d := f.Tag.Get("default"); d != "" {
+			assert.Contains(t, line, d, "%s: default missing", name)
+		}
+		// The start of the description (the tabwriter keeps it whole).
+		desc := f.Tag.Get("desc")
+		assert.Contains(t, line, desc[:min(len(desc), 30)], "%s: description missing", name)
+	}
+}
+
+// lineWith returns the usage line describing name exactly (not a longer
+// name that starts with it).
+func lineWith(out, name string) string {
+	for l := range strings.SplitSeq(out, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == name {
+			return l
+		}
+	}
+	return ""
+}
