@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/config"
+)
+
+// TestMain lets a test run the real main() in a child process (to see its
+// exit code): the child is this test binary with runMainEnv set.
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		os.Args = append([]string{"leashd"}, strings.Fields(os.Getenv(runMainArgs))...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+const (
+	runMainEnv  = "GO_TEST_LEASHD_RUN_MAIN"
+	runMainArgs = "GO_TEST_LEASHD_ARGS"
+)
+
+// cleanEnv unsets every LEASHD_ variable for the test (restored after).
+func cleanEnv(t *testing.T) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, config.Prefix+"_") {
+			t.Setenv(k, "")
+			require.NoError(t, os.Unsetenv(k))
+		}
+	}
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+}
+
+// variables walks config.Config and returns each field's variable name
+// (envconfig's naming: split_words splits CamelCase, acronyms kept whole)
+// with its field, so a variable missing from -h fails the test.
+func variables(t *testing.T) map[string]reflect.StructField {
+	t.Helper()
+	gather := regexp.MustCompile("([^A-Z]+|[A-Z]+[^A-Z]+|[A-Z]+)")
+	acronym := regexp.MustCompile("([A-Z]+)([A-Z][^A-Z]+)")
+	out := map[string]reflect.StructField{}
+	typ := reflect.TypeFor[config.Config]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name := f.Name
+		if alt := f.Tag.Get("envconfig"); alt != "" {
+			name = alt
+		} else if f.Tag.Get("split_words") == "true" {
+			var words []string
+			for _, w := range gather.FindAllString(f.Name, -1) {
+				if m := acronym.FindStringSubmatch(w); m != nil {
+					words = append(words, m[1], m[2])
+				} else {
+					words = append(words, w)
+				}
+			}
+			name = strings.Join(words, "_")
+		}
+		out[config.Prefix+"_"+strings.ToUpper(name)] = f
+	}
+	require.Greater(t, len(out), 20)
+	return out
+}
+
+func TestHelpListsEveryVariable(t *testing.T) {
+	vars := variables(t)
+	for _, arg := range []string{"-h", "--help", "-help", "help"} {
+		t.Run(arg, func(t *testing.T) {
+			cleanEnv(t)
+			// Help must work even when the configuration is broken: that
+			// is when an operator reads it.
+			t.Setenv("LEASHD_AGENT", "broken")
+			var stdout, stderr bytes.Buffer
+			err := run(t.Context(), []string{arg}, strings.NewReader(""), &stdout, &stderr)
+			require.NoError(t, err)
+			assert.Empty(t, stderr.String())
+			out := stdout.String()
+			assert.Contains(t, out, "Usage:")
+			assert.Contains(t, out, "leashd chat")
+			assert.Contains(t, out, "leashd audit")
+
+			lines := map[string]string{}
+			for l := range strings.SplitSeq(out, "\n") {
+				if f := strings.Fields(l); len(f) > 0 && strings.HasPrefix(f[0], "LEASHD_") {
+					assert.NotContains(t, lines, f[0], "%s listed twice", f[0])
+					lines[f[0]] = l
+				}
+			}
+			for name, f := range vars {
+				line, ok := lines[name]
+				if !assert.True(t, ok, "%s is missing from leashd -h", name) {
+					continue
+				}
+				if d := f.Tag.Get("default"); d != "" {
+					assert.Contains(t, strings.Fields(line), d, "%s: its default %q is not shown", name, d)
+				}
+				desc := f.Tag.Get("desc")
+				require.NotEmpty(t, desc, "%s has no description", name)
+				assert.Contains(t, line, desc, "%s: its description is not shown whole", name)
+			}
+			assert.Len(t, lines, len(vars), "leashd -h lists variables leashd does not read")
+		})
+	}
+}
+
+func TestInvalidConfigurationNamesTheVariable(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{"unknown agent", map[string]string{"LEASHD_AGENT": "gpt"}, nil,
+			[]string{`LEASHD_AGENT="gpt"`, "auto, claude, demo"}},
+		{"negative timeout", map[string]string{"LEASHD_APPROVAL_TIMEOUT_SECONDS": "-1"}, nil,
+			[]string{`LEASHD_APPROVAL_TIMEOUT_SECONDS="-1"`, "0 or more"}},
+		{"not a number", map[string]string{"LEASHD_APPROVAL_TIMEOUT_SECONDS": "five"}, nil,
+			[]string{"LEASHD_APPROVAL_TIMEOUT_SECONDS", "five"}},
+		{"public web address without token", map[string]string{"LEASHD_WEB_ADDR": "0.0.0.0:8080"}, nil,
+			[]string{`LEASHD_WEB_ADDR="0.0.0.0:8080"`, "LEASHD_WEB_TOKEN"}},
+		{"Telegram user ID", map[string]string{"LEASHD_TELEGRAM_ALLOWED_USERS": "12, alice"}, nil,
+			[]string{`LEASHD_TELEGRAM_ALLOWED_USERS="alice"`, "numbers"}},
+		{"several at once", map[string]string{"LEASHD_AGENT": "gpt", "LEASHD_DEFAULT_MODE": "yolo", "LEASHD_LOG_FORMAT": "xml"}, nil,
+			[]string{"LEASHD_AGENT", "LEASHD_DEFAULT_MODE", "LEASHD_LOG_FORMAT"}},
+		{"checked before a subcommand", map[string]string{"LEASHD_DEFAULT_MODE": "yolo"}, []string{"chat"},
+			[]string{`LEASHD_DEFAULT_MODE="yolo"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cleanEnv(t)
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			var stdout, stderr bytes.Buffer
+			err := run(t.Context(), tt.args, strings.NewReader(""), &stdout, &stderr)
+			require.Error(t, err)
+			assert.NotErrorIs(t, err, errUsage)
+			for _, s := range tt.want {
+				assert.Contains(t, err.Error(), s)
+			}
+			assert.NotContains(t, stdout.String(), "would serve", "leashd must not start with a bad configuration")
+		})
+	}
+}
+
+func TestUnknownSubcommand(t *testing.T) {
+	cleanEnv(t)
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"frobnicate"}, strings.NewReader(""), &stdout, &stderr)
+	require.ErrorIs(t, err, errUsage)
+	assert.Contains(t, stderr.String(), `"frobnicate"`)
+	assert.Contains(t, stderr.String(), "chat, audit, -h")
+	assert.Empty(t, stdout.String())
+}
+
+// TestExitCodes runs the real main: 0 for -h, 1 with the message for an
+// invalid configuration, 2 for an unknown subcommand.
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   string
+		env    []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"help", "-h", nil, 0, "LEASHD_APPROVAL_TIMEOUT_SECONDS", ""},
+		{"invalid configuration", "", []string{"LEASHD_AGENT=gpt"}, 1, "", `leashd: invalid configuration:` + "\n" + `LEASHD_AGENT="gpt" is invalid: accepted: auto, claude, demo`},
+		{"unknown subcommand", "frobnicate", nil, 2, "", `unknown command "frobnicate"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cleanEnv(t)
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), runMainEnv+"=1", runMainArgs+"="+tt.args)
+			cmd.Env = append(cmd.Env, tt.env...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			if err != nil {
+				var exit *exec.ExitError
+				require.True(t, errors.As(err, &exit), "%v", err)
+				code = exit.ExitCode()
+			}
+			assert.Equal(t, tt.code, code, "stderr: %s", stderr.String())
+			assert.Contains(t, stdout.String(), tt.stdout)
+			assert.Contains(t, stderr.String(), tt.stderr)
+		})
+	}
+}
