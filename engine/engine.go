@@ -176,8 +176,14 @@ func (e *Engine) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	recovered := make(chan struct{})
+	go func() {
+		defer close(recovered)
+		e.markInterrupted(runCtx)
+	}()
 	<-runCtx.Done()
 	wg.Wait() // connectors stop taking updates first
+	<-recovered
 
 	e.shutdown()
 	e.unsubscribe() // what shutdown published is still forwarded

@@ -545,9 +545,16 @@ type fakeRecovery struct {
 	mu   sync.Mutex
 	byID map[string]engine.Interrupted
 	done map[string]interactions.Resolution
+	left []engine.Interrupted // what a crash left pending, returned once
 }
 
-func (f *fakeRecovery) Interrupt(context.Context) ([]engine.Interrupted, error) { return nil, nil }
+func (f *fakeRecovery) Interrupt(context.Context) ([]engine.Interrupted, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	left := f.left
+	f.left = nil
+	return left, nil
+}
 func (f *fakeRecovery) LookupInterrupted(_ context.Context, id string) (engine.Interrupted, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -587,4 +594,29 @@ func TestTapAfterRestartIsSentToAgent(t *testing.T) {
 	assert.ErrorIs(t, err, interactions.ErrNotPending, "a duplicate tap is not sent twice")
 	_, err = e.Reply(context.Background(), "nope", interactions.Reply{By: "u1", Answers: []string{"SQLite"}})
 	assert.ErrorIs(t, err, interactions.ErrNotFound)
+}
+
+func TestStartMarksInteractionsACrashLeftPending(t *testing.T) {
+	q := interactions.Interaction{ID: "old2", ChatID: "c1", Kind: interactions.KindQuestion, Question: "Which port?",
+		Options: []interactions.Option{{Label: "80"}, {Label: "8080"}}}
+	rec := &fakeRecovery{done: map[string]interactions.Resolution{},
+		byID: map[string]engine.Interrupted{"old2": {Ref: "msg-old2", Interaction: q}},
+		left: []engine.Interrupted{{Ref: "msg-old2", Interaction: q}}}
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		return engine.Result{}, nil
+	}}
+	e, conn, _ := start(t, agent, nil, engine.WithRecovery(rec))
+	conn.waitFor(t, "the old message edited", func() bool { return len(conn.updates) == 1 })
+	conn.mu.Lock()
+	ev := conn.updates[0]
+	conn.mu.Unlock()
+	assert.Equal(t, "msg-old2", ev.Ref)
+	assert.Equal(t, interactions.StatusInterrupted, ev.Resolution.Status)
+	assert.Equal(t, engine.InterruptedNotice, ev.Resolution.Text)
+	out, err := e.Reply(context.Background(), "old2", interactions.Reply{By: "u1", Answers: []string{"8080"}})
+	require.NoError(t, err, "its buttons keep working")
+	assert.Equal(t, interactions.Resolved, out)
+	conn.waitFor(t, "turn", func() bool { return len(conn.done) == 1 })
+	require.Len(t, agent.promptsCopy(), 1)
+	assert.Contains(t, agent.promptsCopy()[0], `The user answered: "8080"`)
 }

@@ -72,6 +72,62 @@ func (e *Engine) recover(ctx context.Context, id string, r interactions.Reply, n
 	return interactions.Resolved, nil
 }
 
+// InterruptedNotice is what a message left pending by a crash says after
+// the restart: the buttons keep working.
+const InterruptedNotice = "leashd restarted while this was waiting. You can still answer: the agent will get your answer as its next prompt."
+
+// markInterrupted runs at start-up: interactions a crash left pending are
+// marked interrupted, and their chats' messages say so once the owning
+// connector is ready (their buttons keep working through recover).
+func (e *Engine) markInterrupted(ctx context.Context) {
+	if e.opts.recovery == nil {
+		return
+	}
+	left, err := e.opts.recovery.Interrupt(ctx)
+	if err != nil {
+		e.log.Error("marking interactions left pending by the last run as interrupted", "err", err)
+		return
+	}
+	if len(left) == 0 {
+		return
+	}
+	e.log.Info("interactions left pending by the last run are answerable again", "count", len(left))
+	for _, in := range left {
+		ev := interactions.Event{
+			Type:        interactions.EventResolved,
+			Interaction: in.Interaction,
+			Ref:         in.Ref,
+			Resolution:  interactions.Resolution{Status: interactions.StatusInterrupted, Text: InterruptedNotice, At: time.Now()},
+		}
+		for _, o := range e.outputs(in.Interaction.ChatID) {
+			if !waitReady(ctx, o) {
+				return
+			}
+			if err := o.Update(ctx, ev); err != nil {
+				e.log.Warn("updating interrupted interaction message", "id", in.Interaction.ID, "err", err)
+			}
+		}
+	}
+}
+
+// waitReady waits until o is connected (when it can say), for at most a
+// minute; false when ctx ended first.
+func waitReady(ctx context.Context, o connectors.Output) bool {
+	r, ok := o.(connectors.Readier)
+	if !ok {
+		return ctx.Err() == nil
+	}
+	deadline := time.Now().Add(time.Minute)
+	for r.Ready() != nil && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return ctx.Err() == nil
+}
+
 // RecoveredPrompt tells the agent what a person answered to a request that
 // a restart interrupted.
 func RecoveredPrompt(it interactions.Interaction, res interactions.Resolution) string {
