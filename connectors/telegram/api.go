@@ -1,0 +1,159 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+)
+
+// api is the part of the Bot API leashd uses. Every call carries a context
+// (the library's requests have none: see ctxClient).
+type api interface {
+	request(ctx context.Context, c tgbotapi.Chattable) (*tgbotapi.APIResponse, error)
+	send(ctx context.Context, c tgbotapi.Chattable) (tgbotapi.Message, error)
+	getUpdates(ctx context.Context, cfg tgbotapi.UpdateConfig) ([]tgbotapi.Update, error)
+	makeRequest(ctx context.Context, endpoint string, params tgbotapi.Params) (*tgbotapi.APIResponse, error)
+}
+
+// HTTPClient is what the connector sends requests with (an *http.Client).
+type HTTPClient interface {
+	Do(req *http.Request) (*http.Response, error)
+}
+
+// ctxClient gives the library's context-free requests a context.
+type ctxClient struct {
+	ctx context.Context
+	c   HTTPClient
+}
+
+func (c ctxClient) Do(r *http.Request) (*http.Response, error) { return c.c.Do(r.WithContext(c.ctx)) }
+
+// libAPI adapts the frozen v5.5.1 library. Each call works on a shallow
+// copy of the BotAPI whose client carries the call's context, so calls can
+// be cancelled and run concurrently.
+type libAPI struct {
+	bot    *tgbotapi.BotAPI
+	client HTTPClient
+	token  string
+}
+
+// dial creates the library's BotAPI (which calls getMe at once).
+func dial(ctx context.Context, token, baseURL string, client HTTPClient) (*libAPI, tgbotapi.User, error) {
+	endpoint := strings.TrimRight(baseURL, "/") + "/bot%s/%s"
+	bot, err := tgbotapi.NewBotAPIWithClient(token, endpoint, ctxClient{ctx, client})
+	if err != nil {
+		return nil, tgbotapi.User{}, redact(err, token)
+	}
+	bot.Client = client
+	return &libAPI{bot: bot, client: client, token: token}, bot.Self, nil
+}
+
+func (l *libAPI) with(ctx context.Context) *tgbotapi.BotAPI {
+	b := *l.bot
+	b.Client = ctxClient{ctx, l.client}
+	return &b
+}
+
+func (l *libAPI) request(ctx context.Context, c tgbotapi.Chattable) (*tgbotapi.APIResponse, error) {
+	r, err := l.with(ctx).Request(c)
+	return r, redact(err, l.token)
+}
+
+func (l *libAPI) send(ctx context.Context, c tgbotapi.Chattable) (tgbotapi.Message, error) {
+	// Send unmarshals the result as a Message; editMessageReplyMarkup on an
+	// inline message returns true, which Request handles.
+	resp, err := l.with(ctx).Request(c)
+	if err != nil {
+		return tgbotapi.Message{}, redact(err, l.token)
+	}
+	var m tgbotapi.Message
+	_ = json.Unmarshal(resp.Result, &m) // "true" for some edits: no message
+	return m, nil
+}
+
+func (l *libAPI) getUpdates(ctx context.Context, cfg tgbotapi.UpdateConfig) ([]tgbotapi.Update, error) {
+	u, err := l.with(ctx).GetUpdates(cfg)
+	return u, redact(err, l.token)
+}
+
+func (l *libAPI) makeRequest(ctx context.Context, endpoint string, params tgbotapi.Params) (*tgbotapi.APIResponse, error) {
+	r, err := l.with(ctx).MakeRequest(endpoint, params)
+	return r, redact(err, l.token)
+}
+
+// apiError is a library error with the token removed from its text. It
+// unwraps to the *tgbotapi.Error (which never holds the URL) and to
+// context errors, never to the *url.Error that holds the token.
+type apiError struct {
+	msg   string
+	api   *tgbotapi.Error
+	cause error // context.Canceled / DeadlineExceeded, when that is why
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func (e *apiError) Unwrap() []error {
+	var out []error
+	if e.api != nil {
+		out = append(out, e.api)
+	}
+	if e.cause != nil {
+		out = append(out, e.cause)
+	}
+	return out
+}
+
+// redact removes the token from err's text; the library puts the request
+// URL, token included, into network errors.
+func redact(err error, token string) error {
+	if err == nil {
+		return nil
+	}
+	e := &apiError{msg: redactString(err.Error(), token)}
+	var te *tgbotapi.Error
+	if errors.As(err, &te) {
+		e.api = te
+		e.msg = fmt.Sprintf("telegram: %d %s", te.Code, redactString(te.Message, token))
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		e.cause = context.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		e.cause = context.DeadlineExceeded
+	}
+	return e
+}
+
+func redactString(s, token string) string {
+	if token == "" {
+		return s
+	}
+	s = strings.ReplaceAll(s, token, "<token>")
+	// A token is "<bot id>:<secret>"; the secret alone must not leak either.
+	if _, secret, ok := strings.Cut(token, ":"); ok && len(secret) >= 8 {
+		s = strings.ReplaceAll(s, secret, "<token>")
+	}
+	return s
+}
+
+// apiCode returns the Bot API error code of err (0 when it is not one) and
+// the retry_after it carries.
+func apiCode(err error) (code, retryAfter int, desc string) {
+	var te *tgbotapi.Error
+	if errors.As(err, &te) {
+		return te.Code, te.RetryAfter, te.Message
+	}
+	return 0, 0, ""
+}
+
+// notModified reports the 400 Telegram gives for an edit that changes
+// nothing: the message already shows what we wanted, so it is success.
+func notModified(err error) bool {
+	code, _, desc := apiCode(err)
+	return code == 400 && strings.Contains(desc, "message is not modified")
+}

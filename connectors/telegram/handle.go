@@ -1,0 +1,204 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/interactions"
+)
+
+func (c *Connector) handlerOf() connectors.Handler {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.handler
+}
+
+// handleMessage passes an allowed person's text to the engine; a stranger
+// gets one reply saying how to be allowed, and nothing else happens.
+func (c *Connector) handleMessage(ctx context.Context, m *tgbotapi.Message) {
+	if m.From == nil || m.From.IsBot {
+		return
+	}
+	chat := m.Chat.ID
+	if !c.allowedUser(m.From.ID) {
+		c.log.Info("telegram: message from a user not in LEASHD_TELEGRAM_ALLOWED_USERS refused", "user", m.From.ID, "chat", chat)
+		if err := c.sayPlain(ctx, chat, NotAllowedText(m.From.ID)); err != nil {
+			c.log.Warn("telegram: telling a stranger they are not allowed failed", "chat", chat, "err", err)
+		}
+		return
+	}
+	c.rememberName(m.From)
+	text := m.Text
+	if strings.TrimSpace(text) == "" {
+		text = m.Caption
+	}
+	if strings.TrimSpace(text) == "" {
+		if err := c.sayPlain(ctx, chat, "I can only read text messages."); err != nil {
+			c.log.Warn("telegram: reply failed", "chat", chat, "err", err)
+		}
+		return
+	}
+	in := connectors.Incoming{
+		ChatID:   chatID(chat),
+		UserID:   strconv.FormatInt(m.From.ID, 10),
+		UserName: c.nameOf(strconv.FormatInt(m.From.ID, 10)),
+		Text:     text,
+		Group:    m.Chat.IsGroup() || m.Chat.IsSuperGroup(),
+	}
+	if _, err := c.handlerOf().HandleMessage(ctx, in); err != nil {
+		c.log.Debug("telegram: message not handled", "chat", chat, "err", err)
+	}
+}
+
+// handleTap answers a button tap. Every callback query is answered
+// exactly once; a stale or forged key only gets StaleText.
+func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
+	answered := false
+	answer := func(text string, alert bool) {
+		if answered {
+			return
+		}
+		answered = true
+		cfg := tgbotapi.NewCallback(q.ID, text)
+		cfg.ShowAlert = alert
+		if err := c.out.direct(ctx, cfg); err != nil {
+			c.log.Warn("telegram: answering a button tap failed", "err", err)
+		}
+	}
+	defer answer("", false)
+	if q.From == nil || !c.allowedUser(q.From.ID) {
+		var id int64
+		if q.From != nil {
+			id = q.From.ID
+		}
+		c.log.Info("telegram: button tap from a user not in LEASHD_TELEGRAM_ALLOWED_USERS ignored", "user", id)
+		answer(NotAllowedText(id), true)
+		return
+	}
+	c.rememberName(q.From)
+	k, err := parseKey(q.Data)
+	if err != nil {
+		answer(StaleText, false)
+		return
+	}
+	h := c.handlerOf()
+	by := strconv.FormatInt(q.From.ID, 10)
+	r := interactions.Reply{By: by}
+	it, pending := h.Interaction(k.id)
+
+	var out interactions.Outcome
+	switch {
+	case k.done:
+		if pending && it.MultiSelect {
+			err = h.Confirm(ctx, k.id, r)
+			out = interactions.Resolved
+			break
+		}
+		// Not pending here: maybe interrupted by a restart; send what the
+		// keyboard shows as selected.
+		labels := checkedLabels(q)
+		if len(labels) == 0 {
+			answer(StaleText, false)
+			return
+		}
+		r.Answers = labels
+		out, err = h.Reply(ctx, k.id, r)
+	default:
+		label, ok := c.labelFor(k, it, pending, q)
+		if !ok {
+			answer(StaleText, false)
+			return
+		}
+		if pending && it.MultiSelect {
+			_, err = h.Toggle(ctx, k.id, label, r)
+			if err == nil {
+				answer("", false)
+				return
+			}
+			break
+		}
+		r.Answers = []string{label}
+		out, err = h.Reply(ctx, k.id, r)
+	}
+	switch {
+	case err == nil && out == interactions.AwaitingFeedback:
+		answer(FeedbackPrompt, false)
+		if q.Message != nil && q.Message.Chat != nil {
+			if e := c.sayPlain(ctx, q.Message.Chat.ID, FeedbackPrompt); e != nil {
+				c.log.Warn("telegram: asking for plan feedback failed", "err", e)
+			}
+		}
+	case err == nil:
+		answer("✓", false)
+	case interactions.IsStale(err):
+		answer(StaleText, false)
+	case errors.Is(err, interactions.ErrUnauthorized), errors.Is(err, interactions.ErrInvalidReply):
+		answer(connectors.Truncate(err.Error(), 200), true)
+	default:
+		c.log.Warn("telegram: button tap failed", "id", k.id, "err", err)
+		answer(connectors.Truncate("Something went wrong: "+err.Error(), 200), true)
+	}
+}
+
+// labelFor finds the option a key points at: from the pending interaction,
+// from the fixed decision lists, or (after a restart) from the button the
+// person tapped.
+func (c *Connector) labelFor(k cbKey, it interactions.Interaction, pending bool, q *tgbotapi.CallbackQuery) (string, bool) {
+	switch k.kind {
+	case 'p':
+		if k.index < len(interactions.PlanOptions) && (!pending || it.Kind == interactions.KindPlanReview) {
+			return interactions.PlanOptions[k.index].Label, true
+		}
+		return "", false
+	case 't':
+		if k.index < len(interactions.ToolOptions) && (!pending || it.Kind == interactions.KindToolApproval) {
+			return interactions.ToolOptions[k.index].Label, true
+		}
+		return "", false
+	}
+	if pending {
+		if it.Kind != interactions.KindQuestion || k.index >= len(it.Options) {
+			return "", false
+		}
+		return it.Options[k.index].Label, true
+	}
+	if b, ok := tappedButton(q); ok {
+		return strings.TrimPrefix(b.Text, checkMark), true
+	}
+	return "", false
+}
+
+func tappedButton(q *tgbotapi.CallbackQuery) (tgbotapi.InlineKeyboardButton, bool) {
+	if q.Message == nil || q.Message.ReplyMarkup == nil {
+		return tgbotapi.InlineKeyboardButton{}, false
+	}
+	for _, row := range q.Message.ReplyMarkup.InlineKeyboard {
+		for _, b := range row {
+			if b.CallbackData != nil && *b.CallbackData == q.Data {
+				return b, true
+			}
+		}
+	}
+	return tgbotapi.InlineKeyboardButton{}, false
+}
+
+// checkedLabels are the options marked ✅ on the tapped message.
+func checkedLabels(q *tgbotapi.CallbackQuery) []string {
+	var out []string
+	if q.Message == nil || q.Message.ReplyMarkup == nil {
+		return nil
+	}
+	for _, row := range q.Message.ReplyMarkup.InlineKeyboard {
+		for _, b := range row {
+			if l, ok := strings.CutPrefix(b.Text, checkMark); ok {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,168 @@
+package telegram
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/connectors/telegram/tgfake"
+)
+
+func TestMarkdownToHTML(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"heading", "# Plan\nDo it", "<b>Plan</b>\nDo it"},
+		{"bullets", "- one\n* two\n  - nested", "• one\n• two\n  • nested"},
+		{"numbered", "1. first\n2) second", "1. first\n2. second"},
+		{"fence", "```go\nif a < b && c {\n}\n```\nafter", "<pre><code class=\"language-go\">if a &lt; b &amp;&amp; c {\n}</code></pre>\nafter"},
+		{"unclosed fence", "```\nx <y>", "<pre><code>x &lt;y&gt;</code></pre>"},
+		{"inline code", "run `rm -rf <dir>` now", "run <code>rm -rf &lt;dir&gt;</code> now"},
+		{"bold italic", "**bold** and *it* and _it2_", "<b>bold</b> and <i>it</i> and <i>it2</i>"},
+		{"snake case", "use snake_case_name here", "use snake_case_name here"},
+		{"strike", "~~old~~ new", "<s>old</s> new"},
+		{"link", "see [the docs](https://example.com/a?b=1&c=2)", `see <a href="https://example.com/a?b=1&amp;c=2">the docs</a>`},
+		{"unsafe link", "[x](javascript:alert(1))", "[x](javascript:alert(1))"},
+		{"escapes", `a < b > c & "d"`, "a &lt; b &gt; c &amp; &quot;d&quot;"},
+		{"unbalanced stars", "2 * 3 = 6 and **open", "2 * 3 = 6 and **open"},
+		{"html in text", "<script>alert(1)</script>", "&lt;script&gt;alert(1)&lt;/script&gt;"},
+		{"tasks", "- [ ] todo\n- [x] done", "☐ todo\n☑ done"},
+		{"code in link text stays plain", "[`x`](https://a.b)", "<a href=\"https://a.b\">`x`</a>"},
+		{"rule", "---", "——————"},
+		{"quote", "> note", "▎note"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := MarkdownToHTML(c.in)
+			assert.Equal(t, c.want, got)
+			_, err := tgfake.ParseHTML(got)
+			assert.NoError(t, err)
+		})
+	}
+}
+
+func TestSplitHTMLKeepsCodeBlocksValid(t *testing.T) {
+	var md strings.Builder
+	md.WriteString("# Big plan\n\n```sh\n")
+	for i := range 400 {
+		md.WriteString("echo line number " + strings.Repeat("x", i%30) + "\n")
+	}
+	md.WriteString("```\n\n**Done** with it\n")
+	html := MarkdownToHTML(md.String())
+	parts := SplitHTML(html, MaxMessage)
+	require.Greater(t, len(parts), 2)
+	var visible strings.Builder
+	for i, p := range parts {
+		assert.LessOrEqual(t, hlen(p), MaxMessage, "part %d", i)
+		v, err := tgfake.ParseHTML(p)
+		require.NoError(t, err, "part %d: %s", i, p)
+		visible.WriteString(v)
+		if i > 0 && i < len(parts)-1 {
+			assert.True(t, strings.HasPrefix(p, "<pre><code class=\"language-sh\">"), "the code block is reopened in part %d", i)
+		}
+	}
+	whole, err := tgfake.ParseHTML(html)
+	require.NoError(t, err)
+	assert.Equal(t, strings.ReplaceAll(whole, "\n", ""), strings.ReplaceAll(visible.String(), "\n", ""), "nothing is lost at the cuts")
+}
+
+func TestSplitHTMLLongLineAndEntities(t *testing.T) {
+	line := strings.Repeat("a&amp;b&lt;ü😀", 1000) // one line, far over the limit
+	parts := SplitHTML("<b>"+line+"</b>", 500)
+	require.Greater(t, len(parts), 10)
+	for _, p := range parts {
+		assert.LessOrEqual(t, hlen(p), 500)
+		_, err := tgfake.ParseHTML(p)
+		require.NoError(t, err, p)
+		assert.True(t, strings.HasPrefix(p, "<b>") && strings.HasSuffix(p, "</b>"))
+	}
+}
+
+func TestSplitHTMLDropsEmptyParts(t *testing.T) {
+	assert.Empty(t, SplitHTML("", MaxMessage))
+	assert.Empty(t, SplitHTML("  \n ", MaxMessage))
+	assert.Equal(t, []string{"hi"}, SplitHTML("hi", MaxMessage))
+}
+
+// FuzzMarkdownToHTML: whatever the agent writes, every part sent is valid
+// Telegram HTML within the limit, and no visible text is lost.
+func FuzzMarkdownToHTML(f *testing.F) {
+	for _, s := range []string{
+		"# h\n- a\n1. b\n```go\nx<y\n```\n`c` **b** *i* _u_ ~~s~~ [l](https://x.y)",
+		"**a *b* c**", "```\nunclosed", "[a](https://b \"t\")", "&amp; &#39; <b>", "_a_b_", "*", "``` ```",
+		"\\*not\\* `a``b`", "~~~py\n~~~", "> q\n---\n- [x] t", "日本語 **太字** 😀" + strings.Repeat("x", 300),
+	} {
+		f.Add(s, 300)
+	}
+	f.Fuzz(func(t *testing.T, md string, limit int) {
+		limit = 200 + abs(limit)%4000
+		html := MarkdownToHTML(md)
+		whole, err := tgfake.ParseHTML(html)
+		if err != nil {
+			t.Fatalf("invalid HTML %q from %q: %v", html, md, err)
+		}
+		if !utf8.ValidString(html) {
+			t.Fatalf("invalid UTF-8 from %q", md)
+		}
+		var visible strings.Builder
+		for _, p := range SplitHTML(html, limit) {
+			if hlen(p) > limit {
+				t.Fatalf("part longer than %d: %d", limit, hlen(p))
+			}
+			v, err := tgfake.ParseHTML(p)
+			if err != nil {
+				t.Fatalf("invalid part %q: %v", p, err)
+			}
+			if strings.TrimSpace(v) == "" {
+				t.Fatalf("empty part %q", p)
+			}
+			visible.WriteString(v)
+		}
+		strip := func(s string) string { return strings.Join(strings.Fields(s), "") }
+		if strip(whole) != strip(visible.String()) {
+			t.Fatalf("text lost in splitting:\n%q\n%q", strip(whole), strip(visible.String()))
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		if n == -n {
+			return 0
+		}
+		return -n
+	}
+	return n
+}
+
+// FuzzParseKey: callback data from anyone decodes to a key that encodes
+// back to the same data, or is refused.
+func FuzzParseKey(f *testing.F) {
+	for _, s := range []string{"abcdEFGH:0", "abcdEFGH:p3", "abcdEFGH:t2", "abcdEFGH:done", ":1", "a:", "a:01", "a:-1", "a:p", "x:y:z", "a:100"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k, err := parseKey(s)
+		if err != nil {
+			return
+		}
+		if k.String() != s {
+			t.Fatalf("%q decoded to %+v which encodes as %q", s, k, k.String())
+		}
+		if len(s) > 64 {
+			t.Fatalf("accepted %d bytes", len(s))
+		}
+	})
+}
+
+func TestKeysStayShort(t *testing.T) {
+	for _, k := range []cbKey{{id: strings.Repeat("A", maxKeyIDLen), kind: 'q', index: 99}, {id: strings.Repeat("A", maxKeyIDLen), done: true}} {
+		assert.LessOrEqual(t, len(k.String()), 64)
+		back, err := parseKey(k.String())
+		require.NoError(t, err)
+		assert.Equal(t, k, back)
+	}
+	_, err := parseKey("Postgres (the long label)")
+	assert.ErrorIs(t, err, errBadKey)
+}

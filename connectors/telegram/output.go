@@ -1,0 +1,298 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/interactions"
+)
+
+func htmlMessage(chat int64, text string) tgbotapi.MessageConfig {
+	m := tgbotapi.NewMessage(chat, text)
+	m.ParseMode = tgbotapi.ModeHTML
+	m.DisableWebPagePreview = true
+	return m
+}
+
+func htmlEdit(ref msgRef, text string, kb *tgbotapi.InlineKeyboardMarkup) tgbotapi.EditMessageTextConfig {
+	e := tgbotapi.NewEditMessageText(ref.chat, ref.msg, text)
+	e.ParseMode = tgbotapi.ModeHTML
+	e.DisableWebPagePreview = true
+	e.ReplyMarkup = kb
+	return e
+}
+
+// sendParts sends HTML parts in order; kb goes on the last. It returns the
+// last message's ID.
+func sendParts(ctx context.Context, send call, chat int64, parts []string, kb *tgbotapi.InlineKeyboardMarkup) (int, error) {
+	last := 0
+	for i, p := range parts {
+		cfg := htmlMessage(chat, p)
+		if i == len(parts)-1 && kb != nil {
+			cfg.ReplyMarkup = kb
+		}
+		m, err := send(ctx, cfg)
+		if err != nil {
+			return last, err
+		}
+		last = m.MessageID
+	}
+	return last, nil
+}
+
+// Say implements connectors.Output: text (Markdown) rendered as HTML, in
+// as many messages as it takes.
+func (c *Connector) Say(ctx context.Context, chat, text string) error {
+	id, err := parseChat(chat)
+	if err != nil {
+		return err
+	}
+	parts := SplitHTML(MarkdownToHTML(text), MaxMessage)
+	if len(parts) == 0 {
+		return nil
+	}
+	return c.out.do(ctx, id, func(ctx context.Context, send call) error {
+		_, err := sendParts(ctx, send, id, parts, nil)
+		return err
+	})
+}
+
+// sayPlain sends text as it is (no parse mode).
+func (c *Connector) sayPlain(ctx context.Context, chat int64, text string) error {
+	return c.out.do(ctx, chat, func(ctx context.Context, send call) error {
+		_, err := send(ctx, tgbotapi.NewMessage(chat, text))
+		return err
+	})
+}
+
+// Present implements connectors.Output: the interaction as a message (a
+// plan in several) with its buttons on the last.
+func (c *Connector) Present(ctx context.Context, it interactions.Interaction) (string, error) {
+	chat, err := parseChat(it.ChatID)
+	if err != nil {
+		return "", err
+	}
+	c.sealStream(chat) // agent text after this goes below the question
+	parts, kb := render(it, nil)
+	var last int
+	err = c.out.do(ctx, chat, func(ctx context.Context, send call) error {
+		var err error
+		last, err = sendParts(ctx, send, chat, parts, kb)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	ref := msgRef{chat, last}
+	c.mu.Lock()
+	c.refs[it.ID] = ref
+	c.mu.Unlock()
+	return ref.String(), nil
+}
+
+// Update implements connectors.Output: toggles redraw the keyboard; an
+// ended interaction's message shows what was asked and how it ended, its
+// keyboard removed (kept after a restart, so a tap can still send it).
+func (c *Connector) Update(ctx context.Context, ev interactions.Event) error {
+	it := ev.Interaction
+	c.mu.Lock()
+	ref, ok := c.refs[it.ID]
+	if ev.Type == interactions.EventResolved {
+		delete(c.refs, it.ID)
+	}
+	c.mu.Unlock()
+	if r, ok2 := parseRef(ev.Ref); ok2 {
+		ref, ok = r, true
+	}
+	if !ok {
+		return nil // never shown here
+	}
+	switch ev.Type {
+	case interactions.EventUpdated:
+		if ev.AwaitingFeedback || !it.MultiSelect {
+			return nil // the tap's handler asks for the feedback
+		}
+		kb := keyboard(it, ev.Selected)
+		return c.wait(ctx, c.out.enqueue(ctx, ref.chat, "markup:"+ref.String(), func(ctx context.Context, send call) error {
+			_, err := send(ctx, tgbotapi.NewEditMessageReplyMarkup(ref.chat, ref.msg, *kb))
+			return err
+		}))
+	case interactions.EventResolved:
+		group := ref.chat < 0
+		var kb *tgbotapi.InlineKeyboardMarkup
+		if ev.Resolution.Status == interactions.StatusInterrupted {
+			kb = keyboard(it, nil)
+		}
+		text, separate := c.resolvedText(it, ev.Resolution, group)
+		run := func(ctx context.Context, send call) error {
+			_, err := send(ctx, htmlEdit(ref, text, kb))
+			return err
+		}
+		if separate {
+			// The last part has no room for the outcome: drop the buttons
+			// and say the outcome below it.
+			run = func(ctx context.Context, send call) error {
+				edit := tgbotapi.EditMessageReplyMarkupConfig{BaseEdit: tgbotapi.BaseEdit{ChatID: ref.chat, MessageID: ref.msg, ReplyMarkup: kb}}
+				if _, err := send(ctx, edit); err != nil {
+					return err
+				}
+				_, err := send(ctx, htmlMessage(ref.chat, text))
+				return err
+			}
+		}
+		// Edits of one message are coalesced: the last state wins.
+		return c.wait(ctx, c.out.enqueue(ctx, ref.chat, "msg:"+ref.String(), run))
+	}
+	return nil
+}
+
+func (c *Connector) wait(ctx context.Context, done <-chan error) error {
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stream is a chat's running agent output: segments of Markdown, each
+// shown in as many messages as it needs (edited as text arrives).
+type stream struct {
+	segs     []*segment
+	lastSync time.Time
+}
+
+type segment struct {
+	text  string
+	msgs  []int
+	shown []string
+}
+
+// StreamText implements connectors.Output: the text is added to the
+// chat's current output message, edited at most once per stream interval
+// (and within the chat's rate limit), rolling to a new message before
+// Telegram's 4096-character limit. It does not wait for the network.
+func (c *Connector) StreamText(ctx context.Context, chat, text string) error {
+	id, err := parseChat(chat)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	c.mu.Lock()
+	s := c.streams[id]
+	if s == nil {
+		s = &stream{segs: []*segment{{}}}
+		c.streams[id] = s
+	}
+	seg := s.segs[len(s.segs)-1]
+	if seg.text != "" {
+		seg.text += "\n\n"
+	}
+	seg.text += text
+	c.mu.Unlock()
+	done := c.out.enqueue(context.WithoutCancel(ctx), id, "stream", func(ctx context.Context, send call) error {
+		return c.syncStream(ctx, send, id, true)
+	})
+	go func() {
+		if err := <-done; err != nil {
+			c.log.Warn("telegram: streaming agent output failed", "chat", id, "err", err)
+		}
+	}()
+	return nil
+}
+
+// sealStream ends the current segment: later text starts a new message.
+func (c *Connector) sealStream(chat int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.streams[chat]; s != nil && s.segs[len(s.segs)-1].text != "" {
+		s.segs = append(s.segs, &segment{})
+	}
+}
+
+// syncStream brings the chat's output messages up to date with its text.
+func (c *Connector) syncStream(ctx context.Context, send call, chat int64, throttle bool) error {
+	c.mu.Lock()
+	s := c.streams[chat]
+	if s == nil {
+		c.mu.Unlock()
+		return nil
+	}
+	wait := time.Until(s.lastSync.Add(c.streamGap))
+	c.mu.Unlock()
+	if throttle && wait > 0 {
+		if err := sleepCtx(ctx, wait); err != nil {
+			return err
+		}
+	}
+	for si := 0; ; si++ {
+		c.mu.Lock()
+		if si >= len(s.segs) {
+			s.lastSync = time.Now()
+			c.mu.Unlock()
+			return nil
+		}
+		seg := s.segs[si]
+		parts := SplitHTML(MarkdownToHTML(seg.text), MaxMessage)
+		msgs, shown := append([]int(nil), seg.msgs...), append([]string(nil), seg.shown...)
+		c.mu.Unlock()
+		for i, p := range parts {
+			switch {
+			case i < len(msgs) && shown[i] == p:
+				continue
+			case i < len(msgs):
+				if _, err := send(ctx, htmlEdit(msgRef{chat, msgs[i]}, p, nil)); err != nil {
+					return err
+				}
+				shown[i] = p
+			default:
+				m, err := send(ctx, htmlMessage(chat, p))
+				if err != nil {
+					return err
+				}
+				msgs, shown = append(msgs, m.MessageID), append(shown, p)
+			}
+			c.mu.Lock()
+			seg.msgs, seg.shown = msgs, shown
+			s.lastSync = time.Now()
+			c.mu.Unlock()
+		}
+	}
+}
+
+// Done implements connectors.Output: the streamed output is brought up to
+// date at once, then the summary line follows.
+func (c *Connector) Done(ctx context.Context, chat string, s connectors.Summary) error {
+	id, err := parseChat(chat)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	st := c.streams[id]
+	streamed := st != nil && len(st.segs) > 0 && (len(st.segs) > 1 || st.segs[0].text != "")
+	c.mu.Unlock()
+	var parts []string
+	if !streamed && strings.TrimSpace(s.Result) != "" {
+		parts = SplitHTML(MarkdownToHTML(s.Result), MaxMessage)
+	}
+	line := "<i>" + escape(s.Line()) + "</i>"
+	return c.out.do(ctx, id, func(ctx context.Context, send call) error {
+		err := c.syncStream(ctx, send, id, false)
+		c.mu.Lock()
+		if c.streams[id] == st {
+			delete(c.streams, id)
+		}
+		c.mu.Unlock()
+		if _, e := sendParts(ctx, send, id, append(parts, line), nil); e != nil {
+			err = errors.Join(err, e)
+		}
+		return err
+	})
+}

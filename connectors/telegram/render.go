@@ -1,0 +1,239 @@
+package telegram
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/interactions"
+)
+
+const checkMark = "✅ "
+
+// Texts people see.
+const (
+	StaleText       = "This question is no longer active"
+	ExpiredText     = "⌛ Expired — the agent was told no answer came"
+	CancelledText   = "Cancelled"
+	InterruptedText = "leashd restarted — tap again to send this answer to the agent"
+	FeedbackPrompt  = "What should change?"
+)
+
+// render returns an interaction's message parts (HTML) and the keyboard
+// that goes on the last part.
+func render(it interactions.Interaction, selected []string) ([]string, *tgbotapi.InlineKeyboardMarkup) {
+	switch it.Kind {
+	case interactions.KindPlanReview:
+		return planParts(it), keyboard(it, selected)
+	case interactions.KindToolApproval:
+		return []string{toolText(it) + "\n\n<i>Tap a button — or type a reason to deny.</i>"}, keyboard(it, selected)
+	default:
+		return []string{questionText(it)}, keyboard(it, selected)
+	}
+}
+
+func questionHead(it interactions.Interaction) string {
+	var b strings.Builder
+	if it.Header != "" {
+		b.WriteString("<b>" + escape(connectors.Truncate(it.Header, 200)) + "</b>")
+	}
+	if it.Total > 1 {
+		if b.Len() > 0 {
+			b.WriteString(" · ")
+		}
+		fmt.Fprintf(&b, "%d/%d", it.Index, it.Total)
+	}
+	if b.Len() > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString(escape(connectors.Truncate(it.Question, 2500)))
+	return b.String()
+}
+
+func questionText(it interactions.Interaction) string {
+	var b strings.Builder
+	b.WriteString(questionHead(it))
+	var desc []string
+	for _, o := range it.Options {
+		if o.Description != "" {
+			desc = append(desc, "• <b>"+escape(connectors.Truncate(o.Label, 100))+"</b> — "+escape(connectors.Truncate(o.Description, 200)))
+		}
+	}
+	if len(desc) > 0 {
+		b.WriteString("\n\n" + strings.Join(desc, "\n"))
+	}
+	switch {
+	case len(it.Options) == 0:
+		b.WriteString("\n\n<i>Type your answer.</i>")
+	case it.MultiSelect:
+		b.WriteString("\n\n<i>Tap options to select them, then Done — or type to answer in your own words.</i>")
+	default:
+		b.WriteString("\n\n<i>Tap an option — or type to answer in your own words.</i>")
+	}
+	return b.String()
+}
+
+func planParts(it interactions.Interaction) []string {
+	html := "<b>📋 Plan review</b>\n\n" + MarkdownToHTML(it.Plan) + "\n\n<i>Tap a decision — or type what should change.</i>"
+	return SplitHTML(html, MaxMessage)
+}
+
+// keyboard builds the buttons: one per row, labels shown, keys sent.
+func keyboard(it interactions.Interaction, selected []string) *tgbotapi.InlineKeyboardMarkup {
+	var rows [][]tgbotapi.InlineKeyboardButton
+	for i, o := range it.Options {
+		k := cbKey{id: it.ID, kind: 'q', index: i}
+		switch it.Kind {
+		case interactions.KindPlanReview:
+			k.kind = 'p'
+		case interactions.KindToolApproval:
+			k.kind = 't'
+		}
+		text := connectors.OptionText(it, o.Label)
+		if it.MultiSelect && slices.Contains(selected, o.Label) {
+			text = checkMark + text
+		}
+		rows = append(rows, tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData(text, k.String())))
+	}
+	if it.MultiSelect {
+		rows = append(rows, tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData("Done", cbKey{id: it.ID, done: true}.String())))
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	m := tgbotapi.NewInlineKeyboardMarkup(rows...)
+	return &m
+}
+
+// toolText shows what the agent wants to run: the Bash command in a code
+// block, or the file and a short diff.
+func toolText(it interactions.Interaction) string {
+	var b strings.Builder
+	b.WriteString("<b>🔧 Permission: " + escape(connectors.Truncate(it.ToolName, 100)) + "</b>\n")
+	var in map[string]any
+	_ = json.Unmarshal(it.ToolInput, &in)
+	str := func(k string) string { s, _ := in[k].(string); return s }
+	switch {
+	case str("command") != "":
+		b.WriteString("<pre>" + escape(connectors.Truncate(str("command"), 2500)) + "</pre>")
+		if d := str("description"); d != "" {
+			b.WriteString("\n<i>" + escape(connectors.Truncate(d, 300)) + "</i>")
+		}
+	case str("file_path") != "":
+		b.WriteString("<code>" + escape(connectors.Truncate(str("file_path"), 300)) + "</code>")
+		if diff := shortDiff(in); diff != "" {
+			b.WriteString("\n<pre>" + escape(diff) + "</pre>")
+		}
+	case it.ToolSummary != "":
+		b.WriteString("<pre>" + escape(connectors.Truncate(it.ToolSummary, 2500)) + "</pre>")
+	case len(it.ToolInput) > 0:
+		b.WriteString("<pre>" + escape(connectors.Truncate(string(it.ToolInput), 2500)) + "</pre>")
+	}
+	return b.String()
+}
+
+// shortDiff renders an Edit's old/new strings or a Write's content as a
+// few -/+ lines.
+func shortDiff(in map[string]any) string {
+	const maxLines, maxChars = 12, 2000
+	var lines []string
+	add := func(prefix, s string) {
+		for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+			lines = append(lines, prefix+l)
+		}
+	}
+	old, _ := in["old_string"].(string)
+	nw, _ := in["new_string"].(string)
+	content, _ := in["content"].(string)
+	switch {
+	case old != "" || nw != "":
+		if old != "" {
+			add("- ", old)
+		}
+		if nw != "" {
+			add("+ ", nw)
+		}
+	case content != "":
+		add("+ ", content)
+	default:
+		return ""
+	}
+	more := ""
+	if len(lines) > maxLines {
+		more = fmt.Sprintf("\n… %d more lines", len(lines)-maxLines)
+		lines = lines[:maxLines]
+	}
+	return connectors.Truncate(strings.Join(lines, "\n"), maxChars) + more
+}
+
+// statusLine says how an interaction ended.
+func (c *Connector) statusLine(it interactions.Interaction, res interactions.Resolution, group bool) string {
+	by := ""
+	if group && res.By != "" {
+		by = " — by " + escape(c.nameOf(res.By))
+	}
+	switch res.Status {
+	case interactions.StatusExpired:
+		return ExpiredText
+	case interactions.StatusCancelled:
+		return CancelledText
+	case interactions.StatusInterrupted:
+		return "<b>" + InterruptedText + "</b>"
+	}
+	switch it.Kind {
+	case interactions.KindQuestion:
+		if res.Status == interactions.StatusAnswered {
+			return "✅ <b>" + escape(connectors.Truncate(res.Answer, 1000)) + "</b>" + by
+		}
+		return "❌ Declined" + by
+	case interactions.KindPlanReview:
+		switch {
+		case res.Status == interactions.StatusAnswered:
+			return "✅ " + escape(connectors.DecisionLabel(res.Decision)) + by
+		case res.Decision == interactions.DecisionAdjust:
+			return "✏️ Adjust" + by + ": " + escape(connectors.Truncate(res.Text, 1000))
+		default:
+			return "❌ Rejected" + by
+		}
+	default:
+		switch {
+		case res.Decision == interactions.DecisionAllowSession:
+			return "✅ Allowed for this session" + by
+		case res.Status == interactions.StatusAnswered:
+			return "✅ Allowed" + by
+		case res.Text != "" && res.Text != "The user denied this tool call." && res.Decision == interactions.DecisionDeny:
+			return "🚫 Denied" + by + ": " + escape(connectors.Truncate(res.Text, 1000))
+		default:
+			return "🚫 Denied" + by
+		}
+	}
+}
+
+// resolvedText is the message after the interaction ended: what was asked
+// and how it ended. For plans it is the last part; when that has no room
+// for the outcome, only the outcome is returned with separate set: it goes
+// in a message of its own.
+func (c *Connector) resolvedText(it interactions.Interaction, res interactions.Resolution, group bool) (text string, separate bool) {
+	status := c.statusLine(it, res, group)
+	switch it.Kind {
+	case interactions.KindPlanReview:
+		parts := planParts(it)
+		last := ""
+		if len(parts) > 0 {
+			last = parts[len(parts)-1]
+		}
+		last = strings.TrimSuffix(last, "\n\n<i>Tap a decision — or type what should change.</i>")
+		if t := last + "\n\n" + status; hlen(t) <= MaxMessage {
+			return t, false
+		}
+		return status, true
+	case interactions.KindToolApproval:
+		return toolText(it) + "\n\n" + status, false
+	default:
+		return questionHead(it) + "\n\n" + status, false
+	}
+}

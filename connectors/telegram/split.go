@@ -1,0 +1,167 @@
+package telegram
+
+import (
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// MaxMessage is Telegram's limit on a message's text, in UTF-16 units.
+const MaxMessage = 4096
+
+// hlen is the length Telegram measures (UTF-16 code units). Counting the
+// HTML source, not only the visible text, keeps parts under the limit with
+// room to spare.
+func hlen(s string) int {
+	n := 0
+	for _, r := range s {
+		n += max(utf16.RuneLen(r), 1)
+	}
+	return n
+}
+
+type tokKind int
+
+const (
+	tokText tokKind = iota // one character or one entity
+	tokNewline
+	tokOpen
+	tokClose
+)
+
+type token struct {
+	kind tokKind
+	s    string
+	name string // tag name for open/close
+}
+
+// tokenize cuts well-formed Telegram HTML into tags, entities and single
+// characters.
+func tokenize(s string) []token {
+	var out []token
+	for i := 0; i < len(s); {
+		switch s[i] {
+		case '<':
+			if end := strings.IndexByte(s[i:], '>'); end > 0 {
+				tag := s[i : i+end+1]
+				if strings.HasPrefix(tag, "</") {
+					out = append(out, token{tokClose, tag, strings.TrimSpace(tag[2 : len(tag)-1])})
+				} else {
+					name, _, _ := strings.Cut(tag[1:len(tag)-1], " ")
+					out = append(out, token{tokOpen, tag, name})
+				}
+				i += end + 1
+				continue
+			}
+		case '&':
+			if end := strings.IndexByte(s[i:], ';'); end > 0 && end <= 12 {
+				out = append(out, token{tokText, s[i : i+end+1], ""})
+				i += end + 1
+				continue
+			}
+		case '\n':
+			out = append(out, token{tokNewline, "\n", ""})
+			i++
+			continue
+		}
+		_, n := utf8.DecodeRuneInString(s[i:])
+		out = append(out, token{tokText, s[i : i+n], ""})
+		i += n
+	}
+	return out
+}
+
+// SplitHTML cuts Telegram HTML into parts of at most limit UTF-16 units
+// each, breaking at line ends where it can and inside a line only when a
+// line alone is too long. Tags open at a cut are closed at the end of the
+// part and reopened at the start of the next, so every part is valid on its
+// own (a code block split in two shows as two code blocks). Parts without
+// visible text are left out.
+func SplitHTML(s string, limit int) []string {
+	if hlen(s) <= limit {
+		if visibleEmpty(s) {
+			return nil
+		}
+		return []string{s}
+	}
+	toks := tokenize(s)
+	var parts []string
+	var stack []token // open tags at the current position
+	pos := 0
+	for pos < len(toks) {
+		prefix := ""
+		for _, t := range stack {
+			prefix += t.s
+		}
+		cur := strings.Builder{}
+		cur.WriteString(prefix)
+		curLen := hlen(prefix)
+		st := append([]token(nil), stack...)
+		closeLen := closersLen(st)
+		// best cut at a newline: token index, the part so far, and the stack
+		nlAt, nlText, nlStack := -1, "", []token(nil)
+		i := pos
+		for ; i < len(toks); i++ {
+			t := toks[i]
+			add := hlen(t.s)
+			newClose := closeLen
+			switch t.kind {
+			case tokOpen:
+				newClose += hlen("</" + t.name + ">")
+			case tokClose:
+				newClose -= hlen(t.s)
+			}
+			if curLen+add+newClose > limit && cur.Len() > len(prefix) {
+				break
+			}
+			if t.kind == tokNewline {
+				nlAt, nlText, nlStack = i, cur.String(), append([]token(nil), st...)
+			}
+			cur.WriteString(t.s)
+			curLen += add
+			closeLen = newClose
+			switch t.kind {
+			case tokOpen:
+				st = append(st, t)
+			case tokClose:
+				if len(st) > 0 {
+					st = st[:len(st)-1]
+				}
+			}
+		}
+		var part string
+		if i < len(toks) && nlAt > pos {
+			part = nlText + closers(nlStack)
+			stack = nlStack
+			pos = nlAt + 1 // the newline itself becomes the cut
+		} else {
+			part = cur.String() + closers(st)
+			stack = st
+			pos = i
+		}
+		if !visibleEmpty(part) {
+			parts = append(parts, part)
+		}
+	}
+	return parts
+}
+
+func closers(st []token) string {
+	var b strings.Builder
+	for i := len(st) - 1; i >= 0; i-- {
+		b.WriteString("</" + st[i].name + ">")
+	}
+	return b.String()
+}
+
+func closersLen(st []token) int { return hlen(closers(st)) }
+
+// visibleEmpty reports whether HTML shows no text but white space.
+func visibleEmpty(s string) bool {
+	for _, t := range tokenize(s) {
+		if t.kind == tokText && strings.TrimSpace(t.s) != "" {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,494 @@
+// Package telegram connects leashd to Telegram through the Bot API: people
+// chat with the bot, and the agent's questions, plan reviews and tool
+// approvals appear as messages with inline buttons.
+//
+// It uses go-telegram-bot-api v5.5.1 behind a small interface of its own,
+// with its own context-aware long-poll loop (or a webhook), a fail-closed
+// allowlist of user IDs, one outbound queue with per-chat and global rate
+// limits that honours 429 retry_after, and Markdown rendered as Telegram
+// HTML. Tests run it against tgfake, a fake Bot API server.
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/engine"
+)
+
+// WebhookPath is where the webhook handler is mounted on the web server.
+const WebhookPath = "/telegram/webhook"
+
+// Connector is the Telegram connector. Create it with New.
+type Connector struct {
+	token     string
+	apiURL    string
+	allowed   map[int64]bool
+	webhook   string
+	secret    string
+	log       *slog.Logger
+	client    HTTPClient
+	stats     connectors.Stats
+	limits    Limits
+	commands  []engine.Command
+	pollWait  int           // long-poll timeout, seconds
+	streamGap time.Duration // minimum time between edits of a streamed message
+	backoff   time.Duration // first retry delay of the poll loop
+
+	out *outbox
+
+	mu       sync.Mutex
+	bot      api
+	self     tgbotapi.User
+	handler  connectors.Handler
+	runCtx   context.Context
+	ready    error
+	lanes    map[int64]*lane
+	lanesWG  sync.WaitGroup
+	seen     dedupe
+	refs     map[string]msgRef // interaction ID → its message (with buttons)
+	names    map[string]string // user ID → display name, for "answered by"
+	streams  map[int64]*stream
+	webhookC chan tgbotapi.Update
+}
+
+// Option configures a Connector.
+type Option func(*Connector)
+
+// WithAPIURL sets the Bot API base URL (default https://api.telegram.org);
+// leashd appends /bot<token>/<method>.
+func WithAPIURL(u string) Option { return func(c *Connector) { c.apiURL = u } }
+
+// WithAllowedUsers sets the user IDs served; everyone else is refused. An
+// empty list serves nobody.
+func WithAllowedUsers(ids []int64) Option {
+	return func(c *Connector) {
+		for _, id := range ids {
+			c.allowed[id] = true
+		}
+	}
+}
+
+// WithWebhook switches from long polling to a webhook: Telegram posts
+// updates to url (which must reach WebhookPath on the web server), with
+// secret in the X-Telegram-Bot-Api-Secret-Token header.
+func WithWebhook(url, secret string) Option {
+	return func(c *Connector) { c.webhook, c.secret = url, secret }
+}
+
+// WithLogger sets the logger. Errors are logged without the bot token.
+func WithLogger(l *slog.Logger) Option { return func(c *Connector) { c.log = l } }
+
+// WithHTTPClient sets the HTTP client for Bot API calls.
+func WithHTTPClient(h HTTPClient) Option { return func(c *Connector) { c.client = h } }
+
+// WithStats counts sent messages and 429s.
+func WithStats(s connectors.Stats) Option { return func(c *Connector) { c.stats = s } }
+
+// WithLimits overrides the outbound rates (DefaultLimits).
+func WithLimits(l Limits) Option { return func(c *Connector) { c.limits = l } }
+
+// WithCommands sets the commands registered with setMyCommands (default
+// engine.Commands).
+func WithCommands(cmds []engine.Command) Option { return func(c *Connector) { c.commands = cmds } }
+
+// WithPollTimeout sets the long-poll timeout (default 30s).
+func WithPollTimeout(d time.Duration) Option {
+	return func(c *Connector) { c.pollWait = max(int(d/time.Second), 0) }
+}
+
+// WithStreamInterval sets the minimum time between edits of the streamed
+// agent output in a chat (default 1s).
+func WithStreamInterval(d time.Duration) Option { return func(c *Connector) { c.streamGap = d } }
+
+// WithRetryDelay sets the first delay of the poll loop's exponential
+// backoff (default 1s).
+func WithRetryDelay(d time.Duration) Option { return func(c *Connector) { c.backoff = d } }
+
+// New returns a Telegram connector for the bot with this token. It does
+// not touch the network until Run.
+func New(token string, opts ...Option) *Connector {
+	c := &Connector{
+		token:     token,
+		apiURL:    "https://api.telegram.org",
+		allowed:   make(map[int64]bool),
+		log:       slog.New(slog.DiscardHandler),
+		client:    &http.Client{},
+		limits:    DefaultLimits,
+		commands:  engine.Commands,
+		pollWait:  30,
+		streamGap: time.Second,
+		backoff:   time.Second,
+		ready:     errors.New("telegram: not connected yet"),
+		lanes:     make(map[int64]*lane),
+		seen:      newDedupe(4096),
+		refs:      make(map[string]msgRef),
+		names:     make(map[string]string),
+		streams:   make(map[int64]*stream),
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	c.log = c.log.With("connector", "telegram")
+	c.out = newOutbox(c.api, c.log, c.stats, c.limits)
+	return c
+}
+
+// Name implements connectors.Connector.
+func (c *Connector) Name() string { return "telegram" }
+
+// Ready implements connectors.Readier: nil once getMe succeeded and while
+// the poll loop (or the webhook) is healthy.
+func (c *Connector) Ready() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ready
+}
+
+func (c *Connector) setReady(err error) {
+	c.mu.Lock()
+	c.ready = err
+	c.mu.Unlock()
+}
+
+func (c *Connector) api() api {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bot
+}
+
+// Run connects (getMe), registers the commands, and receives updates until
+// ctx is done. It returns an error only when the token is rejected.
+func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
+	c.mu.Lock()
+	c.handler, c.runCtx = h, ctx
+	c.webhookC = make(chan tgbotapi.Update, 256)
+	c.mu.Unlock()
+	if len(c.allowed) == 0 {
+		c.log.Warn("LEASHD_TELEGRAM_ALLOWED_USERS is empty: the bot answers nobody. Add your numeric user ID (the bot tells you yours when you write to it).")
+	}
+	if err := c.connect(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	c.registerCommands(ctx)
+	var err error
+	if c.webhook != "" {
+		err = c.runWebhook(ctx)
+	} else {
+		err = c.poll(ctx)
+	}
+	c.lanesWG.Wait()
+	return err
+}
+
+// connect calls getMe until it works; a rejected token is fatal.
+func (c *Connector) connect(ctx context.Context) error {
+	delay := c.backoff
+	for {
+		a, self, err := dial(ctx, c.token, c.apiURL, c.client)
+		if err == nil {
+			c.mu.Lock()
+			if c.bot == nil { // tests may have set one
+				c.bot = a
+			}
+			c.self = self
+			c.mu.Unlock()
+			c.log.Info("connected to Telegram", "bot", self.UserName, "allowed_users", len(c.allowed), "webhook", c.webhook != "")
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if code, _, _ := apiCode(err); code == 401 || code == 404 {
+			return fmt.Errorf("telegram: the bot token was rejected (getMe answered %w); check LEASHD_TELEGRAM_BOT_TOKEN", err)
+		}
+		c.setReady(fmt.Errorf("telegram: cannot reach the Bot API: %w", err))
+		d := jitter(delay)
+		c.log.Error("telegram getMe failed; retrying", "in", d, "err", err)
+		if sleepCtx(ctx, d) != nil {
+			return ctx.Err()
+		}
+		delay = min(delay*2, time.Minute)
+	}
+}
+
+func (c *Connector) registerCommands(ctx context.Context) {
+	cmds := make([]tgbotapi.BotCommand, 0, len(c.commands))
+	for _, cmd := range c.commands {
+		cmds = append(cmds, tgbotapi.BotCommand{Command: cmd.Name, Description: cmd.Description})
+	}
+	if err := c.out.direct(ctx, tgbotapi.NewSetMyCommands(cmds...)); err != nil {
+		c.log.Warn("telegram setMyCommands failed; the command menu may be out of date", "err", err)
+	}
+}
+
+// poll is the long-poll loop: getUpdates with offset = last update_id+1,
+// cancelled with ctx.
+func (c *Connector) poll(ctx context.Context) error {
+	if err := c.dropWebhook(ctx); err != nil && ctx.Err() == nil {
+		c.log.Warn("telegram: could not check for a webhook", "err", err)
+	}
+	offset := 0
+	delay := c.backoff
+	failures := 0
+	c.setReady(nil)
+	for ctx.Err() == nil {
+		cfg := tgbotapi.NewUpdate(offset)
+		cfg.Timeout = c.pollWait
+		cfg.AllowedUpdates = []string{"message", "callback_query"}
+		updates, err := c.api().getUpdates(ctx, cfg)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			failures++
+			d := jitter(delay)
+			delay = min(delay*2, time.Minute)
+			if code, _, _ := apiCode(err); code == 409 {
+				c.setReady(fmt.Errorf("telegram: getUpdates conflict (409): %w", err))
+				c.log.Error("telegram getUpdates answered 409 Conflict: another process polls this bot, or a webhook is set. Stop the other leashd (or bot) using this token, or set LEASHD_TELEGRAM_WEBHOOK_URL to use the webhook; retrying",
+					"in", d, "failures", failures, "err", err)
+			} else {
+				c.setReady(fmt.Errorf("telegram: getUpdates failing: %w", err))
+				c.log.Warn("telegram getUpdates failed; retrying", "in", d, "failures", failures, "err", err)
+			}
+			if sleepCtx(ctx, d) != nil {
+				break
+			}
+			continue
+		}
+		if failures > 0 {
+			c.log.Info("telegram getUpdates works again", "after_failures", failures)
+		}
+		failures, delay = 0, c.backoff
+		c.setReady(nil)
+		for _, u := range updates {
+			if u.UpdateID >= offset {
+				offset = u.UpdateID + 1
+			}
+			c.dispatch(ctx, u)
+		}
+	}
+	return nil
+}
+
+// dropWebhook deletes a webhook left from webhook mode, which would make
+// every getUpdates fail with 409.
+func (c *Connector) dropWebhook(ctx context.Context) error {
+	resp, err := c.api().makeRequest(ctx, "getWebhookInfo", nil)
+	if err != nil {
+		return err
+	}
+	var info tgbotapi.WebhookInfo
+	if jerr := jsonUnmarshal(resp.Result, &info); jerr != nil || info.URL == "" {
+		return jerr
+	}
+	c.log.Info("telegram: deleting the webhook to switch to long polling", "webhook", info.URL)
+	return c.out.direct(ctx, tgbotapi.DeleteWebhookConfig{})
+}
+
+// runWebhook registers the webhook (with its secret) and waits; updates
+// arrive through ServeHTTP.
+func (c *Connector) runWebhook(ctx context.Context) error {
+	delay := c.backoff
+	for {
+		params := tgbotapi.Params{"url": c.webhook, "secret_token": c.secret}
+		_ = params.AddInterface("allowed_updates", []string{"message", "callback_query"})
+		_, err := c.api().makeRequest(ctx, "setWebhook", params)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if code, _, _ := apiCode(err); code == 400 {
+			return fmt.Errorf("telegram: setWebhook refused %s: %w; check LEASHD_TELEGRAM_WEBHOOK_URL", c.webhook, err)
+		}
+		c.setReady(fmt.Errorf("telegram: setWebhook failing: %w", err))
+		d := jitter(delay)
+		c.log.Warn("telegram setWebhook failed; retrying", "in", d, "err", err)
+		if sleepCtx(ctx, d) != nil {
+			return nil
+		}
+		delay = min(delay*2, time.Minute)
+	}
+	c.setReady(nil)
+	c.log.Info("telegram webhook set", "url", c.webhook, "path", WebhookPath)
+	<-ctx.Done()
+	return nil
+}
+
+// Mount implements connectors.Mounter: in webhook mode it serves Telegram's
+// update posts on WebhookPath.
+func (c *Connector) Mount(mux *http.ServeMux) {
+	if c.webhook == "" {
+		return
+	}
+	mux.Handle("POST "+WebhookPath, http.HandlerFunc(c.serveWebhook))
+}
+
+func (c *Connector) serveWebhook(w http.ResponseWriter, r *http.Request) {
+	if !secretEqual(r.Header.Get("X-Telegram-Bot-Api-Secret-Token"), c.secret) {
+		c.log.Warn("telegram webhook: request without the right secret token refused", "remote", r.RemoteAddr)
+		http.Error(w, "wrong or missing X-Telegram-Bot-Api-Secret-Token", http.StatusUnauthorized)
+		return
+	}
+	c.mu.Lock()
+	ctx := c.runCtx
+	c.mu.Unlock()
+	if ctx == nil || ctx.Err() != nil {
+		http.Error(w, "not running", http.StatusServiceUnavailable)
+		return
+	}
+	var u tgbotapi.Update
+	if err := jsonDecode(http.MaxBytesReader(w, r.Body, 1<<20), &u); err != nil {
+		http.Error(w, "bad update: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	c.dispatch(ctx, u)
+	w.WriteHeader(http.StatusOK)
+}
+
+// dispatch handles an update once: messages in order within their chat,
+// taps at once.
+func (c *Connector) dispatch(ctx context.Context, u tgbotapi.Update) {
+	if !c.seen.add(u.UpdateID) {
+		c.log.Debug("telegram: duplicate update ignored", "update_id", u.UpdateID)
+		return
+	}
+	switch {
+	case u.CallbackQuery != nil:
+		c.lanesWG.Add(1)
+		go func() {
+			defer c.lanesWG.Done()
+			c.handleTap(ctx, u.CallbackQuery)
+		}()
+	case u.Message != nil && u.Message.Chat != nil:
+		c.enqueueMessage(ctx, u.Message)
+	}
+}
+
+// lane runs one chat's messages in order, one at a time.
+type lane struct {
+	queue []*tgbotapi.Message
+}
+
+// enqueueMessage adds m to its chat's lane, starting the lane's worker
+// when it is idle.
+func (c *Connector) enqueueMessage(ctx context.Context, m *tgbotapi.Message) {
+	chat := m.Chat.ID
+	c.mu.Lock()
+	l, busy := c.lanes[chat]
+	if !busy {
+		l = &lane{}
+		c.lanes[chat] = l
+	}
+	l.queue = append(l.queue, m)
+	if busy {
+		c.mu.Unlock()
+		return
+	}
+	c.lanesWG.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.lanesWG.Done()
+		for {
+			c.mu.Lock()
+			if len(l.queue) == 0 {
+				delete(c.lanes, chat)
+				c.mu.Unlock()
+				return
+			}
+			next := l.queue[0]
+			l.queue = l.queue[1:]
+			c.mu.Unlock()
+			c.handleMessage(ctx, next)
+		}
+	}()
+}
+
+// dedupe remembers the last n update IDs.
+type dedupe struct {
+	set  map[int]struct{}
+	ring []int
+	next int
+	mu   sync.Mutex
+}
+
+func newDedupe(n int) dedupe { return dedupe{set: make(map[int]struct{}, n), ring: make([]int, 0, n)} }
+
+// add reports whether id is new.
+func (d *dedupe) add(id int) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.set[id]; ok {
+		return false
+	}
+	if len(d.ring) < cap(d.ring) {
+		d.ring = append(d.ring, id)
+	} else {
+		delete(d.set, d.ring[d.next])
+		d.ring[d.next] = id
+		d.next = (d.next + 1) % len(d.ring)
+	}
+	d.set[id] = struct{}{}
+	return true
+}
+
+// chatID is the leashd chat ID of a Telegram chat.
+func chatID(id int64) string { return "telegram:" + strconv.FormatInt(id, 10) }
+
+// parseChat returns the Telegram chat of a leashd chat ID.
+func parseChat(id string) (int64, error) {
+	rest, ok := strings.CutPrefix(id, "telegram:")
+	n, err := strconv.ParseInt(rest, 10, 64)
+	if !ok || err != nil || n == 0 {
+		return 0, fmt.Errorf("telegram: %q is not a Telegram chat ID (expected telegram:<numeric chat id>)", id)
+	}
+	return n, nil
+}
+
+func (c *Connector) allowedUser(id int64) bool { return c.allowed[id] }
+
+// NotAllowedText is the one reply a stranger gets.
+func NotAllowedText(userID int64) string {
+	return fmt.Sprintf("Not allowed. Your user ID is %d — add it to LEASHD_TELEGRAM_ALLOWED_USERS.", userID)
+}
+
+func (c *Connector) rememberName(u *tgbotapi.User) {
+	if u == nil {
+		return
+	}
+	name := strings.TrimSpace(u.FirstName + " " + u.LastName)
+	if u.UserName != "" {
+		name = "@" + u.UserName
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.names) > 10000 {
+		clear(c.names)
+	}
+	c.names[strconv.FormatInt(u.ID, 10)] = name
+}
+
+func (c *Connector) nameOf(userID string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n, ok := c.names[userID]; ok {
+		return n
+	}
+	return "user " + userID
+}

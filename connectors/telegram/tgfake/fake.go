@@ -1,0 +1,761 @@
+// Package tgfake is a fake Telegram Bot API server for tests and
+// benchmarks. The real go-telegram-bot-api client talks to it over HTTP
+// (httptest); it keeps chats' messages, delivers the updates a test injects
+// (messages, button taps) through getUpdates or a webhook, and enforces the
+// rules Telegram enforces, answering with Telegram's own errors:
+//
+//   - text 1–4096 characters (UTF-16 units, counted after HTML parsing);
+//   - parse_mode HTML: only Telegram's tags, balanced, valid entities
+//     (see ParseHTML);
+//   - callback_data 1–64 bytes;
+//   - "message is not modified" on an edit that changes nothing;
+//   - 429 with retry_after when a chat or the bot exceeds a configured rate
+//     (Limits), and a record of every request sent to a chat before its
+//     retry_after elapsed (Violations);
+//   - 409 on getUpdates while a webhook is set or a conflict is simulated.
+//
+// Typical use:
+//
+//	fake := tgfake.New(tgfake.WithToken("1:T"))
+//	defer fake.Close()
+//	// point the bot at fake.URL(), then:
+//	fake.Text(42, 42, "hello")               // user 42 writes in chat 42
+//	fake.Wait(5*time.Second, func() bool { return len(fake.Messages(42)) > 0 })
+//	msg := fake.Messages(42)[0]              // what the bot sent
+//	qid, _ := fake.TapButton(42, 42, msg.ID, "Yes")
+//	ans, _ := fake.CallbackAnswer(qid)
+package tgfake
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+)
+
+// DefaultToken is the token the fake accepts unless WithToken says otherwise.
+const DefaultToken = "123456:FAKE-secret-token"
+
+// Limits are the rates the fake enforces; zero fields are not enforced.
+type Limits struct {
+	PerChat       int           // requests per chat within PerChatWindow
+	PerChatWindow time.Duration // default 1s
+	Global        int           // requests to the bot within GlobalWindow
+	GlobalWindow  time.Duration // default 1s
+	RetryAfter    int           // seconds told in a 429 (default 1)
+}
+
+// Message is a message in a chat, as it stands now.
+type Message struct {
+	ID        int
+	ChatID    int64
+	FromBot   bool
+	Text      string // as sent (HTML source when ParseMode is HTML)
+	ParseMode string
+	Markup    *tgbotapi.InlineKeyboardMarkup // nil: no keyboard
+	Edits     int
+}
+
+// Buttons lists the keyboard's button texts, row by row.
+func (m Message) Buttons() []string {
+	var out []string
+	if m.Markup != nil {
+		for _, row := range m.Markup.InlineKeyboard {
+			for _, b := range row {
+				out = append(out, b.Text)
+			}
+		}
+	}
+	return out
+}
+
+// Request is one API call the fake received.
+type Request struct {
+	At     time.Time
+	Method string
+	ChatID int64 // 0 when the method has no chat
+	Status int   // HTTP status answered
+	Params url.Values
+	Error  string // the description of a failed call
+}
+
+// CallbackAnswer is the bot's answerCallbackQuery for a tap.
+type CallbackAnswer struct {
+	Text      string
+	ShowAlert bool
+	At        time.Time
+}
+
+// Server is a fake Bot API. Create it with New; it is safe for concurrent use.
+type Server struct {
+	srv    *httptest.Server
+	token  string
+	limits Limits
+	now    func() time.Time
+
+	mu         sync.Mutex
+	changed    chan struct{} // closed and replaced on every change
+	updates    []tgbotapi.Update
+	nextUpdate int
+	nextMsg    map[int64]int
+	msgs       map[int64][]*Message
+	requests   []Request
+	answers    map[string]CallbackAnswer
+	nextQuery  int
+	webhookURL string
+	secret     string
+	conflict   bool
+	commands   []tgbotapi.BotCommand
+	chatHits   map[int64][]time.Time
+	globalHits []time.Time
+	penalty    map[int64]time.Time // chat → no request before
+	violations []string
+	fail       map[string][]int
+	users      map[int64]string
+	deliverWG  sync.WaitGroup
+	closed     bool
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithToken sets the only token the fake accepts (others get 401).
+func WithToken(t string) Option { return func(s *Server) { s.token = t } }
+
+// WithLimits sets the rates enforced with 429s.
+func WithLimits(l Limits) Option { return func(s *Server) { s.limits = l } }
+
+// New starts a fake server.
+func New(opts ...Option) *Server {
+	s := &Server{
+		token:      DefaultToken,
+		now:        time.Now,
+		changed:    make(chan struct{}),
+		nextUpdate: 1000,
+		nextMsg:    make(map[int64]int),
+		msgs:       make(map[int64][]*Message),
+		answers:    make(map[string]CallbackAnswer),
+		chatHits:   make(map[int64][]time.Time),
+		penalty:    make(map[int64]time.Time),
+		fail:       make(map[string][]int),
+		users:      make(map[int64]string),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.limits.PerChatWindow == 0 {
+		s.limits.PerChatWindow = time.Second
+	}
+	if s.limits.GlobalWindow == 0 {
+		s.limits.GlobalWindow = time.Second
+	}
+	if s.limits.RetryAfter == 0 {
+		s.limits.RetryAfter = 1
+	}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// URL is the base URL to give the bot (it appends /bot<token>/<method>).
+func (s *Server) URL() string { return s.srv.URL }
+
+// Token is the token the fake accepts.
+func (s *Server) Token() string { return s.token }
+
+// Close stops the server.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.notifyLocked()
+	s.mu.Unlock()
+	s.deliverWG.Wait()
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+// SetLimits changes the enforced rates.
+func (s *Server) SetLimits(l Limits) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l.PerChatWindow == 0 {
+		l.PerChatWindow = time.Second
+	}
+	if l.GlobalWindow == 0 {
+		l.GlobalWindow = time.Second
+	}
+	if l.RetryAfter == 0 {
+		l.RetryAfter = 1
+	}
+	s.limits = l
+}
+
+// SetConflict makes getUpdates answer 409 (another poller) while on.
+func (s *Server) SetConflict(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conflict = on
+	s.notifyLocked()
+}
+
+// FailNext makes the next n calls of method fail with HTTP status code
+// (e.g. 502), before any other check.
+func (s *Server) FailNext(method string, code, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range n {
+		s.fail[method] = append(s.fail[method], code)
+	}
+}
+
+// Text injects a text message from user in chat (negative chat IDs are
+// groups) and returns its update ID.
+func (s *Server) Text(chatID, userID int64, text string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextMsg[chatID]++
+	m := &tgbotapi.Message{
+		MessageID: s.nextMsg[chatID],
+		From:      s.userLocked(userID),
+		Chat:      chat(chatID),
+		Date:      int(s.now().Unix()),
+		Text:      text,
+	}
+	if strings.HasPrefix(text, "/") {
+		cmd, _, _ := strings.Cut(text, " ")
+		m.Entities = []tgbotapi.MessageEntity{{Type: "bot_command", Offset: 0, Length: len(cmd)}}
+	}
+	s.msgs[chatID] = append(s.msgs[chatID], &Message{ID: m.MessageID, ChatID: chatID, Text: text})
+	return s.pushLocked(tgbotapi.Update{Message: m})
+}
+
+// SetUserName sets the first name users are shown with (default "User N").
+func (s *Server) SetUserName(userID int64, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.users[userID] = name
+}
+
+// Tap injects a button tap (a callback query) by user on a message, with
+// the given callback data, and returns the query ID.
+func (s *Server) Tap(chatID, userID int64, messageID int, data string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tapLocked(chatID, userID, messageID, data)
+}
+
+// Push injects an arbitrary update (e.g. a duplicate) as it is; an
+// UpdateID of 0 is assigned the next ID. It returns the update ID.
+func (s *Server) Push(u tgbotapi.Update) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u.UpdateID != 0 {
+		s.updates = append(s.updates, u)
+		s.notifyLocked()
+		s.deliverLocked(u)
+		return u.UpdateID
+	}
+	return s.pushLocked(u)
+}
+
+func (s *Server) tapLocked(chatID, userID int64, messageID int, data string) string {
+	s.nextQuery++
+	id := "q" + strconv.Itoa(s.nextQuery)
+	var msg *tgbotapi.Message
+	if m := s.findLocked(chatID, messageID); m != nil {
+		msg = &tgbotapi.Message{MessageID: m.ID, Chat: chat(chatID), Text: m.Text, ReplyMarkup: m.Markup}
+	}
+	s.pushLocked(tgbotapi.Update{CallbackQuery: &tgbotapi.CallbackQuery{
+		ID: id, From: s.userLocked(userID), Message: msg, ChatInstance: "ci" + strconv.FormatInt(chatID, 10), Data: data,
+	}})
+	return id
+}
+
+// TapButton taps the button whose text is text on a message; it fails when
+// the message has no such button.
+func (s *Server) TapButton(chatID, userID int64, messageID int, text string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.findLocked(chatID, messageID)
+	if m == nil {
+		return "", fmt.Errorf("tgfake: chat %d has no message %d", chatID, messageID)
+	}
+	if m.Markup != nil {
+		for _, row := range m.Markup.InlineKeyboard {
+			for _, b := range row {
+				if b.Text == text && b.CallbackData != nil {
+					return s.tapLocked(chatID, userID, messageID, *b.CallbackData), nil
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("tgfake: message %d in chat %d has no button %q (buttons: %q)", messageID, chatID, text, m.Buttons())
+}
+
+// Messages returns a copy of a chat's messages (the users' and the bot's)
+// in order.
+func (s *Server) Messages(chatID int64) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Message, 0, len(s.msgs[chatID]))
+	for _, m := range s.msgs[chatID] {
+		out = append(out, *m)
+	}
+	return out
+}
+
+// BotMessages returns the messages the bot sent in a chat.
+func (s *Server) BotMessages(chatID int64) []Message {
+	var out []Message
+	for _, m := range s.Messages(chatID) {
+		if m.FromBot {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// CallbackAnswer returns the answer to a tap, if the bot gave one.
+func (s *Server) CallbackAnswer(queryID string) (CallbackAnswer, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.answers[queryID]
+	return a, ok
+}
+
+// Requests returns every request received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+// Count returns how many requests of method were received (any outcome).
+func (s *Server) Count(method string) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if r.Method == method {
+			n++
+		}
+	}
+	return n
+}
+
+// Violations lists requests sent to a chat before the retry_after of a
+// 429 for that chat had elapsed.
+func (s *Server) Violations() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.violations)
+}
+
+// Webhook returns the webhook URL and secret token set with setWebhook.
+func (s *Server) Webhook() (string, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.webhookURL, s.secret
+}
+
+// Commands returns the command list set with setMyCommands.
+func (s *Server) Commands() []tgbotapi.BotCommand {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.commands)
+}
+
+// PendingUpdates is how many updates are not yet confirmed by getUpdates.
+func (s *Server) PendingUpdates() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.updates)
+}
+
+// Wait blocks until cond holds (checked after every change) or timeout
+// passes, and reports whether it held. cond must not call methods that
+// block forever; it may call the Server's accessors.
+func (s *Server) Wait(timeout time.Duration, cond func() bool) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		ch := s.changed
+		s.mu.Unlock()
+		if cond() {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-time.After(50 * time.Millisecond): // cond may depend on others' state
+		case <-deadline.C:
+			return cond()
+		}
+	}
+}
+
+func chat(id int64) *tgbotapi.Chat {
+	if id < 0 {
+		return &tgbotapi.Chat{ID: id, Type: "supergroup", Title: "Group " + strconv.FormatInt(-id, 10)}
+	}
+	return &tgbotapi.Chat{ID: id, Type: "private"}
+}
+
+func (s *Server) userLocked(id int64) *tgbotapi.User {
+	name, ok := s.users[id]
+	if !ok {
+		name = "User " + strconv.FormatInt(id, 10)
+	}
+	return &tgbotapi.User{ID: id, FirstName: name}
+}
+
+func (s *Server) findLocked(chatID int64, id int) *Message {
+	for _, m := range s.msgs[chatID] {
+		if m.ID == id {
+			return m
+		}
+	}
+	return nil
+}
+
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func (s *Server) pushLocked(u tgbotapi.Update) int {
+	s.nextUpdate++
+	u.UpdateID = s.nextUpdate
+	s.updates = append(s.updates, u)
+	s.notifyLocked()
+	s.deliverLocked(u)
+	return u.UpdateID
+}
+
+// deliverLocked posts u to the webhook, if one is set.
+func (s *Server) deliverLocked(u tgbotapi.Update) {
+	if s.webhookURL == "" {
+		return
+	}
+	s.updates = slices.DeleteFunc(s.updates, func(x tgbotapi.Update) bool { return x.UpdateID == u.UpdateID })
+	body, _ := json.Marshal(u)
+	target, secret := s.webhookURL, s.secret
+	s.deliverWG.Add(1)
+	go func() {
+		defer s.deliverWG.Done()
+		req, err := http.NewRequest(http.MethodPost, target, bytes.NewReader(body))
+		if err != nil {
+			return
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if secret != "" {
+			req.Header.Set("X-Telegram-Bot-Api-Secret-Token", secret)
+		}
+		status := 0
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			status = resp.StatusCode
+			resp.Body.Close()
+		}
+		s.mu.Lock()
+		s.requests = append(s.requests, Request{At: s.now(), Method: "webhook", Status: status})
+		s.notifyLocked()
+		s.mu.Unlock()
+	}()
+}
+
+type apiError struct {
+	code int
+	desc string
+	wait int
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
+	token, method, ok2 := strings.Cut(rest, "/")
+	if err := r.ParseForm(); err != nil {
+		writeErr(w, apiError{400, "Bad Request: " + err.Error(), 0})
+		return
+	}
+	if !ok || !ok2 {
+		writeErr(w, apiError{404, "Not Found", 0})
+		return
+	}
+	if token != s.token {
+		writeErr(w, apiError{401, "Unauthorized", 0})
+		return
+	}
+	if method == "getUpdates" {
+		s.getUpdates(w, r)
+		return
+	}
+	s.mu.Lock()
+	result, aerr := s.callLocked(method, r.Form)
+	req := Request{At: s.now(), Method: method, Params: r.Form, Status: http.StatusOK}
+	req.ChatID, _ = strconv.ParseInt(r.Form.Get("chat_id"), 10, 64)
+	if aerr != nil {
+		req.Status, req.Error = aerr.code, aerr.desc
+	}
+	s.requests = append(s.requests, req)
+	s.notifyLocked()
+	s.mu.Unlock()
+	if aerr != nil {
+		writeErr(w, *aerr)
+		return
+	}
+	writeOK(w, result)
+}
+
+func writeOK(w http.ResponseWriter, result any) {
+	raw, _ := json.Marshal(result)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(tgbotapi.APIResponse{Ok: true, Result: raw})
+}
+
+func writeErr(w http.ResponseWriter, e apiError) {
+	resp := tgbotapi.APIResponse{Ok: false, ErrorCode: e.code, Description: e.desc}
+	if e.wait > 0 {
+		resp.Parameters = &tgbotapi.ResponseParameters{RetryAfter: e.wait}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.code)
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// rateLocked applies the limits to a request for chatID (0: none).
+func (s *Server) rateLocked(chatID int64) *apiError {
+	now := s.now()
+	if chatID != 0 {
+		if until, ok := s.penalty[chatID]; ok && now.Before(until) {
+			s.violations = append(s.violations, fmt.Sprintf("chat %d: request %s before retry_after elapsed", chatID, until.Sub(now)))
+			return &apiError{429, fmt.Sprintf("Too Many Requests: retry after %d", int(until.Sub(now).Seconds())+1), int(until.Sub(now).Seconds()) + 1}
+		}
+	}
+	limited := func(hits []time.Time, n int, win time.Duration) ([]time.Time, bool) {
+		hits = slices.DeleteFunc(hits, func(t time.Time) bool { return now.Sub(t) >= win })
+		if n > 0 && len(hits) >= n {
+			return hits, true
+		}
+		return append(hits, now), false
+	}
+	var over bool
+	s.globalHits, over = limited(s.globalHits, s.limits.Global, s.limits.GlobalWindow)
+	if !over && chatID != 0 {
+		s.chatHits[chatID], over = limited(s.chatHits[chatID], s.limits.PerChat, s.limits.PerChatWindow)
+	}
+	if over {
+		wait := s.limits.RetryAfter
+		if chatID != 0 {
+			s.penalty[chatID] = now.Add(time.Duration(wait) * time.Second)
+		}
+		return &apiError{429, fmt.Sprintf("Too Many Requests: retry after %d", wait), wait}
+	}
+	return nil
+}
+
+func (s *Server) callLocked(method string, f url.Values) (any, *apiError) {
+	if codes := s.fail[method]; len(codes) > 0 {
+		s.fail[method] = codes[1:]
+		return nil, &apiError{codes[0], http.StatusText(codes[0]), 0}
+	}
+	chatID, _ := strconv.ParseInt(f.Get("chat_id"), 10, 64)
+	switch method {
+	case "sendMessage", "editMessageText", "editMessageReplyMarkup", "deleteMessage":
+		if chatID == 0 {
+			return nil, &apiError{400, "Bad Request: chat_id is empty", 0}
+		}
+		if e := s.rateLocked(chatID); e != nil {
+			return nil, e
+		}
+	}
+	switch method {
+	case "getMe":
+		return tgbotapi.User{ID: 123456, IsBot: true, FirstName: "leashd", UserName: "leashd_bot"}, nil
+	case "setMyCommands":
+		var cmds []tgbotapi.BotCommand
+		if err := json.Unmarshal([]byte(f.Get("commands")), &cmds); err != nil {
+			return nil, &apiError{400, "Bad Request: can't parse commands JSON object", 0}
+		}
+		s.commands = cmds
+		return true, nil
+	case "setWebhook":
+		u := f.Get("url")
+		if u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://127.0.0.1") {
+			return nil, &apiError{400, "Bad Request: bad webhook: HTTPS url must be provided for webhook", 0}
+		}
+		s.webhookURL, s.secret = u, f.Get("secret_token")
+		return true, nil
+	case "deleteWebhook":
+		s.webhookURL, s.secret = "", ""
+		return true, nil
+	case "getWebhookInfo":
+		return tgbotapi.WebhookInfo{URL: s.webhookURL, PendingUpdateCount: len(s.updates)}, nil
+	case "answerCallbackQuery":
+		id := f.Get("callback_query_id")
+		if _, done := s.answers[id]; done || id == "" {
+			return nil, &apiError{400, "Bad Request: query is too old and response timeout expired or query ID is invalid", 0}
+		}
+		if len([]rune(f.Get("text"))) > 200 {
+			return nil, &apiError{400, "Bad Request: MESSAGE_TOO_LONG", 0}
+		}
+		s.answers[id] = CallbackAnswer{Text: f.Get("text"), ShowAlert: f.Get("show_alert") == "true", At: s.now()}
+		return true, nil
+	case "sendMessage":
+		text, markup, e := s.checkContent(f)
+		if e != nil {
+			return nil, e
+		}
+		s.nextMsg[chatID]++
+		m := &Message{ID: s.nextMsg[chatID], ChatID: chatID, FromBot: true, Text: text, ParseMode: f.Get("parse_mode"), Markup: markup}
+		s.msgs[chatID] = append(s.msgs[chatID], m)
+		return tgbotapi.Message{MessageID: m.ID, Chat: chat(chatID), Date: int(s.now().Unix()), Text: text, ReplyMarkup: markup}, nil
+	case "editMessageText", "editMessageReplyMarkup":
+		id, _ := strconv.Atoi(f.Get("message_id"))
+		m := s.findLocked(chatID, id)
+		if m == nil || !m.FromBot {
+			return nil, &apiError{400, "Bad Request: message to edit not found", 0}
+		}
+		text, parse := m.Text, m.ParseMode
+		var markup *tgbotapi.InlineKeyboardMarkup
+		if method == "editMessageText" {
+			var e *apiError
+			text, markup, e = s.checkContent(f)
+			if e != nil {
+				return nil, e
+			}
+			parse = f.Get("parse_mode")
+		} else {
+			var e *apiError
+			markup, e = parseMarkup(f.Get("reply_markup"))
+			if e != nil {
+				return nil, e
+			}
+		}
+		if text == m.Text && parse == m.ParseMode && sameMarkup(markup, m.Markup) {
+			return nil, &apiError{400, "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message", 0}
+		}
+		m.Text, m.ParseMode, m.Markup = text, parse, markup
+		m.Edits++
+		return tgbotapi.Message{MessageID: m.ID, Chat: chat(chatID), Text: text, ReplyMarkup: markup}, nil
+	case "deleteMessage":
+		id, _ := strconv.Atoi(f.Get("message_id"))
+		list := s.msgs[chatID]
+		i := slices.IndexFunc(list, func(m *Message) bool { return m.ID == id })
+		if i < 0 {
+			return nil, &apiError{400, "Bad Request: message to delete not found", 0}
+		}
+		s.msgs[chatID] = slices.Delete(list, i, i+1)
+		return true, nil
+	}
+	return nil, &apiError{404, "Not Found: method " + method + " is not implemented by tgfake", 0}
+}
+
+func (s *Server) checkContent(f url.Values) (string, *tgbotapi.InlineKeyboardMarkup, *apiError) {
+	text := f.Get("text")
+	visible := text
+	switch pm := f.Get("parse_mode"); pm {
+	case "":
+	case "HTML":
+		v, err := ParseHTML(text)
+		if err != nil {
+			return "", nil, &apiError{400, "Bad Request: can't parse entities: " + err.Error(), 0}
+		}
+		visible = v
+	default:
+		return "", nil, &apiError{400, "Bad Request: unsupported parse_mode " + pm + " (tgfake speaks HTML)", 0}
+	}
+	if strings.TrimSpace(visible) == "" {
+		return "", nil, &apiError{400, "Bad Request: message text is empty", 0}
+	}
+	if Len(visible) > 4096 {
+		return "", nil, &apiError{400, "Bad Request: message is too long", 0}
+	}
+	markup, e := parseMarkup(f.Get("reply_markup"))
+	return text, markup, e
+}
+
+func parseMarkup(raw string) (*tgbotapi.InlineKeyboardMarkup, *apiError) {
+	if raw == "" {
+		return nil, nil
+	}
+	var m tgbotapi.InlineKeyboardMarkup
+	if err := json.Unmarshal([]byte(raw), &m); err != nil {
+		return nil, &apiError{400, "Bad Request: can't parse reply keyboard markup JSON object", 0}
+	}
+	for _, row := range m.InlineKeyboard {
+		for _, b := range row {
+			if b.Text == "" {
+				return nil, &apiError{400, "Bad Request: text buttons are unallowed in the inline keyboard", 0}
+			}
+			if b.CallbackData != nil && (len(*b.CallbackData) < 1 || len(*b.CallbackData) > 64) {
+				return nil, &apiError{400, "Bad Request: BUTTON_DATA_INVALID", 0}
+			}
+		}
+	}
+	if len(m.InlineKeyboard) == 0 {
+		return nil, nil
+	}
+	return &m, nil
+}
+
+func sameMarkup(a, b *tgbotapi.InlineKeyboardMarkup) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb)
+}
+
+func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request) {
+	offset, _ := strconv.Atoi(r.Form.Get("offset"))
+	timeout, _ := strconv.Atoi(r.Form.Get("timeout"))
+	deadline := time.Now().Add(time.Duration(timeout) * time.Second)
+	for {
+		s.mu.Lock()
+		req := Request{At: s.now(), Method: "getUpdates", Params: r.Form, Status: http.StatusOK}
+		var aerr *apiError
+		switch {
+		case len(s.fail["getUpdates"]) > 0:
+			code := s.fail["getUpdates"][0]
+			s.fail["getUpdates"] = s.fail["getUpdates"][1:]
+			aerr = &apiError{code, http.StatusText(code), 0}
+		case s.webhookURL != "":
+			aerr = &apiError{409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first", 0}
+		case s.conflict:
+			aerr = &apiError{409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running", 0}
+		}
+		if aerr != nil {
+			req.Status, req.Error = aerr.code, aerr.desc
+			s.requests = append(s.requests, req)
+			s.notifyLocked()
+			s.mu.Unlock()
+			writeErr(w, *aerr)
+			return
+		}
+		if offset > 0 {
+			s.updates = slices.DeleteFunc(s.updates, func(u tgbotapi.Update) bool { return u.UpdateID < offset })
+		}
+		if len(s.updates) > 0 || !time.Now().Before(deadline) || s.closed {
+			out := slices.Clone(s.updates)
+			if out == nil {
+				out = []tgbotapi.Update{}
+			}
+			s.requests = append(s.requests, req)
+			s.notifyLocked()
+			s.mu.Unlock()
+			writeOK(w, out)
+			return
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-time.After(time.Until(deadline)):
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
