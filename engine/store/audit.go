@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/leashd/leashd/interactions"
+)
+
+// AuditFilter selects audit records; the zero value selects all.
+type AuditFilter struct {
+	ChatID string    // only this chat ("" for all)
+	Since  time.Time // only interactions asked at or after this time (zero: all)
+}
+
+// AuditRecord is one interaction as the audit log has it.
+type AuditRecord struct {
+	Interaction interactions.Interaction
+	// Ref is the chat message that showed it ("" if it was never shown).
+	Ref string
+	// Resolution is how it ended; its Status is "" while it is pending.
+	// For an interaction answered after a restart it is that answer.
+	Resolution interactions.Resolution
+	// InterruptedAt is when a restart interrupted it (zero if none did).
+	InterruptedAt time.Time
+	// RecoveredAt is when an answer given after the restart was recorded.
+	RecoveredAt time.Time
+}
+
+// Status is the record's status: "pending" or how it ended.
+func (r AuditRecord) Status() string {
+	if r.Resolution.Status == "" {
+		return statusPending
+	}
+	return string(r.Resolution.Status)
+}
+
+// Audit returns the interactions the filter selects, oldest first. It
+// reads a consistent snapshot and never blocks leashd's writes, so it can
+// run from another process while leashd runs.
+func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]AuditRecord, error) {
+	var where []string
+	var args []any
+	if f.ChatID != "" {
+		where = append(where, "chat_id = ?")
+		args = append(args, f.ChatID)
+	}
+	if !f.Since.IsZero() {
+		where = append(where, "asked_at >= ?")
+		args = append(args, fmtTime(f.Since))
+	}
+	q := `SELECT ` + recordColumns + ` FROM interactions`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY asked_at, seq"
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	recs, err := scanRecords(rows)
+	if err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	return recs, nil
+}
+
+// recordColumns are the interactions columns scanRecords reads.
+const recordColumns = `id, chat_id, kind, header, question, options, multi_select, idx, total,
+	plan, tool_name, tool_input, tool_summary, asked_at, deadline, ref,
+	status, answer, decision, text, resolved_by, resolved_at, interrupted_at, recovered_at`
+
+// scanRecords reads and closes rows selected with recordColumns.
+func scanRecords(rows *sql.Rows) ([]AuditRecord, error) {
+	defer rows.Close()
+	var out []AuditRecord
+	for rows.Next() {
+		var (
+			r                                                 AuditRecord
+			it                                                = &r.Interaction
+			kind, options, status                             string
+			toolInput                                         sql.NullString
+			asked, deadline, resolved, interrupted, recovered sql.NullString
+		)
+		err := rows.Scan(&it.ID, &it.ChatID, &kind, &it.Header, &it.Question, &options, &it.MultiSelect,
+			&it.Index, &it.Total, &it.Plan, &it.ToolName, &toolInput, &it.ToolSummary, &asked, &deadline,
+			&r.Ref, &status, &r.Resolution.Answer, &r.Resolution.Decision, &r.Resolution.Text,
+			&r.Resolution.By, &resolved, &interrupted, &recovered)
+		if err != nil {
+			return nil, err
+		}
+		it.Kind = interactions.Kind(kind)
+		if err := json.Unmarshal([]byte(options), &it.Options); err != nil {
+			return nil, fmt.Errorf("interaction %s: bad options in the database: %w", it.ID, err)
+		}
+		if toolInput.Valid {
+			it.ToolInput = json.RawMessage(toolInput.String)
+		}
+		if status != statusPending {
+			r.Resolution.Status = interactions.Status(status)
+		}
+		for _, t := range []struct {
+			dst *time.Time
+			src sql.NullString
+		}{{&it.AskedAt, asked}, {&it.Deadline, deadline}, {&r.Resolution.At, resolved},
+			{&r.InterruptedAt, interrupted}, {&r.RecoveredAt, recovered}} {
+			v, err := parseTime(t.src)
+			if err != nil {
+				return nil, fmt.Errorf("interaction %s: %w", it.ID, err)
+			}
+			*t.dst = v
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

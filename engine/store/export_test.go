@@ -1,0 +1,20 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+)
+
+// Migration is migration, for the migration tests.
+type Migration = migration
+
+// Migrations returns the schema history.
+func Migrations() []Migration { return migrations }
+
+// Migrate runs migrate with the given steps.
+func Migrate(ctx context.Context, db *sql.DB, steps []Migration) error {
+	return migrate(ctx, db, steps)
+}
+
+// ExecSQL is execSQL.
+func ExecSQL(stmts ...string) func(context.Context, *sql.Tx) error { return execSQL(stmts...) }

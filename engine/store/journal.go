@@ -1,0 +1,173 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/leashd/leashd/interactions"
+)
+
+// statusPending is the status of an interaction nobody has answered yet.
+const statusPending = "pending"
+
+// Event types of the events table.
+const (
+	evRequested   = "requested"
+	evPresented   = "presented"
+	evResolved    = "resolved"
+	evInterrupted = "interrupted"
+	evRecovered   = "recovered"
+)
+
+var _ interactions.Journal = (*Store)(nil)
+
+// Requested implements interactions.Journal: it records it as pending,
+// before it is shown, so a crash right after loses nothing.
+func (s *Store) Requested(ctx context.Context, it interactions.Interaction) error {
+	err := s.write(ctx, func(tx *sql.Tx) error { return s.insertRequested(ctx, tx, it) })
+	if err != nil {
+		return fmt.Errorf("recording interaction %s: %w", it.ID, err)
+	}
+	return nil
+}
+
+func (s *Store) insertRequested(ctx context.Context, tx *sql.Tx, it interactions.Interaction) error {
+	if it.ID == "" {
+		return errors.New("the interaction has no ID")
+	}
+	opts := it.Options
+	if opts == nil {
+		opts = []interactions.Option{}
+	}
+	optJSON, err := json.Marshal(opts)
+	if err != nil {
+		return fmt.Errorf("options: %w", err)
+	}
+	var toolInput any
+	if len(it.ToolInput) > 0 {
+		if !json.Valid(it.ToolInput) {
+			return errors.New("the tool input is not valid JSON")
+		}
+		toolInput = string(it.ToolInput)
+	}
+	data, err := json.Marshal(it)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO interactions
+		(id, chat_id, kind, header, question, options, multi_select, idx, total,
+		 plan, tool_name, tool_input, tool_summary, asked_at, deadline)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		it.ID, it.ChatID, string(it.Kind), it.Header, it.Question, string(optJSON), it.MultiSelect,
+		it.Index, it.Total, it.Plan, it.ToolName, toolInput, it.ToolSummary,
+		fmtTime(it.AskedAt), fmtTime(it.Deadline))
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
+			return errors.New("an interaction with this ID is already recorded")
+		}
+		return err
+	}
+	return s.event(ctx, tx, it.ID, evRequested, data)
+}
+
+// Presented implements interactions.Journal: it records the chat message
+// that shows the interaction, so it can be edited after a restart.
+func (s *Store) Presented(ctx context.Context, id, ref string) error {
+	data, _ := json.Marshal(map[string]string{"ref": ref}) // cannot fail
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE interactions SET ref = ? WHERE id = ? AND ref = ''`, ref, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			var old string
+			switch err := tx.QueryRowContext(ctx, `SELECT ref FROM interactions WHERE id = ?`, id).Scan(&old); {
+			case errors.Is(err, sql.ErrNoRows):
+				return errors.New("it was never recorded as requested")
+			case err != nil:
+				return err
+			case old != ref:
+				return fmt.Errorf("it is already shown as %q", old)
+			}
+			return nil // the same reference again
+		}
+		return s.event(ctx, tx, id, evPresented, data)
+	})
+	if err != nil {
+		return fmt.Errorf("recording the message of interaction %s: %w", id, err)
+	}
+	return nil
+}
+
+// Resolved implements interactions.Journal: it records how it ended. An
+// interaction the store never saw requested (its Requested failed) is
+// recorded whole. When the row is no longer pending (Interrupt got there
+// first) the event is still recorded but the row keeps its outcome, and a
+// warning is logged. An interruption (leashd shutting down) makes the
+// interaction recoverable like one Interrupt found.
+func (s *Store) Resolved(ctx context.Context, it interactions.Interaction, res interactions.Resolution) error {
+	if !validOutcome(res.Status) {
+		return fmt.Errorf("recording the outcome of interaction %s: unknown status %q", it.ID, res.Status)
+	}
+	if res.At.IsZero() {
+		res.At = s.now()
+	}
+	data, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("recording the outcome of interaction %s: %w", it.ID, err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		var st string
+		switch err := tx.QueryRowContext(ctx, `SELECT status FROM interactions WHERE id = ?`, it.ID).Scan(&st); {
+		case errors.Is(err, sql.ErrNoRows):
+			// Requested was lost (a disk error, say): record it now.
+			if err := s.insertRequested(ctx, tx, it); err != nil {
+				return err
+			}
+			st = statusPending
+		case err != nil:
+			return err
+		}
+		if st != statusPending {
+			s.log.Warn("interaction resolved after it was settled; the event is recorded, the outcome kept",
+				"id", it.ID, "recorded", st, "now", res.Status)
+			return s.event(ctx, tx, it.ID, evResolved, data)
+		}
+		var interruptedAt any
+		if res.Status == interactions.StatusInterrupted {
+			interruptedAt = fmtTime(res.At)
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE interactions SET status = ?, answer = ?, decision = ?, text = ?,
+				resolved_by = ?, resolved_at = ?, interrupted_at = ?
+			WHERE id = ? AND status = 'pending'`,
+			string(res.Status), res.Answer, res.Decision, res.Text, res.By, fmtTime(res.At), interruptedAt, it.ID)
+		if err != nil {
+			return err
+		}
+		return s.event(ctx, tx, it.ID, evResolved, data)
+	})
+	if err != nil {
+		return fmt.Errorf("recording the outcome of interaction %s: %w", it.ID, err)
+	}
+	return nil
+}
+
+func validOutcome(st interactions.Status) bool {
+	switch st {
+	case interactions.StatusAnswered, interactions.StatusRejected, interactions.StatusExpired,
+		interactions.StatusCancelled, interactions.StatusInterrupted:
+		return true
+	}
+	return false
+}
+
+// event appends to the events table.
+func (s *Store) event(ctx context.Context, tx *sql.Tx, id, typ string, data []byte) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO events (interaction_id, type, at, data) VALUES (?, ?, ?, ?)`,
+		id, typ, fmtTime(s.now()), string(data))
+	return err
+}

@@ -1,0 +1,122 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/interactions"
+)
+
+var _ engine.Recovery = (*Store)(nil)
+
+// InterruptedText is the reason recorded on interactions that were still
+// pending when leashd stopped.
+const InterruptedText = "leashd stopped before anyone answered"
+
+// Interrupt implements engine.Recovery: every interaction still pending is
+// marked interrupted (in one transaction, with an event each) and returned
+// with its message reference, oldest first. At start-up these are the ones
+// a crash left; at shutdown, the ones nothing else settled.
+func (s *Store) Interrupt(ctx context.Context) ([]engine.Interrupted, error) {
+	var out []engine.Interrupted
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+recordColumns+` FROM interactions
+			WHERE status = 'pending' ORDER BY asked_at, seq`)
+		if err != nil {
+			return err
+		}
+		recs, err := scanRecords(rows)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		data, _ := json.Marshal(map[string]string{"reason": InterruptedText}) // cannot fail
+		for _, r := range recs {
+			_, err := tx.ExecContext(ctx, `UPDATE interactions SET status = 'interrupted', text = ?,
+					resolved_at = ?, interrupted_at = ?
+				WHERE id = ? AND status = 'pending'`,
+				InterruptedText, fmtTime(now), fmtTime(now), r.Interaction.ID)
+			if err != nil {
+				return err
+			}
+			if err := s.event(ctx, tx, r.Interaction.ID, evInterrupted, data); err != nil {
+				return err
+			}
+			out = append(out, engine.Interrupted{Interaction: r.Interaction, Ref: r.Ref})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("marking pending interactions interrupted: %w", err)
+	}
+	return out, nil
+}
+
+// LookupInterrupted implements engine.Recovery: it finds an interaction
+// that a restart interrupted, whether or not its late answer has been
+// recorded yet (Recovered tells a duplicate tap apart).
+func (s *Store) LookupInterrupted(ctx context.Context, id string) (engine.Interrupted, bool, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+recordColumns+` FROM interactions
+		WHERE id = ? AND interrupted_at IS NOT NULL`, id)
+	if err != nil {
+		return engine.Interrupted{}, false, fmt.Errorf("looking up interaction %s: %w", id, err)
+	}
+	recs, err := scanRecords(rows)
+	if err != nil {
+		return engine.Interrupted{}, false, fmt.Errorf("looking up interaction %s: %w", id, err)
+	}
+	if len(recs) == 0 {
+		return engine.Interrupted{}, false, nil
+	}
+	return engine.Interrupted{Interaction: recs[0].Interaction, Ref: recs[0].Ref}, true, nil
+}
+
+// Recovered implements engine.Recovery: it records the answer given after
+// the restart as the interaction's outcome, exactly once. It reports false
+// when the answer was already recorded (a duplicate tap), and an error when
+// id is not an interrupted interaction.
+func (s *Store) Recovered(ctx context.Context, id string, res interactions.Resolution) (bool, error) {
+	if res.Status != interactions.StatusAnswered && res.Status != interactions.StatusRejected {
+		return false, fmt.Errorf("recording the recovered answer to %s: status %q (accepted: answered, rejected)", id, res.Status)
+	}
+	if res.At.IsZero() {
+		res.At = s.now()
+	}
+	data, err := json.Marshal(res)
+	if err != nil {
+		return false, fmt.Errorf("recording the recovered answer to %s: %w", id, err)
+	}
+	first := false
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, `UPDATE interactions SET status = ?, answer = ?, decision = ?, text = ?,
+				resolved_by = ?, resolved_at = ?, recovered_at = ?
+			WHERE id = ? AND status = 'interrupted' AND recovered_at IS NULL`,
+			string(res.Status), res.Answer, res.Decision, res.Text, res.By, fmtTime(res.At), fmtTime(res.At), id)
+		if err != nil {
+			return err
+		}
+		if n, _ := r.RowsAffected(); n == 0 {
+			var interrupted bool
+			err := tx.QueryRowContext(ctx, `SELECT interrupted_at IS NOT NULL FROM interactions WHERE id = ?`, id).Scan(&interrupted)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("no interaction %q is recorded", id)
+			case err != nil:
+				return err
+			case !interrupted:
+				return fmt.Errorf("interaction %s was not interrupted by a restart", id)
+			}
+			return nil // already recovered
+		}
+		first = true
+		return s.event(ctx, tx, id, evRecovered, data)
+	})
+	if err != nil {
+		return false, fmt.Errorf("recording the recovered answer to %s: %w", id, err)
+	}
+	return first, nil
+}

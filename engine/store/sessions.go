@@ -1,0 +1,52 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/leashd/leashd/engine"
+)
+
+var _ engine.SessionStore = (*Store)(nil)
+
+// LoadSession implements engine.SessionStore.
+func (s *Store) LoadSession(ctx context.Context, chatID string) (engine.SessionRecord, bool, error) {
+	var rec engine.SessionRecord
+	var mode string
+	var last sql.NullString
+	err := s.r.QueryRowContext(ctx, `SELECT chat_id, agent_session_id, mode, workdir, last_active
+		FROM sessions WHERE chat_id = ?`, chatID).Scan(&rec.ChatID, &rec.AgentSessionID, &mode, &rec.WorkDir, &last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return engine.SessionRecord{}, false, nil
+	}
+	if err != nil {
+		return engine.SessionRecord{}, false, fmt.Errorf("loading the session of chat %s: %w", chatID, err)
+	}
+	rec.Mode = engine.Mode(mode)
+	if rec.LastActive, err = parseTime(last); err != nil {
+		return engine.SessionRecord{}, false, fmt.Errorf("loading the session of chat %s: %w", chatID, err)
+	}
+	return rec, true, nil
+}
+
+// SaveSession implements engine.SessionStore: it inserts or replaces the
+// chat's session (sessions are current state, not history).
+func (s *Store) SaveSession(ctx context.Context, rec engine.SessionRecord) error {
+	if rec.ChatID == "" {
+		return errors.New("saving a session without a chat ID")
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (chat_id, agent_session_id, mode, workdir, last_active)
+			VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (chat_id) DO UPDATE SET agent_session_id = excluded.agent_session_id,
+				mode = excluded.mode, workdir = excluded.workdir, last_active = excluded.last_active`,
+			rec.ChatID, rec.AgentSessionID, string(rec.Mode), rec.WorkDir, fmtTime(rec.LastActive))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("saving the session of chat %s: %w", rec.ChatID, err)
+	}
+	return nil
+}

@@ -1,0 +1,303 @@
+// Package store keeps leashd's state in a SQLite file (modernc.org/sqlite,
+// pure Go, no cgo): chats' agent sessions, an append-only audit log of every
+// interaction, and what restart recovery needs.
+//
+// It implements interactions.Journal, engine.SessionStore and
+// engine.Recovery, and offers Audit for reading the log, also from another
+// process while leashd runs.
+//
+// # Writes
+//
+// All writes go through one *sql.DB limited to a single connection. SQLite
+// allows one writer at a time anyway; serialising writers in Go rather than
+// letting several connections race for the file lock means no in-process
+// write ever waits in busy_timeout or fails with SQLITE_BUSY, and every
+// multi-statement change (a projection row and its event) is one
+// transaction on that connection. Transactions begin IMMEDIATE, so a write
+// never has to upgrade a read lock another process holds. Reads use a
+// separate pool of read-only connections, which WAL mode lets run
+// concurrently with the writer.
+//
+// # The audit log
+//
+// Every change to an interaction is an insert into the events table
+// (requested, presented, resolved, interrupted, recovered), never updated
+// or deleted — triggers refuse it. The interactions table is a projection of
+// those events, one row per interaction, written in the same transaction,
+// because that is what the audit command and recovery read. A row's question
+// never changes, its outcome is set once (pending → settled), and the only
+// later change is the recovery of an interrupted row, which the events record
+// too; triggers enforce all of this, so nothing is rewritten silently.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// ErrReadOnly is returned by writes to a Store opened with ReadOnly.
+var ErrReadOnly = errors.New("the store is open read-only")
+
+// Store is leashd's SQLite database. It is safe for concurrent use. Create
+// it with Open and Close it when done.
+type Store struct {
+	path string
+	w    *sql.DB // nil when read-only; one connection: the only writer
+	r    *sql.DB // read-only connections
+	now  func() time.Time
+	log  *slog.Logger
+}
+
+type options struct {
+	busyTimeout time.Duration
+	readOnly    bool
+	now         func() time.Time
+	log         *slog.Logger
+}
+
+// An Option configures Open.
+type Option func(*options)
+
+// WithBusyTimeout sets how long a statement waits for another process's
+// lock on the file before failing (default 5s).
+func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyTimeout = d } }
+
+// ReadOnly opens an existing database for reading only: nothing is created
+// (a missing file is an error wrapping fs.ErrNotExist), no migration runs,
+// and writes return ErrReadOnly. `leashd audit` uses it.
+func ReadOnly() Option { return func(o *options) { o.readOnly = true } }
+
+// WithClock replaces time.Now for the times the store itself records (when
+// an event was written, when pending interactions were interrupted).
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithLogger sets the logger; by default nothing is logged.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// Open opens the database at path, creating its directory (mode 0700) and
+// the file (mode 0600) when missing, switches it to WAL mode and applies
+// the schema migrations this version of leashd knows.
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	o := options{busyTimeout: 5 * time.Second, now: time.Now}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.log == nil {
+		o.log = slog.New(slog.DiscardHandler)
+	}
+	if path == "" {
+		return nil, errors.New("no database path given (set LEASHD_DB_PATH)")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("database path %q: %w", path, err)
+	}
+	s := &Store{path: abs, now: o.now, log: o.log}
+	if o.readOnly {
+		if err := s.openReadOnly(ctx, o); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	if err := prepareFile(abs); err != nil {
+		return nil, err
+	}
+	s.w, err = sql.Open("sqlite", dsn(abs, o.busyTimeout, false))
+	if err != nil {
+		return nil, fmt.Errorf("opening database %s: %w", abs, err)
+	}
+	s.w.SetMaxOpenConns(1)
+	s.w.SetMaxIdleConns(1)
+	s.w.SetConnMaxLifetime(0)
+	s.w.SetConnMaxIdleTime(0)
+	var mode string
+	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("opening database %s: %w", abs, err)
+	}
+	if mode != "wal" {
+		s.w.Close()
+		return nil, fmt.Errorf("opening database %s: journal mode is %q, WAL could not be enabled", abs, mode)
+	}
+	if err := migrate(ctx, s.w, migrations); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("database %s: %w", abs, err)
+	}
+	s.r, err = sql.Open("sqlite", dsn(abs, o.busyTimeout, true))
+	if err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("opening database %s for reading: %w", abs, err)
+	}
+	s.r.SetMaxOpenConns(4)
+	return s, nil
+}
+
+func (s *Store) openReadOnly(ctx context.Context, o options) error {
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return fmt.Errorf("database %s: %w", s.path, err)
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("database %s is a directory, not a file", s.path)
+	}
+	s.r, err = sql.Open("sqlite", dsn(s.path, o.busyTimeout, true))
+	if err != nil {
+		return fmt.Errorf("opening database %s: %w", s.path, err)
+	}
+	s.r.SetMaxOpenConns(4)
+	v, err := userVersion(ctx, s.r)
+	if err != nil {
+		s.r.Close()
+		return fmt.Errorf("reading database %s: %w", s.path, err)
+	}
+	if err := checkReadable(v, len(migrations)); err != nil {
+		s.r.Close()
+		return fmt.Errorf("database %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// checkReadable says whether a reader that knows schema version latest can
+// read a database at version v without migrating it.
+func checkReadable(v, latest int) error {
+	switch {
+	case v == 0:
+		return errors.New("it is not a leashd database (no schema version)")
+	case v > latest:
+		return fmt.Errorf("its schema version %d is newer than this leashd knows (%d); use the leashd that wrote it", v, latest)
+	case v < latest:
+		return fmt.Errorf("its schema version %d is older than this leashd's (%d); start leashd once to upgrade it", v, latest)
+	}
+	return nil
+}
+
+// prepareFile creates the database's directory (0700) and the file (0600)
+// before SQLite opens it, so that SQLite (which gives its -wal and -shm
+// files the database file's mode) never creates anything readable by
+// others. An existing file readable by others is tightened to 0600.
+func prepareFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("creating the database directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("creating the database file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("database file %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("database path %s is not a regular file", path)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		if err := f.Chmod(0o600); err != nil {
+			return fmt.Errorf("restricting database file %s to mode 0600: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// dsn builds a file: URI for the driver. Readers are query_only; the
+// writer enables WAL, foreign keys and IMMEDIATE transactions. SQLite URI
+// mode=rw never creates the file: Open created it, and a reader must not.
+func dsn(path string, busy time.Duration, reader bool) string {
+	q := url.Values{}
+	q.Set("mode", "rw")
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	if reader {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		// FULL: every commit is synced. Interactions are written at the
+		// pace people answer, and "written before it is shown" should
+		// survive a power cut too, not only a crash.
+		q.Add("_pragma", "synchronous(FULL)")
+		q.Set("_txlock", "immediate")
+	}
+	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
+	// url.URL writes "file:///abs/path?…", which SQLite accepts.
+	return u.String()
+}
+
+// Path is the database file's absolute path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error {
+	var errs []error
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// IsNotExist reports whether err means the database file does not exist
+// (only Open with ReadOnly reports that).
+func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// write runs f in a write transaction and commits it.
+func (s *Store) write(ctx context.Context, f func(tx *sql.Tx) error) error {
+	if s.w == nil {
+		return ErrReadOnly
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// timeLayout is fixed-width UTC, so text order is time order.
+const timeLayout = "2006-01-02T15:04:05.000000000Z"
+
+// fmtTime formats t for a column; the zero time is NULL.
+func fmtTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return clampYear(t).UTC().Format(timeLayout)
+}
+
+// clampYear keeps t within the years the fixed-width layout can order.
+func clampYear(t time.Time) time.Time {
+	switch {
+	case t.UTC().Year() < 1:
+		return time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	case t.UTC().Year() > 9999:
+		return time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)
+	}
+	return t
+}
+
+// parseTime reads a column written by fmtTime; NULL is the zero time.
+func parseTime(ns sql.NullString) (time.Time, error) {
+	if !ns.Valid || ns.String == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, ns.String)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("bad time %q in the database: %w", ns.String, err)
+	}
+	return t, nil
+}
