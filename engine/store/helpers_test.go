@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/leashd/leashd/interactions"
 	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/interactions"
 )
 
 // wait bounds every blocking step; it only turns a hang into a failure.

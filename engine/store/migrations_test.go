@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/leashd/leashd/interactions"
 	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/interactions"
 )
 
 // A fixture is data as a leashd at one schema version wrote it (raw SQL of
