@@ -1,0 +1,171 @@
+// Package claude runs the Claude Code CLI as an engine.Agent: one
+// long-lived `claude` process per session, driven over its stream-json
+// control protocol on stdin/stdout (see DESIGN.md, "Claude Code CLI: the
+// control protocol"). Permission requests (can_use_tool) are handed to the
+// engine's TurnHandler, each on its own goroutine, while stdout keeps being
+// read.
+package claude
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/leashd/leashd/engine"
+)
+
+// DefaultProgram is the program looked up on PATH when no path is given.
+const DefaultProgram = "claude"
+
+// InstallHint says how to get the CLI.
+const InstallHint = "install it with `npm install -g @anthropic-ai/claude-code` or set LEASHD_CLAUDE_PATH to its path"
+
+// Defaults.
+const (
+	// DefaultCloseTimeout is how long Close waits at each step (after
+	// closing stdin, after SIGTERM) before the next, harsher one.
+	DefaultCloseTimeout = 5 * time.Second
+	// DefaultStartTimeout bounds the initialize handshake.
+	DefaultStartTimeout = 60 * time.Second
+	// MaxLineBytes is the longest stdout line accepted; a longer one is
+	// logged and skipped. Tool results (a file read whole) make long lines.
+	MaxLineBytes = 64 << 20
+)
+
+// Agent starts Claude Code CLI sessions. Create it with New.
+type Agent struct {
+	path         string
+	log          *slog.Logger
+	env          []string
+	closeTimeout time.Duration
+	startTimeout time.Duration
+	args         []string
+}
+
+// Option configures an Agent.
+type Option func(*Agent)
+
+// WithLogger sets the logger (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(a *Agent) { a.log = l } }
+
+// WithEnv adds environment variables ("K=V"), appended to the inherited
+// environment (so they win over inherited ones).
+func WithEnv(env []string) Option {
+	return func(a *Agent) { a.env = append(a.env, env...) }
+}
+
+// WithCloseTimeout sets how long Close waits after closing stdin and again
+// after SIGTERM before escalating (default 5s each).
+func WithCloseTimeout(d time.Duration) Option { return func(a *Agent) { a.closeTimeout = d } }
+
+// WithStartTimeout bounds the start-up handshake (default 60s).
+func WithStartTimeout(d time.Duration) Option { return func(a *Agent) { a.startTimeout = d } }
+
+// WithExtraArgs adds command-line arguments after leashd's own.
+func WithExtraArgs(args ...string) Option {
+	return func(a *Agent) { a.args = append(a.args, args...) }
+}
+
+// New returns an Agent running the CLI at path ("" means "claude" on PATH;
+// see Find).
+func New(path string, opts ...Option) *Agent {
+	if path == "" {
+		path = DefaultProgram
+	}
+	a := &Agent{path: path, closeTimeout: DefaultCloseTimeout, startTimeout: DefaultStartTimeout}
+	for _, o := range opts {
+		o(a)
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.closeTimeout <= 0 {
+		a.closeTimeout = DefaultCloseTimeout
+	}
+	if a.startTimeout <= 0 {
+		a.startTimeout = DefaultStartTimeout
+	}
+	return a
+}
+
+// Name implements engine.Agent.
+func (a *Agent) Name() string { return "claude" }
+
+// Path is the program the Agent runs.
+func (a *Agent) Path() string { return a.path }
+
+// Find resolves the CLI's path: path itself (LEASHD_CLAUDE_PATH; "" means
+// "claude") through exec.LookPath. Missing, the error wraps
+// engine.ErrAgentNotFound and says how to install it.
+func Find(path string) (string, error) {
+	if path == "" {
+		path = DefaultProgram
+	}
+	p, err := exec.LookPath(path)
+	if err != nil {
+		return "", notFound(path, err)
+	}
+	return p, nil
+}
+
+func notFound(path string, err error) error {
+	return fmt.Errorf("%w: Claude Code CLI %q (%v); %s", engine.ErrAgentNotFound, path, err, InstallHint)
+}
+
+// args are the CLI's arguments for a session.
+func (a *Agent) argsFor(o engine.SessionOptions) []string {
+	mode := o.Mode
+	if mode == "" {
+		mode = engine.ModeDefault
+	}
+	args := []string{
+		"--output-format", "stream-json",
+		"--input-format", "stream-json",
+		"--verbose",
+		"--permission-prompt-tool", "stdio",
+		"--permission-mode", string(mode),
+	}
+	if o.Model != "" {
+		args = append(args, "--model", o.Model)
+	}
+	if o.ResumeID != "" {
+		args = append(args, "--resume", o.ResumeID)
+	}
+	return append(args, a.args...)
+}
+
+// Open implements engine.Agent: it starts a CLI process in o.WorkDir and
+// completes the initialize handshake. ctx bounds the start only; the
+// session lives until Close or until the process dies.
+func (a *Agent) Open(ctx context.Context, o engine.SessionOptions) (engine.Session, error) {
+	if o.WorkDir != "" {
+		if st, err := os.Stat(o.WorkDir); err != nil {
+			return nil, fmt.Errorf("working directory %s: %w", o.WorkDir, err)
+		} else if !st.IsDir() {
+			return nil, fmt.Errorf("working directory %s is not a directory", o.WorkDir)
+		}
+	}
+	s, err := start(a, o)
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, notFound(a.path, err)
+		}
+		return nil, fmt.Errorf("starting %s: %w", a.path, err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, a.startTimeout)
+	defer cancel()
+	if err := s.initialize(sctx); err != nil {
+		s.kill()
+		<-s.done
+		if errors.Is(err, engine.ErrSessionEnded) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("claude did not complete its start-up handshake: %w", err)
+	}
+	return s, nil
+}

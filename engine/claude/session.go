@@ -1,0 +1,612 @@
+package claude
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/leashd/leashd/engine"
+)
+
+// session is one CLI process. It implements engine.Session.
+type session struct {
+	a     *Agent
+	log   *slog.Logger
+	cmd   *exec.Cmd
+	out   *os.File // read end of the CLI's stdout
+	errs  *tailBuffer
+	start time.Time
+
+	writeMu     sync.Mutex
+	stdin       io.WriteCloser
+	stdinClosed bool
+
+	// ctx is cancelled when the process has ended; done is closed after
+	// that, once its exit status is known.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	done     chan struct{}
+	readDone chan struct{}
+
+	turnMu sync.Mutex // one Turn at a time
+
+	mu       sync.Mutex
+	id       string
+	seq      int
+	waiting  map[string]chan controlResponse // our control requests by request_id
+	perms    map[string]*perm                // the CLI's can_use_tool requests by request_id
+	turn     *turnState
+	exitErr  error
+	closedBy string // why leashd ended the process, if it did
+}
+
+// perm is a can_use_tool request being decided.
+type perm struct {
+	cancel    context.CancelFunc
+	withdrawn bool // the CLI sent control_cancel_request: do not answer
+}
+
+// turnState is the running turn.
+type turnState struct {
+	h        engine.TurnHandler
+	ctx      context.Context // cancelled when the turn ends
+	result   chan engine.Result
+	finished chan struct{}
+}
+
+// start launches the process and its reader; the handshake is separate.
+func start(a *Agent, o engine.SessionOptions) (*session, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(a.path, a.argsFor(o)...)
+	cmd.Dir = o.WorkDir
+	cmd.Env = append(os.Environ(), a.env...)
+	cmd.Stdout = w
+	errs := &tailBuffer{max: 8 << 10}
+	cmd.Stderr = errs
+	// Bounds how long Wait waits for stderr when a grandchild (a tool's
+	// background process) still holds it open.
+	cmd.WaitDelay = 2 * time.Second
+	setProcessGroup(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	w.Close() // the child holds its own copy
+	ctx, cancel := context.WithCancel(context.Background())
+	log := a.log.With("chat", o.ChatID, "pid", cmd.Process.Pid)
+	s := &session{
+		a: a, log: log, cmd: cmd, out: r, errs: errs, start: time.Now(),
+		stdin: stdin, ctx: ctx, cancel: cancel,
+		done: make(chan struct{}), readDone: make(chan struct{}),
+		id: o.ResumeID, waiting: map[string]chan controlResponse{}, perms: map[string]*perm{},
+	}
+	log.Debug("claude started", "path", a.path, "args", cmd.Args[1:], "dir", o.WorkDir)
+	go s.read()
+	go s.wait()
+	return s, nil
+}
+
+// initialize performs the handshake.
+func (s *session) initialize(ctx context.Context) error {
+	_, err := s.control(ctx, map[string]any{"subtype": subtypeInitialize, "hooks": nil})
+	if err == nil {
+		s.log.Debug("claude initialized", "after", time.Since(s.start))
+	}
+	return err
+}
+
+// wait reaps the process and ends the session.
+func (s *session) wait() {
+	err := s.cmd.Wait()
+	select { // let the reader take what the process printed last
+	case <-s.readDone:
+	case <-time.After(2 * time.Second):
+		s.out.Close() // a grandchild keeps stdout open: stop reading
+		<-s.readDone
+	}
+	s.mu.Lock()
+	s.exitErr = err
+	s.mu.Unlock()
+	s.cancel()
+	s.log.Debug("claude exited", "err", err, "after", time.Since(s.start))
+	close(s.done)
+}
+
+// read reads stdout until it closes.
+func (s *session) read() {
+	defer close(s.readDone)
+	defer s.out.Close()
+	br := bufio.NewReaderSize(s.out, 64<<10)
+	for {
+		b, err := readLine(br, MaxLineBytes)
+		var tl *lineTooLongError
+		switch {
+		case errors.As(err, &tl):
+			s.log.Error("skipping a line from claude longer than the limit", "bytes", tl.n, "limit", MaxLineBytes, "start", quote(tl.start))
+			continue
+		case len(b) > 0:
+			s.handle(b)
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				s.log.Warn("reading claude's output", "err", err)
+			}
+			return
+		}
+	}
+}
+
+type lineTooLongError struct {
+	n     int
+	start []byte
+}
+
+func (e *lineTooLongError) Error() string {
+	return fmt.Sprintf("line of %d bytes exceeds the limit", e.n)
+}
+
+// readLine returns the next line without its newline. A line longer than
+// max is consumed and reported as a *lineTooLongError. At EOF the last
+// unterminated line is returned along with io.EOF.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var buf []byte
+	n := 0
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		n += len(chunk)
+		if !tooLong {
+			if n > max+1 { // +1: the newline
+				tooLong = true
+				buf = append(buf, chunk[:min(len(chunk), maxQuoted)]...)
+				buf = buf[:min(len(buf), maxQuoted)]
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if tooLong {
+			if err == nil {
+				n-- // the newline
+			}
+			return nil, &lineTooLongError{n: n, start: buf}
+		}
+		return bytes.TrimSuffix(buf, []byte("\n")), err
+	}
+}
+
+// handle dispatches one stdout line.
+func (s *session) handle(raw []byte) {
+	l, err := parseLine(raw)
+	if err != nil {
+		s.log.Warn("skipping a line from claude that is not a stream-json message", "err", err)
+		return
+	}
+	if l == nil {
+		return
+	}
+	switch l.Type {
+	case typeControlResponse:
+		r, err := l.response()
+		if err != nil {
+			s.log.Warn("skipping an unreadable control_response from claude", "err", err, "line", quote(raw))
+			return
+		}
+		s.mu.Lock()
+		ch := s.waiting[r.RequestID]
+		delete(s.waiting, r.RequestID)
+		s.mu.Unlock()
+		if ch == nil {
+			s.log.Debug("control_response for no pending request", "request_id", r.RequestID)
+			return
+		}
+		ch <- r
+	case typeControlRequest:
+		req, err := l.request()
+		if err != nil {
+			s.log.Warn("unreadable control_request from claude; answering with an error", "err", err)
+			s.replyError(l.RequestID, "leashd could not read the request: "+err.Error())
+			return
+		}
+		if req.Subtype == subtypeCanUseTool {
+			s.permission(l.RequestID, req)
+			return
+		}
+		s.log.Info("claude sent a control request leashd does not support; answering with an error", "subtype", req.Subtype)
+		s.replyError(l.RequestID, errUnsupportedReply+": leashd does not handle control requests of subtype "+strconv.Quote(req.Subtype))
+	case typeControlCancel:
+		s.withdraw(l.RequestID)
+	case typeSystem:
+		if l.Subtype == subtypeInit && l.SessionID != "" {
+			s.setID(l.SessionID)
+		}
+	case typeAssistant:
+		ts := s.currentTurn()
+		if ts == nil {
+			return
+		}
+		blocks, err := l.blocks()
+		if err != nil {
+			s.log.Warn("unreadable assistant message from claude", "err", err, "line", quote(raw))
+			return
+		}
+		for _, b := range blocks {
+			switch b.Type {
+			case "text":
+				if l.ParentToolUseID == nil { // a subagent's text is not the answer
+					ts.h.Text(b.Text)
+				}
+			case "tool_use":
+				ts.h.ToolUse(b.Name, b.Input)
+			}
+		}
+	case typeResult:
+		if l.SessionID != "" {
+			s.setID(l.SessionID)
+		}
+		ts := s.currentTurn()
+		if ts == nil {
+			s.log.Debug("result with no turn running", "subtype", l.Subtype)
+			return
+		}
+		select {
+		case ts.result <- l.result():
+		default:
+			s.log.Warn("a second result for one turn; ignored", "subtype", l.Subtype)
+		}
+	}
+}
+
+func (s *session) setID(id string) {
+	s.mu.Lock()
+	s.id = id
+	s.mu.Unlock()
+}
+
+func (s *session) currentTurn() *turnState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.turn
+}
+
+// permission asks the turn's handler about a can_use_tool request on its
+// own goroutine (a person may take minutes) and answers the CLI, unless
+// the CLI withdrew the request meanwhile.
+func (s *session) permission(reqID string, req controlRequest) {
+	ts := s.currentTurn()
+	parent := s.ctx
+	if ts != nil {
+		parent = ts.ctx
+	}
+	pctx, cancel := context.WithCancel(parent)
+	p := &perm{cancel: cancel}
+	s.mu.Lock()
+	s.perms[reqID] = p
+	s.mu.Unlock()
+	go func() {
+		defer cancel()
+		var resp engine.PermissionResponse
+		if ts == nil {
+			resp = engine.PermissionResponse{Message: "leashd has no turn running to ask about this tool."}
+		} else {
+			resp = ts.h.Permission(pctx, engine.PermissionRequest{
+				ToolName: req.ToolName, Input: req.Input, ToolUseID: req.ToolUseID, Suggestions: req.Suggestions,
+			})
+		}
+		s.mu.Lock()
+		delete(s.perms, reqID)
+		withdrawn := p.withdrawn
+		s.mu.Unlock()
+		if withdrawn {
+			s.log.Debug("permission request withdrawn by claude; not answering", "request_id", reqID, "tool", req.ToolName)
+			return
+		}
+		if s.ctx.Err() != nil {
+			return // the process is gone
+		}
+		err := s.send(outControlResponse{Type: typeControlResponse, Response: outSuccess{
+			Subtype: subtypeSuccess, RequestID: reqID, Response: permissionBody(req, resp),
+		}})
+		if err != nil {
+			s.log.Warn("answering claude's permission request", "tool", req.ToolName, "err", err)
+		}
+	}()
+}
+
+// withdraw handles control_cancel_request: the decision's context is
+// cancelled and no answer is sent.
+func (s *session) withdraw(reqID string) {
+	s.mu.Lock()
+	p := s.perms[reqID]
+	if p != nil {
+		p.withdrawn = true
+	}
+	s.mu.Unlock()
+	if p == nil {
+		s.log.Debug("control_cancel_request for no pending request", "request_id", reqID)
+		return
+	}
+	p.cancel()
+}
+
+func (s *session) replyError(reqID, msg string) {
+	err := s.send(outControlResponse{Type: typeControlResponse, Response: outError{Subtype: subtypeError, RequestID: reqID, Error: msg}})
+	if err != nil {
+		s.log.Warn("answering claude's control request", "err", err)
+	}
+}
+
+// send writes one message to stdin.
+func (s *session) send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.stdinClosed {
+		return fmt.Errorf("%w: its input is closed", engine.ErrSessionEnded)
+	}
+	if _, err := s.stdin.Write(b); err != nil {
+		if s.ctx.Err() != nil {
+			return s.endedErr()
+		}
+		return fmt.Errorf("writing to claude: %w", err)
+	}
+	return nil
+}
+
+// control sends a control request and waits for its response.
+func (s *session) control(ctx context.Context, body map[string]any) (json.RawMessage, error) {
+	s.mu.Lock()
+	s.seq++
+	id := "leashd_" + strconv.Itoa(s.seq)
+	ch := make(chan controlResponse, 1)
+	s.waiting[id] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.waiting, id)
+		s.mu.Unlock()
+	}()
+	subtype, _ := body["subtype"].(string)
+	if err := s.send(outControlRequest{Type: typeControlRequest, RequestID: id, Request: body}); err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		if r.Subtype == subtypeError {
+			return nil, fmt.Errorf("claude refused %s: %s", subtype, r.Error)
+		}
+		return r.Response, nil
+	case <-s.done:
+		return nil, s.endedErr()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: no answer from claude: %w", subtype, context.Cause(ctx))
+	}
+}
+
+// endedErr describes how the process ended, with the end of its stderr.
+func (s *session) endedErr() error {
+	select {
+	case <-s.done:
+	case <-time.After(5 * time.Second): // the exit status is moments away
+	}
+	s.mu.Lock()
+	exitErr, closedBy := s.exitErr, s.closedBy
+	s.mu.Unlock()
+	var b strings.Builder
+	b.WriteString("claude exited")
+	switch {
+	case closedBy != "":
+		b.WriteString(" (" + closedBy + ")")
+	case exitErr != nil:
+		b.WriteString(" (" + exitErr.Error() + ")")
+	default:
+		b.WriteString(" (exit status 0)")
+	}
+	if t := s.errs.tail(600); t != "" {
+		b.WriteString("; its last output on stderr: " + t)
+	}
+	return fmt.Errorf("%w: %s", engine.ErrSessionEnded, b.String())
+}
+
+// Turn implements engine.Session.
+func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	s.turnMu.Lock()
+	defer s.turnMu.Unlock()
+	if s.ctx.Err() != nil {
+		return engine.Result{}, s.endedErr()
+	}
+	tctx, tcancel := context.WithCancel(s.ctx)
+	ts := &turnState{h: h, ctx: tctx, result: make(chan engine.Result, 1), finished: make(chan struct{})}
+	s.mu.Lock()
+	s.turn = ts
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.turn = nil
+		s.mu.Unlock()
+		tcancel()
+		close(ts.finished)
+	}()
+
+	err := s.send(outUser{Type: typeUser, Message: outMessage{Role: "user", Content: prompt}, SessionID: "default"})
+	if err != nil {
+		return engine.Result{}, err
+	}
+	select {
+	case r := <-ts.result:
+		return r, nil
+	case <-s.done:
+		select {
+		case r := <-ts.result:
+			return r, nil
+		default:
+		}
+		return engine.Result{}, s.endedErr()
+	case <-ctx.Done():
+	}
+	// The caller gave up: withdraw pending questions, stop the CLI's turn
+	// and wait for its result so that the next turn starts clean. A CLI
+	// that does not stop is killed.
+	tcancel()
+	ictx, icancel := context.WithTimeout(context.Background(), s.a.closeTimeout)
+	defer icancel()
+	if err := s.interrupt(ictx); err != nil && s.ctx.Err() == nil {
+		s.log.Warn("interrupting claude after the turn was abandoned", "err", err)
+	}
+	select {
+	case <-ts.result:
+	case <-s.done:
+	case <-ictx.Done():
+		s.log.Warn("claude did not end its turn after an interrupt; killing it")
+		s.kill()
+	}
+	return engine.Result{}, fmt.Errorf("turn abandoned: %w", context.Cause(ctx))
+}
+
+// Interrupt implements engine.Session.
+func (s *session) Interrupt(ctx context.Context) error { return s.interrupt(ctx) }
+
+func (s *session) interrupt(ctx context.Context) error {
+	_, err := s.control(ctx, map[string]any{"subtype": subtypeInterrupt})
+	return err
+}
+
+// SetMode implements engine.Session.
+func (s *session) SetMode(ctx context.Context, m engine.Mode) error {
+	_, err := s.control(ctx, map[string]any{"subtype": subtypeSetMode, "mode": string(m)})
+	return err
+}
+
+// ID implements engine.Session.
+func (s *session) ID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
+// Done implements engine.Session.
+func (s *session) Done() <-chan struct{} { return s.done }
+
+// Close implements engine.Session: it lets a running turn finish (up to the
+// close timeout), closes stdin, waits, then sends SIGTERM, waits, then
+// SIGKILL. Once ctx is done it kills at once.
+func (s *session) Close(ctx context.Context) error {
+	step := s.a.closeTimeout
+	wait := func(ch <-chan struct{}) bool {
+		t := time.NewTimer(step)
+		defer t.Stop()
+		select {
+		case <-ch:
+			return true
+		case <-t.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+	if ts := s.currentTurn(); ts != nil {
+		wait(ts.finished) // closing stdin would deny its pending requests
+	}
+	s.closeStdin()
+	if wait(s.done) {
+		return nil
+	}
+	if ctx.Err() == nil {
+		s.markClosed("stopped by leashd with SIGTERM")
+		_ = signalGroup(s.cmd.Process, syscall.SIGTERM)
+		if wait(s.done) {
+			return nil
+		}
+	}
+	s.kill()
+	<-s.done
+	return fmt.Errorf("claude (pid %d) did not exit after its input was closed and SIGTERM; killed", s.cmd.Process.Pid)
+}
+
+func (s *session) closeStdin() {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if !s.stdinClosed {
+		s.stdinClosed = true
+		_ = s.stdin.Close()
+	}
+}
+
+func (s *session) markClosed(why string) {
+	s.mu.Lock()
+	if s.closedBy == "" {
+		s.closedBy = why
+	}
+	s.mu.Unlock()
+}
+
+// kill ends the process group at once.
+func (s *session) kill() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	s.markClosed("killed by leashd")
+	_ = signalGroup(s.cmd.Process, syscall.SIGKILL)
+}
+
+// tailBuffer keeps the last max bytes written to it (the CLI's stderr).
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+// tail returns the last n bytes (at a line start when possible), trimmed.
+func (t *tailBuffer) tail(n int) string {
+	t.mu.Lock()
+	b := bytes.TrimSpace(t.buf)
+	if len(b) > n {
+		b = b[len(b)-n:]
+		if i := bytes.IndexByte(b, '\n'); i >= 0 && i < len(b)-1 {
+			b = b[i+1:]
+		}
+	}
+	s := strings.ToValidUTF8(string(b), "")
+	t.mu.Unlock()
+	return s
+}
