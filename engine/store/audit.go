@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,9 +14,19 @@ import (
 
 // AuditFilter selects audit records; the zero value selects all.
 type AuditFilter struct {
-	ChatID string    // only this chat ("" for all)
-	Since  time.Time // only interactions asked at or after this time (zero: all)
+	ChatID string            // only this chat ("" for all)
+	Since  time.Time         // only interactions asked at or after this time (zero: all)
+	Kind   interactions.Kind // only this kind ("" for all)
+	Status string            // only this status: "pending" or an interactions.Status ("" for all)
+	Limit  int               // only the newest Limit records (0 for all)
 }
+
+// Statuses are the values AuditFilter.Status accepts.
+var Statuses = []string{statusPending, string(interactions.StatusAnswered), string(interactions.StatusRejected),
+	string(interactions.StatusExpired), string(interactions.StatusCancelled), string(interactions.StatusInterrupted)}
+
+// Kinds are the values AuditFilter.Kind accepts.
+var Kinds = []interactions.Kind{interactions.KindQuestion, interactions.KindPlanReview, interactions.KindToolApproval}
 
 // AuditRecord is one interaction as the audit log has it.
 type AuditRecord struct {
@@ -39,10 +50,20 @@ func (r AuditRecord) Status() string {
 	return string(r.Resolution.Status)
 }
 
-// Audit returns the interactions the filter selects, oldest first. It
-// reads a consistent snapshot and never blocks leashd's writes, so it can
-// run from another process while leashd runs.
+// Audit returns the interactions the filter selects, oldest first (with a
+// Limit, the newest Limit of them, still oldest first). It reads a
+// consistent snapshot and never blocks leashd's writes, so it can run from
+// another process while leashd runs.
 func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]AuditRecord, error) {
+	if f.Kind != "" && !slices.Contains(Kinds, f.Kind) {
+		return nil, fmt.Errorf("reading the audit log: unknown kind %q (accepted: %s)", f.Kind, joinKinds())
+	}
+	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
+		return nil, fmt.Errorf("reading the audit log: unknown status %q (accepted: %s)", f.Status, strings.Join(Statuses, ", "))
+	}
+	if f.Limit < 0 {
+		return nil, fmt.Errorf("reading the audit log: limit %d is negative", f.Limit)
+	}
 	var where []string
 	var args []any
 	if f.ChatID != "" {
@@ -53,11 +74,23 @@ func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]AuditRecord, error)
 		where = append(where, "asked_at >= ?")
 		args = append(args, fmtTime(f.Since))
 	}
-	q := `SELECT ` + recordColumns + ` FROM interactions`
+	if f.Kind != "" {
+		where = append(where, "kind = ?")
+		args = append(args, string(f.Kind))
+	}
+	if f.Status != "" {
+		where = append(where, "status = ?")
+		args = append(args, f.Status)
+	}
+	q := `SELECT ` + recordColumns + `, seq FROM interactions`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY asked_at, seq"
+	if f.Limit > 0 {
+		q += " ORDER BY asked_at DESC, seq DESC LIMIT ?"
+		args = append(args, f.Limit)
+	}
+	q = `SELECT ` + recordColumns + ` FROM (` + q + `) ORDER BY asked_at, seq`
 	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
@@ -67,6 +100,14 @@ func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]AuditRecord, error)
 		return nil, fmt.Errorf("reading the audit log: %w", err)
 	}
 	return recs, nil
+}
+
+func joinKinds() string {
+	s := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
 }
 
 // recordColumns are the interactions columns scanRecords reads.

@@ -17,15 +17,18 @@ var _ engine.Recovery = (*Store)(nil)
 // pending when leashd stopped.
 const InterruptedText = "leashd stopped before anyone answered"
 
-// Interrupt implements engine.Recovery: every interaction still pending is
-// marked interrupted (in one transaction, with an event each) and returned
-// with its message reference, oldest first. At start-up these are the ones
-// a crash left; at shutdown, the ones nothing else settled.
+// Interrupt implements engine.Recovery: every interaction an earlier run
+// left pending (it crashed, or could not record the shutdown) is marked
+// interrupted, in one transaction with an event each, and returned with its
+// message reference, oldest first. Interactions requested since this Store
+// was opened are left alone even when Interrupt runs after them: they
+// belong to this run's coordinator, which settles them (at shutdown as
+// interrupted, through Resolved).
 func (s *Store) Interrupt(ctx context.Context) ([]engine.Interrupted, error) {
 	var out []engine.Interrupted
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+recordColumns+` FROM interactions
-			WHERE status = 'pending' ORDER BY asked_at, seq`)
+			WHERE status = 'pending' AND seq <= ? ORDER BY asked_at, seq`, s.orphanSeq)
 		if err != nil {
 			return err
 		}

@@ -57,6 +57,9 @@ type Store struct {
 	r    *sql.DB // read-only connections
 	now  func() time.Time
 	log  *slog.Logger
+	// orphanSeq is the last interaction row that existed when the store
+	// was opened: pending rows up to it were left by an earlier run.
+	orphanSeq int64
 }
 
 type options struct {
@@ -133,6 +136,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := migrate(ctx, s.w, migrations); err != nil {
 		s.w.Close()
 		return nil, fmt.Errorf("database %s: %w", abs, err)
+	}
+	if err := s.w.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM interactions`).Scan(&s.orphanSeq); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("reading database %s: %w", abs, err)
 	}
 	s.r, err = sql.Open("sqlite", dsn(abs, o.busyTimeout, true))
 	if err != nil {

@@ -1,0 +1,186 @@
+package store_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/interactions"
+)
+
+// TestRecoveryAfterACrash: an interaction is recorded and shown, then the
+// process dies without resolving it. The next run's Interrupt finds it,
+// with its message, and a late answer is recorded exactly once.
+func TestRecoveryAfterACrash(t *testing.T) {
+	ctx := context.Background()
+	path := dbPath(t)
+	s1 := open(t, path)
+	q := question("q1", "telegram:42", t0)
+	require.NoError(t, s1.Requested(ctx, q))
+	require.NoError(t, s1.Presented(ctx, "q1", "telegram:42:7"))
+	done := question("q0", "telegram:42", t0.Add(-time.Minute))
+	require.NoError(t, s1.Requested(ctx, done))
+	require.NoError(t, s1.Resolved(ctx, done, interactions.Resolution{Status: interactions.StatusAnswered, Answer: "SQLite"}))
+	require.NoError(t, s1.Close()) // as good as a crash: nothing settled q1
+
+	restart := t0.Add(time.Hour)
+	s2 := open(t, path, store.WithClock(func() time.Time { return restart }))
+	_, found, err := s2.LookupInterrupted(ctx, "q1")
+	require.NoError(t, err)
+	assert.False(t, found, "not interrupted until Interrupt says so")
+
+	got, err := s2.Interrupt(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, 1, "only what was pending")
+	assert.Equal(t, "q1", got[0].Interaction.ID)
+	assert.Equal(t, "telegram:42:7", got[0].Ref)
+	assert.Equal(t, q.Options, got[0].Interaction.Options)
+	again, err := s2.Interrupt(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, again, "a second Interrupt finds nothing new")
+
+	r := record(t, s2, "q1")
+	assert.Equal(t, "interrupted", r.Status())
+	assert.Equal(t, store.InterruptedText, r.Resolution.Text)
+	assert.True(t, restart.Equal(r.InterruptedAt))
+
+	in, found, err := s2.LookupInterrupted(ctx, "q1")
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, "Which database?", in.Interaction.Question)
+	assert.Equal(t, "telegram:42:7", in.Ref)
+
+	late := interactions.Resolution{Status: interactions.StatusAnswered, Answer: "Postgres", By: "1001", At: restart.Add(time.Minute)}
+	first, err := s2.Recovered(ctx, "q1", late)
+	require.NoError(t, err)
+	assert.True(t, first)
+	first, err = s2.Recovered(ctx, "q1", interactions.Resolution{Status: interactions.StatusAnswered, Answer: "SQLite", By: "1002"})
+	require.NoError(t, err)
+	assert.False(t, first, "a duplicate tap")
+
+	r = record(t, s2, "q1")
+	assert.Equal(t, "answered", r.Status())
+	assert.Equal(t, "Postgres", r.Resolution.Answer, "the first late answer counts")
+	assert.Equal(t, "1001", r.Resolution.By)
+	assert.True(t, late.At.Equal(r.RecoveredAt))
+	assert.True(t, restart.Equal(r.InterruptedAt), "when it was interrupted is kept")
+	_, found, err = s2.LookupInterrupted(ctx, "q1")
+	require.NoError(t, err)
+	assert.True(t, found, "still found, so a duplicate tap is told it was answered")
+	assert.Equal(t, []string{"requested", "presented", "interrupted", "recovered"}, events(t, path, "q1"))
+}
+
+// TestInterruptLeavesThisRunsInteractionsAlone: the engine calls Interrupt
+// at start-up while connectors already run; a question asked in that
+// moment belongs to the live coordinator and must not be marked
+// interrupted.
+func TestInterruptLeavesThisRunsInteractionsAlone(t *testing.T) {
+	ctx := context.Background()
+	path := dbPath(t)
+	s1 := open(t, path)
+	require.NoError(t, s1.Requested(ctx, question("old", "web:1", t0)))
+	require.NoError(t, s1.Close())
+
+	s2 := open(t, path)
+	fresh := question("new", "web:1", t0.Add(time.Hour))
+	require.NoError(t, s2.Requested(ctx, fresh))
+	got, err := s2.Interrupt(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, "old", got[0].Interaction.ID)
+	assert.Equal(t, "pending", record(t, s2, "new").Status())
+	require.NoError(t, s2.Resolved(ctx, fresh, interactions.Resolution{Status: interactions.StatusAnswered, Answer: "SQLite", By: "u"}))
+	assert.Equal(t, "answered", record(t, s2, "new").Status())
+}
+
+// TestShutdownInterruptionIsRecoverable: at a graceful shutdown the
+// coordinator resolves pending interactions as interrupted; after the
+// restart they answer like crash leftovers.
+func TestShutdownInterruptionIsRecoverable(t *testing.T) {
+	ctx := context.Background()
+	path := dbPath(t)
+	s1 := open(t, path)
+	plan := interactions.Interaction{ID: "p1", ChatID: "web:1", Kind: interactions.KindPlanReview,
+		Options: interactions.PlanOptions, Plan: "1. do it", AskedAt: t0}
+	require.NoError(t, s1.Requested(ctx, plan))
+	require.NoError(t, s1.Presented(ctx, "p1", "m1"))
+	require.NoError(t, s1.Resolved(ctx, plan, interactions.Resolution{Status: interactions.StatusInterrupted, Text: "leashd is restarting"}))
+	require.NoError(t, s1.Close())
+
+	s2 := open(t, path)
+	got, err := s2.Interrupt(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, got, "the shutdown already recorded it")
+	in, found, err := s2.LookupInterrupted(ctx, "p1")
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, "m1", in.Ref)
+	first, err := s2.Recovered(ctx, "p1", interactions.Resolution{Status: interactions.StatusAnswered, Decision: interactions.DecisionEdit, By: "u"})
+	require.NoError(t, err)
+	assert.True(t, first)
+	assert.Equal(t, interactions.DecisionEdit, record(t, s2, "p1").Resolution.Decision)
+}
+
+func TestRecoveredRefusesWhatWasNotInterrupted(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, dbPath(t))
+	q := question("q1", "web:1", t0)
+	require.NoError(t, s.Requested(ctx, q))
+	ans := interactions.Resolution{Status: interactions.StatusAnswered, Answer: "SQLite"}
+
+	_, err := s.Recovered(ctx, "nope", ans)
+	require.ErrorContains(t, err, `no interaction "nope"`)
+	_, err = s.Recovered(ctx, "q1", ans)
+	require.ErrorContains(t, err, "not interrupted")
+	_, err = s.Recovered(ctx, "q1", interactions.Resolution{Status: interactions.StatusExpired})
+	require.ErrorContains(t, err, "accepted: answered, rejected")
+	_, found, err := s.LookupInterrupted(ctx, "q1")
+	require.NoError(t, err)
+	assert.False(t, found)
+	assert.Equal(t, "pending", record(t, s, "q1").Status())
+}
+
+// TestDuplicateLateTapsRecordOnce: many taps on one old button at once
+// (two people, a double tap, a retried webhook): exactly one wins.
+func TestDuplicateLateTapsRecordOnce(t *testing.T) {
+	ctx := context.Background()
+	path := dbPath(t)
+	s1 := open(t, path)
+	require.NoError(t, s1.Requested(ctx, question("q1", "web:1", t0)))
+	require.NoError(t, s1.Close())
+	s2 := open(t, path)
+	_, err := s2.Interrupt(ctx)
+	require.NoError(t, err)
+	other := open(t, path) // a second connection pool on the file
+
+	var wins atomic.Int32
+	var winner atomic.Value
+	var wg sync.WaitGroup
+	for i := range 20 {
+		st := s2
+		if i%2 == 1 {
+			st = other
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			by := "u" + itoa(i)
+			first, err := st.Recovered(ctx, "q1", interactions.Resolution{Status: interactions.StatusAnswered, Answer: "SQLite", By: by})
+			assert.NoError(t, err)
+			if first {
+				wins.Add(1)
+				winner.Store(by)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.EqualValues(t, 1, wins.Load())
+	assert.Equal(t, winner.Load(), record(t, s2, "q1").Resolution.By)
+	assert.Equal(t, []string{"requested", "interrupted", "recovered"}, events(t, path, "q1"))
+}
