@@ -1,0 +1,456 @@
+// Package demo is a built-in agent that needs nothing installed and no
+// network: it streams short scripted replies and, on a few words in the
+// prompt, exercises every kind of interaction leashd supports — questions
+// (single and multi-select), a plan review and tool approvals — then reports
+// exactly what it received, the way Claude Code would read it.
+//
+// Words (case-insensitive, anywhere in the prompt):
+//
+//	question, ask       AskUserQuestion: "Which database?" then "Which features?"
+//	plan                ExitPlanMode with a short Markdown plan
+//	bash, run           a Bash approval for `echo hello`
+//	edit, write         a Write approval for a demo file (nothing is written)
+//
+// Anything else gets an echo and a hint. In plan mode a request to run or
+// edit something first becomes a plan to review; once the plan is approved
+// the demo goes on under the mode the approval chose.
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/leashd/leashd/engine"
+)
+
+// Agent is the demo agent; it implements engine.Agent and engine.Helper.
+// Create it with New.
+type Agent struct {
+	delay time.Duration
+
+	mu  sync.Mutex
+	seq int
+}
+
+// Option configures an Agent.
+type Option func(*Agent)
+
+// WithDelay sets the pause between streamed chunks (default 15ms, so the
+// page shows text arriving; 0 streams at once).
+func WithDelay(d time.Duration) Option { return func(a *Agent) { a.delay = max(d, 0) } }
+
+// New returns the demo agent.
+func New(opts ...Option) *Agent {
+	a := &Agent{delay: 15 * time.Millisecond}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
+}
+
+var (
+	_ engine.Agent  = (*Agent)(nil)
+	_ engine.Helper = (*Agent)(nil)
+)
+
+// Name implements engine.Agent.
+func (a *Agent) Name() string { return "demo" }
+
+// Help implements engine.Helper: the words the demo reacts to.
+func (a *Agent) Help() string {
+	return "This is the built-in demo agent. Put one of these words in a message:\n" +
+		"• question — it asks which database (one choice) and which features (several)\n" +
+		"• plan — it asks you to review a plan\n" +
+		"• bash — it asks to run a command (`echo hello`)\n" +
+		"• edit — it asks to write a file (nothing is written)\n" +
+		"Anything else is echoed back."
+}
+
+// Open implements engine.Agent. ResumeID resumes a session by name (the
+// demo keeps no history, so it only keeps the ID).
+func (a *Agent) Open(ctx context.Context, o engine.SessionOptions) (engine.Session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.seq++
+	id := o.ResumeID
+	if id == "" {
+		id = fmt.Sprintf("demo-%d", a.seq)
+	}
+	a.mu.Unlock()
+	mode := o.Mode
+	if mode == "" {
+		mode = engine.ModeDefault
+	}
+	return &Session{
+		id:      id,
+		workDir: o.WorkDir,
+		delay:   a.delay,
+		mode:    mode,
+		done:    make(chan struct{}),
+	}, nil
+}
+
+// Session is one demo conversation; it implements engine.Session.
+type Session struct {
+	id      string
+	workDir string
+	delay   time.Duration
+
+	mu        sync.Mutex
+	mode      engine.Mode
+	running   bool
+	interrupt context.CancelFunc // the running turn's
+	closed    bool
+	done      chan struct{}
+}
+
+var _ engine.Session = (*Session)(nil)
+
+// ID implements engine.Session.
+func (s *Session) ID() string { return s.id }
+
+// Done implements engine.Session.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Mode is the session's current permission mode.
+func (s *Session) Mode() engine.Mode {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mode
+}
+
+// SetMode implements engine.Session.
+func (s *Session) SetMode(_ context.Context, m engine.Mode) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return engine.ErrSessionEnded
+	}
+	s.mode = m
+	return nil
+}
+
+// Interrupt implements engine.Session: the running turn stops (a pending
+// permission request is withdrawn) and Turn returns an error result.
+func (s *Session) Interrupt(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return engine.ErrSessionEnded
+	}
+	if s.interrupt != nil {
+		s.interrupt()
+	}
+	return nil
+}
+
+// Close implements engine.Session: a running turn returns
+// engine.ErrSessionEnded.
+func (s *Session) Close(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.interrupt != nil {
+		s.interrupt()
+	}
+	close(s.done)
+	return nil
+}
+
+// interrupted is the cause of a turn stopped by Interrupt.
+type interrupted struct{}
+
+func (interrupted) Error() string { return "interrupted" }
+
+// Turn implements engine.Session.
+func (s *Session) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return engine.Result{}, engine.ErrSessionEnded
+	}
+	if s.running {
+		s.mu.Unlock()
+		return engine.Result{}, fmt.Errorf("demo: a turn is already running in session %s", s.id)
+	}
+	tctx, cancel := context.WithCancelCause(ctx)
+	s.running = true
+	s.interrupt = func() { cancel(interrupted{}) }
+	s.mu.Unlock()
+	start := time.Now()
+	defer func() {
+		cancel(nil)
+		s.mu.Lock()
+		s.running = false
+		s.interrupt = nil
+		s.mu.Unlock()
+	}()
+
+	t := &run{s: s, ctx: tctx, h: h, turns: 1}
+	text := t.script(prompt)
+	res := engine.Result{
+		Text: text, SessionID: s.id, NumTurns: t.turns, Subtype: "success",
+		DurationMS: time.Since(start).Milliseconds(),
+	}
+	if tctx.Err() != nil {
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		switch {
+		case closed:
+			return res, engine.ErrSessionEnded
+		case ctx.Err() != nil:
+			return res, ctx.Err()
+		}
+		// Interrupted: like Claude Code, the turn ends with an error result.
+		res.IsError, res.Subtype, res.Text = true, "error_during_execution", "Interrupted by the user."
+	}
+	return res, nil
+}
+
+// run is one turn's script.
+type run struct {
+	s     *Session
+	ctx   context.Context
+	h     engine.TurnHandler
+	turns int
+	out   []string // paragraphs said, the result text
+}
+
+// say streams one paragraph in small chunks.
+func (t *run) say(text string) {
+	if t.ctx.Err() != nil {
+		return
+	}
+	if len(t.out) > 0 {
+		t.h.Text("\n\n")
+	}
+	t.out = append(t.out, text)
+	for _, chunk := range chunks(text) {
+		if t.ctx.Err() != nil {
+			return
+		}
+		t.h.Text(chunk)
+		if t.s.delay > 0 {
+			select {
+			case <-t.ctx.Done():
+				return
+			case <-time.After(t.s.delay):
+			}
+		}
+	}
+}
+
+// chunks cuts text after each space, a few words at a time.
+func chunks(text string) []string {
+	var out []string
+	words := strings.SplitAfter(text, " ")
+	for i := 0; i < len(words); i += 3 {
+		out = append(out, strings.Join(words[i:min(i+3, len(words))], ""))
+	}
+	return out
+}
+
+// words is what the demo reacts to.
+type words struct{ question, plan, bash, edit, implement bool }
+
+func parse(prompt string) words {
+	var w words
+	w.implement = strings.HasPrefix(prompt, "Implement the following plan")
+	for _, f := range strings.FieldsFunc(strings.ToLower(prompt), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		switch f {
+		case "question", "questions", "ask":
+			w.question = true
+		case "plan":
+			w.plan = true
+		case "bash", "run":
+			w.bash = true
+		case "edit", "write":
+			w.edit = true
+		}
+	}
+	if w.implement { // the engine's prompt after a clean plan approval
+		w = words{implement: true, bash: true, edit: true}
+	}
+	return w
+}
+
+// script runs the turn and returns its result text.
+func (t *run) script(prompt string) string {
+	w := parse(prompt)
+	if w.implement {
+		t.say("Implementing the approved plan in a fresh session (mode: " + string(t.s.Mode()) + ").")
+	}
+	if w.question {
+		t.askQuestions()
+	}
+	if w.plan || (t.s.Mode() == engine.ModePlan && (w.bash || w.edit)) {
+		if !t.reviewPlan() {
+			return t.result()
+		}
+	}
+	if w.edit {
+		t.write()
+	}
+	if w.bash {
+		t.bash()
+	}
+	if !w.question && !w.plan && !w.bash && !w.edit {
+		t.say(fmt.Sprintf("You said: %q. I am the demo agent: I only pretend to work. Try a message with the word \"question\", \"plan\", \"bash\" or \"edit\" to see how leashd asks you.", prompt))
+	}
+	return t.result()
+}
+
+func (t *run) result() string {
+	if len(t.out) == 0 {
+		return ""
+	}
+	return t.out[len(t.out)-1]
+}
+
+// permission asks the engine like Claude Code would: the tool use is
+// reported, then permission is requested.
+func (t *run) permission(tool string, input any) (engine.PermissionResponse, json.RawMessage, bool) {
+	raw, _ := json.Marshal(input)
+	t.turns++
+	t.h.ToolUse(tool, raw)
+	if t.ctx.Err() != nil {
+		return engine.PermissionResponse{}, raw, false
+	}
+	resp := t.h.Permission(t.ctx, engine.PermissionRequest{
+		ToolName: tool, Input: raw, ToolUseID: fmt.Sprintf("toolu_demo_%d", t.turns),
+	})
+	return resp, raw, t.ctx.Err() == nil
+}
+
+// The questions, pinned: tests and docs rely on them.
+var questions = []map[string]any{
+	{
+		"question": "Which database?", "header": "Database", "multiSelect": false,
+		"options": []map[string]string{
+			{"label": "Postgres", "description": "A server, for many users"},
+			{"label": "SQLite", "description": "A file, nothing to run"},
+		},
+	},
+	{
+		"question": "Which features?", "header": "Features", "multiSelect": true,
+		"options": []map[string]string{
+			{"label": "Auth", "description": "Sign-in and sessions"},
+			{"label": "Search", "description": "Full-text search"},
+			{"label": "Billing", "description": "Plans and invoices"},
+		},
+	},
+}
+
+func (t *run) askQuestions() {
+	t.say("I have two questions before I start.")
+	resp, _, ok := t.permission(engine.ToolAskUserQuestion, map[string]any{"questions": questions})
+	if !ok {
+		return
+	}
+	if !resp.Allow {
+		t.say("You did not answer my questions: " + resp.Message)
+		return
+	}
+	var in struct {
+		Answers map[string]string `json:"answers"`
+	}
+	if err := json.Unmarshal(resp.UpdatedInput, &in); err != nil || len(in.Answers) == 0 {
+		t.say("The questions were allowed but no answers came back.")
+		return
+	}
+	// The tool result Claude Code gives the model, in question order.
+	var parts []string
+	for _, q := range questions {
+		text := q["question"].(string)
+		if a, ok := in.Answers[text]; ok {
+			parts = append(parts, fmt.Sprintf("%q=%q", text, a))
+		}
+	}
+	t.say("Your questions have been answered: " + strings.Join(parts, ", "))
+}
+
+// Plan is the demo's plan, pinned.
+const Plan = "# Plan: add a greeting\n\n" +
+	"1. Write `hello.txt` with a greeting.\n" +
+	"2. Run a command to check it:\n\n" +
+	"```bash\necho hello\n```\n\n" +
+	"- Nothing outside the working directory changes.\n" +
+	"- **Risk:** none, it is a demo.\n"
+
+// reviewPlan asks for a plan review and reports the decision; it returns
+// whether the plan was approved.
+func (t *run) reviewPlan() bool {
+	t.say("Here is my plan; please review it.")
+	resp, _, ok := t.permission(engine.ToolExitPlanMode, map[string]any{"plan": Plan})
+	if !ok {
+		return false
+	}
+	if !resp.Allow {
+		t.say(fmt.Sprintf("Plan not approved (adjust), so I stay in plan mode. Your feedback: %q", resp.Message))
+		return false
+	}
+	decision, mode := "clean_edit", engine.ModeAcceptEdits
+	for _, u := range resp.UpdatedPermissions {
+		if u.Type == "setMode" {
+			mode = u.Mode
+			decision = "edit"
+			if u.Mode == engine.ModeDefault {
+				decision = "default"
+			}
+		}
+	}
+	t.s.mu.Lock()
+	t.s.mode = mode
+	t.s.mu.Unlock()
+	t.say(fmt.Sprintf("Plan approved (decision: %s); mode is now %s.", decision, mode))
+	return true
+}
+
+func (t *run) write() {
+	path := "hello.txt"
+	if t.s.workDir != "" {
+		path = strings.TrimRight(t.s.workDir, "/") + "/hello.txt"
+	}
+	resp, _, ok := t.permission("Write", map[string]any{"file_path": path, "content": "Hello from the leashd demo!\n"})
+	if !ok {
+		return
+	}
+	if !resp.Allow {
+		t.say("Write of " + path + " denied: " + resp.Message)
+		return
+	}
+	t.say("Write of " + path + " allowed" + how(resp) + ". (The demo writes nothing to disk.)")
+}
+
+func (t *run) bash() {
+	resp, _, ok := t.permission("Bash", map[string]any{"command": "echo hello", "description": "Print hello"})
+	if !ok {
+		return
+	}
+	if !resp.Allow {
+		t.say("Bash `echo hello` denied: " + resp.Message)
+		return
+	}
+	t.say("Bash `echo hello` allowed" + how(resp) + ". Output: hello")
+}
+
+// how says whether an allow came with rules for the rest of the session.
+func how(resp engine.PermissionResponse) string {
+	for _, u := range resp.UpdatedPermissions {
+		if u.Type == "addRules" {
+			return " for the session"
+		}
+	}
+	return ""
+}
