@@ -2,13 +2,287 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
 
 	"github.com/leashd/leashd/config"
+	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/interactions"
 )
 
-// runAudit is `leashd audit` (the audit log, issue 7).
+// auditUsage is printed by `leashd audit -h` and after a bad flag.
+const auditUsage = `Usage: leashd audit [flags]
+
+Prints the audit log: every question, plan review and tool approval, who
+answered it, how and when. It reads the database (LEASHD_DB_PATH) without
+changing it, also while leashd runs.
+
+Flags:
+  --chat ID       only this chat (e.g. telegram:42, slack:C0123, web:abc)
+  --since WHEN    only interactions asked since WHEN: ` + store.SinceForms + `
+  --kind KIND     only question, plan_review or tool_approval
+  --status S      only pending, answered, rejected, expired, cancelled or interrupted
+  --limit N       only the newest N (still printed oldest first)
+  --json          one JSON object per line instead of a table
+  --db PATH       the database file (default: LEASHD_DB_PATH)
+`
+
+// auditArgs are `leashd audit`'s parsed flags.
+type auditArgs struct {
+	filter store.AuditFilter
+	json   bool
+	db     string
+}
+
+// parseAuditArgs reads the flags; a bad value is an error naming the flag,
+// the value and what is accepted.
+func parseAuditArgs(args []string, now time.Time, stderr io.Writer) (auditArgs, error) {
+	fs := flag.NewFlagSet("leashd audit", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var a auditArgs
+	var since, kind, status, limit string
+	fs.StringVar(&a.filter.ChatID, "chat", "", "")
+	fs.StringVar(&since, "since", "", "")
+	fs.StringVar(&kind, "kind", "", "")
+	fs.StringVar(&status, "status", "", "")
+	fs.StringVar(&limit, "limit", "", "")
+	fs.BoolVar(&a.json, "json", false, "")
+	fs.StringVar(&a.db, "db", "", "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stderr, auditUsage)
+			return a, err
+		}
+		fmt.Fprint(stderr, auditUsage)
+		return a, fmt.Errorf("leashd audit: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return a, fmt.Errorf("leashd audit: unexpected argument %q (it takes only flags; see leashd audit -h)", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["chat"] && strings.TrimSpace(a.filter.ChatID) == "" {
+		return a, errors.New("--chat is empty: give a chat ID such as telegram:42")
+	}
+	if set["since"] {
+		t, err := store.ParseSince(since, now)
+		if err != nil {
+			return a, err
+		}
+		a.filter.Since = t
+	}
+	if set["kind"] {
+		k := interactions.Kind(strings.TrimSpace(kind))
+		if !slices.Contains(store.Kinds, k) {
+			return a, fmt.Errorf("--kind %q is not a kind: use question, plan_review or tool_approval", kind)
+		}
+		a.filter.Kind = k
+	}
+	if set["status"] {
+		s := strings.TrimSpace(status)
+		if !slices.Contains(store.Statuses, s) {
+			return a, fmt.Errorf("--status %q is not a status: use %s", status, strings.Join(store.Statuses, ", "))
+		}
+		a.filter.Status = s
+	}
+	if set["limit"] {
+		n, err := strconv.Atoi(strings.TrimSpace(limit))
+		if err != nil || n < 1 {
+			return a, fmt.Errorf("--limit %q is not a count: use a whole number of 1 or more", limit)
+		}
+		a.filter.Limit = n
+	}
+	if set["db"] && strings.TrimSpace(a.db) == "" {
+		return a, errors.New("--db is empty: give the database file's path")
+	}
+	return a, nil
+}
+
+// runAudit is `leashd audit`: it prints the audit log from the database,
+// opened read-only.
 func runAudit(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) error {
-	return errors.New("leashd audit is not available in this build yet")
+	a, err := parseAuditArgs(args, time.Now(), stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	path := a.db
+	if path == "" {
+		path = cfg.DBPath
+	}
+	s, err := store.Open(ctx, path, store.ReadOnly())
+	if store.IsNotExist(err) {
+		return fmt.Errorf("no audit log at %s: leashd has not run with this LEASHD_DB_PATH yet (or set --db)", path)
+	}
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	recs, err := s.Audit(ctx, a.filter)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.Path(), err)
+	}
+	if a.json {
+		return writeAuditJSON(stdout, recs)
+	}
+	return writeAuditTable(stdout, recs)
+}
+
+// auditLine is one interaction in `leashd audit --json`.
+type auditLine struct {
+	InteractionID string                `json:"interaction_id"`
+	ChatID        string                `json:"chat_id"`
+	Kind          interactions.Kind     `json:"kind"`
+	Header        string                `json:"header,omitempty"`
+	Question      string                `json:"question"`
+	Plan          string                `json:"plan,omitempty"`
+	ToolName      string                `json:"tool_name,omitempty"`
+	ToolSummary   string                `json:"tool_summary,omitempty"`
+	ToolInput     json.RawMessage       `json:"tool_input,omitempty"`
+	Options       []interactions.Option `json:"options"`
+	MultiSelect   bool                  `json:"multi_select,omitempty"`
+	Answer        string                `json:"answer"`
+	Decision      string                `json:"decision"`
+	Text          string                `json:"text,omitempty"`
+	Status        string                `json:"status"`
+	By            string                `json:"by"`
+	AskedAt       time.Time             `json:"asked_at"`
+	ResolvedAt    *time.Time            `json:"resolved_at"`
+	LatencyMS     *int64                `json:"latency_ms"`
+	InterruptedAt *time.Time            `json:"interrupted_at,omitempty"`
+	RecoveredAt   *time.Time            `json:"recovered_at,omitempty"`
+	Ref           string                `json:"message_ref,omitempty"`
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+func writeAuditJSON(w io.Writer, recs []store.AuditRecord) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, r := range recs {
+		it, res := r.Interaction, r.Resolution
+		l := auditLine{
+			InteractionID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Header: it.Header,
+			Question: it.Question, Plan: it.Plan, ToolName: it.ToolName, ToolSummary: it.ToolSummary,
+			ToolInput: it.ToolInput, Options: it.Options, MultiSelect: it.MultiSelect,
+			Answer: res.Answer, Decision: res.Decision, Text: res.Text, Status: r.Status(), By: res.By,
+			AskedAt: it.AskedAt.UTC(), ResolvedAt: timePtr(res.At),
+			InterruptedAt: timePtr(r.InterruptedAt), RecoveredAt: timePtr(r.RecoveredAt), Ref: r.Ref,
+		}
+		if l.Options == nil {
+			l.Options = []interactions.Option{}
+		}
+		if d, ok := latency(r); ok {
+			ms := d.Milliseconds()
+			l.LatencyMS = &ms
+		}
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// latency is how long the interaction waited for its outcome.
+func latency(r store.AuditRecord) (time.Duration, bool) {
+	if r.Resolution.At.IsZero() || r.Interaction.AskedAt.IsZero() {
+		return 0, false
+	}
+	return r.Resolution.At.Sub(r.Interaction.AskedAt), true
+}
+
+func writeAuditTable(w io.Writer, recs []store.AuditRecord) error {
+	if len(recs) == 0 {
+		_, err := fmt.Fprintln(w, "No interactions recorded (with these filters).")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ASKED\tCHAT\tKIND\tWHAT\tSTATUS\tANSWER\tBY\tLATENCY")
+	for _, r := range recs {
+		it := r.Interaction
+		lat := "-"
+		if d, ok := latency(r); ok {
+			lat = roundDuration(d)
+		}
+		status := r.Status()
+		if !r.RecoveredAt.IsZero() {
+			status += " (after restart)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			it.AskedAt.Local().Format("2006-01-02 15:04:05"), cell(it.ChatID, 24), it.Kind,
+			cell(what(it), 48), status, cell(answer(r.Resolution), 32), orDash(cell(r.Resolution.By, 20)), lat)
+	}
+	return tw.Flush()
+}
+
+// what is the interaction's subject in one line.
+func what(it interactions.Interaction) string {
+	switch it.Kind {
+	case interactions.KindPlanReview:
+		return "plan: " + it.Plan
+	case interactions.KindToolApproval:
+		if it.ToolSummary != "" {
+			return it.ToolName + ": " + it.ToolSummary
+		}
+		return it.ToolName
+	}
+	return it.Question
+}
+
+// answer is what was decided, in one line.
+func answer(res interactions.Resolution) string {
+	var parts []string
+	for _, s := range []string{res.Decision, res.Answer, res.Text} {
+		if s != "" && !slices.Contains(parts, s) {
+			parts = append(parts, s)
+		}
+	}
+	return orDash(strings.Join(parts, ": "))
+}
+
+// cell makes s one table cell: one line, tabs gone, at most max runes.
+func cell(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max-1]) + "…"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func roundDuration(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "-"
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	default:
+		return d.Round(time.Second).String()
+	}
 }

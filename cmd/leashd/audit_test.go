@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/interactions"
+)
+
+// auditDB is a real database written the way leashd writes it: through the
+// coordinator with the store as its journal. It holds an answered question
+// (telegram:42), a denied tool call (slack:C1) and a plan review still
+// pending (web:x) — leashd is still running when the tests read it.
+type auditDB struct {
+	path  string
+	coord *interactions.Coordinator
+}
+
+func newAuditDB(t *testing.T) auditDB {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state", "leashd.db")
+	s, err := store.Open(ctx, path)
+	require.NoError(t, err)
+	shown := make(chan interactions.Interaction, 8)
+	coord := interactions.New(interactions.WithJournal(s), interactions.WithPresenter(
+		interactions.PresenterFunc(func(_ context.Context, it interactions.Interaction) (string, error) {
+			shown <- it
+			return "msg-" + it.ID, nil
+		})))
+	results := make(chan interactions.Resolution, 8)
+	ask := func(it interactions.Interaction, r interactions.Reply) {
+		go func() {
+			_, res, err := coord.Request(ctx, it)
+			assert.NoError(t, err)
+			results <- res
+		}()
+		got := <-shown
+		if r.By == "" {
+			return // left pending
+		}
+		_, err := coord.Reply(got.ID, r)
+		require.NoError(t, err)
+		select {
+		case <-results:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no resolution")
+		}
+	}
+	ask(interactions.Interaction{ChatID: "telegram:42", Kind: interactions.KindQuestion, Header: "DB",
+		Question: "Which database\tshould we use?", Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}},
+		interactions.Reply{By: "1001", Answers: []string{"SQLite"}})
+	ask(interactions.Interaction{ChatID: "slack:C1", Kind: interactions.KindToolApproval, ToolName: "Bash",
+		ToolInput: json.RawMessage(`{"command":"rm -rf build"}`), ToolSummary: "rm -rf build"},
+		interactions.Reply{By: "U777", Answers: []string{interactions.DecisionDeny}, Text: "not the build dir"})
+	ask(interactions.Interaction{ChatID: "web:x", Kind: interactions.KindPlanReview, Plan: "1. Add a users table\n2. Migrate"},
+		interactions.Reply{})
+	t.Cleanup(func() {
+		coord.Interrupt("test over")
+		<-results
+		_ = s.Close()
+	})
+	return auditDB{path: path, coord: coord}
+}
+
+// audit runs `leashd audit args…` in-process with LEASHD_DB_PATH set.
+func (d auditDB) audit(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	cleanEnv(t)
+	t.Setenv("LEASHD_DB_PATH", d.path)
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), append([]string{"audit"}, args...), strings.NewReader(""), &stdout, &stderr)
+	return stdout.String(), stderr.String(), err
+}
+
+func jsonLines(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var lines []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), sc.Text())
+		lines = append(lines, m)
+	}
+	return lines
+}
+
+func TestAuditTableWhileLeashdRuns(t *testing.T) {
+	d := newAuditDB(t)
+	out, stderr, err := d.audit(t)
+	require.NoError(t, err)
+	assert.Empty(t, stderr)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 4, out)
+	assert.Equal(t, []string{"ASKED", "CHAT", "KIND", "WHAT", "STATUS", "ANSWER", "BY", "LATENCY"}, strings.Fields(lines[0]))
+
+	q := lines[1]
+	for _, s := range []string{"telegram:42", "question", "Which database should we use?", "answered", "SQLite", "1001"} {
+		assert.Contains(t, q, s)
+	}
+	tool := lines[2]
+	for _, s := range []string{"slack:C1", "tool_approval", "Bash: rm -rf build", "rejected", "deny: not the build dir", "U777"} {
+		assert.Contains(t, tool, s)
+	}
+	plan := lines[3]
+	for _, s := range []string{"web:x", "plan_review", "plan: 1. Add a users table 2. Migrate", "pending"} {
+		assert.Contains(t, plan, s)
+	}
+	f := strings.Fields(plan)
+	assert.Equal(t, []string{"-", "-", "-"}, f[len(f)-3:], "a pending plan has no answer, nobody and no latency yet")
+	// Columns line up: every row's CHAT starts where the header's does.
+	col := strings.Index(lines[0], "CHAT")
+	for _, l := range lines[1:] {
+		assert.NotEqual(t, byte(' '), l[col], l)
+		assert.Equal(t, byte(' '), l[col-1], l)
+	}
+}
+
+func TestAuditJSONLines(t *testing.T) {
+	d := newAuditDB(t)
+	out, _, err := d.audit(t, "--json")
+	require.NoError(t, err)
+	lines := jsonLines(t, out)
+	require.Len(t, lines, 3)
+	for _, l := range lines {
+		for _, k := range []string{"interaction_id", "chat_id", "kind", "question", "options", "answer", "decision", "status", "by", "asked_at", "resolved_at"} {
+			assert.Contains(t, l, k)
+		}
+		_, err := time.Parse(time.RFC3339Nano, l["asked_at"].(string))
+		assert.NoError(t, err)
+	}
+	q := lines[0]
+	assert.Equal(t, "telegram:42", q["chat_id"])
+	assert.Equal(t, "question", q["kind"])
+	assert.Equal(t, "Which database\tshould we use?", q["question"], "JSON keeps the text exact")
+	assert.Equal(t, []any{map[string]any{"label": "Postgres"}, map[string]any{"label": "SQLite"}}, q["options"])
+	assert.Equal(t, "SQLite", q["answer"])
+	assert.Equal(t, "answered", q["status"])
+	assert.Equal(t, "1001", q["by"])
+	assert.NotNil(t, q["resolved_at"])
+	assert.GreaterOrEqual(t, q["latency_ms"], 0.0)
+
+	tool := lines[1]
+	assert.Equal(t, "deny", tool["decision"])
+	assert.Equal(t, "not the build dir", tool["text"])
+	assert.Equal(t, map[string]any{"command": "rm -rf build"}, tool["tool_input"])
+	assert.Equal(t, "U777", tool["by"])
+
+	plan := lines[2]
+	assert.Equal(t, "pending", plan["status"])
+	assert.Nil(t, plan["resolved_at"])
+	assert.Nil(t, plan["latency_ms"])
+	assert.Equal(t, "", plan["by"])
+	assert.Contains(t, plan["plan"], "users table")
+	assert.Len(t, plan["options"], len(interactions.PlanOptions))
+}
+
+func TestAuditFilters(t *testing.T) {
+	d := newAuditDB(t)
+	chats := func(args ...string) []string {
+		t.Helper()
+		out, _, err := d.audit(t, append(args, "--json")...)
+		require.NoError(t, err)
+		got := []string{}
+		for _, l := range jsonLines(t, out) {
+			got = append(got, l["chat_id"].(string))
+		}
+		return got
+	}
+	assert.Equal(t, []string{"slack:C1"}, chats("--chat", "slack:C1"))
+	assert.Equal(t, []string{"slack:C1"}, chats("--kind=tool_approval"))
+	assert.Equal(t, []string{"web:x"}, chats("--status", "pending"))
+	assert.Equal(t, []string{"slack:C1", "web:x"}, chats("--limit", "2"))
+	assert.Equal(t, []string{"telegram:42", "slack:C1", "web:x"}, chats("--since", "1h"))
+	assert.Equal(t, []string{}, chats("--since", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)))
+	assert.Equal(t, []string{}, chats("--chat", "telegram:42", "--status", "rejected"))
+
+	out, _, err := d.audit(t, "--chat", "nobody")
+	require.NoError(t, err)
+	assert.Equal(t, "No interactions recorded (with these filters).\n", out)
+}
+
+func TestAuditBadFlagsNameFlagValueAndWhatIsAccepted(t *testing.T) {
+	d := newAuditDB(t)
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--since", "yesterday"}, []string{"--since", `"yesterday"`, "RFC 3339", "90m", "7d"}},
+		{[]string{"--since", "-3h"}, []string{"--since", `"-3h"`, "positive"}},
+		{[]string{"--kind", "poll"}, []string{"--kind", `"poll"`, "question, plan_review or tool_approval"}},
+		{[]string{"--status", "done"}, []string{"--status", `"done"`, "pending, answered, rejected, expired, cancelled, interrupted"}},
+		{[]string{"--limit", "ten"}, []string{"--limit", `"ten"`, "1 or more"}},
+		{[]string{"--limit", "0"}, []string{"--limit", `"0"`, "1 or more"}},
+		{[]string{"--chat", ""}, []string{"--chat", "empty", "telegram:42"}},
+		{[]string{"--frobnicate"}, []string{"frobnicate"}},
+		{[]string{"extra"}, []string{`"extra"`, "only flags"}},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out, _, err := d.audit(t, tt.args...)
+			require.Error(t, err)
+			for _, s := range tt.want {
+				assert.Contains(t, err.Error(), s)
+			}
+			assert.Empty(t, out, "nothing printed to stdout")
+		})
+	}
+	out, stderr, err := d.audit(t, "-h")
+	require.NoError(t, err)
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, "--since WHEN")
+}
+
+func TestAuditDatabaseProblemsNameThePath(t *testing.T) {
+	cleanEnv(t)
+	missing := filepath.Join(t.TempDir(), "nowhere", "leashd.db")
+	t.Setenv("LEASHD_DB_PATH", missing)
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"audit"}, strings.NewReader(""), &stdout, &stderr)
+	require.ErrorContains(t, err, "no audit log at "+missing)
+	_, statErr := os.Stat(filepath.Dir(missing))
+	assert.True(t, os.IsNotExist(statErr), "reading the audit log creates nothing")
+
+	junk := filepath.Join(t.TempDir(), "junk.db")
+	require.NoError(t, os.WriteFile(junk, bytes.Repeat([]byte("not sqlite "), 200), 0o600))
+	err = run(t.Context(), []string{"audit", "--db", junk}, strings.NewReader(""), &stdout, &stderr)
+	require.ErrorContains(t, err, junk)
+	b, _ := os.ReadFile(junk)
+	assert.True(t, bytes.HasPrefix(b, []byte("not sqlite")), "the file is left alone")
+}
+
+// TestAuditProcess runs the real binary's main against the file: exit code
+// 0 with the table, 1 with the message for a bad flag.
+func TestAuditProcess(t *testing.T) {
+	d := newAuditDB(t)
+	for _, tt := range []struct {
+		args, stdout, stderr string
+		code                 int
+	}{
+		{"audit --chat telegram:42", "SQLite", "", 0},
+		{"audit --json --kind plan_review", `"status":"pending"`, "", 0},
+		{"audit --since 2weeks", "", `leashd: --since "2weeks" is not understood`, 1},
+	} {
+		t.Run(tt.args, func(t *testing.T) {
+			cleanEnv(t)
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), runMainEnv+"=1", runMainArgs+"="+tt.args, "LEASHD_DB_PATH="+d.path)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				code = exit.ExitCode()
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tt.code, code, "stderr: %s", stderr.String())
+			assert.Contains(t, stdout.String(), tt.stdout)
+			assert.Contains(t, stderr.String(), tt.stderr)
+		})
+	}
+}
