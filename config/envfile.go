@@ -1,0 +1,36 @@
+package config
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// WriteEnvExample writes an environment file listing every LEASHD_ variable,
+// commented out with its default and preceded by its description: the
+// format of systemd's EnvironmentFile=, docker --env-file and compose's
+// env_file. deploy/leashd.env.example is generated with it.
+func WriteEnvExample(w io.Writer) error {
+	if _, err := io.WriteString(w, envExampleHeader); err != nil {
+		return fmt.Errorf("writing environment example: %w", err)
+	}
+	var c Config
+	if err := envconfig.Usagef(Prefix, &c, w, envExampleFormat); err != nil {
+		return fmt.Errorf("writing environment example: %w", err)
+	}
+	return nil
+}
+
+const envExampleHeader = `# leashd configuration: one LEASHD_ variable per line, VAR=value, no quotes.
+# Read by systemd (EnvironmentFile=/etc/leashd/leashd.env), docker --env-file
+# and compose (env_file). Uncomment and set what you need; a commented line
+# shows the default. Secrets (tokens) belong only in this file (mode 0600).
+#
+# Generated from config.Config: go test ./deploy -run TestEnvExample -update
+`
+
+var envExampleFormat = `{{range .}}
+# {{usage_description .}}
+#{{usage_key .}}={{usage_default .}}
+{{end}}`
