@@ -1,0 +1,228 @@
+package claude_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/config/testenv"
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/claude"
+	"github.com/leashd/leashd/engine/claude/fakeapi"
+	"github.com/leashd/leashd/interactions"
+)
+
+// stack is the real engine and coordinator driving the real CLI (through
+// a wrapper script that logs each start: pid and arguments) against the
+// fake API, with a connector recording what people see.
+type stack struct {
+	api   *fakeapi.Server
+	e     *engine.Engine
+	coord *interactions.Coordinator
+	conn  *recConn
+	dir   string
+	log   string // the wrapper's log: "<pid> <args>" a start
+}
+
+func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
+	t.Helper()
+	real := testenv.Claude(t)
+	api := fakeapi.New(t)
+	home := t.TempDir()
+	dir := t.TempDir()
+	bin := t.TempDir()
+	logFile := filepath.Join(bin, "starts.log")
+	wrapper := filepath.Join(bin, "claude")
+	script := "#!/bin/sh\necho \"$$ $*\" >> " + strconv.Quote(logFile) + "\nexec " + strconv.Quote(real) + " \"$@\"\n"
+	require.NoError(t, os.WriteFile(wrapper, []byte(script), 0o755))
+
+	agent := claude.New(wrapper, claude.WithEnv(api.Env(home)), claude.WithLogger(testLogger(t)), claude.WithCloseTimeout(3*time.Second))
+	coord := interactions.New()
+	opts := append([]engine.Option{engine.WithWorkDir(dir), engine.WithLogger(testLogger(t)), engine.WithCloseTimeout(15 * time.Second)}, engineOpts...)
+	e := engine.New(agent, coord, opts...)
+	conn := newRecConn("web")
+	e.AddConnector(conn)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(30 * time.Second):
+			t.Error("engine did not stop")
+		}
+	})
+	return &stack{api: api, e: e, coord: coord, conn: conn, dir: dir, log: logFile}
+}
+
+// starts lists the CLI processes started: pid and arguments.
+func (s *stack) starts(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(s.log)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+// killLast kills the most recently started CLI with SIGKILL.
+func (s *stack) killLast(t *testing.T) {
+	t.Helper()
+	st := s.starts(t)
+	require.NotEmpty(t, st)
+	pidText, _, _ := strings.Cut(st[len(st)-1], " ")
+	pid, err := strconv.Atoi(pidText)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+}
+
+func (s *stack) send(t *testing.T, text string) connectors.Route {
+	t.Helper()
+	r, err := s.e.HandleMessage(context.Background(), connectors.Incoming{ChatID: "c1", UserID: "u1", Text: text})
+	require.NoError(t, err)
+	return r
+}
+
+func (s *stack) tap(t *testing.T, id string, labels ...string) {
+	t.Helper()
+	_, err := s.e.Reply(context.Background(), id, interactions.Reply{By: "u1", Answers: labels})
+	require.NoError(t, err)
+}
+
+func (s *stack) typed(t *testing.T, id, text string) {
+	t.Helper()
+	_, err := s.e.Reply(context.Background(), id, interactions.Reply{By: "u1", Text: text})
+	require.NoError(t, err)
+}
+
+func testLogger(t *testing.T) *slogLogger { return newTestLogger(t) }
+
+// recConn is a connector that records what people would see.
+type recConn struct {
+	name string
+
+	mu      sync.Mutex
+	said    []string
+	stream  []string
+	done    []connectors.Summary
+	shown   []interactions.Interaction
+	updates []interactions.Event
+	changed chan struct{}
+}
+
+func newRecConn(name string) *recConn {
+	return &recConn{name: name, changed: make(chan struct{}, 1)}
+}
+
+func (r *recConn) Name() string { return r.name }
+func (r *recConn) Run(ctx context.Context, _ connectors.Handler) error {
+	<-ctx.Done()
+	return nil
+}
+func (r *recConn) note(f func()) {
+	r.mu.Lock()
+	f()
+	r.mu.Unlock()
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+func (r *recConn) Say(_ context.Context, chatID, text string) error {
+	r.note(func() { r.said = append(r.said, text) })
+	return nil
+}
+func (r *recConn) StreamText(_ context.Context, chatID, text string) error {
+	r.note(func() { r.stream = append(r.stream, text) })
+	return nil
+}
+func (r *recConn) Done(_ context.Context, chatID string, s connectors.Summary) error {
+	r.note(func() { r.done = append(r.done, s) })
+	return nil
+}
+func (r *recConn) Present(_ context.Context, it interactions.Interaction) (string, error) {
+	r.note(func() { r.shown = append(r.shown, it) })
+	return "msg-" + it.ID, nil
+}
+func (r *recConn) Update(_ context.Context, ev interactions.Event) error {
+	r.note(func() { r.updates = append(r.updates, ev) })
+	return nil
+}
+
+// waitFor polls cond (under the lock) until it holds; the deadline only
+// bounds waiting.
+func (r *recConn) waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(45 * time.Second)
+	for {
+		r.mu.Lock()
+		ok := cond()
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-r.changed:
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			t.Fatalf("timed out waiting for %s; said=%q shown=%d stream=%q done=%d", what, r.said, len(r.shown), r.stream, len(r.done))
+		}
+	}
+}
+
+func (r *recConn) waitSaid(t *testing.T, substr string) {
+	t.Helper()
+	r.waitFor(t, "a message containing "+strconv.Quote(substr), func() bool {
+		for _, s := range r.said {
+			if strings.Contains(s, substr) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func (r *recConn) waitShown(t *testing.T, n int) interactions.Interaction {
+	t.Helper()
+	r.waitFor(t, fmt.Sprintf("interaction #%d", n), func() bool { return len(r.shown) >= n })
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.shown[n-1]
+}
+
+func (r *recConn) waitDone(t *testing.T, n int) connectors.Summary {
+	t.Helper()
+	r.waitFor(t, fmt.Sprintf("turn summary #%d", n), func() bool { return len(r.done) >= n })
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.done[n-1]
+}
+
+func (r *recConn) shownCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.shown)
+}
+
+func (r *recConn) saidText() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.said, "\n")
+}
+
+func reply(by string) interactions.Reply { return interactions.Reply{By: by} }
