@@ -1,0 +1,366 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/interactions"
+)
+
+// Slack's limits.
+const (
+	MaxSection  = 3000 // characters of a section's text
+	MaxBlocks   = 50   // blocks per message
+	MaxButton   = 75   // characters of a button's text
+	MaxMessage  = 3900 // characters of a plain message leashd posts (Slack shows up to 4000)
+	maxAttempts = 8    // tries of one call through 429s
+)
+
+// retry runs call, waiting out 429s (Retry-After) and trying again, so
+// nothing is dropped; it gives up only when ctx ends or after maxAttempts.
+func (c *Connector) retry(ctx context.Context, call func(context.Context) error) error {
+	for attempt := 1; ; attempt++ {
+		err := call(ctx)
+		var rl *slack.RateLimitedError
+		if !errors.As(err, &rl) {
+			return err
+		}
+		connectors.CountRateLimited(c.stats, Name)
+		if attempt >= maxAttempts {
+			return fmt.Errorf("slack: still rate limited after %d attempts: %w", attempt, err)
+		}
+		wait := min(max(rl.RetryAfter, time.Second), c.maxWait)
+		c.log.Warn("rate limited; waiting", "retry_after", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (c *Connector) post(ctx context.Context, ref chatRef, text string, blocks []slack.Block) (string, error) {
+	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
+	if len(blocks) > 0 {
+		opts = append(opts, slack.MsgOptionBlocks(blocks...))
+	}
+	if ref.thread != "" {
+		opts = append(opts, slack.MsgOptionTS(ref.thread))
+	}
+	var ts string
+	err := c.retry(ctx, func(ctx context.Context) error {
+		var err error
+		_, ts, err = c.api.PostMessageContext(ctx, ref.channel, opts...)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("slack: chat.postMessage: %s", c.redact(err.Error()))
+	}
+	connectors.CountOutbound(c.stats, Name)
+	return ts, nil
+}
+
+func (c *Connector) update(ctx context.Context, channel, ts, text string, blocks []slack.Block) error {
+	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
+	if len(blocks) > 0 {
+		opts = append(opts, slack.MsgOptionBlocks(blocks...))
+	}
+	err := c.retry(ctx, func(ctx context.Context) error {
+		_, _, _, err := c.api.UpdateMessageContext(ctx, channel, ts, opts...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("slack: chat.update: %s", c.redact(err.Error()))
+	}
+	connectors.CountOutbound(c.stats, Name)
+	return nil
+}
+
+// ephemeral tells one person something only they see; failures are logged.
+func (c *Connector) ephemeral(ctx context.Context, channel, thread, user, text string) {
+	if channel == "" || user == "" {
+		return
+	}
+	opts := []slack.MsgOption{slack.MsgOptionText(escape(text), false)}
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
+	}
+	err := c.retry(ctx, func(ctx context.Context) error {
+		_, err := c.api.PostEphemeralContext(ctx, channel, user, opts...)
+		return err
+	})
+	if err != nil {
+		c.log.Warn("sending an ephemeral message", "channel", channel, c.errAttr(err))
+		return
+	}
+	connectors.CountOutbound(c.stats, Name)
+}
+
+// outLock serialises what leashd posts in one chat, so a question comes
+// after the text before it.
+func (c *Connector) outLock(chatID string) *sync.Mutex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.outLocks[chatID]
+	if m == nil {
+		m = &sync.Mutex{}
+		c.outLocks[chatID] = m
+	}
+	return m
+}
+
+// --- streaming ---
+
+// stream is a chat's running agent output: one message edited at most
+// once per streamGap, continued in a new message before it grows past
+// MaxMessage.
+type stream struct {
+	md       string // Markdown of the current message
+	ts       string // the current message, once posted
+	shown    string // what it shows
+	last     time.Time
+	timer    *time.Timer
+	streamed bool // this turn showed agent text
+}
+
+// StreamText implements connectors.Output.
+func (c *Connector) StreamText(_ context.Context, chatID, text string) error {
+	if _, err := parseChat(chatID); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.streams[chatID]
+	if s == nil {
+		s = &stream{}
+		c.streams[chatID] = s
+	}
+	s.md += text
+	s.streamed = true
+	if s.timer == nil {
+		wait := max(time.Until(s.last.Add(c.streamGap)), 0)
+		s.timer = time.AfterFunc(wait, func() { c.flushLater(chatID) })
+	}
+	return nil
+}
+
+func (c *Connector) flushLater(chatID string) {
+	c.mu.Lock()
+	ctx := c.runCtx
+	c.mu.Unlock()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	l := c.outLock(chatID)
+	l.Lock()
+	defer l.Unlock()
+	if err := c.flush(ctx, chatID, false); err != nil {
+		c.log.Warn("streaming agent text", "chat", chatID, c.errAttr(err))
+	}
+}
+
+// flush shows a chat's pending stream text; seal ends the current message
+// so what follows starts a new one. Called with the chat's outLock held.
+func (c *Connector) flush(ctx context.Context, chatID string, seal bool) error {
+	ref, err := parseChat(chatID)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	s := c.streams[chatID]
+	if s == nil {
+		c.mu.Unlock()
+		return nil
+	}
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	md, ts, shown := s.md, s.ts, s.shown
+	c.mu.Unlock()
+
+	var firstErr error
+	parts := splitMarkdown(md, MaxMessage)
+	if strings.TrimSpace(md) == "" {
+		parts = nil
+	}
+	for i, part := range parts {
+		text := Mrkdwn(part)
+		last := i == len(parts)-1
+		switch {
+		case ts != "" && text == shown:
+		case ts != "":
+			if err := c.update(ctx, ref.channel, ts, text, nil); err != nil && firstErr == nil {
+				firstErr = err
+			}
+		default:
+			newTS, err := c.post(ctx, ref, text, nil)
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				continue
+			}
+			ts = newTS
+		}
+		shown = text
+		if !last { // this message is full: the rest goes into new ones
+			ts, shown = "", ""
+		}
+	}
+	c.mu.Lock()
+	if cur := c.streams[chatID]; cur == s {
+		s.last = time.Now()
+		// keep only what the current message holds; text added meanwhile stays
+		added := strings.TrimPrefix(s.md, md)
+		if len(parts) > 0 {
+			s.md = parts[len(parts)-1] + added
+		} else {
+			s.md = added
+		}
+		s.ts, s.shown = ts, shown
+		if seal {
+			s.md, s.ts, s.shown = "", "", ""
+		}
+		if s.md != "" && s.timer == nil && !seal {
+			s.timer = time.AfterFunc(c.streamGap, func() { c.flushLater(chatID) })
+		}
+	}
+	c.mu.Unlock()
+	return firstErr
+}
+
+// --- Output ---
+
+// Say implements connectors.Output.
+func (c *Connector) Say(ctx context.Context, chatID, text string) error {
+	ref, err := parseChat(chatID)
+	if err != nil {
+		return err
+	}
+	l := c.outLock(chatID)
+	l.Lock()
+	defer l.Unlock()
+	ferr := c.flush(ctx, chatID, true)
+	for _, part := range splitMarkdown(text, MaxMessage) {
+		if _, err := c.post(ctx, ref, Mrkdwn(part), nil); err != nil {
+			return errors.Join(ferr, err)
+		}
+	}
+	return ferr
+}
+
+// Done implements connectors.Output: the stream is flushed, then the
+// result (when nothing was streamed) and the summary line are posted.
+func (c *Connector) Done(ctx context.Context, chatID string, sum connectors.Summary) error {
+	ref, err := parseChat(chatID)
+	if err != nil {
+		return err
+	}
+	l := c.outLock(chatID)
+	l.Lock()
+	defer l.Unlock()
+	err = c.flush(ctx, chatID, true)
+	c.mu.Lock()
+	streamed := c.streams[chatID] != nil && c.streams[chatID].streamed
+	delete(c.streams, chatID)
+	c.mu.Unlock()
+	var texts []string
+	if !streamed && strings.TrimSpace(sum.Result) != "" {
+		for _, p := range splitMarkdown(sum.Result, MaxMessage) {
+			texts = append(texts, Mrkdwn(p))
+		}
+	}
+	texts = append(texts, "_"+escape(sum.Line())+"_")
+	for _, t := range texts {
+		if _, perr := c.post(ctx, ref, t, nil); perr != nil {
+			return errors.Join(err, perr)
+		}
+	}
+	return err
+}
+
+// Present implements connectors.Output: the interaction as Block Kit
+// messages in the chat (a long plan spans several); the reference is the
+// message with the buttons, "<channel>:<ts>".
+func (c *Connector) Present(ctx context.Context, it interactions.Interaction) (string, error) {
+	ref, err := parseChat(it.ChatID)
+	if err != nil {
+		return "", err
+	}
+	l := c.outLock(it.ChatID)
+	l.Lock()
+	defer l.Unlock()
+	if err := c.flush(ctx, it.ChatID, true); err != nil {
+		c.log.Warn("flushing agent text before an interaction", c.errAttr(err))
+	}
+	msgs := render(it, ref.thread != "", nil)
+	var ts string
+	for _, m := range msgs {
+		if ts, err = c.post(ctx, ref, m.text, m.blocks); err != nil {
+			return "", err
+		}
+	}
+	return msgRef{channel: ref.channel, ts: ts}.String(), nil
+}
+
+// Update implements connectors.Output: the interaction's message shows the
+// multi-select state, the adjust prompt, or the outcome and who gave it
+// (buttons removed; an interrupted one keeps them, as they still work).
+func (c *Connector) Update(ctx context.Context, ev interactions.Event) error {
+	mr, ok := parseRef(ev.Ref)
+	if !ok {
+		return nil // never shown (or shown by another connector)
+	}
+	ref, err := parseChat(ev.Interaction.ChatID)
+	if err != nil {
+		return err
+	}
+	m := renderUpdate(ev, ref.thread != "")
+	l := c.outLock(ev.Interaction.ChatID)
+	l.Lock()
+	defer l.Unlock()
+	return c.update(ctx, mr.channel, mr.ts, m.text, m.blocks)
+}
+
+// splitMarkdown cuts Markdown into parts that each render within max
+// characters, at line ends where it can, closing a code fence at the end
+// of a part and reopening it in the next.
+func splitMarkdown(md string, max int) []string {
+	parts := connectors.SplitLines(md, max-8)
+	open := false
+	for i, p := range parts {
+		if open {
+			p = "```\n" + p
+		}
+		open = false
+		for _, line := range strings.Split(p, "\n") {
+			if strings.HasPrefix(strings.TrimLeft(line, " \t"), "```") {
+				open = !open
+			}
+		}
+		if open && i < len(parts)-1 {
+			p += "\n```"
+		}
+		parts[i] = p
+	}
+	var out []string
+	for _, p := range parts {
+		if utf8.RuneCountInString(Mrkdwn(p)) > max && max > 200 {
+			out = append(out, splitMarkdown(p, max/2)...) // escaping grew it
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}

@@ -1,0 +1,565 @@
+// Package slackfake is a fake Slack for tests: a Web API server
+// (chat.postMessage, chat.update, chat.postEphemeral, auth.test,
+// apps.connections.open, users.info) that records every call, and a Socket
+// Mode websocket that pushes events_api, interactive and slash_commands
+// envelopes and records their acknowledgements. Point slack-go at it with
+// slack.OptionAPIURL(fake.APIURL()).
+package slackfake
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Identity of the fake workspace's bot.
+const (
+	BotUserID = "UBOT"
+	BotID     = "BBOT"
+	TeamID    = "T1"
+)
+
+// Call is one Web API request the fake received.
+type Call struct {
+	Method string
+	Token  string            // from the Authorization header or the token form field
+	Params map[string]string // form fields (or top-level JSON fields as text)
+	At     time.Time
+	Status int // HTTP status answered
+}
+
+// Message is a message the bot posted (and maybe updated).
+type Message struct {
+	Channel  string
+	TS       string
+	ThreadTS string
+	Text     string
+	Blocks   json.RawMessage
+	Edits    int // how many times chat.update changed it
+}
+
+// Ephemeral is a message only one user sees.
+type Ephemeral struct {
+	Channel  string
+	User     string
+	Text     string
+	ThreadTS string
+}
+
+// Ack is a Socket Mode acknowledgement.
+type Ack struct {
+	EnvelopeID string
+	Payload    json.RawMessage
+	At         time.Time
+}
+
+// Server is the fake. Create it with New; Close it when done.
+type Server struct {
+	BotToken string
+	AppToken string
+
+	srv      *httptest.Server
+	upgrader websocket.Upgrader
+
+	mu        sync.Mutex
+	changed   chan struct{}
+	calls     []Call
+	msgs      []*Message
+	ephemeral []Ephemeral
+	tsSeq     int64
+	limited   map[string][]int // method → Retry-After seconds of the next 429s to answer
+	failNext  map[string]string
+	conns     []*wsConn
+	acks      map[string]Ack
+	sent      map[string]time.Time
+	envSeq    int
+	users     map[string]string // user ID → name
+}
+
+type wsConn struct {
+	c  *websocket.Conn
+	mu sync.Mutex
+}
+
+func (w *wsConn) write(v any) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_ = w.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	return w.c.WriteJSON(v)
+}
+
+// New starts a fake accepting botToken for the Web API and appToken for
+// apps.connections.open.
+func New(botToken, appToken string) *Server {
+	s := &Server{
+		BotToken: botToken,
+		AppToken: appToken,
+		changed:  make(chan struct{}, 1),
+		limited:  make(map[string][]int),
+		failNext: make(map[string]string),
+		acks:     make(map[string]Ack),
+		sent:     make(map[string]time.Time),
+		users:    map[string]string{"U1": "ada", "U2": "bob", "U3": "eve"},
+		tsSeq:    1700000000000100,
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/", s.api)
+	mux.HandleFunc("/ws", s.ws)
+	s.srv = httptest.NewServer(mux)
+	return s
+}
+
+// APIURL is the Web API base URL, ending with "/".
+func (s *Server) APIURL() string { return s.srv.URL + "/api/" }
+
+// Close stops the fake and drops websocket connections.
+func (s *Server) Close() {
+	s.mu.Lock()
+	for _, c := range s.conns {
+		_ = c.c.Close()
+	}
+	s.mu.Unlock()
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+func (s *Server) notify() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+// RateLimit makes the next len(retryAfter) calls of method answer 429 with
+// these Retry-After values (seconds).
+func (s *Server) RateLimit(method string, retryAfter ...int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limited[method] = append(s.limited[method], retryAfter...)
+}
+
+// FailNext makes the next call of method answer ok:false with this error.
+func (s *Server) FailNext(method, slackErr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failNext[method] = slackErr
+}
+
+func (s *Server) nextTS() string {
+	s.tsSeq++
+	return fmt.Sprintf("%d.%06d", s.tsSeq/1000000, s.tsSeq%1000000)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func params(r *http.Request) (map[string]string, error) {
+	out := make(map[string]string)
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		var m map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil && err.Error() != "EOF" {
+			return nil, err
+		}
+		for k, v := range m {
+			if s, ok := v.(string); ok {
+				out[k] = s
+			} else {
+				b, _ := json.Marshal(v)
+				out[k] = string(b)
+			}
+		}
+		return out, nil
+	}
+	if err := r.ParseForm(); err != nil {
+		return nil, err
+	}
+	for k, v := range r.Form {
+		out[k] = v[0]
+	}
+	return out, nil
+}
+
+func (s *Server) api(w http.ResponseWriter, r *http.Request) {
+	method := strings.TrimPrefix(r.URL.Path, "/api/")
+	p, err := params(r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error": "invalid_form_data"})
+		return
+	}
+	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if token == "" {
+		token = p["token"]
+	}
+	delete(p, "token")
+	call := Call{Method: method, Token: token, Params: p, At: time.Now(), Status: http.StatusOK}
+
+	s.mu.Lock()
+	defer func() {
+		s.calls = append(s.calls, call)
+		s.mu.Unlock()
+		s.notify()
+	}()
+	if ra := s.limited[method]; len(ra) > 0 {
+		s.limited[method] = ra[1:]
+		call.Status = http.StatusTooManyRequests
+		w.Header().Set("Retry-After", strconv.Itoa(ra[0]))
+		writeJSON(w, http.StatusTooManyRequests, map[string]any{"ok": false, "error": "ratelimited"})
+		return
+	}
+	want := s.BotToken
+	if method == "apps.connections.open" {
+		want = s.AppToken
+	}
+	if token != want {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_auth"})
+		return
+	}
+	if e, ok := s.failNext[method]; ok {
+		delete(s.failNext, method)
+		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": e})
+		return
+	}
+	switch method {
+	case "auth.test":
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "url": "https://fake.slack.test/", "team": "Fake", "user": "leashd", "team_id": TeamID, "user_id": BotUserID, "bot_id": BotID})
+	case "apps.connections.open":
+		u := "ws" + strings.TrimPrefix(s.srv.URL, "http") + "/ws"
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "url": u})
+	case "users.info":
+		name, ok := s.users[p["user"]]
+		if !ok {
+			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "user_not_found"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "user": map[string]any{"id": p["user"], "name": name, "real_name": name}})
+	case "chat.postMessage":
+		if p["channel"] == "" {
+			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "channel_not_found"})
+			return
+		}
+		m := &Message{Channel: p["channel"], TS: s.nextTS(), ThreadTS: p["thread_ts"], Text: p["text"], Blocks: rawBlocks(p["blocks"])}
+		s.msgs = append(s.msgs, m)
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "channel": m.Channel, "ts": m.TS, "message": map[string]any{"text": m.Text, "ts": m.TS}})
+	case "chat.update":
+		for _, m := range s.msgs {
+			if m.Channel == p["channel"] && m.TS == p["ts"] {
+				m.Text = p["text"]
+				m.Blocks = rawBlocks(p["blocks"])
+				m.Edits++
+				writeJSON(w, http.StatusOK, map[string]any{"ok": true, "channel": m.Channel, "ts": m.TS, "text": m.Text})
+				return
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "message_not_found"})
+	case "chat.postEphemeral":
+		s.ephemeral = append(s.ephemeral, Ephemeral{Channel: p["channel"], User: p["user"], Text: p["text"], ThreadTS: p["thread_ts"]})
+		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "message_ts": s.nextTS()})
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "unknown_method"})
+	}
+}
+
+func rawBlocks(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
+}
+
+// Calls returns the recorded calls of method ("" for all).
+func (s *Server) Calls(method string) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Call
+	for _, c := range s.calls {
+		if method == "" || c.Method == method {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Messages returns copies of the messages posted in channel ("" for all),
+// in order.
+func (s *Server) Messages(channel string) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Message
+	for _, m := range s.msgs {
+		if channel == "" || m.Channel == channel {
+			out = append(out, *m)
+		}
+	}
+	return out
+}
+
+// Ephemerals returns the ephemeral messages sent so far.
+func (s *Server) Ephemerals() []Ephemeral {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.ephemeral)
+}
+
+// WaitFor calls cond until it holds or timeout passes, and reports
+// whether it held. Call cond without holding anything of the fake's.
+func (s *Server) WaitFor(timeout time.Duration, cond func() bool) bool {
+	deadline := time.After(timeout)
+	for {
+		if cond() {
+			return true
+		}
+		select {
+		case <-s.changed:
+		case <-time.After(10 * time.Millisecond):
+		case <-deadline:
+			return cond()
+		}
+	}
+}
+
+// --- Socket Mode ---
+
+func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
+	c, err := s.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	conn := &wsConn{c: c}
+	s.mu.Lock()
+	s.conns = append(s.conns, conn)
+	s.mu.Unlock()
+	s.notify()
+	_ = conn.write(map[string]any{"type": "hello", "num_connections": 1, "connection_info": map[string]any{"app_id": "A1"}})
+	stop := make(chan struct{})
+	go func() { // Slack pings; the client reconnects when it hears none
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				conn.mu.Lock()
+				err := c.WriteControl(websocket.PingMessage, []byte("ping"), time.Now().Add(time.Second))
+				conn.mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		}
+	}()
+	defer close(stop)
+	for {
+		_, data, err := c.ReadMessage()
+		if err != nil {
+			s.mu.Lock()
+			s.conns = slices.DeleteFunc(s.conns, func(x *wsConn) bool { return x == conn })
+			s.mu.Unlock()
+			return
+		}
+		var ack struct {
+			EnvelopeID string          `json:"envelope_id"`
+			Payload    json.RawMessage `json:"payload"`
+		}
+		if json.Unmarshal(data, &ack) == nil && ack.EnvelopeID != "" {
+			s.mu.Lock()
+			s.acks[ack.EnvelopeID] = Ack{EnvelopeID: ack.EnvelopeID, Payload: ack.Payload, At: time.Now()}
+			s.mu.Unlock()
+			s.notify()
+		}
+	}
+}
+
+// Connected reports how many Socket Mode connections are open.
+func (s *Server) Connected() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// Push sends an envelope of this type ("events_api", "interactive",
+// "slash_commands") with payload on the newest Socket Mode connection and
+// returns its envelope ID. retry > 0 marks it as Slack's retry_attempt.
+func (s *Server) Push(typ string, payload any, retry int) (string, error) {
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	if len(s.conns) == 0 {
+		s.mu.Unlock()
+		return "", fmt.Errorf("slackfake: no Socket Mode connection")
+	}
+	conn := s.conns[len(s.conns)-1]
+	s.envSeq++
+	id := fmt.Sprintf("env-%d", s.envSeq)
+	s.sent[id] = time.Now()
+	s.mu.Unlock()
+	env := map[string]any{"envelope_id": id, "type": typ, "payload": json.RawMessage(raw), "accepts_response_payload": typ != "events_api", "retry_attempt": retry, "retry_reason": ""}
+	if retry > 0 {
+		env["retry_reason"] = "timeout"
+	}
+	return id, conn.write(env)
+}
+
+// Acked returns the acknowledgement of envelope id, if it arrived.
+func (s *Server) Acked(id string) (Ack, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.acks[id]
+	return a, ok
+}
+
+// AckDelay is how long the acknowledgement of id took, once it arrived.
+func (s *Server) AckDelay(id string) (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.acks[id]
+	if !ok {
+		return 0, false
+	}
+	return a.At.Sub(s.sent[id]), true
+}
+
+// --- payload builders ---
+
+// EventCallback wraps an inner event as Slack's event_callback.
+func EventCallback(eventID string, inner map[string]any) map[string]any {
+	return map[string]any{
+		"token": "verif", "team_id": TeamID, "api_app_id": "A1", "type": "event_callback",
+		"event_id": eventID, "event_time": time.Now().Unix(), "event": inner,
+	}
+}
+
+// MessageEvent is a person's message. threadTS may be empty; channelType is
+// "im" or "channel".
+func MessageEvent(channel, channelType, user, ts, threadTS, text string) map[string]any {
+	m := map[string]any{"type": "message", "channel": channel, "channel_type": channelType, "user": user, "text": text, "ts": ts, "event_ts": ts}
+	if threadTS != "" {
+		m["thread_ts"] = threadTS
+	}
+	return m
+}
+
+// MentionEvent is an app_mention.
+func MentionEvent(channel, user, ts, threadTS, text string) map[string]any {
+	m := map[string]any{"type": "app_mention", "channel": channel, "user": user, "text": text, "ts": ts, "event_ts": ts}
+	if threadTS != "" {
+		m["thread_ts"] = threadTS
+	}
+	return m
+}
+
+// BlockAction is a block_actions payload: user tapped the button
+// actionID/value on message msg.
+func BlockAction(user string, msg Message, actionID, value string) map[string]any {
+	container := map[string]any{"type": "message", "message_ts": msg.TS, "channel_id": msg.Channel, "is_ephemeral": false}
+	if msg.ThreadTS != "" {
+		container["thread_ts"] = msg.ThreadTS
+	}
+	return map[string]any{
+		"type":         "block_actions",
+		"user":         map[string]any{"id": user, "username": user, "name": user, "team_id": TeamID},
+		"api_app_id":   "A1",
+		"token":        "verif",
+		"container":    container,
+		"trigger_id":   "trig",
+		"team":         map[string]any{"id": TeamID},
+		"channel":      map[string]any{"id": msg.Channel, "name": "chan"},
+		"message":      map[string]any{"type": "message", "ts": msg.TS, "thread_ts": msg.ThreadTS, "text": msg.Text, "blocks": msg.Blocks},
+		"response_url": "https://hooks.invalid/actions",
+		"actions":      []any{map[string]any{"type": "button", "action_id": actionID, "block_id": "b", "value": value, "action_ts": "1.1", "text": map[string]any{"type": "plain_text", "text": "x"}}},
+	}
+}
+
+// SlashCommand is a /leashd command payload (form fields as Slack sends them).
+func SlashCommand(channel, user, text string) url.Values {
+	return url.Values{
+		"command": {"/leashd"}, "text": {text}, "channel_id": {channel}, "user_id": {user},
+		"user_name": {user}, "team_id": {TeamID}, "trigger_id": {"trig"}, "response_url": {"https://hooks.invalid/cmd"},
+	}
+}
+
+// FormMap turns form values into the map Socket Mode slash_commands
+// payloads carry.
+func FormMap(v url.Values) map[string]string {
+	out := make(map[string]string, len(v))
+	for k := range v {
+		out[k] = v.Get(k)
+	}
+	return out
+}
+
+// Buttons lists the (action_id, value, text) of every button in blocks.
+func Buttons(blocks json.RawMessage) []Button {
+	var bs []struct {
+		Type     string `json:"type"`
+		Elements []struct {
+			Type     string `json:"type"`
+			ActionID string `json:"action_id"`
+			Value    string `json:"value"`
+			Text     struct {
+				Text string `json:"text"`
+			} `json:"text"`
+		} `json:"elements"`
+	}
+	_ = json.Unmarshal(blocks, &bs)
+	var out []Button
+	for _, b := range bs {
+		if b.Type != "actions" {
+			continue
+		}
+		for _, e := range b.Elements {
+			if e.Type == "button" {
+				out = append(out, Button{ActionID: e.ActionID, Value: e.Value, Text: e.Text.Text})
+			}
+		}
+	}
+	return out
+}
+
+// Button is a button found in a message.
+type Button struct{ ActionID, Value, Text string }
+
+// Texts returns every text of every block (section text and fields,
+// context elements, headers), joined by newlines: what a person reads.
+func Texts(blocks json.RawMessage) string {
+	var bs []map[string]any
+	_ = json.Unmarshal(blocks, &bs)
+	var parts []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if t, ok := x["text"].(string); ok && (x["type"] == "mrkdwn" || x["type"] == "plain_text") {
+				parts = append(parts, t)
+			}
+			for k, y := range x {
+				if k == "elements" && x["type"] == "actions" {
+					continue // buttons are not prose
+				}
+				walk(y)
+			}
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		}
+	}
+	for _, b := range bs {
+		walk(b)
+	}
+	return strings.Join(parts, "\n")
+}
