@@ -27,6 +27,9 @@ func (c *Connector) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 	chat := m.Chat.ID
 	if !c.allowedUser(m.From.ID) {
 		c.log.Info("telegram: message from a user not in LEASHD_TELEGRAM_ALLOWED_USERS refused", "user", m.From.ID, "chat", chat)
+		if !c.refuseOnce(chat, m.From.ID) {
+			return // told recently: a stranger cannot make the bot flood a chat
+		}
 		if err := c.sayPlain(ctx, chat, NotAllowedText(m.From.ID)); err != nil {
 			c.log.Warn("telegram: telling a stranger they are not allowed failed", "chat", chat, "err", err)
 		}
@@ -54,6 +57,8 @@ func (c *Connector) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		c.log.Debug("telegram: message not handled", "chat", chat, "err", err)
 	}
 }
+
+var errForeignChat = errors.New("this button belongs to another chat")
 
 // handleTap answers a button tap. Every callback query is answered
 // exactly once; a stale or forged key only gets StaleText.
@@ -89,7 +94,25 @@ func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
 	h := c.handlerOf()
 	by := strconv.FormatInt(q.From.ID, 10)
 	r := interactions.Reply{By: by}
+	if q.Message == nil || q.Message.Chat == nil {
+		// leashd's buttons are always on a message it sent in a chat.
+		answer(StaleText, false)
+		return
+	}
+	// A button answers only the interaction of the chat it was shown in:
+	// forged data naming another chat's interaction is refused.
+	tapChat := chatID(q.Message.Chat.ID)
+	r.Authorize = func(it interactions.Interaction) error {
+		if it.ChatID != tapChat {
+			return errForeignChat
+		}
+		return nil
+	}
 	it, pending := h.Interaction(k.id)
+	if pending && it.ChatID != tapChat {
+		answer(StaleText, false)
+		return
+	}
 
 	var out interactions.Outcome
 	switch {
@@ -128,10 +151,8 @@ func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
 	switch {
 	case err == nil && out == interactions.AwaitingFeedback:
 		answer(FeedbackPrompt, false)
-		if q.Message != nil && q.Message.Chat != nil {
-			if e := c.sayPlain(ctx, q.Message.Chat.ID, FeedbackPrompt); e != nil {
-				c.log.Warn("telegram: asking for plan feedback failed", "err", e)
-			}
+		if e := c.sayPlain(ctx, q.Message.Chat.ID, FeedbackPrompt); e != nil {
+			c.log.Warn("telegram: asking for plan feedback failed", "err", e)
 		}
 	case err == nil:
 		answer("✓", false)

@@ -79,19 +79,47 @@ func (c *Connector) Present(ctx context.Context, it interactions.Interaction) (s
 	}
 	c.sealStream(chat) // agent text after this goes below the question
 	parts, kb := render(it, nil)
-	var last int
-	err = c.out.do(ctx, chat, func(ctx context.Context, send call) error {
-		var err error
-		last, err = sendParts(ctx, send, chat, parts, kb)
-		return err
+	c.mu.Lock()
+	c.inflight[it.ID] = nil
+	c.mu.Unlock()
+	var ref msgRef
+	var early *interactions.Event
+	// Waited for even when ctx ends: a job that started sends the message
+	// through, and its ID must be known before Request reports the end.
+	err = <-c.out.enqueue(ctx, chat, "", func(ctx context.Context, send call) error {
+		if err := ctx.Err(); err != nil {
+			return err // withdrawn before it was shown
+		}
+		// Once started, the message is sent through even if the request
+		// is withdrawn meanwhile: its ID is needed to show the outcome.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), updateTimeout)
+		defer cancel()
+		last, err := sendParts(sctx, send, chat, parts, kb)
+		if err != nil {
+			return err
+		}
+		ref = msgRef{chat, last}
+		c.mu.Lock()
+		c.refs[it.ID] = ref
+		early = c.inflight[it.ID]
+		delete(c.inflight, it.ID)
+		c.mu.Unlock()
+		return nil
 	})
+	c.mu.Lock()
+	if e := c.inflight[it.ID]; e != nil && err != nil {
+		c.log.Warn("telegram: an interaction ended while it could not be shown", "id", it.ID, "status", e.Resolution.Status)
+	}
+	delete(c.inflight, it.ID)
+	c.mu.Unlock()
+	if early != nil {
+		// It ended (a fast tap, /stop) before the message's ID was known:
+		// show the outcome now.
+		c.apply(ctx, *early, ref)
+	}
 	if err != nil {
 		return "", err
 	}
-	ref := msgRef{chat, last}
-	c.mu.Lock()
-	c.refs[it.ID] = ref
-	c.mu.Unlock()
 	return ref.String(), nil
 }
 
@@ -105,23 +133,38 @@ func (c *Connector) Update(ctx context.Context, ev interactions.Event) error {
 	if ev.Type == interactions.EventResolved {
 		delete(c.refs, it.ID)
 	}
-	c.mu.Unlock()
 	if r, ok2 := parseRef(ev.Ref); ok2 {
 		ref, ok = r, true
 	}
-	if !ok {
-		return nil // never shown here
+	if _, showing := c.inflight[it.ID]; !ok && showing {
+		if ev.Type == interactions.EventResolved {
+			c.inflight[it.ID] = &ev // Present applies it once the message exists
+		}
+		c.mu.Unlock()
+		return nil
 	}
+	c.mu.Unlock()
+	if !ok {
+		c.log.Debug("telegram: interaction event for a message not shown here", "id", it.ID, "type", ev.Type)
+		return nil
+	}
+	c.apply(ctx, ev, ref)
+	return nil
+}
+
+// apply edits the interaction's message for an event, in the background.
+func (c *Connector) apply(ctx context.Context, ev interactions.Event, ref msgRef) {
+	it := ev.Interaction
 	switch ev.Type {
 	case interactions.EventUpdated:
 		if ev.AwaitingFeedback || !it.MultiSelect {
-			return nil // the tap's handler asks for the feedback
+			return // the tap's handler asks for the feedback
 		}
 		kb := keyboard(it, ev.Selected)
-		return c.wait(ctx, c.out.enqueue(ctx, ref.chat, "markup:"+ref.String(), func(ctx context.Context, send call) error {
+		c.background(ctx, ref.chat, "markup:"+ref.String(), "showing a multi-select toggle", func(ctx context.Context, send call) error {
 			_, err := send(ctx, tgbotapi.NewEditMessageReplyMarkup(ref.chat, ref.msg, *kb))
 			return err
-		}))
+		})
 	case interactions.EventResolved:
 		group := ref.chat < 0
 		var kb *tgbotapi.InlineKeyboardMarkup
@@ -146,18 +189,30 @@ func (c *Connector) Update(ctx context.Context, ev interactions.Event) error {
 			}
 		}
 		// Edits of one message are coalesced: the last state wins.
-		return c.wait(ctx, c.out.enqueue(ctx, ref.chat, "msg:"+ref.String(), run))
+		c.background(ctx, ref.chat, "msg:"+ref.String(), "showing how an interaction ended", run)
 	}
-	return nil
 }
 
-func (c *Connector) wait(ctx context.Context, done <-chan error) error {
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+// updateTimeout bounds how long an edit of an interaction's message may
+// keep retrying in the background.
+const updateTimeout = 2 * time.Minute
+
+// background queues an edit without waiting for it: the engine delivers
+// every chat's events on one goroutine, and a chat paused by a 429 must not
+// hold up the others. The chat's queue keeps the edits in order. The edit
+// outlives ctx (an interrupted interaction is edited during shutdown),
+// bounded by updateTimeout.
+func (c *Connector) background(ctx context.Context, chat int64, key, what string, run func(context.Context, call) error) {
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), updateTimeout)
+	done := c.out.enqueue(bctx, chat, key, run)
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		defer cancel()
+		if err := <-done; err != nil {
+			c.log.Warn("telegram: "+what+" failed", "chat", chat, "err", err)
+		}
+	}()
 }
 
 // stream is a chat's running agent output: segments of Markdown, each

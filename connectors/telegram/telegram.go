@@ -24,6 +24,7 @@ import (
 
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/interactions"
 )
 
 // WebhookPath is where the webhook handler is mounted on the web server.
@@ -55,11 +56,14 @@ type Connector struct {
 	ready    error
 	lanes    map[int64]*lane
 	lanesWG  sync.WaitGroup
+	bg       sync.WaitGroup // background edits
 	seen     dedupe
-	refs     map[string]msgRef // interaction ID → its message (with buttons)
-	names    map[string]string // user ID → display name, for "answered by"
+	refs     map[string]msgRef              // interaction ID → its message (with buttons)
+	inflight map[string]*interactions.Event // being presented → an event that came first
+	names    map[string]string              // user ID → display name, for "answered by"
 	streams  map[int64]*stream
-	webhookC chan tgbotapi.Update
+	refused  map[[2]int64]time.Time // (chat, user) → when a stranger was last told
+	stopped  bool                   // no new update handlers after Run ends
 }
 
 // Option configures a Connector.
@@ -133,8 +137,10 @@ func New(token string, opts ...Option) *Connector {
 		lanes:     make(map[int64]*lane),
 		seen:      newDedupe(4096),
 		refs:      make(map[string]msgRef),
+		inflight:  make(map[string]*interactions.Event),
 		names:     make(map[string]string),
 		streams:   make(map[int64]*stream),
+		refused:   make(map[[2]int64]time.Time),
 	}
 	for _, o := range opts {
 		o(c)
@@ -171,8 +177,7 @@ func (c *Connector) api() api {
 // ctx is done. It returns an error only when the token is rejected.
 func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	c.mu.Lock()
-	c.handler, c.runCtx = h, ctx
-	c.webhookC = make(chan tgbotapi.Update, 256)
+	c.handler, c.runCtx, c.stopped = h, ctx, false
 	c.mu.Unlock()
 	if len(c.allowed) == 0 {
 		c.log.Warn("LEASHD_TELEGRAM_ALLOWED_USERS is empty: the bot answers nobody. Add your numeric user ID (the bot tells you yours when you write to it).")
@@ -190,6 +195,9 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	} else {
 		err = c.poll(ctx)
 	}
+	c.mu.Lock()
+	c.stopped = true
+	c.mu.Unlock()
 	c.lanesWG.Wait()
 	return err
 }
@@ -371,7 +379,13 @@ func (c *Connector) dispatch(ctx context.Context, u tgbotapi.Update) {
 	}
 	switch {
 	case u.CallbackQuery != nil:
+		c.mu.Lock()
+		if c.stopped {
+			c.mu.Unlock()
+			return
+		}
 		c.lanesWG.Add(1)
+		c.mu.Unlock()
 		go func() {
 			defer c.lanesWG.Done()
 			c.handleTap(ctx, u.CallbackQuery)
@@ -391,6 +405,10 @@ type lane struct {
 func (c *Connector) enqueueMessage(ctx context.Context, m *tgbotapi.Message) {
 	chat := m.Chat.ID
 	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return
+	}
 	l, busy := c.lanes[chat]
 	if !busy {
 		l = &lane{}
@@ -462,6 +480,26 @@ func parseChat(id string) (int64, error) {
 }
 
 func (c *Connector) allowedUser(id int64) bool { return c.allowed[id] }
+
+// refuseInterval is how often a stranger is told they are not allowed in
+// one chat; their other messages are dropped without a reply.
+const refuseInterval = time.Minute
+
+// refuseOnce reports whether a stranger should be told (again) now.
+func (c *Connector) refuseOnce(chat, user int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	k := [2]int64{chat, user}
+	if t, ok := c.refused[k]; ok && now.Sub(t) < refuseInterval {
+		return false
+	}
+	if len(c.refused) > 10000 {
+		clear(c.refused)
+	}
+	c.refused[k] = now
+	return true
+}
 
 // NotAllowedText is the one reply a stranger gets.
 func NotAllowedText(userID int64) string {

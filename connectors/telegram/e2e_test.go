@@ -1,0 +1,404 @@
+package telegram_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/connectors/telegram"
+	"github.com/leashd/leashd/connectors/telegram/tgfake"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/interactions"
+)
+
+const (
+	me       = int64(42) // the allowed user, in a private chat with the bot
+	stranger = int64(99)
+)
+
+func dbQuestion() map[string]any {
+	return map[string]any{"questions": []map[string]any{{
+		"header":   "Database",
+		"question": "Which database should the service use?",
+		"options": []map[string]any{
+			{"label": "Postgres", "description": "Relational & battle-tested"},
+			{"label": "SQLite", "description": "One <file>, no server"},
+		},
+	}}}
+}
+
+// askTurn makes every turn ask input with tool and end with the
+// agent's view of the answer.
+func askTurn(h **harness, tool string, input func() any) func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+	return func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+		resp := ask(ctx, (*h).log, th, tool, input())
+		return engine.Result{Text: "allowed=" + boolText(resp.Allow), NumTurns: 1}, nil
+	}
+}
+
+func boolText(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func TestStrangerMessageIsRefusedAndNothingReachesTheAgent(t *testing.T) {
+	h := newHarness(t, setup{})
+	h.fake.Text(stranger, stranger, "rm -rf /")
+	h.botMessage(stranger, telegram.NotAllowedText(stranger))
+	assert.Equal(t, "Not allowed. Your user ID is 99 — add it to LEASHD_TELEGRAM_ALLOWED_USERS.", telegram.NotAllowedText(stranger))
+
+	// A second message gets no second reply (a stranger cannot flood the
+	// chat), and still nothing reaches the agent.
+	h.fake.Text(stranger, stranger, "please")
+	h.fake.Text(me, me, "hello")
+	h.botMessage(me, "echo: hello")
+	assert.Len(t, h.fake.BotMessages(stranger), 1)
+	assert.Equal(t, []string{"hello"}, h.prompts())
+}
+
+func TestEmptyAllowListServesNobody(t *testing.T) {
+	h := newHarness(t, setup{allowed: []int64{}})
+	h.fake.Text(me, me, "hello")
+	h.botMessage(me, telegram.NotAllowedText(me))
+	assert.Empty(t, h.prompts())
+	assert.Contains(t, h.logs.String(), "LEASHD_TELEGRAM_ALLOWED_USERS is empty")
+}
+
+func TestCommandsAreRegisteredAndAnswered(t *testing.T) {
+	h := newHarness(t, setup{})
+	h.waitFor("setMyCommands", func() bool { return len(h.fake.Commands()) > 0 })
+	var names []string
+	for _, c := range h.fake.Commands() {
+		names = append(names, c.Command)
+		assert.NotEmpty(t, c.Description)
+	}
+	for _, c := range engine.Commands {
+		assert.Contains(t, names, c.Name)
+	}
+	h.fake.Text(me, me, "/frobnicate")
+	h.botMessage(me, "Unknown command /frobnicate")
+	assert.Empty(t, h.prompts())
+}
+
+func TestAgentOutputIsRenderedAsHTML(t *testing.T) {
+	h := newHarness(t, setup{turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+		th.Text("## Result\nUse **bold** and `a < b` & [docs](https://example.com)")
+		return engine.Result{Text: "done", NumTurns: 2, CostUSD: 0.0123}, nil
+	}})
+	h.fake.Text(me, me, "go")
+	m := h.botMessage(me, "<b>Result</b>")
+	assert.Equal(t, "<b>Result</b>\nUse <b>bold</b> and <code>a &lt; b</code> &amp; <a href=\"https://example.com\">docs</a>", m.Text)
+	assert.Equal(t, "HTML", m.ParseMode)
+	sum := h.botMessage(me, "Done")
+	assert.Equal(t, "<i>Done · $0.0123 · 2 turns</i>", sum.Text)
+}
+
+func TestQuestionTappedShowsAnswerAndRemovesButtons(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h.fake.Text(me, me, "pick a db")
+	m := h.botMessage(me, "Which database")
+	assert.Contains(t, m.Text, "<b>Database</b>")
+	assert.Contains(t, m.Text, "• <b>SQLite</b> — One &lt;file&gt;, no server")
+	assert.Contains(t, m.Text, "type to answer in your own words")
+	assert.Equal(t, []string{"Postgres", "SQLite"}, m.Buttons())
+	for _, row := range m.Markup.InlineKeyboard {
+		assert.NotContains(t, *row[0].CallbackData, row[0].Text, "labels never travel in callback data")
+	}
+
+	q := h.tap(me, me, m.ID, "SQLite")
+	assert.Equal(t, "✓", h.answer(q).Text)
+	resp := h.response(1)
+	require.True(t, resp.Allow)
+	var in struct {
+		Answers map[string]string `json:"answers"`
+	}
+	require.NoError(t, json.Unmarshal(resp.UpdatedInput, &in))
+	assert.Equal(t, map[string]string{"Which database should the service use?": "SQLite"}, in.Answers)
+
+	m = h.waitMessage(me, m.ID, "the question to show its answer", func(m tgfake.Message) bool { return m.Markup == nil })
+	assert.Contains(t, m.Text, "Which database should the service use?")
+	assert.Contains(t, m.Text, "✅ <b>SQLite</b>")
+	assert.NotContains(t, m.Text, "— by", "no 'by' in a private chat")
+	h.botMessage(me, "allowed=yes")
+}
+
+func TestTypedTextAnswersThePendingQuestion(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h.fake.Text(me, me, "pick a db")
+	m := h.botMessage(me, "Which database")
+	h.fake.Text(me, me, "MariaDB, please")
+	h.botMessage(me, "Response received.")
+	resp := h.response(1)
+	require.True(t, resp.Allow)
+	assert.Contains(t, string(resp.UpdatedInput), "MariaDB, please")
+	m = h.waitMessage(me, m.ID, "buttons removed", func(m tgfake.Message) bool { return m.Markup == nil })
+	assert.Contains(t, m.Text, "✅ <b>MariaDB, please</b>")
+	assert.Equal(t, []string{"pick a db"}, h.prompts(), "the typed answer is not a prompt")
+}
+
+func TestStaleForgedAndDuplicateTapsAreNeverText(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h.fake.Text(me, me, "pick a db")
+	m := h.botMessage(me, "Which database")
+	data := *m.Markup.InlineKeyboard[0][0].CallbackData
+
+	// Forged data: not a leashd key at all.
+	q := h.fake.Tap(me, me, m.ID, "Postgres")
+	assert.Equal(t, telegram.StaleText, h.answer(q).Text)
+	// A real key of this interaction, tapped from another chat.
+	q = h.fake.Tap(me+1, me, 1, data)
+	assert.Equal(t, telegram.StaleText, h.answer(q).Text)
+	assert.Len(t, h.coord.Pending("telegram:42"), 1, "the question is still pending")
+
+	// The real tap, then the same update delivered again, then the old
+	// button tapped again.
+	q = h.tap(me, me, m.ID, "Postgres")
+	assert.Equal(t, "✓", h.answer(q).Text)
+	h.response(1)
+	h.botMessage(me, "allowed=yes")
+	reqs := h.fake.Requests()
+	_ = reqs
+	q2 := h.fake.Tap(me, me, m.ID, data)
+	assert.Equal(t, telegram.StaleText, h.answer(q2).Text)
+
+	assert.Equal(t, []string{"pick a db"}, h.prompts(), "no tap ever became a prompt")
+	assert.Len(t, h.log.Responses(), 1)
+}
+
+func TestDuplicateUpdateIsProcessedOnce(t *testing.T) {
+	h := newHarness(t, setup{})
+	id := h.fake.Text(me, me, "once")
+	h.botMessage(me, "echo: once")
+	h.fake.Push(tgbotapi.Update{UpdateID: id, Message: &tgbotapi.Message{MessageID: 77, From: &tgbotapi.User{ID: me}, Chat: &tgbotapi.Chat{ID: me, Type: "private"}, Text: "once"}})
+	h.fake.Text(me, me, "twice")
+	h.botMessage(me, "echo: twice")
+	assert.Equal(t, []string{"once", "twice"}, h.prompts())
+}
+
+func TestStrangerTapGetsAnAlertAndChangesNothing(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h.fake.Text(me, me, "pick a db")
+	m := h.botMessage(me, "Which database")
+	q := h.tap(me, stranger, m.ID, "Postgres")
+	a := h.answer(q)
+	assert.True(t, a.ShowAlert)
+	assert.Equal(t, telegram.NotAllowedText(stranger), a.Text)
+	assert.Len(t, h.coord.Pending("telegram:42"), 1)
+	assert.Empty(t, h.log.Responses())
+	assert.NotNil(t, h.message(me, m.ID).Markup, "the buttons stay")
+}
+
+func TestMultiSelectTogglesThenDone(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any {
+		return map[string]any{"questions": []map[string]any{{
+			"question": "Which checks?", "multiSelect": true,
+			"options": []map[string]any{{"label": "lint"}, {"label": "test"}, {"label": "vet"}},
+		}}}
+	})})
+	h.fake.Text(me, me, "check")
+	m := h.botMessage(me, "Which checks?")
+	assert.Equal(t, []string{"lint", "test", "vet", "Done"}, m.Buttons())
+
+	q := h.tap(me, me, m.ID, "lint")
+	h.answer(q)
+	h.waitMessage(me, m.ID, "lint checked", func(m tgfake.Message) bool { return contains(m.Buttons(), "✅ lint") })
+	q = h.tap(me, me, m.ID, "vet")
+	h.answer(q)
+	h.waitMessage(me, m.ID, "vet checked", func(m tgfake.Message) bool { return contains(m.Buttons(), "✅ vet") })
+	q = h.tap(me, me, m.ID, "✅ lint") // untoggle
+	h.answer(q)
+	m = h.waitMessage(me, m.ID, "lint unchecked", func(m tgfake.Message) bool { return contains(m.Buttons(), "lint") })
+	assert.Equal(t, []string{"lint", "test", "✅ vet", "Done"}, m.Buttons())
+	q = h.tap(me, me, m.ID, "test")
+	h.answer(q)
+	h.waitMessage(me, m.ID, "test checked", func(m tgfake.Message) bool { return contains(m.Buttons(), "✅ test") })
+	assert.Empty(t, h.log.Responses(), "toggling does not answer")
+
+	q = h.tap(me, me, m.ID, "Done")
+	assert.Equal(t, "✓", h.answer(q).Text)
+	resp := h.response(1)
+	assert.Contains(t, string(resp.UpdatedInput), `"Which checks?":"test, vet"`)
+	m = h.waitMessage(me, m.ID, "answered", func(m tgfake.Message) bool { return m.Markup == nil })
+	assert.Contains(t, m.Text, "✅ <b>test, vet</b>")
+}
+
+func TestMultiSelectDoneWithNothingSelectedIsExplained(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any {
+		return map[string]any{"questions": []map[string]any{{
+			"question": "Which?", "multiSelect": true,
+			"options": []map[string]any{{"label": "a"}, {"label": "b"}},
+		}}}
+	})})
+	h.fake.Text(me, me, "x")
+	m := h.botMessage(me, "Which?")
+	a := h.answer(h.tap(me, me, m.ID, "Done"))
+	assert.True(t, a.ShowAlert)
+	assert.Contains(t, a.Text, "select at least one option")
+	assert.Len(t, h.coord.Pending("telegram:42"), 1)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func longPlan() string {
+	var b strings.Builder
+	b.WriteString("# Migration plan\n\n")
+	for i := range 120 {
+		b.WriteString("## Step " + itoa(i) + "\n- change `file_" + itoa(i) + ".go` so that a < b && c > d\n- run **tests**\n")
+	}
+	b.WriteString("```sh\ngo test ./...\n```\n")
+	return b.String()
+}
+
+func itoa(i int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(i)) }
+
+func fmtInt(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var d []byte
+	for ; i > 0; i /= 10 {
+		d = append([]byte{byte('0' + i%10)}, d...)
+	}
+	return string(d)
+}
+
+func TestLongPlanIsSplitAndAdjustTakesFeedback(t *testing.T) {
+	var h *harness
+	plan := longPlan()
+	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolExitPlanMode, func() any { return map[string]any{"plan": plan} })})
+	h.fake.Text(me, me, "plan it")
+	last := h.botMessage(me, "Tap a decision")
+	msgs := h.fake.BotMessages(me)
+	require.Greater(t, len(msgs), 2, "a long plan takes several messages")
+	assert.Contains(t, msgs[0].Text, "<b>📋 Plan review</b>")
+	var visible strings.Builder
+	for i, m := range msgs {
+		v, err := tgfake.ParseHTML(m.Text)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, tgfake.Len(v), 4096)
+		visible.WriteString(v)
+		if m.ID != last.ID {
+			assert.Nil(t, m.Markup, "only the last part has buttons (part %d)", i)
+		}
+	}
+	assert.Contains(t, visible.String(), "change file_119.go so that a < b && c > d")
+	assert.Equal(t, []string{"Approve, clear context", "Approve, auto-accept edits", "Approve, review edits", "Adjust"}, last.Buttons())
+
+	q := h.tap(me, me, last.ID, "Adjust")
+	assert.Equal(t, telegram.FeedbackPrompt, h.answer(q).Text)
+	h.botMessage(me, "What should change?")
+	assert.Empty(t, h.log.Responses(), "adjust waits for the feedback")
+	h.fake.Text(me, me, "split step 3 in two")
+	resp := h.response(1)
+	assert.False(t, resp.Allow)
+	assert.Equal(t, "split step 3 in two", resp.Message)
+	m := h.waitMessage(me, last.ID, "the plan to show the decision", func(m tgfake.Message) bool { return m.Markup == nil })
+	assert.Contains(t, m.Text, "✏️ Adjust: split step 3 in two")
+}
+
+func TestPlanApproved(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolExitPlanMode, func() any { return map[string]any{"plan": "1. do *it*"} })})
+	h.fake.Text(me, me, "plan it")
+	m := h.botMessage(me, "Plan review")
+	assert.Contains(t, m.Text, "1. do <i>it</i>")
+	h.answer(h.tap(me, me, m.ID, "Approve, review edits"))
+	assert.True(t, h.response(1).Allow)
+	m = h.waitMessage(me, m.ID, "decision shown", func(m tgfake.Message) bool { return m.Markup == nil })
+	assert.Contains(t, m.Text, "✅ Approve, review edits")
+}
+
+func TestToolApprovalButtonsAndTypedDenial(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+		ask(ctx, h.log, th, "Bash", map[string]any{"command": "rm -rf build && make <all>", "description": "Rebuild"})
+		ask(ctx, h.log, th, "Edit", map[string]any{"file_path": "/src/main.go", "old_string": "a := 1", "new_string": "a := 2"})
+		return engine.Result{Text: "ok"}, nil
+	}})
+	h.fake.Text(me, me, "build")
+	m := h.botMessage(me, "Permission: Bash")
+	assert.Contains(t, m.Text, "<pre>rm -rf build &amp;&amp; make &lt;all&gt;</pre>")
+	assert.Equal(t, []string{"Allow", "Allow for this session", "Deny"}, m.Buttons())
+	h.answer(h.tap(me, me, m.ID, "Allow for this session"))
+	resp := h.response(1)
+	assert.True(t, resp.Allow)
+	require.NotEmpty(t, resp.UpdatedPermissions)
+	m = h.waitMessage(me, m.ID, "decision shown", func(m tgfake.Message) bool { return m.Markup == nil })
+	assert.Contains(t, m.Text, "✅ Allowed for this session")
+
+	e := h.botMessage(me, "Permission: Edit")
+	assert.Contains(t, e.Text, "<code>/src/main.go</code>")
+	assert.Contains(t, e.Text, "- a := 1\n+ a := 2")
+	h.fake.Text(me, me, "not that file")
+	h.botMessage(me, "Response received.")
+	resp = h.response(2)
+	assert.False(t, resp.Allow)
+	assert.Equal(t, "not that file", resp.Message)
+	e = h.waitMessage(me, e.ID, "denial shown", func(m tgfake.Message) bool { return m.Markup == nil })
+	assert.Contains(t, e.Text, "🚫 Denied: not that file")
+}
+
+func TestTimeoutAndStopEditTheMessage(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{
+		coordOpts: []interactions.Opt{interactions.WithTimeout(300 * time.Millisecond)},
+		turn:      askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() }),
+	})
+	h.fake.Text(me, me, "pick")
+	m := h.botMessage(me, "Which database")
+	m = h.waitMessage(me, m.ID, "expired", func(m tgfake.Message) bool { return m.Markup == nil })
+	assert.Contains(t, m.Text, telegram.ExpiredText)
+	assert.False(t, h.response(1).Allow)
+	q := h.fake.Tap(me, me, m.ID, "zzzzzzzz:0")
+	assert.Equal(t, telegram.StaleText, h.answer(q).Text)
+}
+
+func TestStopCancelsThePendingQuestion(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h.fake.Text(me, me, "pick")
+	m := h.botMessage(me, "Which database")
+	data := *m.Markup.InlineKeyboard[0][0].CallbackData
+	h.fake.Text(me, me, "/stop")
+	m = h.waitMessage(me, m.ID, "cancelled", func(m tgfake.Message) bool { return m.Markup == nil })
+	assert.Contains(t, m.Text, telegram.CancelledText)
+	assert.False(t, h.response(1).Allow)
+	q := h.fake.Tap(me, me, m.ID, data)
+	assert.Equal(t, telegram.StaleText, h.answer(q).Text)
+}
+
+func TestGroupShowsWhoAnswered(t *testing.T) {
+	const group = int64(-100123)
+	var h *harness
+	h = newHarness(t, setup{
+		allowed: []int64{42, 43},
+		turn:    askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() }),
+	})
+	h.fake.SetUserName(43, "Ada")
+	h.fake.Text(group, me, "pick a db")
+	m := h.botMessage(group, "Which database")
+	h.answer(h.tap(group, 43, m.ID, "Postgres"))
+	m = h.waitMessage(group, m.ID, "answered", func(m tgfake.Message) bool { return m.Markup == nil })
+	assert.Contains(t, m.Text, "✅ <b>Postgres</b> — by Ada")
+}

@@ -1,0 +1,300 @@
+package telegram_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/connectors/telegram"
+	"github.com/leashd/leashd/connectors/telegram/tgfake"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/interactions"
+)
+
+// waitLimit only bounds waiting; it is never what a test measures.
+const waitLimit = 10 * time.Second
+
+// agentLog records what the scripted agent was told: prompts and the
+// permission responses it got.
+type agentLog struct {
+	mu        sync.Mutex
+	prompts   []string
+	responses []engine.PermissionResponse
+	changed   chan struct{}
+}
+
+func (l *agentLog) add(f func()) {
+	l.mu.Lock()
+	f()
+	l.mu.Unlock()
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (l *agentLog) Prompts() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.prompts...)
+}
+
+func (l *agentLog) Responses() []engine.PermissionResponse {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]engine.PermissionResponse(nil), l.responses...)
+}
+
+// scriptAgent runs each turn with the test's function; by default it
+// echoes the prompt.
+type scriptAgent struct {
+	log  *agentLog
+	turn func(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error)
+}
+
+func (a *scriptAgent) Name() string { return "script" }
+
+func (a *scriptAgent) Open(_ context.Context, o engine.SessionOptions) (engine.Session, error) {
+	return &scriptSession{a: a, done: make(chan struct{}), interrupt: make(chan struct{}, 1)}, nil
+}
+
+type scriptSession struct {
+	a         *scriptAgent
+	done      chan struct{}
+	interrupt chan struct{}
+	once      sync.Once
+}
+
+func (s *scriptSession) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	s.a.log.add(func() { s.a.log.prompts = append(s.a.log.prompts, prompt) })
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.interrupt:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if s.a.turn == nil {
+		h.Text("echo: " + prompt)
+		return engine.Result{Text: "echo: " + prompt, NumTurns: 1}, nil
+	}
+	return s.a.turn(ctx, prompt, h)
+}
+
+func (s *scriptSession) Interrupt(context.Context) error {
+	select {
+	case s.interrupt <- struct{}{}:
+	default:
+	}
+	return nil
+}
+func (s *scriptSession) SetMode(context.Context, engine.Mode) error { return nil }
+func (s *scriptSession) ID() string                                 { return "sess-1" }
+func (s *scriptSession) Done() <-chan struct{}                      { return s.done }
+func (s *scriptSession) Close(context.Context) error {
+	s.once.Do(func() { close(s.done) })
+	return nil
+}
+
+// ask makes the agent ask for permission and records the response.
+func ask(ctx context.Context, log *agentLog, h engine.TurnHandler, tool string, input any) engine.PermissionResponse {
+	raw, _ := json.Marshal(input)
+	resp := h.Permission(ctx, engine.PermissionRequest{ToolName: tool, Input: raw, ToolUseID: "toolu_1"})
+	log.add(func() { log.responses = append(log.responses, resp) })
+	return resp
+}
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type harness struct {
+	t     *testing.T
+	fake  *tgfake.Server
+	conn  *telegram.Connector
+	coord *interactions.Coordinator
+	eng   *engine.Engine
+	agent *scriptAgent
+	log   *agentLog
+	logs  *syncBuffer
+}
+
+type setup struct {
+	allowed    []int64
+	fakeOpts   []tgfake.Option
+	connOpts   []telegram.Option
+	coordOpts  []interactions.Opt
+	turn       func(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error)
+	noRun      bool
+	limits     *telegram.Limits
+	fakeServer *tgfake.Server
+}
+
+// fastLimits leave rate limiting to the tests that are about it.
+var fastLimits = telegram.Limits{}
+
+func newHarness(t *testing.T, s setup) *harness {
+	t.Helper()
+	fake := s.fakeServer
+	if fake == nil {
+		fake = tgfake.New(s.fakeOpts...)
+		t.Cleanup(fake.Close)
+	}
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	limits := fastLimits
+	if s.limits != nil {
+		limits = *s.limits
+	}
+	allowed := s.allowed
+	if allowed == nil {
+		allowed = []int64{42}
+	}
+	opts := append([]telegram.Option{
+		telegram.WithAPIURL(fake.URL()),
+		telegram.WithAllowedUsers(allowed),
+		telegram.WithLogger(logger),
+		telegram.WithLimits(limits),
+		telegram.WithPollTimeout(time.Second),
+		telegram.WithStreamInterval(10 * time.Millisecond),
+		telegram.WithRetryDelay(20 * time.Millisecond),
+	}, s.connOpts...)
+	conn := telegram.New(fake.Token(), opts...)
+	log := &agentLog{changed: make(chan struct{}, 1)}
+	agent := &scriptAgent{log: log, turn: s.turn}
+	coord := interactions.New(s.coordOpts...)
+	eng := engine.New(agent, coord, engine.WithLogger(logger))
+	eng.AddConnector(conn)
+	h := &harness{t: t, fake: fake, conn: conn, coord: coord, eng: eng, agent: agent, log: log, logs: logs}
+	if !s.noRun {
+		h.run()
+	}
+	return h
+}
+
+func (h *harness) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.eng.Run(ctx) }()
+	h.t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(h.t, err)
+		case <-time.After(20 * time.Second):
+			h.t.Error("engine did not stop")
+		}
+	})
+	h.waitReady()
+}
+
+func (h *harness) waitReady() {
+	h.t.Helper()
+	h.waitFor("the connector to be ready", func() bool { return h.conn.Ready() == nil })
+}
+
+func (h *harness) waitFor(what string, cond func() bool) {
+	h.t.Helper()
+	if !h.fake.Wait(waitLimit, cond) {
+		h.t.Fatalf("timed out waiting for %s\nchat 42:\n%s\nlogs:\n%s", what, h.dump(42), h.logs.String())
+	}
+}
+
+// botMessage waits for a bot message in chat containing substr and
+// returns it.
+func (h *harness) botMessage(chat int64, substr string) tgfake.Message {
+	h.t.Helper()
+	var found tgfake.Message
+	h.waitFor(fmt.Sprintf("a bot message containing %q in chat %d", substr, chat), func() bool {
+		for _, m := range h.fake.BotMessages(chat) {
+			if strings.Contains(m.Text, substr) {
+				found = m
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// message returns the current state of a message.
+func (h *harness) message(chat int64, id int) tgfake.Message {
+	for _, m := range h.fake.Messages(chat) {
+		if m.ID == id {
+			return m
+		}
+	}
+	h.t.Fatalf("chat %d has no message %d", chat, id)
+	return tgfake.Message{}
+}
+
+// waitMessage waits until message id in chat satisfies cond.
+func (h *harness) waitMessage(chat int64, id int, what string, cond func(tgfake.Message) bool) tgfake.Message {
+	h.t.Helper()
+	var m tgfake.Message
+	h.waitFor(what, func() bool {
+		m = h.message(chat, id)
+		return cond(m)
+	})
+	return m
+}
+
+func (h *harness) tap(chat, user int64, msg int, button string) string {
+	h.t.Helper()
+	q, err := h.fake.TapButton(chat, user, msg, button)
+	require.NoError(h.t, err)
+	return q
+}
+
+// answer waits for the bot's answer to a callback query.
+func (h *harness) answer(q string) tgfake.CallbackAnswer {
+	h.t.Helper()
+	var a tgfake.CallbackAnswer
+	h.waitFor("the answer to callback query "+q, func() bool {
+		var ok bool
+		a, ok = h.fake.CallbackAnswer(q)
+		return ok
+	})
+	return a
+}
+
+// response waits for the agent's n-th (1-based) permission response.
+func (h *harness) response(n int) engine.PermissionResponse {
+	h.t.Helper()
+	h.waitFor(fmt.Sprintf("permission response #%d", n), func() bool { return len(h.log.Responses()) >= n })
+	return h.log.Responses()[n-1]
+}
+
+func (h *harness) prompts() []string { return h.log.Prompts() }
+
+func (h *harness) dump(chat int64) string {
+	var b strings.Builder
+	for _, m := range h.fake.Messages(chat) {
+		fmt.Fprintf(&b, "#%d bot=%v buttons=%q: %s\n", m.ID, m.FromBot, m.Buttons(), m.Text)
+	}
+	return b.String()
+}
