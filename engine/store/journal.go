@@ -75,8 +75,12 @@ func (s *Store) insertRequested(ctx context.Context, tx *sql.Tx, it interactions
 }
 
 // Presented implements interactions.Journal: it records the chat message
-// that shows the interaction, so it can be edited after a restart.
+// that shows the interaction, so it can be edited after a restart. It is
+// recorded even when ctx is already done (a shutdown cancelled the turn
+// just after the message was sent): the message exists either way, and
+// without its reference it could not be edited after the restart.
 func (s *Store) Presented(ctx context.Context, id, ref string) error {
+	ctx = context.WithoutCancel(ctx)
 	data, _ := json.Marshal(map[string]string{"ref": ref}) // cannot fail
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE interactions SET ref = ? WHERE id = ? AND ref = ''`, ref, id)

@@ -52,6 +52,18 @@ func TestJournalRecordsAnInteractionsLife(t *testing.T) {
 	assert.Equal(t, []string{"requested", "presented", "resolved"}, events(t, path, "q1"))
 }
 
+// TestPresentedIsRecordedAfterCancellation: a shutdown can cancel the
+// turn between sending the message and recording it; the reference must
+// still be kept, or the message could not be edited after the restart.
+func TestPresentedIsRecordedAfterCancellation(t *testing.T) {
+	s := open(t, dbPath(t))
+	require.NoError(t, s.Requested(context.Background(), question("q1", "web:1", t0)))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, s.Presented(ctx, "q1", "m1"))
+	assert.Equal(t, "m1", record(t, s, "q1").Ref)
+}
+
 func TestJournalKeepsToolInputAndPlan(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, dbPath(t))
