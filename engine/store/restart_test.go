@@ -167,7 +167,7 @@ func (c *conn) Say(_ context.Context, chatID, text string) error {
 	c.note(func() { c.said = append(c.said, chatID+"|"+text) })
 	return nil
 }
-func (c *conn) StreamText(context.Context, string, string) error         { return nil }
+func (c *conn) StreamText(context.Context, string, string) error       { return nil }
 func (c *conn) Done(context.Context, string, connectors.Summary) error { return nil }
 func (c *conn) Present(_ context.Context, it interactions.Interaction) (string, error) {
 	c.note(func() { c.shown = append(c.shown, it) })
