@@ -173,6 +173,7 @@ type Server struct {
 	calls      []*Request // the agent's model calls (scripted)
 	side       []*Request // everything else
 	unscripted int
+	fallback   Step
 	seq        int
 	changed    chan struct{}
 }
@@ -206,6 +207,14 @@ func (s *Server) Then(f Step) {
 	s.mu.Unlock()
 }
 
+// Otherwise sets the step that answers model calls once the script is
+// empty (by default a short text, counted by Unscripted).
+func (s *Server) Otherwise(f Step) {
+	s.mu.Lock()
+	s.fallback = f
+	s.mu.Unlock()
+}
+
 // Calls are the agent's model calls so far.
 func (s *Server) Calls() []*Request {
 	s.mu.Lock()
@@ -220,8 +229,8 @@ func (s *Server) Side() []*Request {
 	return append([]*Request(nil), s.side...)
 }
 
-// Unscripted counts model calls that found the script empty (answered
-// with a short text); a test expecting an exact conversation asserts 0.
+// Unscripted counts model calls that found the script empty and no
+// Otherwise step (answered with a short text); a test expecting an exact conversation asserts 0.
 func (s *Server) Unscripted() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -352,6 +361,8 @@ func (s *Server) next(req *Request) Reply {
 	if len(s.steps) > 0 {
 		step = s.steps[0]
 		s.steps = s.steps[1:]
+	} else if s.fallback != nil {
+		step = s.fallback
 	} else {
 		s.unscripted++
 	}
