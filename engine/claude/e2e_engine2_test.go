@@ -164,7 +164,9 @@ func (s *stack) status(t *testing.T) string {
 	t.Helper()
 	n := len(strings.Split(s.conn.saidText(), "\n"))
 	s.send(t, "/status")
-	s.conn.waitFor(t, "the /status reply", func() bool { return len(s.conn.said) > 0 && strings.Contains(strings.Join(s.conn.said, "\n"), "Working directory:") })
+	s.conn.waitFor(t, "the /status reply", func() bool {
+		return len(s.conn.said) > 0 && strings.Contains(strings.Join(s.conn.said, "\n"), "Working directory:")
+	})
 	_ = n
 	s.conn.mu.Lock()
 	defer s.conn.mu.Unlock()
