@@ -81,13 +81,55 @@ func TestOpenRefusesWhatIsNotALeashdDatabase(t *testing.T) {
 		require.ErrorContains(t, err, "schema version 99 is newer than this leashd knows")
 	})
 	t.Run("a directory", func(t *testing.T) {
-		_, err := store.Open(ctx, t.TempDir())
-		require.Error(t, err)
+		dir := t.TempDir()
+		_, err := store.Open(ctx, dir)
+		require.ErrorContains(t, err, dir)
+	})
+	t.Run("a directory that cannot be created", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "file")
+		require.NoError(t, os.WriteFile(file, []byte("x"), 0o600))
+		path := filepath.Join(file, "leashd.db")
+		_, err := store.Open(ctx, path)
+		require.ErrorContains(t, err, "database "+path)
+		assert.ErrorContains(t, err, "not a directory")
+	})
+	t.Run("a damaged database", func(t *testing.T) {
+		path := damaged(t)
+		_, err := store.Open(ctx, path)
+		require.ErrorContains(t, err, path)
+		assert.ErrorContains(t, err, "malformed")
+		assert.ErrorContains(t, err, "move it aside")
+		_, err = store.Open(ctx, path, store.ReadOnly())
+		require.ErrorContains(t, err, path, "read-only (leashd audit) says so too")
+		assert.ErrorContains(t, err, "malformed")
 	})
 	t.Run("no path", func(t *testing.T) {
 		_, err := store.Open(ctx, "")
 		require.ErrorContains(t, err, "LEASHD_DB_PATH")
 	})
+}
+
+// damaged writes a leashd database and overwrites everything after its
+// 100-byte header with garbage.
+func damaged(t *testing.T) string {
+	t.Helper()
+	path := dbPath(t)
+	s := open(t, path)
+	for i := range 50 {
+		require.NoError(t, s.SaveSession(context.Background(), engine.SessionRecord{ChatID: "web:" + itoa(i), AgentSessionID: "s"}))
+	}
+	require.NoError(t, s.Close())
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Greater(t, len(b), 4096)
+	for i := 100; i < len(b); i++ {
+		b[i] = 0xAB
+	}
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	for _, suffix := range []string{"-wal", "-shm"} {
+		_ = os.Remove(path + suffix)
+	}
+	return path
 }
 
 func TestReadOnlyOpenCreatesNothing(t *testing.T) {

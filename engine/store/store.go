@@ -41,6 +41,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -114,7 +115,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return s, nil
 	}
 	if err := prepareFile(abs); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("database %s: %w", abs, err)
 	}
 	s.w, err = sql.Open("sqlite", dsn(abs, o.busyTimeout, false))
 	if err != nil {
@@ -127,7 +128,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	var mode string
 	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		s.w.Close()
-		return nil, fmt.Errorf("opening database %s: %w", abs, err)
+		return nil, fmt.Errorf("opening database %s: %w%s", abs, err, damagedHint(err))
 	}
 	if mode != "wal" {
 		s.w.Close()
@@ -135,7 +136,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	if err := migrate(ctx, s.w, migrations); err != nil {
 		s.w.Close()
-		return nil, fmt.Errorf("database %s: %w", abs, err)
+		return nil, fmt.Errorf("database %s: %w%s", abs, err, damagedHint(err))
 	}
 	if err := s.w.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM interactions`).Scan(&s.orphanSeq); err != nil {
 		s.w.Close()
@@ -164,9 +165,15 @@ func (s *Store) openReadOnly(ctx context.Context, o options) error {
 	}
 	s.r.SetMaxOpenConns(4)
 	v, err := userVersion(ctx, s.r)
+	if err == nil {
+		// The header alone can look fine; reading the schema finds damage
+		// before the first query does.
+		var n int
+		err = s.r.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n)
+	}
 	if err != nil {
 		s.r.Close()
-		return fmt.Errorf("reading database %s: %w", s.path, err)
+		return fmt.Errorf("reading database %s: %w%s", s.path, err, damagedHint(err))
 	}
 	if err := checkReadable(v, len(migrations)); err != nil {
 		s.r.Close()
@@ -187,6 +194,15 @@ func checkReadable(v, latest int) error {
 		return fmt.Errorf("its schema version %d is older than this leashd's (%d); start leashd once to upgrade it", v, latest)
 	}
 	return nil
+}
+
+// damagedHint says what to do about a file SQLite cannot read.
+func damagedHint(err error) string {
+	msg := err.Error()
+	if strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") {
+		return " (the file is damaged or not a SQLite database: restore it from a backup, or move it aside and leashd starts a new one)"
+	}
+	return ""
 }
 
 // prepareFile creates the database's directory (0700) and the file (0600)
