@@ -19,6 +19,7 @@ type screen struct {
 	liveRows int      // terminal rows the drawn live region occupies
 	last     []string // live lines last drawn (non-tty: printed)
 	err      error    // first write error
+	mid      bool     // non-tty: streamed text left the cursor mid-line
 }
 
 // SGR colour codes.
@@ -80,10 +81,30 @@ func (s *screen) erase() {
 // redraws the live region afterwards.
 func (s *screen) commit(text string) {
 	s.erase()
+	s.endLine()
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
 	s.write(text)
+	s.last = nil
+}
+
+// endLine ends a line streamed without a terminal.
+func (s *screen) endLine() {
+	if s.mid {
+		s.write("\n")
+		s.mid = false
+	}
+}
+
+// stream appends text as it comes (without a terminal; with one, streamed
+// text goes through the live region).
+func (s *screen) stream(text string) {
+	if text == "" {
+		return
+	}
+	s.write(text)
+	s.mid = !strings.HasSuffix(text, "\n")
 	s.last = nil
 }
 
@@ -102,6 +123,7 @@ func (s *screen) draw(lines []string) {
 			}
 		}
 		if len(out) > 0 {
+			s.endLine()
 			s.write(strings.Join(out, "\n") + "\n")
 		}
 		return

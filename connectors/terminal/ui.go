@@ -57,6 +57,8 @@ type ui struct {
 	gone     map[string]bool
 	dropTurn bool // after a rejection: the cancelled turn's output is not shown
 	eof      bool // the input ended: quit once nothing is running
+	held     []Key
+	heldEOF  bool // the input ended after the held keys
 	hint     string
 }
 
@@ -101,21 +103,16 @@ func (u *ui) run(ctx context.Context, raw bool) error {
 			if ev.err != nil {
 				return fmt.Errorf("reading the terminal: %w", ev.err)
 			}
-			for _, k := range ev.keys {
-				if quit := u.key(k); quit {
-					return nil
-				}
-			}
-			if ev.eof {
-				u.eof = true
-				u.closeInput()
-				u.redraw()
-			}
+			u.held = append(u.held, ev.keys...)
+			u.heldEOF = u.heldEOF || ev.eof
 		case <-tick:
 			if u.spinning() {
 				u.frame++
 				u.redraw()
 			}
+		}
+		if quit := u.feed(raw); quit {
+			return nil
 		}
 		if u.eof && !u.busy && len(u.queue) == 0 {
 			u.outputs()
@@ -125,6 +122,32 @@ func (u *ui) run(ctx context.Context, raw bool) error {
 			return fmt.Errorf("writing to the terminal: %w", u.s.err)
 		}
 	}
+}
+
+// feed handles the keys read so far. Typed keys are handled at once; lines
+// read from a pipe wait while the agent works until it asks something or
+// finishes, so a script's answers reach the questions they are meant for.
+// It reports whether the person quit.
+func (u *ui) feed(raw bool) bool {
+	for len(u.held) > 0 {
+		if !raw && u.busy && u.active() == nil {
+			return false
+		}
+		k := u.held[0]
+		u.held = u.held[1:]
+		if u.key(k) {
+			return true
+		}
+		if !raw && k.Kind == KeyEnter {
+			u.outputs() // let the engine's answer arrive before the next line
+		}
+	}
+	if u.heldEOF && !u.eof {
+		u.eof = true
+		u.closeInput()
+		u.redraw()
+	}
+	return false
 }
 
 // readInput sends keys (raw mode) or lines as keys (line mode) until the
@@ -284,6 +307,10 @@ func isStopReply(text string) bool {
 }
 
 func (u *ui) stream(text string) {
+	if !u.s.tty {
+		u.s.stream(text)
+		return
+	}
 	text = u.partial + text
 	i := strings.LastIndexByte(text, '\n')
 	if i < 0 {
@@ -424,6 +451,9 @@ func (u *ui) redraw() {
 
 func (u *ui) liveLines() []string {
 	in := string(u.input)
+	if !u.s.tty {
+		in = "" // not echoed: the person's terminal did, or nobody watches
+	}
 	p := u.active()
 	if p == nil {
 		var lines []string
@@ -652,11 +682,11 @@ func (u *ui) answer(p *prompt, line string) {
 		switch {
 		case p.it.Kind == interactions.KindPlanReview && label == interactions.DecisionAdjust:
 			p.mode, p.text = interactions.ModeText, forFeedback
-			u.s.commit(u.s.paint(sgrBold, "What should change in the plan?") + "\n" + u.s.paint(sgrDim, "Type your feedback and press Enter; r or /reject rejects."))
+			u.s.commit(u.s.paint(sgrGreen, "  → "+connectors.DecisionLabel(label)) + "\n" + u.s.paint(sgrBold, "What should change in the plan?") + "\n" + u.s.paint(sgrDim, "Type your feedback and press Enter; r or /reject rejects."))
 			return
 		case p.it.Kind == interactions.KindToolApproval && label == interactions.DecisionDeny:
 			p.mode, p.text = interactions.ModeText, forDenyReason
-			u.s.commit(u.s.paint(sgrBold, "Why deny it? The agent reads your reason.") + "\n" + u.s.paint(sgrDim, "Type the reason and press Enter; r or /reject rejects."))
+			u.s.commit(u.s.paint(sgrGreen, "  → "+connectors.DecisionLabel(label)) + "\n" + u.s.paint(sgrBold, "Why deny it? The agent reads your reason.") + "\n" + u.s.paint(sgrDim, "Type the reason and press Enter; r or /reject rejects."))
 			return
 		}
 		u.reply(p, interactions.Reply{Answers: []string{label}}, connectors.OptionText(p.it, label))
