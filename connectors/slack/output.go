@@ -311,14 +311,27 @@ func (c *Connector) Present(ctx context.Context, it interactions.Interaction) (s
 			return "", err
 		}
 	}
-	return msgRef{channel: ref.channel, ts: ts}.String(), nil
+	mr := msgRef{channel: ref.channel, ts: ts}.String()
+	c.mu.Lock()
+	c.refs[it.ID] = mr
+	c.mu.Unlock()
+	return mr, nil
 }
 
 // Update implements connectors.Output: the interaction's message shows the
 // multi-select state, the adjust prompt, or the outcome and who gave it
 // (buttons removed; an interrupted one keeps them, as they still work).
 func (c *Connector) Update(ctx context.Context, ev interactions.Event) error {
-	mr, ok := parseRef(ev.Ref)
+	c.mu.Lock()
+	refText := ev.Ref
+	if refText == "" {
+		refText = c.refs[ev.Interaction.ID]
+	}
+	if ev.Type == interactions.EventResolved {
+		delete(c.refs, ev.Interaction.ID)
+	}
+	c.mu.Unlock()
+	mr, ok := parseRef(refText)
 	if !ok {
 		return nil // never shown (or shown by another connector)
 	}

@@ -75,6 +75,7 @@ type Connector struct {
 	streams    map[string]*stream
 	lanes      map[string]*lane // per-chat serialisation of inbound work
 	outLocks   map[string]*sync.Mutex
+	refs       map[string]string // interaction ID → its buttons message, for events without a Ref
 	work       sync.WaitGroup
 }
 
@@ -157,6 +158,7 @@ func New(botToken string, opts ...Option) *Connector {
 		streams:    make(map[string]*stream),
 		lanes:      make(map[string]*lane),
 		outLocks:   make(map[string]*sync.Mutex),
+		refs:       make(map[string]string),
 	}
 	for _, o := range opts {
 		o(c)

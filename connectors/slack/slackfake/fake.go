@@ -114,6 +114,7 @@ func New(botToken, appToken string) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.api)
 	mux.HandleFunc("/ws", s.ws)
+	s.upgrader.CheckOrigin = func(*http.Request) bool { return true } // the client sends Origin: https://api.slack.com
 	s.srv = httptest.NewServer(mux)
 	return s
 }
