@@ -175,7 +175,9 @@ func TestBashOutcomes(t *testing.T) {
 
 func TestEditAsksForWrite(t *testing.T) {
 	s := open(t, engine.ModeDefault)
-	h := &handler{decide: func(_ context.Context, r engine.PermissionRequest) engine.PermissionResponse { return allowWith(r, nil) }}
+	h := &handler{decide: func(_ context.Context, r engine.PermissionRequest) engine.PermissionResponse {
+		return allowWith(r, nil)
+	}}
 	res, err := s.Turn(context.Background(), "edit the file", h)
 	require.NoError(t, err)
 	require.Len(t, h.reqs, 1)
@@ -216,7 +218,9 @@ func TestPlanModePlansBeforeTools(t *testing.T) {
 // plan: the Write and the Bash command.
 func TestImplementsApprovedPlan(t *testing.T) {
 	s := open(t, engine.ModeAcceptEdits)
-	h := &handler{decide: func(_ context.Context, r engine.PermissionRequest) engine.PermissionResponse { return allowWith(r, nil) }}
+	h := &handler{decide: func(_ context.Context, r engine.PermissionRequest) engine.PermissionResponse {
+		return allowWith(r, nil)
+	}}
 	_, err := s.Turn(context.Background(), "Implement the following plan, which the user has approved:\n\n"+demo.Plan, h)
 	require.NoError(t, err)
 	require.Len(t, h.reqs, 2)

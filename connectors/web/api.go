@@ -1,0 +1,542 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/interactions"
+)
+
+//go:embed static/index.html
+var static embed.FS
+
+// cookieName holds the token for the page (set from /?token=).
+const cookieName = "leashd_token"
+
+// maxBody bounds request bodies.
+const maxBody = 64 << 10
+
+// webUser is who answers through the page or the API.
+const webUser = "web"
+
+// Handler returns the HTTP handler: the page, the API, the extra routes
+// and what mounters add. Run serves it; tests may serve it themselves.
+func (c *Connector) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", c.page)
+	api := func(pattern string, f http.HandlerFunc) { mux.Handle(pattern, c.auth(f)) }
+	api("GET /api/info", c.info)
+	api("GET /api/events", c.events)
+	api("GET /api/chats", c.listChats)
+	api("POST /api/chats/{chat}/messages", c.postMessage)
+	api("GET /api/interactions", c.listInteractions)
+	api("POST /api/interactions/{id}/reply", c.reply)
+	api("POST /api/interactions/{id}/toggle", c.toggle)
+	api("POST /api/interactions/{id}/confirm", c.confirm)
+	api("POST /api/interactions/{id}/reject", c.reject)
+	api("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such API route: "+r.Method+" "+r.URL.Path)
+	})
+	for _, rt := range c.routes {
+		mux.Handle(rt.pattern, rt.h)
+	}
+	for _, m := range c.mounters {
+		m.Mount(mux)
+	}
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, errorBody{msg})
+}
+
+// tokenOK compares in constant time (hashing first, so lengths match too).
+func (c *Connector) tokenOK(got string) bool {
+	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(c.token))
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// auth checks the token on API routes, and refuses state changes a page of
+// another site makes with this browser's cookie.
+func (c *Connector) auth(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if err := sameOrigin(r); err != nil {
+				writeError(w, http.StatusForbidden, err.Error())
+				return
+			}
+		}
+		if c.token != "" {
+			got, how := "", ""
+			if h := r.Header.Get("Authorization"); h != "" {
+				scheme, tok, _ := strings.Cut(h, " ")
+				if !strings.EqualFold(scheme, "Bearer") {
+					writeError(w, http.StatusUnauthorized, "unsupported Authorization scheme "+quoteShort(scheme)+": send Authorization: Bearer <LEASHD_WEB_TOKEN>")
+					return
+				}
+				got, how = strings.TrimSpace(tok), "bearer token"
+			} else if ck, err := r.Cookie(cookieName); err == nil {
+				got, how = ck.Value, "token cookie (open /?token=<LEASHD_WEB_TOKEN> again)"
+			}
+			if how == "" {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="leashd"`)
+				writeError(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <LEASHD_WEB_TOKEN>, or open /?token=<LEASHD_WEB_TOKEN> in the browser")
+				return
+			}
+			if !c.tokenOK(got) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="leashd", error="invalid_token"`)
+				writeError(w, http.StatusUnauthorized, "wrong "+how)
+				return
+			}
+		}
+		next(w, r)
+	})
+}
+
+// sameOrigin refuses cross-site requests: browsers send Origin (and
+// Sec-Fetch-Site) with every POST; API clients such as curl send neither.
+func sameOrigin(r *http.Request) error {
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return errors.New("cross-site request refused")
+	}
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return nil
+	}
+	u, err := url.Parse(o)
+	if err != nil || u.Host != r.Host {
+		return fmt.Errorf("cross-origin request from %s refused: the API only takes requests from its own page (%s) or from clients that send no Origin", quoteShort(o), r.Host)
+	}
+	return nil
+}
+
+func quoteShort(s string) string { return fmt.Sprintf("%q", connectors.Truncate(s, 80)) }
+
+// page serves the embedded page; /?token=… checks the token, sets the
+// cookie and redirects to / so the token leaves the address bar.
+func (c *Connector) page(w http.ResponseWriter, r *http.Request) {
+	if tok := r.URL.Query().Get("token"); tok != "" {
+		if c.token != "" && !c.tokenOK(tok) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, "Wrong token. Open this page with ?token=<LEASHD_WEB_TOKEN>, the token leashd was started with.\n")
+			return
+		}
+		if c.token != "" {
+			http.SetCookie(w, &http.Cookie{
+				Name: cookieName, Value: tok, Path: "/", HttpOnly: true,
+				SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 30 * 24 * 3600,
+			})
+		}
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	b, err := static.ReadFile("static/index.html")
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "the page is missing from the binary")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'")
+	_, _ = w.Write(b)
+}
+
+func (c *Connector) h(w http.ResponseWriter) (connectors.Handler, bool) {
+	p := c.handler.Load()
+	if p == nil {
+		writeError(w, http.StatusServiceUnavailable, "leashd is starting; try again in a moment")
+		return nil, false
+	}
+	return *p, true
+}
+
+type infoBody struct {
+	Agent string `json:"agent"`
+	Auth  bool   `json:"auth"`
+}
+
+func (c *Connector) info(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, infoBody{Agent: c.agentName, Auth: c.token != ""})
+}
+
+// events streams server-sent events. ?chat= limits them to one chat;
+// Last-Event-ID (sent by browsers when they reconnect) or ?after= replays
+// what was missed (after=0: everything kept).
+func (c *Connector) events(w http.ResponseWriter, r *http.Request) {
+	chat := r.URL.Query().Get("chat")
+	if chat != "" {
+		if err := validChatID(chat); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	from := r.Header.Get("Last-Event-ID")
+	if from == "" {
+		from = r.URL.Query().Get("after")
+	}
+	var (
+		replay bool
+		boot   string
+		after  uint64
+	)
+	if from != "" {
+		var err error
+		if boot, after, err = parseEventID(from); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		replay = true
+	}
+	rc := http.NewResponseController(w)
+	s, past, err := c.hub.subscribe(chat, replay, boot, after)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	defer c.hub.unsubscribe(s)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	var buf bytes.Buffer
+	buf.WriteString("retry: 2000\n\n")
+	write := func() bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return false
+		}
+		buf.Reset()
+		return rc.Flush() == nil
+	}
+	for _, ev := range past {
+		c.encodeEvent(&buf, ev)
+	}
+	if !write() {
+		return
+	}
+	tick := time.NewTicker(c.heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+			buf.WriteString(": heartbeat\n\n")
+		case ev, ok := <-s.ch:
+			if !ok {
+				return // shutting down, or this stream fell behind: the client reconnects
+			}
+			c.encodeEvent(&buf, ev)
+		drain:
+			for range 64 {
+				select {
+				case ev, ok := <-s.ch:
+					if !ok {
+						break drain
+					}
+					c.encodeEvent(&buf, ev)
+				default:
+					break drain
+				}
+			}
+		}
+		if !write() {
+			return
+		}
+	}
+}
+
+func (c *Connector) encodeEvent(buf *bytes.Buffer, ev event) {
+	buf.WriteString("id: " + c.hub.id(ev.seq) + "\nevent: " + ev.name + "\ndata: ")
+	buf.Write(ev.data) // JSON from encoding/json has no raw newlines
+	buf.WriteString("\n\n")
+}
+
+func (c *Connector) listChats(w http.ResponseWriter, _ *http.Request) {
+	h, ok := c.h(w)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, c.chatList(h))
+}
+
+// validChatID accepts 1–200 bytes of printable UTF-8.
+func validChatID(id string) error {
+	if id == "" {
+		return errors.New("empty chat ID")
+	}
+	if len(id) > 200 || !utf8.ValidString(id) {
+		return fmt.Errorf("chat ID %s: must be 1–200 bytes of UTF-8", quoteShort(id))
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) || unicode.IsSpace(r) {
+			return fmt.Errorf("chat ID %s: no spaces or control characters", quoteShort(id))
+		}
+	}
+	return nil
+}
+
+// messageRequest is the body of POST /api/chats/{chat}/messages.
+type messageRequest struct {
+	Text string `json:"text"`
+}
+
+// replyRequest is the body of POST /api/interactions/{id}/reply and
+// /reject.
+type replyRequest struct {
+	// Answers holds one list of option labels (each question is its own
+	// interaction); decisions are labels too: "edit", "allow_session".
+	Answers [][]string `json:"answers"`
+	Text    string     `json:"text"`
+}
+
+type toggleRequest struct {
+	Label string `json:"label"`
+}
+
+// decodeJSON reads one JSON object of at most maxBody bytes into v,
+// refusing unknown fields; the error names what is accepted. An empty body
+// is accepted when allowEmpty (v stays zero). The status is 400 or 413.
+func decodeJSON(r io.Reader, v any, accepted string, allowEmpty bool) (int, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxBody+1))
+	if err != nil {
+		return http.StatusBadRequest, fmt.Errorf("reading the body: %w", err)
+	}
+	if len(b) > maxBody {
+		return http.StatusRequestEntityTooLarge, fmt.Errorf("the body is larger than %d KiB", maxBody>>10)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		if allowEmpty {
+			return 0, nil
+		}
+		return http.StatusBadRequest, fmt.Errorf("empty body: expected a JSON object %s", accepted)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return http.StatusBadRequest, fmt.Errorf("invalid JSON body (%v): expected %s", err, accepted)
+	}
+	if dec.More() {
+		return http.StatusBadRequest, fmt.Errorf("extra data after the JSON object: expected one object %s", accepted)
+	}
+	return 0, nil
+}
+
+const (
+	acceptedMessage = `{"text":"…"}`
+	acceptedReply   = `{"answers":[["label",…]],"text":"…"} (answers: one list of option labels or one decision such as "allow"; text: free text, feedback or a reason)`
+	acceptedToggle  = `{"label":"…"}`
+	acceptedReject  = `{"text":"reason"} or no body`
+)
+
+// parseReply turns a reply body into an interactions.Reply.
+func parseReply(body io.Reader) (interactions.Reply, int, error) {
+	var req replyRequest
+	if status, err := decodeJSON(body, &req, acceptedReply, false); err != nil {
+		return interactions.Reply{}, status, err
+	}
+	if len(req.Answers) > 1 {
+		return interactions.Reply{}, http.StatusBadRequest, fmt.Errorf("answers has %d lists; each question is its own interaction, so send one list of labels, e.g. {\"answers\":[[\"Auth\",\"Billing\"]]}", len(req.Answers))
+	}
+	r := interactions.Reply{By: webUser, Text: req.Text}
+	if len(req.Answers) == 1 {
+		r.Answers = req.Answers[0]
+	}
+	if len(r.Answers) == 0 && strings.TrimSpace(r.Text) == "" {
+		return interactions.Reply{}, http.StatusBadRequest, fmt.Errorf("nothing to answer with: expected %s", acceptedReply)
+	}
+	return r, 0, nil
+}
+
+// statusOf maps the coordinator's errors to HTTP.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, interactions.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, interactions.ErrNotPending):
+		return http.StatusConflict
+	case errors.Is(err, interactions.ErrUnauthorized):
+		return http.StatusForbidden
+	case errors.Is(err, interactions.ErrInvalidReply):
+		return http.StatusBadRequest
+	case errors.Is(err, interactions.ErrClosed):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+type routedBody struct {
+	Routed connectors.Route `json:"routed"`
+	Error  string           `json:"error,omitempty"`
+}
+
+func (c *Connector) postMessage(w http.ResponseWriter, r *http.Request) {
+	h, ok := c.h(w)
+	if !ok {
+		return
+	}
+	chat := r.PathValue("chat")
+	if err := validChatID(chat); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	var req messageRequest
+	if status, err := decodeJSON(r.Body, &req, acceptedMessage, false); err != nil {
+		writeError(w, status, err.Error())
+		return
+	}
+	text := strings.TrimSpace(req.Text)
+	if text == "" {
+		writeError(w, http.StatusBadRequest, `empty message: expected {"text":"…"} with some text`)
+		return
+	}
+	c.mu.Lock()
+	c.publishLocked("user.message", chat, userEvent{chat, text, webUser}, text)
+	c.mu.Unlock()
+	// The message is handled even if the client goes away meanwhile.
+	route, err := h.HandleMessage(context.WithoutCancel(r.Context()), connectors.Incoming{
+		ChatID: chat, UserID: webUser, UserName: webUser, Text: text,
+	})
+	if err != nil {
+		status := statusOf(err)
+		if status == http.StatusInternalServerError && route == "" {
+			status = http.StatusBadRequest
+		}
+		writeJSON(w, status, routedBody{Routed: route, Error: err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusAccepted, routedBody{Routed: route})
+}
+
+func (c *Connector) listInteractions(w http.ResponseWriter, r *http.Request) {
+	h, ok := c.h(w)
+	if !ok {
+		return
+	}
+	chat := r.URL.Query().Get("chat")
+	if chat != "" {
+		if err := validChatID(chat); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	its := h.Pending(chat)
+	c.mu.Lock()
+	out := make([]interactionView, 0, len(its))
+	for _, it := range its {
+		out = append(out, c.viewLocked(it))
+	}
+	c.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (c *Connector) reply(w http.ResponseWriter, r *http.Request) {
+	h, ok := c.h(w)
+	if !ok {
+		return
+	}
+	rep, status, err := parseReply(r.Body)
+	if err != nil {
+		writeError(w, status, err.Error())
+		return
+	}
+	out, err := h.Reply(context.WithoutCancel(r.Context()), r.PathValue("id"), rep)
+	if err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	if out == interactions.AwaitingFeedback {
+		writeJSON(w, http.StatusAccepted, map[string]any{"awaiting_feedback": true,
+			"message": "adjust chosen: send the feedback as text (this route with {\"text\"}, or a chat message)"})
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (c *Connector) toggle(w http.ResponseWriter, r *http.Request) {
+	h, ok := c.h(w)
+	if !ok {
+		return
+	}
+	var req toggleRequest
+	if status, err := decodeJSON(r.Body, &req, acceptedToggle, false); err != nil {
+		writeError(w, status, err.Error())
+		return
+	}
+	sel, err := h.Toggle(r.Context(), r.PathValue("id"), req.Label, interactions.Reply{By: webUser})
+	if err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	if sel == nil {
+		sel = []string{}
+	}
+	writeJSON(w, http.StatusOK, map[string][]string{"selected": sel})
+}
+
+func (c *Connector) confirm(w http.ResponseWriter, r *http.Request) {
+	h, ok := c.h(w)
+	if !ok {
+		return
+	}
+	if status, err := decodeJSON(r.Body, &struct{}{}, "no body", true); err != nil {
+		writeError(w, status, err.Error())
+		return
+	}
+	if err := h.Confirm(context.WithoutCancel(r.Context()), r.PathValue("id"), interactions.Reply{By: webUser}); err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (c *Connector) reject(w http.ResponseWriter, r *http.Request) {
+	h, ok := c.h(w)
+	if !ok {
+		return
+	}
+	var req struct {
+		Text string `json:"text"`
+	}
+	if status, err := decodeJSON(r.Body, &req, acceptedReject, true); err != nil {
+		writeError(w, status, err.Error())
+		return
+	}
+	if _, err := h.Reply(context.WithoutCancel(r.Context()), r.PathValue("id"), interactions.Reply{By: webUser, Reject: true, Text: req.Text}); err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,618 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/connectors/web"
+	"github.com/leashd/leashd/engine/demo"
+	"github.com/leashd/leashd/interactions"
+)
+
+func labels(ev sseEvent) []string {
+	var out []string
+	for _, o := range ev.Data["options"].([]any) {
+		out = append(out, o.(map[string]any)["label"].(string))
+	}
+	return out
+}
+
+func id(ev sseEvent) string { return str(ev.Data["interaction_id"]) }
+
+func TestQuestionFlowWithToggles(t *testing.T) {
+	e := start(t, setup{})
+	s := e.subscribe("?chat=c1")
+	e.send("c1", "ask me a question", "agent")
+
+	q1 := s.next("interaction.requested")
+	assert.Equal(t, "question", q1.Data["kind"])
+	assert.Equal(t, "c1", q1.Data["chat_id"])
+	assert.Equal(t, "Database", q1.Data["header"])
+	assert.Equal(t, "Which database?", q1.Data["question"])
+	assert.Equal(t, false, q1.Data["multi_select"])
+	assert.EqualValues(t, 1, q1.Data["index"])
+	assert.EqualValues(t, 2, q1.Data["total"])
+	assert.Equal(t, []string{"Postgres", "SQLite"}, labels(q1))
+
+	st, body := e.do("GET", "/api/interactions?chat=c1", "")
+	require.Equal(t, http.StatusOK, st)
+	var pending []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(body), &pending))
+	require.Len(t, pending, 1)
+	assert.Equal(t, id(q1), pending[0]["interaction_id"])
+	st, body = e.do("GET", "/api/interactions?chat=nobody", "")
+	require.Equal(t, http.StatusOK, st)
+	assert.JSONEq(t, `[]`, body)
+
+	st, body = e.reply(id(q1), `{"answers":[["SQLite"]]}`)
+	require.Equal(t, http.StatusNoContent, st, body)
+	r1 := s.resolved(id(q1))
+	assert.Equal(t, id(q1), id(r1))
+	assert.Equal(t, "answered", r1.Data["status"])
+	assert.Equal(t, "SQLite", r1.Data["answer"])
+	assert.Equal(t, "web", r1.Data["by"])
+
+	q2 := s.next("interaction.requested")
+	assert.Equal(t, "Features", q2.Data["header"])
+	assert.Equal(t, true, q2.Data["multi_select"])
+	assert.EqualValues(t, 2, q2.Data["index"])
+	assert.Equal(t, []string{"Auth", "Search", "Billing"}, labels(q2))
+
+	for _, step := range []struct{ label, want string }{
+		{"Billing", `["Billing"]`}, {"Search", `["Search","Billing"]`}, {"Auth", `["Auth","Search","Billing"]`}, {"Search", `["Auth","Billing"]`},
+	} {
+		st, body = e.post("/api/interactions/"+id(q2)+"/toggle", `{"label":"`+step.label+`"}`)
+		require.Equal(t, http.StatusOK, st, body)
+		assert.JSONEq(t, `{"selected":`+step.want+`}`, body)
+		up := s.next("interaction.updated")
+		b, _ := json.Marshal(up.Data["selected"])
+		assert.JSONEq(t, step.want, string(b))
+	}
+	// The pending list carries the selection, for a page that reconnects.
+	_, body = e.do("GET", "/api/interactions", "")
+	require.NoError(t, json.Unmarshal([]byte(body), &pending))
+	require.Len(t, pending, 1)
+	assert.Equal(t, []any{"Auth", "Billing"}, pending[0]["selected"])
+
+	st, body = e.post("/api/interactions/"+id(q2)+"/confirm", "")
+	require.Equal(t, http.StatusNoContent, st, body)
+	r2 := s.resolved(id(q2))
+	assert.Equal(t, "Auth, Billing", r2.Data["answer"])
+
+	s.saying(`Your questions have been answered: "Which database?"="SQLite", "Which features?"="Auth, Billing"`)
+	done := s.next("agent.done")
+	assert.Equal(t, `Your questions have been answered: "Which database?"="SQLite", "Which features?"="Auth, Billing"`, done.Data["result"])
+	assert.Equal(t, false, done.Data["is_error"])
+	assert.EqualValues(t, 0, done.Data["cost_usd"])
+	assert.EqualValues(t, 2, done.Data["num_turns"])
+}
+
+func TestMultiSelectAsOneReply(t *testing.T) {
+	e := start(t, setup{})
+	s := e.subscribe("?chat=c2")
+	e.send("c2", "question", "agent")
+	q1 := s.next("interaction.requested")
+	st, _ := e.reply(id(q1), `{"answers":[["Postgres"]]}`)
+	require.Equal(t, http.StatusNoContent, st)
+	q2 := s.next("interaction.requested")
+	st, body := e.reply(id(q2), `{"answers":[["Billing","Auth"]]}`)
+	require.Equal(t, http.StatusNoContent, st, body)
+	s.saying(`"Which database?"="Postgres", "Which features?"="Auth, Billing"`)
+}
+
+func TestQuestionTypedAnswerAndDecline(t *testing.T) {
+	e := start(t, setup{})
+	s := e.subscribe("?chat=c3")
+	e.send("c3", "question", "agent")
+	q1 := s.next("interaction.requested")
+	st, body := e.reply(id(q1), `{"text":"DuckDB"}`)
+	require.Equal(t, http.StatusNoContent, st, body)
+	q2 := s.next("interaction.requested")
+	// A chat message while a question is pending answers it.
+	e.send("c3", "everything", "interaction")
+	r := s.until("interaction.resolved", func(ev sseEvent) bool { return id(ev) == id(q2) })
+	assert.Equal(t, "everything", r.Data["answer"])
+	s.saying(`"Which database?"="DuckDB", "Which features?"="everything"`)
+
+	e.send("c3", "question", "agent")
+	q3 := s.next("interaction.requested")
+	st, body = e.post("/api/interactions/"+id(q3)+"/reject", "")
+	require.Equal(t, http.StatusNoContent, st, body)
+	r = s.resolved(id(q3))
+	assert.Equal(t, "rejected", r.Data["status"])
+	assert.Equal(t, "reject", r.Data["decision"])
+	s.saying("You did not answer my questions: The user rejected this request.")
+}
+
+func TestPlanReviewAdjustThenApprove(t *testing.T) {
+	e := start(t, setup{})
+	s := e.subscribe("?chat=p")
+	e.send("p", "/plan", "command")
+	s.saying("Mode: plan")
+	e.send("p", "make a plan", "agent")
+	p := s.next("interaction.requested")
+	assert.Equal(t, "plan_review", p.Data["kind"])
+	assert.Equal(t, demo.Plan, p.Data["plan"])
+	assert.Equal(t, []string{"clean_edit", "edit", "default", "adjust"}, labels(p))
+	assert.Equal(t, []any{"Approve, clear context", "Approve, auto-accept edits", "Approve, review edits", "Adjust"}, p.Data["option_texts"])
+
+	st, body := e.reply(id(p), `{"answers":[["adjust"]]}`)
+	require.Equal(t, http.StatusAccepted, st, body)
+	assert.Contains(t, body, `"awaiting_feedback":true`)
+	up := s.next("interaction.updated")
+	assert.Equal(t, true, up.Data["awaiting_feedback"])
+	_, body = e.do("GET", "/api/interactions?chat=p", "")
+	assert.Contains(t, body, `"awaiting_feedback":true`)
+
+	e.send("p", "use a table", "interaction")
+	r := s.resolved(id(p))
+	assert.Equal(t, "rejected", r.Data["status"])
+	assert.Equal(t, "adjust", r.Data["decision"])
+	assert.Equal(t, "use a table", r.Data["text"])
+	s.saying(`Plan not approved (adjust), so I stay in plan mode. Your feedback: "use a table"`)
+	s.next("agent.done")
+
+	// adjust with the feedback in the same body resolves at once.
+	e.send("p", "plan", "agent")
+	p2 := s.next("interaction.requested")
+	st, body = e.reply(id(p2), `{"answers":[["adjust"]],"text":"shorter"}`)
+	require.Equal(t, http.StatusNoContent, st, body)
+	s.saying(`Your feedback: "shorter"`)
+	s.next("agent.done")
+
+	e.send("p", "plan", "agent")
+	p3 := s.next("interaction.requested")
+	st, body = e.reply(id(p3), `{"answers":[["edit"]]}`)
+	require.Equal(t, http.StatusNoContent, st, body)
+	r = s.resolved(id(p3))
+	assert.Equal(t, "answered", r.Data["status"])
+	assert.Equal(t, "edit", r.Data["decision"])
+	s.saying("Plan approved (decision: edit); mode is now acceptEdits.")
+}
+
+// After a plan approved with "edit" the Write is allowed by the engine
+// without asking; Bash still asks.
+func TestPlanApprovalModeAppliesToTools(t *testing.T) {
+	e := start(t, setup{})
+	s := e.subscribe("?chat=pm")
+	e.send("pm", "/plan", "command")
+	e.send("pm", "edit and bash", "agent")
+	p := s.next("interaction.requested")
+	require.Equal(t, "plan_review", p.Data["kind"])
+	st, _ := e.reply(id(p), `{"answers":[["edit"]]}`)
+	require.Equal(t, http.StatusNoContent, st)
+	b := s.next("interaction.requested")
+	assert.Equal(t, "tool_approval", b.Data["kind"])
+	assert.Equal(t, "Bash", b.Data["tool_name"], "Write was auto-allowed in acceptEdits")
+	s.saying("Write of /w/hello.txt allowed.")
+	st, _ = e.reply(id(b), `{"answers":[["allow"]]}`)
+	require.Equal(t, http.StatusNoContent, st)
+	s.saying("Bash `echo hello` allowed. Output: hello")
+}
+
+func TestCleanApprovalStartsFreshSession(t *testing.T) {
+	e := start(t, setup{})
+	s := e.subscribe("?chat=clean")
+	e.send("clean", "plan", "agent")
+	p := s.next("interaction.requested")
+	st, _ := e.reply(id(p), `{"answers":[["clean_edit"]]}`)
+	require.Equal(t, http.StatusNoContent, st)
+	s.saying("Starting a fresh session to implement it")
+	s.saying("Implementing the approved plan in a fresh session (mode: acceptEdits).")
+	b := s.next("interaction.requested")
+	assert.Equal(t, "Bash", b.Data["tool_name"])
+}
+
+func TestBashApprovals(t *testing.T) {
+	e := start(t, setup{})
+	s := e.subscribe("?chat=b")
+
+	e.send("b", "run bash", "agent")
+	b := s.next("interaction.requested")
+	assert.Equal(t, "tool_approval", b.Data["kind"])
+	assert.Equal(t, "Bash", b.Data["tool_name"])
+	assert.Equal(t, map[string]any{"command": "echo hello", "description": "Print hello"}, b.Data["tool_input"])
+	assert.Equal(t, "echo hello\n# Print hello", b.Data["tool_summary"])
+	assert.Equal(t, []string{"allow", "allow_session", "deny"}, labels(b))
+	st, _ := e.reply(id(b), `{"answers":[["deny"]],"text":"not today"}`)
+	require.Equal(t, http.StatusNoContent, st)
+	r := s.resolved(id(b))
+	assert.Equal(t, "rejected", r.Data["status"])
+	assert.Equal(t, "deny", r.Data["decision"])
+	s.saying("Bash `echo hello` denied: not today")
+	s.next("agent.done")
+
+	e.send("b", "bash", "agent")
+	b = s.next("interaction.requested")
+	st, _ = e.reply(id(b), `{"answers":[["allow_session"]]}`)
+	require.Equal(t, http.StatusNoContent, st)
+	s.saying("Bash `echo hello` allowed for the session. Output: hello")
+	s.next("agent.done")
+
+	// Allowed for the session: not asked again.
+	e.send("b", "bash again", "agent")
+	s.saying("Bash `echo hello` allowed. Output: hello")
+	s.next("agent.done")
+	assert.Empty(t, e.coord.Pending("b"))
+
+	e.send("b", "/clear", "command")
+	e.send("b", "bash", "agent")
+	b = s.next("interaction.requested")
+	st, _ = e.post("/api/interactions/"+id(b)+"/reject", `{"text":"no shell"}`)
+	require.Equal(t, http.StatusNoContent, st)
+	s.saying("Bash `echo hello` denied: no shell")
+}
+
+func TestCommandsAndEcho(t *testing.T) {
+	e := start(t, setup{})
+	s := e.subscribe("?chat=h")
+	e.send("h", "/help", "command")
+	help := s.saying("/help")
+	for _, w := range []string{"question", "plan", "bash", "edit"} {
+		assert.Contains(t, str(help.Data["text"]), w)
+	}
+	e.send("h", "/nope", "command")
+	s.saying("Unknown command /nope — try /help")
+	e.send("h", "hello", "agent")
+	u := s.next("message")
+	assert.Contains(t, str(u.Data["text"]), "You said: ")
+	d := s.next("agent.done")
+	assert.Contains(t, d.Data["summary"], "Done")
+
+	st, body := e.do("GET", "/api/chats", "")
+	require.Equal(t, http.StatusOK, st)
+	var chats []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(body), &chats))
+	require.NotEmpty(t, chats)
+	assert.Equal(t, "h", chats[0]["chat_id"])
+
+	st, body = e.do("GET", "/api/info", "")
+	require.Equal(t, http.StatusOK, st)
+	assert.JSONEq(t, `{"agent":"demo agent","auth":false}`, body)
+}
+
+func TestStreamingIsOneMessageUpdated(t *testing.T) {
+	e := start(t, setup{})
+	s := e.subscribe("?chat=st")
+	e.send("st", "hello world", "agent")
+	u := s.next("user.message")
+	assert.Equal(t, "hello world", u.Data["text"])
+	first := s.next("message")
+	last := s.until("message.updated", func(ev sseEvent) bool { return strings.Contains(str(ev.Data["text"]), "\"edit\" to see") })
+	assert.Equal(t, first.Data["message_id"], last.Data["message_id"])
+	assert.True(t, strings.HasPrefix(str(last.Data["text"]), str(first.Data["text"])))
+}
+
+func TestErrors(t *testing.T) {
+	e := start(t, setup{})
+	s := e.subscribe("?chat=err")
+	e.send("err", "question", "agent")
+	q := s.next("interaction.requested")
+	qid := id(q)
+
+	cases := []struct {
+		name, path, body string
+		status           int
+		msg              string
+	}{
+		{"unknown id", "/api/interactions/nope/reply", `{"answers":[["SQLite"]]}`, 404, `no such interaction: "nope"`},
+		{"not an option", "/api/interactions/" + qid + "/reply", `{"answers":[["MySQL"]]}`, 400, `"MySQL" is not an option (accepted: "Postgres", "SQLite")`},
+		{"two options single", "/api/interactions/" + qid + "/reply", `{"answers":[["Postgres","SQLite"]]}`, 400, "takes one option, got 2"},
+		{"two lists", "/api/interactions/" + qid + "/reply", `{"answers":[["SQLite"],["Auth"]]}`, 400, "each question is its own interaction"},
+		{"bad json", "/api/interactions/" + qid + "/reply", `{"answers":`, 400, "invalid JSON body"},
+		{"wrong type", "/api/interactions/" + qid + "/reply", `{"answers":["SQLite"]}`, 400, "invalid JSON body"},
+		{"unknown field", "/api/interactions/" + qid + "/reply", `{"answer":"SQLite"}`, 400, `unknown field "answer"`},
+		{"trailing", "/api/interactions/" + qid + "/reply", `{"text":"a"} {}`, 400, "extra data"},
+		{"empty body", "/api/interactions/" + qid + "/reply", ``, 400, "empty body"},
+		{"nothing", "/api/interactions/" + qid + "/reply", `{"answers":[[]],"text":"  "}`, 400, "nothing to answer with"},
+		{"too large", "/api/interactions/" + qid + "/reply", `{"text":"` + strings.Repeat("x", 70<<10) + `"}`, 413, "larger than 64 KiB"},
+		{"toggle single", "/api/interactions/" + qid + "/toggle", `{"label":"SQLite"}`, 400, "not a multi-select question"},
+		{"confirm single", "/api/interactions/" + qid + "/confirm", ``, 400, "only multi-select"},
+		{"confirm body", "/api/interactions/" + qid + "/confirm", `{"x":1}`, 400, `unknown field "x"`},
+		{"empty message", "/api/chats/err/messages", `{"text":"  "}`, 400, "empty message"},
+		{"bad chat", "/api/chats/a%20b/messages", `{"text":"hi"}`, 400, "no spaces or control characters"},
+		{"unknown route", "/api/nothing", `{}`, 404, "no such API route: POST /api/nothing"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st, body := e.post(tc.path, tc.body)
+			require.Equal(t, tc.status, st, body)
+			var eb struct{ Error string }
+			require.NoError(t, json.Unmarshal([]byte(body), &eb), body)
+			assert.Contains(t, eb.Error, tc.msg)
+		})
+	}
+	st, body := e.do("GET", "/api/events?after=x-y", "")
+	require.Equal(t, http.StatusBadRequest, st)
+	assert.Contains(t, body, "expected <boot>-<number>")
+
+	// Nothing above changed the question: it is still answerable, once.
+	st, body = e.reply(qid, `{"answers":[["SQLite"]]}`)
+	require.Equal(t, http.StatusNoContent, st, body)
+	st, body = e.reply(qid, `{"answers":[["SQLite"]]}`)
+	require.Equal(t, http.StatusConflict, st, body)
+	assert.JSONEq(t, `{"error":"interaction is no longer pending: it was answered"}`, body)
+	st, body = e.post("/api/interactions/"+qid+"/reject", "")
+	require.Equal(t, http.StatusConflict, st, body)
+	st, _ = e.post("/api/interactions/"+qid+"/toggle", `{"label":"Auth"}`)
+	require.Equal(t, http.StatusConflict, st)
+
+	q2 := s.next("interaction.requested")
+	st, body = e.post("/api/interactions/"+id(q2)+"/confirm", "")
+	require.Equal(t, http.StatusBadRequest, st)
+	assert.Contains(t, body, "select at least one option")
+	st, body = e.post("/api/interactions/"+id(q2)+"/toggle", `{"label":"Nope"}`)
+	require.Equal(t, http.StatusBadRequest, st)
+	assert.Contains(t, body, `accepted: \"Auth\", \"Search\", \"Billing\"`)
+
+	// /stop cancels it: a late tap is refused and says so.
+	e.send("err", "/stop", "command")
+	s.until("interaction.resolved", func(ev sseEvent) bool { return id(ev) == id(q2) && ev.Data["status"] == "cancelled" })
+	st, body = e.reply(id(q2), `{"answers":[["Auth"]]}`)
+	require.Equal(t, http.StatusConflict, st)
+	assert.Contains(t, body, "it was cancelled")
+}
+
+// Many taps on the same question at once: exactly one wins, every other
+// gets 409, and the agent receives the winner's answer.
+func TestDoubleTapsRace(t *testing.T) {
+	e := start(t, setup{})
+	s := e.subscribe("?chat=race")
+	for round := range 5 {
+		e.send("race", "bash", "agent")
+		b := s.next("interaction.requested")
+		var wg sync.WaitGroup
+		codes := make([]int, 16)
+		for i := range codes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				dec := []string{`{"answers":[["allow"]]}`, `{"answers":[["deny"]],"text":"tap ` + fmt.Sprint(i) + `"}`}[i%2]
+				codes[i], _ = e.reply(id(b), dec)
+			}()
+		}
+		wg.Wait()
+		won := -1
+		for i, c := range codes {
+			if c == http.StatusNoContent {
+				require.Equal(t, -1, won, "round %d: two taps won: %v", round, codes)
+				won = i
+			} else {
+				require.Equal(t, http.StatusConflict, c, "round %d: %v", round, codes)
+			}
+		}
+		require.NotEqual(t, -1, won, "round %d: no tap won: %v", round, codes)
+		r := s.resolved(id(b))
+		if won%2 == 0 {
+			assert.Equal(t, "allow", r.Data["decision"])
+			s.saying("Bash `echo hello` allowed. Output: hello")
+		} else {
+			assert.Equal(t, fmt.Sprintf("tap %d", won), r.Data["text"])
+			s.saying(fmt.Sprintf("Bash `echo hello` denied: tap %d", won))
+		}
+		s.next("agent.done")
+	}
+}
+
+// A tap racing the answer timeout: either the tap wins (204, the agent
+// runs the command) or the timeout does (409, the agent is told nobody
+// answered) — never both, never neither.
+func TestTapRacesTimeout(t *testing.T) {
+	e := start(t, setup{coordOpts: []interactions.Opt{interactions.WithTimeout(15 * time.Millisecond)}})
+	s := e.subscribe("?chat=to")
+	won := map[int]int{}
+	for i := range 20 {
+		e.send("to", "bash", "agent")
+		b := s.next("interaction.requested")
+		time.Sleep(time.Duration(i) * time.Millisecond)
+		st, body := e.reply(id(b), `{"answers":[["allow"]]}`)
+		won[st]++
+		r := s.resolved(id(b))
+		switch st {
+		case http.StatusNoContent:
+			assert.Equal(t, "answered", r.Data["status"])
+			s.saying("Bash `echo hello` allowed. Output: hello")
+		case http.StatusConflict:
+			assert.Contains(t, body, "it was expired")
+			assert.Equal(t, "expired", r.Data["status"])
+			s.saying("Bash `echo hello` denied: No answer came within 15ms")
+		default:
+			t.Fatalf("status %d: %s", st, body)
+		}
+		s.next("agent.done")
+	}
+	t.Logf("outcomes: %v", won)
+}
+
+// Taps racing /stop: the tap either lands (204) or finds the interaction
+// cancelled (409).
+func TestTapRacesStop(t *testing.T) {
+	e := start(t, setup{})
+	s := e.subscribe("?chat=rs")
+	for range 10 {
+		e.send("rs", "bash", "agent")
+		b := s.next("interaction.requested")
+		var wg sync.WaitGroup
+		var st int
+		wg.Add(2)
+		go func() { defer wg.Done(); st, _ = e.reply(id(b), `{"answers":[["allow"]]}`) }()
+		go func() { defer wg.Done(); e.send("rs", "/stop", "command") }()
+		wg.Wait()
+		r := s.until("interaction.resolved", func(ev sseEvent) bool { return id(ev) == id(b) })
+		if st == http.StatusNoContent {
+			assert.Equal(t, "answered", r.Data["status"])
+		} else {
+			require.Equal(t, http.StatusConflict, st)
+			assert.Equal(t, "cancelled", r.Data["status"])
+		}
+		s.until("agent.done", func(sseEvent) bool { return true })
+	}
+}
+
+func TestAuth(t *testing.T) {
+	health := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mounted := mounter{}
+	e := start(t, setup{token: "s3cret", webOpts: []web.Option{
+		web.WithRoute("GET /healthz", health), web.WithMounter(mounted),
+	}})
+
+	get := func(path string, hdr ...string) (*http.Response, string) {
+		req, _ := http.NewRequest("GET", e.url+path, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = io.Copy(&b, resp.Body)
+		return resp, b.String()
+	}
+
+	resp, body := get("/api/info")
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Contains(t, body, "a token is required: send Authorization: Bearer <LEASHD_WEB_TOKEN>")
+	resp, body = get("/api/info", "Authorization", "Bearer wrong")
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.JSONEq(t, `{"error":"wrong bearer token"}`, body)
+	resp, body = get("/api/info", "Authorization", "Basic czNjcmV0")
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Contains(t, body, "unsupported Authorization scheme")
+	resp, body = get("/api/info", "Authorization", "Bearer s3cret")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.JSONEq(t, `{"agent":"demo agent","auth":true}`, body)
+	resp, _ = get("/api/events", "Cookie", "leashd_token=nope")
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	st, _ := e.do("POST", "/api/chats/x/messages", `{"text":"hi"}`)
+	assert.Equal(t, http.StatusAccepted, st, "the env's bearer token")
+
+	// The page itself carries no secret; ?token= sets the cookie.
+	resp, body = get("/")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, body, "<title>leashd</title>")
+	resp, _ = get("/?token=wrong")
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	resp, _ = get("/?token=s3cret")
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	assert.Equal(t, "/", resp.Header.Get("Location"))
+	ck := resp.Cookies()
+	require.Len(t, ck, 1)
+	assert.Equal(t, "leashd_token", ck[0].Name)
+	assert.True(t, ck[0].HttpOnly)
+	assert.Equal(t, http.SameSiteStrictMode, ck[0].SameSite)
+	resp, _ = get("/api/info", "Cookie", "leashd_token="+ck[0].Value)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	// Routes for probes and mounted endpoints need no token.
+	resp, body = get("/healthz")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "ok", body)
+	resp, body = get("/hook")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "mounted", body)
+
+	// Another site's page cannot use the cookie to post.
+	st, body = e.do("POST", "/api/chats/x/messages", `{"text":"hi"}`, "Origin", "https://evil.example")
+	assert.Equal(t, http.StatusForbidden, st)
+	assert.Contains(t, body, "cross-origin request from")
+	st, _ = e.do("POST", "/api/chats/x/messages", `{"text":"hi"}`, "Sec-Fetch-Site", "cross-site")
+	assert.Equal(t, http.StatusForbidden, st)
+	st, _ = e.do("POST", "/api/chats/x/messages", `{"text":"hi"}`, "Origin", e.url)
+	assert.Equal(t, http.StatusAccepted, st)
+}
+
+type mounter struct{}
+
+func (mounter) Mount(mux *http.ServeMux) {
+	mux.HandleFunc("GET /hook", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("mounted")) })
+}
+
+// The page watches every connector's chats and can answer them.
+func TestWatchesOtherConnectorsChats(t *testing.T) {
+	tg := &otherConn{}
+	e := start(t, setup{extra: []connectors.Connector{tg}})
+	s := e.subscribe("") // every chat
+	_, err := e.eng.HandleMessage(context.Background(), connectors.Incoming{ChatID: "telegram:42", UserID: "7", Text: "bash"})
+	require.NoError(t, err)
+	b := s.next("interaction.requested")
+	assert.Equal(t, "telegram:42", b.Data["chat_id"])
+	st, _ := e.reply(id(b), `{"answers":[["allow"]]}`)
+	require.Equal(t, http.StatusNoContent, st)
+	s.saying("Bash `echo hello` allowed")
+	tg.mu.Lock()
+	assert.Equal(t, []string{id(b)}, tg.shown, "the owner showed it too")
+	tg.mu.Unlock()
+
+	// A stream for another chat sees none of it.
+	other := e.subscribe("?chat=web-only")
+	e.send("web-only", "hi", "agent")
+	first := other.next("user.message")
+	assert.Equal(t, "web-only", first.Data["chat_id"])
+}
+
+// A page that reconnects gets what it missed; a page from before a restart
+// (another boot) gets everything kept.
+func TestReplayAfterReconnect(t *testing.T) {
+	e := start(t, setup{})
+	s := e.subscribe("?chat=r")
+	e.send("r", "hello", "agent")
+	mid := s.next("user.message")
+	done := s.next("agent.done")
+
+	again := e.subscribe("?chat=r", "Last-Event-ID", mid.ID)
+	assert.Equal(t, "message", again.next("message").Name)
+	assert.Equal(t, done.Raw, again.next("agent.done").Raw)
+
+	all := e.subscribe("?chat=r&after=0")
+	assert.Equal(t, mid.Raw, all.next("user.message").Raw)
+	old := e.subscribe("?chat=r", "Last-Event-ID", "deadbeef-99999")
+	assert.Equal(t, mid.Raw, old.next("user.message").Raw)
+	other := e.subscribe("?after=0&chat=none")
+	e.send("none", "x", "agent")
+	assert.Equal(t, "x", other.next("user.message").Data["text"], "nothing of chat r replayed first")
+}
+
+func TestHeartbeat(t *testing.T) {
+	e := start(t, setup{webOpts: []web.Option{web.WithHeartbeat(10 * time.Millisecond)}})
+	s := e.subscribe("")
+	select {
+	case l := <-s.lines:
+		assert.Equal(t, ": heartbeat", l)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no heartbeat")
+	}
+}
+
+// Run returns promptly on cancel even with an event stream open, and the
+// stream ends.
+func TestShutdownWithOpenStream(t *testing.T) {
+	e := start(t, setup{})
+	s := e.subscribe("")
+	e.send("sd", "question", "agent")
+	s.next("interaction.requested")
+	t0 := time.Now()
+	e.cancel()
+	select {
+	case err := <-e.done:
+		require.NoError(t, err)
+		e.done <- nil // for the cleanup
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	t.Logf("shutdown took %s", time.Since(t0))
+	for range s.events { // the stream ends
+	}
+	require.Error(t, e.web.Ready())
+}

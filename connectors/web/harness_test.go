@@ -1,0 +1,273 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/connectors/web"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/demo"
+	"github.com/leashd/leashd/interactions"
+)
+
+// env is a running leashd: the real engine, the demo agent, the real
+// coordinator and the web connector on a loopback port.
+type env struct {
+	t      *testing.T
+	url    string
+	token  string
+	coord  *interactions.Coordinator
+	eng    *engine.Engine
+	web    *web.Connector
+	cancel context.CancelFunc
+	done   chan error
+}
+
+type setup struct {
+	coordOpts []interactions.Opt
+	webOpts   []web.Option
+	extra     []connectors.Connector
+	token     string
+}
+
+func start(t *testing.T, s setup) *env {
+	t.Helper()
+	coord := interactions.New(s.coordOpts...)
+	eng := engine.New(demo.New(demo.WithDelay(0)), coord, engine.WithWorkDir("/w"), engine.WithCloseTimeout(2*time.Second))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	opts := append([]web.Option{web.WithListener(ln), web.WithAgentName("demo agent"), web.WithToken(s.token)}, s.webOpts...)
+	w := web.New(opts...)
+	require.Error(t, w.Ready(), "not ready before Run")
+	eng.AddConnector(w)
+	for _, c := range s.extra {
+		eng.AddConnector(c)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &env{t: t, token: s.token, coord: coord, eng: eng, web: w, cancel: cancel, done: make(chan error, 1)}
+	go func() { e.done <- eng.Run(ctx) }()
+	require.Eventually(t, func() bool { return w.URL() != "" && w.Ready() == nil }, 10*time.Second, time.Millisecond)
+	e.url = w.URL()
+	t.Cleanup(e.stop)
+	return e
+}
+
+func (e *env) stop() {
+	e.cancel()
+	select {
+	case err := <-e.done:
+		require.NoError(e.t, err)
+	case <-time.After(20 * time.Second):
+		e.t.Fatal("engine.Run did not return after cancel")
+	}
+}
+
+// do sends a request with the token (when set) and returns the status and
+// body.
+func (e *env) do(method, path, body string, hdr ...string) (int, string) {
+	e.t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, e.url+path, r)
+	require.NoError(e.t, err)
+	if e.token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(e.t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(e.t, err)
+	return resp.StatusCode, string(b)
+}
+
+func (e *env) post(path, body string) (int, string) { e.t.Helper(); return e.do("POST", path, body) }
+
+// send posts a chat message and checks where it was routed.
+func (e *env) send(chat, text, routed string) {
+	e.t.Helper()
+	b, _ := json.Marshal(map[string]string{"text": text})
+	st, body := e.post("/api/chats/"+chat+"/messages", string(b))
+	require.Equal(e.t, http.StatusAccepted, st, body)
+	require.JSONEq(e.t, `{"routed":"`+routed+`"}`, body)
+}
+
+func (e *env) reply(id, body string) (int, string) {
+	e.t.Helper()
+	return e.post("/api/interactions/"+id+"/reply", body)
+}
+
+// sseEvent is one event read from /api/events.
+type sseEvent struct {
+	ID, Name string
+	Data     map[string]any
+	Raw      string
+}
+
+type sse struct {
+	t      *testing.T
+	resp   *http.Response
+	events chan sseEvent
+	lines  chan string // comment lines
+	unread []sseEvent  // read from the stream, not yet taken
+}
+
+// subscribe opens /api/events with query q; it is live when it returns.
+func (e *env) subscribe(q string, hdr ...string) *sse {
+	e.t.Helper()
+	req, err := http.NewRequest("GET", e.url+"/api/events"+q, nil)
+	require.NoError(e.t, err)
+	if e.token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.token)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(e.t, err)
+	require.Equal(e.t, http.StatusOK, resp.StatusCode)
+	require.Equal(e.t, "text/event-stream", resp.Header.Get("Content-Type"))
+	s := &sse{t: e.t, resp: resp, events: make(chan sseEvent, 1024), lines: make(chan string, 1024)}
+	go s.read()
+	e.t.Cleanup(func() { resp.Body.Close() })
+	return s
+}
+
+func (s *sse) read() {
+	defer close(s.events)
+	br := bufio.NewReader(s.resp.Body)
+	var ev sseEvent
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return
+		}
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case line == "":
+			if ev.Name != "" {
+				_ = json.Unmarshal([]byte(ev.Raw), &ev.Data)
+				s.events <- ev
+			}
+			ev = sseEvent{}
+		case strings.HasPrefix(line, ":"):
+			select {
+			case s.lines <- line:
+			default:
+			}
+		case strings.HasPrefix(line, "id: "):
+			ev.ID = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			ev.Name = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			ev.Raw = line[6:]
+		}
+	}
+}
+
+// next returns the oldest unread event named name; events are taken in
+// the order they came, but others are left for later calls (the engine
+// forwards resolutions on its own goroutine, so a resolution may come after
+// the next request).
+func (s *sse) next(name string) sseEvent {
+	s.t.Helper()
+	return s.until(name, func(sseEvent) bool { return true })
+}
+
+// until returns the oldest unread event named name for which ok holds.
+func (s *sse) until(name string, ok func(sseEvent) bool) sseEvent {
+	s.t.Helper()
+	return s.take("a "+name+" event", func(ev sseEvent) bool { return ev.Name == name && ok(ev) })
+}
+
+// resolved returns the resolution of interaction id.
+func (s *sse) resolved(id string) sseEvent {
+	s.t.Helper()
+	return s.until("interaction.resolved", func(ev sseEvent) bool { return str(ev.Data["interaction_id"]) == id })
+}
+
+// saying returns the oldest unread bot message (new or updated) containing
+// substr.
+func (s *sse) saying(substr string) sseEvent {
+	s.t.Helper()
+	return s.take(fmt.Sprintf("a message containing %q", substr), func(ev sseEvent) bool {
+		return (ev.Name == "message" || ev.Name == "message.updated") && strings.Contains(str(ev.Data["text"]), substr)
+	})
+}
+
+func (s *sse) take(what string, ok func(sseEvent) bool) sseEvent {
+	s.t.Helper()
+	for i, ev := range s.unread {
+		if ok(ev) {
+			s.unread = append(s.unread[:i:i], s.unread[i+1:]...)
+			return ev
+		}
+	}
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, open := <-s.events:
+			if !open {
+				s.t.Fatalf("event stream ended waiting for %s; unread: %v", what, s.describe())
+			}
+			if ok(ev) {
+				return ev
+			}
+			s.unread = append(s.unread, ev)
+		case <-timeout:
+			s.t.Fatalf("no %s; unread: %v", what, s.describe())
+		}
+	}
+}
+
+func (s *sse) describe() []string {
+	var out []string
+	for _, ev := range s.unread {
+		out = append(out, ev.Name+" "+ev.Raw)
+	}
+	return out
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// otherConn is a second connector ("telegram") that shows nothing, to check
+// that the web page watches chats it does not own.
+type otherConn struct {
+	mu    sync.Mutex
+	shown []string
+}
+
+func (o *otherConn) Name() string                                        { return "telegram" }
+func (o *otherConn) Run(ctx context.Context, _ connectors.Handler) error { <-ctx.Done(); return nil }
+func (o *otherConn) Say(context.Context, string, string) error           { return nil }
+func (o *otherConn) StreamText(context.Context, string, string) error    { return nil }
+func (o *otherConn) Done(context.Context, string, connectors.Summary) error {
+	return nil
+}
+func (o *otherConn) Present(_ context.Context, it interactions.Interaction) (string, error) {
+	o.mu.Lock()
+	o.shown = append(o.shown, it.ID)
+	o.mu.Unlock()
+	return "tg-" + it.ID, nil
+}
+func (o *otherConn) Update(context.Context, interactions.Event) error { return nil }

@@ -1,0 +1,458 @@
+// Package web is leashd's web connector: one self-contained page (embedded
+// in the binary) and a JSON + Server-Sent Events API that watch every chat
+// of every connector and answer its questions, plan reviews and tool
+// approvals.
+//
+// Routes (all /api routes need the token when one is set: the header
+// "Authorization: Bearer <token>", or the cookie the page gets from
+// /?token=<token>):
+//
+//	GET  /                                 the page (/?token=… sets the cookie)
+//	GET  /api/info                         {"agent","auth"}
+//	GET  /api/events[?chat=C][&after=ID]   SSE: message, message.updated, user.message,
+//	                                       interaction.requested/.updated/.resolved, agent.done
+//	GET  /api/chats                        known chats, most recent first
+//	POST /api/chats/{chat}/messages        {"text"} → 202 {"routed":"agent"|"interaction"|"command"}
+//	GET  /api/interactions[?chat=C]        pending interactions
+//	POST /api/interactions/{id}/reply      {"answers":[["label",…]],"text":"…"} → 204 (202 awaiting feedback)
+//	POST /api/interactions/{id}/toggle     {"label"} → 200 {"selected":[…]}
+//	POST /api/interactions/{id}/confirm    → 204
+//	POST /api/interactions/{id}/reject     [{"text":"reason"}] → 204
+//
+// Errors are JSON {"error":"…"}: 400 bad request (naming what is accepted),
+// 401 no or wrong token, 403 cross-site request or not allowed, 404 unknown
+// interaction, 409 no longer pending, 413 body too large.
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/interactions"
+)
+
+// Connector serves the page and the API. Create it with New; it implements
+// connectors.Connector, connectors.Watcher and connectors.Readier.
+type Connector struct {
+	addr      string
+	ln        net.Listener
+	token     string
+	agentName string
+	log       *slog.Logger
+	mounters  []connectors.Mounter
+	routes    []route
+	heartbeat time.Duration
+	hub       *hub
+
+	handler atomic.Pointer[connectors.Handler]
+
+	mu       sync.Mutex
+	url      string
+	state    error // nil while serving
+	msgSeq   int
+	streams  map[string]*streaming // chat → the agent text being streamed
+	chats    map[string]*chatInfo
+	selected map[string][]string // interaction → multi-select selection
+	awaiting map[string]bool     // plan review → adjust awaiting feedback
+}
+
+type route struct {
+	pattern string
+	h       http.Handler
+}
+
+type streaming struct {
+	id   string
+	text []byte
+}
+
+type chatInfo struct {
+	ID       string    `json:"chat_id"`
+	Updated  time.Time `json:"updated_at"`
+	LastText string    `json:"last_text,omitempty"`
+	Pending  int       `json:"pending"`
+}
+
+var (
+	_ connectors.Connector = (*Connector)(nil)
+	_ connectors.Watcher   = (*Connector)(nil)
+	_ connectors.Readier   = (*Connector)(nil)
+)
+
+// Option configures a Connector.
+type Option func(*Connector)
+
+// WithAddr sets the address to listen on (default 127.0.0.1:8080).
+func WithAddr(addr string) Option { return func(c *Connector) { c.addr = addr } }
+
+// WithListener serves on ln instead of listening on the address.
+func WithListener(ln net.Listener) Option { return func(c *Connector) { c.ln = ln } }
+
+// WithToken requires this token on every /api route.
+func WithToken(token string) Option { return func(c *Connector) { c.token = token } }
+
+// WithAgentName sets what the page calls the agent ("demo agent",
+// "Claude Code").
+func WithAgentName(name string) Option { return func(c *Connector) { c.agentName = name } }
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(c *Connector) { c.log = l } }
+
+// WithMounter lets another connector serve its endpoints (Telegram
+// webhook, Slack HTTP mode) on this server; they check their own secrets.
+func WithMounter(m connectors.Mounter) Option {
+	return func(c *Connector) { c.mounters = append(c.mounters, m) }
+}
+
+// WithRoute serves h at pattern (http.ServeMux syntax) without the token:
+// /healthz, /readyz, /metrics.
+func WithRoute(pattern string, h http.Handler) Option {
+	return func(c *Connector) { c.routes = append(c.routes, route{pattern, h}) }
+}
+
+// WithHeartbeat sets how often idle event streams get a comment line
+// (default 15s).
+func WithHeartbeat(d time.Duration) Option { return func(c *Connector) { c.heartbeat = d } }
+
+// New returns a web connector.
+func New(opts ...Option) *Connector {
+	c := &Connector{
+		addr:      "127.0.0.1:8080",
+		agentName: "agent",
+		heartbeat: 15 * time.Second,
+		hub:       newHub(4096),
+		state:     errors.New("web: not listening yet"),
+		streams:   make(map[string]*streaming),
+		chats:     make(map[string]*chatInfo),
+		selected:  make(map[string][]string),
+		awaiting:  make(map[string]bool),
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.heartbeat <= 0 {
+		c.heartbeat = 15 * time.Second
+	}
+	return c
+}
+
+// Name implements connectors.Connector.
+func (c *Connector) Name() string { return "web" }
+
+// WatchesAll implements connectors.Watcher: the page shows every chat.
+func (c *Connector) WatchesAll() bool { return true }
+
+// Ready implements connectors.Readier: nil while serving.
+func (c *Connector) Ready() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+// URL is the base URL once listening ("" before), e.g.
+// "http://127.0.0.1:8080".
+func (c *Connector) URL() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.url
+}
+
+// Run serves until ctx is done, then stops the event streams and shuts the
+// server down gracefully. It returns nil on a clean stop.
+func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
+	c.handler.Store(&h)
+	ln := c.ln
+	if ln == nil {
+		var err error
+		ln, err = net.Listen("tcp", c.addr)
+		if err != nil {
+			return fmt.Errorf("web: listening on %s: %w", c.addr, err)
+		}
+	}
+	srv := &http.Server{
+		Handler:           c.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(c.log.Handler(), slog.LevelWarn),
+	}
+	url := baseURL(ln.Addr())
+	c.mu.Lock()
+	c.url, c.state = url, nil
+	c.mu.Unlock()
+	if c.token != "" {
+		c.log.Info("leashd web UI at "+url+" (token required: open "+url+"/?token=<LEASHD_WEB_TOKEN> once, or send Authorization: Bearer <LEASHD_WEB_TOKEN>)", "agent", c.agentName)
+	} else {
+		c.log.Info("leashd web UI at "+url, "agent", c.agentName)
+	}
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		c.setState(fmt.Errorf("web: server stopped: %w", err))
+		c.hub.close()
+		return fmt.Errorf("web: serving on %s: %w", url, err)
+	case <-ctx.Done():
+	}
+	c.setState(errors.New("web: shutting down"))
+	c.hub.close() // ends the event streams, which never go idle by themselves
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		c.log.Warn("web: graceful shutdown timed out; closing connections", "err", err)
+		_ = srv.Close()
+	}
+	<-errc
+	return nil
+}
+
+func (c *Connector) setState(err error) {
+	c.mu.Lock()
+	c.state = err
+	c.mu.Unlock()
+}
+
+// baseURL renders a listener address as a URL a browser on this machine
+// can open (an unspecified address becomes 127.0.0.1).
+func baseURL(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return "http://" + a.String()
+	}
+	host := tcp.IP.String()
+	if tcp.IP == nil || tcp.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, fmt.Sprint(tcp.Port))
+}
+
+// ---- Output: what the engine says, as events ----
+
+type messageEvent struct {
+	ChatID    string `json:"chat_id"`
+	MessageID string `json:"message_id"`
+	Text      string `json:"text"`
+}
+
+type userEvent struct {
+	ChatID string `json:"chat_id"`
+	Text   string `json:"text"`
+	By     string `json:"by"`
+}
+
+type doneEvent struct {
+	ChatID     string   `json:"chat_id"`
+	Result     string   `json:"result"`
+	IsError    bool     `json:"is_error"`
+	CostUSD    float64  `json:"cost_usd"`
+	NumTurns   int      `json:"num_turns"`
+	Tools      []string `json:"tools"`
+	DurationMS int64    `json:"duration_ms"`
+	Summary    string   `json:"summary"`
+}
+
+// interactionView is an interaction as the API shows it.
+type interactionView struct {
+	interactions.Interaction
+	// OptionTexts are the buttons' texts, by option ("Allow for this
+	// session" for allow_session).
+	OptionTexts      []string `json:"option_texts"`
+	Selected         []string `json:"selected"`
+	AwaitingFeedback bool     `json:"awaiting_feedback"`
+}
+
+type updatedEvent struct {
+	ID               string            `json:"interaction_id"`
+	ChatID           string            `json:"chat_id"`
+	Kind             interactions.Kind `json:"kind"`
+	Selected         []string          `json:"selected"`
+	AwaitingFeedback bool              `json:"awaiting_feedback"`
+}
+
+type resolvedEvent struct {
+	ID       string              `json:"interaction_id"`
+	ChatID   string              `json:"chat_id"`
+	Kind     interactions.Kind   `json:"kind"`
+	Status   interactions.Status `json:"status"`
+	Answer   string              `json:"answer"`
+	Decision string              `json:"decision"`
+	Text     string              `json:"text"`
+	By       string              `json:"by"`
+}
+
+// maxStreamMessage starts a new message when streamed text grows past it.
+const maxStreamMessage = 64 << 10
+
+// publishLocked sends an event and notes the chat's activity.
+func (c *Connector) publishLocked(name, chat string, v any, last string) {
+	data, err := json.Marshal(v)
+	if err != nil { // only plain structs are published
+		c.log.Error("web: encoding event", "event", name, "err", err)
+		return
+	}
+	ci := c.chats[chat]
+	if ci == nil {
+		ci = &chatInfo{ID: chat}
+		c.chats[chat] = ci
+	}
+	ci.Updated = time.Now()
+	if last != "" {
+		ci.LastText = connectors.Truncate(last, 120)
+	}
+	c.hub.publish(name, chat, data)
+}
+
+func (c *Connector) newMessageIDLocked() string {
+	c.msgSeq++
+	return fmt.Sprintf("m%d", c.msgSeq)
+}
+
+// Say implements connectors.Output.
+func (c *Connector) Say(_ context.Context, chatID, text string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.streams, chatID) // later agent text goes below this
+	c.publishLocked("message", chatID, messageEvent{chatID, c.newMessageIDLocked(), text}, text)
+	return nil
+}
+
+// StreamText implements connectors.Output: the first text of a run is a
+// message, each later one an update carrying the whole text so far.
+func (c *Connector) StreamText(_ context.Context, chatID, text string) error {
+	if text == "" {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.streams[chatID]
+	if s == nil || len(s.text)+len(text) > maxStreamMessage {
+		// A new message does not start with the blank lines that
+		// separated it from what came before.
+		text = strings.TrimLeft(text, " \t\r\n")
+		if text == "" {
+			return nil
+		}
+		s = &streaming{id: c.newMessageIDLocked()}
+		c.streams[chatID] = s
+		s.text = append(s.text, text...)
+		c.publishLocked("message", chatID, messageEvent{chatID, s.id, string(s.text)}, string(s.text))
+		return nil
+	}
+	s.text = append(s.text, text...)
+	c.publishLocked("message.updated", chatID, messageEvent{chatID, s.id, string(s.text)}, string(s.text))
+	return nil
+}
+
+// Done implements connectors.Output.
+func (c *Connector) Done(_ context.Context, chatID string, s connectors.Summary) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.streams, chatID)
+	tools := s.Tools
+	if tools == nil {
+		tools = []string{}
+	}
+	c.publishLocked("agent.done", chatID, doneEvent{
+		ChatID: chatID, Result: s.Result, IsError: s.IsError, CostUSD: s.CostUSD, NumTurns: s.NumTurns,
+		Tools: tools, DurationMS: s.Duration.Milliseconds(), Summary: s.Line(),
+	}, s.Line())
+	return nil
+}
+
+func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
+	v := interactionView{Interaction: it, OptionTexts: make([]string, len(it.Options)),
+		Selected: c.selected[it.ID], AwaitingFeedback: c.awaiting[it.ID]}
+	for i, o := range it.Options {
+		v.OptionTexts[i] = connectors.OptionText(it, o.Label)
+	}
+	if v.Selected == nil {
+		v.Selected = []string{}
+	}
+	if v.Options == nil {
+		v.Options = []interactions.Option{}
+	}
+	return v
+}
+
+// Present implements connectors.Output. The reference is the interaction
+// ID: the page finds its card by it.
+func (c *Connector) Present(_ context.Context, it interactions.Interaction) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.streams, it.ChatID)
+	c.publishLocked("interaction.requested", it.ChatID, c.viewLocked(it), describe(it))
+	return "web:" + it.ID, nil
+}
+
+func describe(it interactions.Interaction) string {
+	switch it.Kind {
+	case interactions.KindPlanReview:
+		return "Plan review"
+	case interactions.KindToolApproval:
+		return "Approve " + it.ToolName + "?"
+	}
+	return it.Question
+}
+
+// Update implements connectors.Output.
+func (c *Connector) Update(_ context.Context, ev interactions.Event) error {
+	it := ev.Interaction
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch ev.Type {
+	case interactions.EventUpdated:
+		if ev.AwaitingFeedback {
+			c.awaiting[it.ID] = true
+		}
+		sel := slices.Clone(ev.Selected)
+		if sel == nil {
+			sel = []string{}
+		}
+		if it.MultiSelect {
+			c.selected[it.ID] = sel
+		}
+		c.publishLocked("interaction.updated", it.ChatID, updatedEvent{it.ID, it.ChatID, it.Kind, sel, c.awaiting[it.ID]}, "")
+	case interactions.EventResolved:
+		delete(c.selected, it.ID)
+		delete(c.awaiting, it.ID)
+		r := ev.Resolution
+		c.publishLocked("interaction.resolved", it.ChatID, resolvedEvent{
+			ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Status: r.Status,
+			Answer: r.Answer, Decision: r.Decision, Text: r.Text, By: r.By,
+		}, "")
+	}
+	return nil
+}
+
+// chatList is the known chats, most recent first, with pending counts.
+func (c *Connector) chatList(h connectors.Handler) []chatInfo {
+	pending := map[string]int{}
+	for _, it := range h.Pending("") {
+		pending[it.ChatID]++
+	}
+	c.mu.Lock()
+	out := make([]chatInfo, 0, len(c.chats))
+	for _, ci := range c.chats {
+		x := *ci
+		x.Pending = pending[x.ID]
+		out = append(out, x)
+	}
+	c.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Updated.After(out[j].Updated) })
+	return out
+}
