@@ -188,7 +188,7 @@ func longPlan() string {
 	return b.String()
 }
 
-func (s *session) Interrupt(context.Context) error           { return nil }
+func (s *session) Interrupt(context.Context) error            { return nil }
 func (s *session) SetMode(context.Context, engine.Mode) error { return nil }
 func (s *session) ID() string                                 { return "sess-1" }
 func (s *session) Done() <-chan struct{}                      { return s.done }
@@ -200,14 +200,14 @@ func (s *session) Close(context.Context) error {
 // env is a running leashd (real engine, real coordinator, real Slack
 // connector with the real slack-go client) against slackfake.
 type env struct {
-	t     *testing.T
-	fake  *slackfake.Server
-	conn  *slack.Connector
-	agent *agent
-	coord *interactions.Coordinator
-	logs  *syncBuf
-	stats *stats
-	http  *httptest.Server // HTTP mode only
+	t      *testing.T
+	fake   *slackfake.Server
+	conn   *slack.Connector
+	agent  *agent
+	coord  *interactions.Coordinator
+	logs   *syncBuf
+	stats  *stats
+	http   *httptest.Server // HTTP mode only
 	runErr chan error
 	cancel context.CancelFunc
 	evSeq  atomic.Int64
@@ -335,12 +335,9 @@ func (e *env) signedPost(path string, body []byte, ts time.Time, secret string, 
 	e.t.Helper()
 	req, err := http.NewRequest(http.MethodPost, e.http.URL+path, bytes.NewReader(body))
 	require.NoError(e.t, err)
-	stamp := strconv.FormatInt(ts.Unix(), 10)
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte("v0:" + stamp + ":"))
-	mac.Write(body)
-	req.Header.Set("X-Slack-Request-Timestamp", stamp)
-	req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
+	for k, v := range signHeaders(body, ts, secret) {
+		req.Header[k] = v
+	}
 	if path == slack.EventsPath {
 		req.Header.Set("Content-Type", "application/json")
 	} else {
@@ -489,4 +486,18 @@ var _ connectors.Stats = (*stats)(nil)
 
 func slogTo(w *syncBuf) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// signHeaders signs body as Slack does (v0 HMAC-SHA256 over
+// "v0:<timestamp>:<body>").
+func signHeaders(body []byte, at time.Time, secret string) http.Header {
+	stamp := strconv.FormatInt(at.Unix(), 10)
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte("v0:" + stamp + ":"))
+	mac.Write(body)
+	h := http.Header{}
+	h.Set("X-Slack-Request-Timestamp", stamp)
+	h.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
+	h.Set("Content-Type", "application/x-www-form-urlencoded")
+	return h
 }

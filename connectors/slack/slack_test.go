@@ -2,6 +2,7 @@ package slack_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -349,11 +350,7 @@ func TestLongPlanSplitUnderLimits(t *testing.T) {
 	assert.True(t, r[0].Allow)
 }
 
-func itoa(i int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(i)) }
-
-func fmtInt(i int) string { return json.Number(jsonInt(i)).String() }
-
-func jsonInt(i int) string { b, _ := json.Marshal(i); return string(b) }
+func itoa(i int) string { return strconv.Itoa(i) }
 
 func TestStreamingEditsAndContinues(t *testing.T) {
 	e := start(t, envOpt{})

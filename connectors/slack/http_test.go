@@ -1,0 +1,120 @@
+package slack_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/connectors/slack"
+	"github.com/leashd/leashd/connectors/slack/slackfake"
+)
+
+func TestHTTPModeURLVerification(t *testing.T) {
+	e := start(t, envOpt{httpMode: true})
+	body := []byte(`{"token":"x","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}`)
+	resp := e.rawSigned(slack.EventsPath, body, time.Now(), signingSecret)
+	assert.Equal(t, http.StatusOK, resp.code)
+	assert.Equal(t, "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P", resp.body)
+}
+
+func TestHTTPModeSignaturesChecked(t *testing.T) {
+	e := start(t, envOpt{httpMode: true})
+	ev := slackfake.EventCallback("EvBad", slackfake.MessageEvent("D1", "im", allowedUser, e.nextTS(), "", "forged"))
+	body, _ := json.Marshal(ev)
+	for name, tc := range map[string]struct {
+		secret string
+		at     time.Time
+	}{
+		"wrong secret":        {"not-the-secret", time.Now()},
+		"stale timestamp":     {signingSecret, time.Now().Add(-6 * time.Minute)},
+		"timestamp in future": {signingSecret, time.Now().Add(10 * time.Minute)},
+	} {
+		resp := e.rawSigned(slack.EventsPath, body, tc.at, tc.secret)
+		assert.Equal(t, http.StatusUnauthorized, resp.code, name)
+		assert.Contains(t, resp.body, "invalid Slack signature", name)
+	}
+	// No signature at all, and a body altered after signing.
+	resp, err := http.Post(e.http.URL+slack.EventsPath, "application/json", strings.NewReader(string(body)))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	tap := url.Values{"payload": {`{"type":"block_actions"}`}}.Encode()
+	for _, path := range []string{slack.InteractionsPath, slack.CommandsPath} {
+		r := e.rawSigned(path, []byte(tap), time.Now(), "wrong")
+		assert.Equal(t, http.StatusUnauthorized, r.code, path)
+	}
+	e.settle()
+	assert.Empty(t, e.agent.Prompts(), "nothing processed")
+	assert.Empty(t, e.fake.Messages(""))
+}
+
+func TestHTTPModeEndToEnd(t *testing.T) {
+	e := start(t, envOpt{httpMode: true})
+	// A mention in a channel, delivered twice (app_mention and message),
+	// plus Slack's retry of the first delivery.
+	ts := e.nextTS()
+	full := "<@" + slackfake.BotUserID + "> plan"
+	mention := slackfake.EventCallback("EvM", slackfake.MentionEvent("C1", allowedUser, ts, "", full))
+	e.deliver("events_api", mention, 0)
+	e.deliver("events_api", slackfake.EventCallback("EvMsg", slackfake.MessageEvent("C1", "channel", allowedUser, ts, "", full)), 0)
+	e.deliver("events_api", mention, 1)
+	btn := e.waitButtons("C1", "Plan review")
+	assert.Equal(t, ts, btn.ThreadTS)
+	e.tap(stranger, btn, "Approve, clear context")
+	e.waitEphemeral(stranger, "only approvers")
+	e.tap(approverUser, btn, "Approve, review edits")
+	r := e.agent.waitResponses(t, 1)
+	assert.True(t, r[0].Allow)
+	e.waitText("C1", "✅ *Approve, review edits* — <@U2>")
+	assert.Equal(t, []string{"plan"}, e.agent.Prompts())
+
+	e.deliver("slash_commands", slackfake.SlashCommand("C1", allowedUser, "status"), 0)
+	st := e.waitText("C1", "idle")
+	assert.Equal(t, ts, st.ThreadTS)
+}
+
+func TestHTTPModeAcksBeforeWork(t *testing.T) {
+	e := start(t, envOpt{httpMode: true})
+	// Every Web API call stalls on 429s for a few seconds; the request is
+	// still answered at once.
+	e.fake.RateLimit("chat.postMessage", 2, 2)
+	ev := slackfake.EventCallback("EvSlow", slackfake.MessageEvent("D1", "im", allowedUser, e.nextTS(), "", "hello"))
+	body, _ := json.Marshal(ev)
+	start := time.Now()
+	resp := e.rawSigned(slack.EventsPath, body, time.Now(), signingSecret)
+	elapsed := time.Since(start)
+	assert.Equal(t, http.StatusOK, resp.code)
+	assert.Less(t, elapsed, 3*time.Second, "acknowledged within Slack's 3 s")
+	e.waitText("D1", "echo: hello")
+	assert.Equal(t, int64(2), e.stats.limited.Load())
+}
+
+type rawResp struct {
+	code int
+	body string
+}
+
+func (e *env) rawSigned(path string, body []byte, at time.Time, secret string) rawResp {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.http.URL+path, strings.NewReader(string(body)))
+	require.NoError(e.t, err)
+	h := signHeaders(body, at, secret)
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	if path == slack.EventsPath {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(e.t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return rawResp{resp.StatusCode, string(b)}
+}
