@@ -257,14 +257,18 @@ func answer(res interactions.Resolution) string {
 	return orDash(strings.Join(parts, ": "))
 }
 
-// cell makes s one table cell: one line, tabs gone, at most max runes.
+// cell makes s one table cell: one line, tabs gone, at most max runes,
+// cut at a word when one ends near the limit.
 func cell(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) <= max {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:max-1]) + "…"
+	cut := string([]rune(s)[:max-1])
+	if i := strings.LastIndexByte(cut, ' '); i > 0 && utf8.RuneCountInString(cut[i:]) <= 12 {
+		cut = cut[:i]
+	}
+	return cut + "…"
 }
 
 func orDash(s string) string {

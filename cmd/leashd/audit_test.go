@@ -274,3 +274,48 @@ func TestAuditProcess(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditShowsAnswersGivenAfterARestart: a question left pending by a
+// crash, answered after the restart, shows as such, with how long it
+// waited; long text is cut to keep the table readable, and JSON has it all.
+func TestAuditShowsAnswersGivenAfterARestart(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "leashd.db")
+	asked := time.Now().Add(-2 * time.Hour).Truncate(time.Second)
+	long := "Which of these databases should the reporting service use, given that " + strings.Repeat("it must scale ", 10) + "?"
+	s1, err := store.Open(ctx, path)
+	require.NoError(t, err)
+	require.NoError(t, s1.Requested(ctx, interactions.Interaction{ID: "q1", ChatID: "telegram:42", Kind: interactions.KindQuestion,
+		Question: long, Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}, AskedAt: asked}))
+	require.NoError(t, s1.Close()) // crashed with it pending
+	s2, err := store.Open(ctx, path)
+	require.NoError(t, err)
+	defer s2.Close()
+	_, err = s2.Interrupt(ctx)
+	require.NoError(t, err)
+	first, err := s2.Recovered(ctx, "q1", interactions.Resolution{Status: interactions.StatusAnswered, Answer: "Postgres", By: "1001",
+		At: asked.Add(83*time.Minute + 20*time.Second)})
+	require.NoError(t, err)
+	require.True(t, first)
+
+	d := auditDB{path: path}
+	out, _, err := d.audit(t)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2, out)
+	row := lines[1]
+	assert.Contains(t, row, "answered (after restart)")
+	assert.Contains(t, row, "Postgres")
+	assert.Contains(t, row, "1h23m20s")
+	assert.Contains(t, row, "Which of these databases should the reporting…")
+	assert.NotContains(t, row, "it must scale it must scale")
+
+	out, _, err = d.audit(t, "--json")
+	require.NoError(t, err)
+	l := jsonLines(t, out)[0]
+	assert.Equal(t, long, l["question"])
+	assert.Equal(t, "answered", l["status"])
+	assert.NotNil(t, l["interrupted_at"])
+	assert.NotNil(t, l["recovered_at"])
+	assert.Equal(t, float64((83*time.Minute + 20*time.Second).Milliseconds()), l["latency_ms"])
+}

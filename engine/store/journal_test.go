@@ -1,8 +1,10 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -124,7 +126,8 @@ func TestResolvedWithoutRequestedRecordsItWhole(t *testing.T) {
 func TestASettledOutcomeIsNeverRewritten(t *testing.T) {
 	ctx := context.Background()
 	path := dbPath(t)
-	s := open(t, path)
+	var logs bytes.Buffer
+	s := open(t, path, store.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	q := question("q1", "web:1", t0)
 	require.NoError(t, s.Requested(ctx, q))
 	require.NoError(t, s.Resolved(ctx, q, interactions.Resolution{Status: interactions.StatusAnswered, Answer: "SQLite", By: "a"}))
@@ -134,6 +137,8 @@ func TestASettledOutcomeIsNeverRewritten(t *testing.T) {
 	assert.Equal(t, "answered", r.Status())
 	assert.Equal(t, "a", r.Resolution.By)
 	assert.Equal(t, []string{"requested", "resolved", "resolved"}, events(t, path, "q1"))
+	assert.Contains(t, logs.String(), "interaction resolved after it was settled")
+	assert.Contains(t, logs.String(), "recorded=answered now=expired")
 
 	// Not even by hand: the triggers refuse.
 	db := rawDB(t, path)

@@ -188,3 +188,30 @@ func TestSessions(t *testing.T) {
 
 	require.Error(t, s2.SaveSession(ctx, engine.SessionRecord{}), "a session needs a chat")
 }
+
+// TestAnotherProcessHoldingTheWriteLock: a write waits for another
+// process's write lock up to the busy timeout, then fails with an error,
+// and succeeds once the lock is released.
+func TestAnotherProcessHoldingTheWriteLock(t *testing.T) {
+	ctx := context.Background()
+	path := dbPath(t)
+	s := open(t, path, store.WithBusyTimeout(50*time.Millisecond))
+	holder := rawDB(t, path)
+	conn, err := holder.Conn(ctx)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.ExecContext(ctx, `BEGIN IMMEDIATE`)
+	require.NoError(t, err)
+
+	err = s.SaveSession(ctx, engine.SessionRecord{ChatID: "web:1", AgentSessionID: "s1"})
+	require.ErrorContains(t, err, "saving the session of chat web:1")
+	assert.ErrorContains(t, err, "locked")
+	// Reads go on meanwhile (WAL).
+	_, found, err := s.LoadSession(ctx, "web:1")
+	require.NoError(t, err)
+	assert.False(t, found)
+
+	_, err = conn.ExecContext(ctx, `COMMIT`)
+	require.NoError(t, err)
+	require.NoError(t, s.SaveSession(ctx, engine.SessionRecord{ChatID: "web:1", AgentSessionID: "s1"}))
+}
