@@ -1,0 +1,601 @@
+package terminal_test
+
+// End-to-end tests: they build the real leashd binary, run `leashd chat`
+// with the demo agent under a pseudo-terminal (creack/pty), type keys into
+// it and read the screen through a terminal emulator (vt_test.go).
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Keys as a terminal sends them.
+const (
+	keyUp    = "\x1b[A"
+	keyDown  = "\x1b[B"
+	keyEnter = "\r"
+	keyCtrlC = "\x03"
+	keyCtrlD = "\x04"
+
+	rejected = "Rejected. Agent response cancelled."
+	spinner  = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+)
+
+// raceEnabled is set by race_test.go: the binary is then built with -race
+// too, and a race it reports fails the test.
+var raceEnabled bool
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildPath string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// leashd builds cmd/leashd once per test binary.
+func leashd(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "leashd-chat-e2e")
+		if buildErr != nil {
+			return
+		}
+		buildPath = filepath.Join(buildDir, "leashd")
+		goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err := os.Stat(goBin); err != nil {
+			goBin = "go"
+		}
+		args := []string{"build", "-o", buildPath}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		cmd := exec.Command(goBin, append(args, "github.com/leashd/leashd/cmd/leashd")...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return buildPath
+}
+
+// session is one `leashd chat` under a pseudo-terminal.
+type session struct {
+	t    *testing.T
+	dir  string
+	cmd  *exec.Cmd
+	ptmx *os.File
+
+	mu      sync.Mutex
+	vt      *vt
+	raw     bytes.Buffer
+	exited  chan struct{}
+	waitErr error
+}
+
+const rows, cols = 50, 110
+
+// baseEnv is a clean environment: only what the test sets reaches leashd.
+func baseEnv(dir string) []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + dir,
+		"TERM=xterm-256color",
+		"LEASHD_AGENT=demo",
+		"LEASHD_WORKDIR=" + dir,
+		"LEASHD_DB_PATH=" + filepath.Join(dir, "leashd.db"),
+		"GORACE=halt_on_error=1 log_path=" + filepath.Join(dir, "race"),
+	}
+}
+
+func start(t *testing.T, args []string, env ...string) *session {
+	t.Helper()
+	bin := leashd(t)
+	dir := t.TempDir()
+	cmd := exec.Command(bin, append([]string{"chat"}, args...)...)
+	cmd.Env = append(baseEnv(dir), env...)
+	cmd.Dir = dir
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: rows, Cols: cols})
+	require.NoError(t, err)
+	s := &session{t: t, dir: dir, cmd: cmd, ptmx: ptmx, vt: newVT(rows, cols), exited: make(chan struct{})}
+	go func() {
+		buf := make([]byte, 8192)
+		for {
+			n, err := ptmx.Read(buf)
+			s.mu.Lock()
+			s.vt.Write(buf[:n])
+			s.raw.Write(buf[:n])
+			s.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		err := cmd.Wait()
+		s.mu.Lock()
+		s.waitErr = err
+		s.mu.Unlock()
+		close(s.exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-s.exited:
+		default:
+			_ = cmd.Process.Kill()
+			<-s.exited
+		}
+		ptmx.Close()
+		races, _ := filepath.Glob(filepath.Join(dir, "race*"))
+		for _, r := range races {
+			b, _ := os.ReadFile(r)
+			t.Errorf("the race detector reported in leashd chat:\n%s", b)
+		}
+		if t.Failed() {
+			t.Logf("screen:\n%s", s.screen())
+		}
+		s.mu.Lock()
+		unknown := s.vt.Unknown
+		s.mu.Unlock()
+		assert.Empty(t, unknown, "leashd sent escape sequences a terminal may not understand")
+	})
+	s.waitText("leashd chat (terminal:")
+	s.waitCursor("> ")
+	return s
+}
+
+func (s *session) send(keys ...string) {
+	s.t.Helper()
+	for _, k := range keys {
+		_, err := s.ptmx.Write([]byte(k))
+		require.NoError(s.t, err)
+	}
+}
+
+func (s *session) screen() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.vt.Text()
+}
+
+func (s *session) cursorLine() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.vt.CursorLine()
+}
+
+func (s *session) attrOf(sub string) attr {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.vt.AttrOf(sub)
+	require.True(s.t, ok, "%q is not on the screen", sub)
+	return a
+}
+
+func (s *session) rawOutput() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.raw.String()
+}
+
+// waitFor waits until cond holds for the screen; the deadline only bounds
+// the wait, it is not what is tested.
+func (s *session) waitFor(what string, cond func(screen string) bool) string {
+	s.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		scr := s.screen()
+		if cond(scr) {
+			return scr
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("timed out waiting for %s; screen:\n%s", what, scr)
+		}
+		select {
+		case <-s.exited:
+			if scr := s.screen(); cond(scr) {
+				return scr
+			}
+			s.t.Fatalf("leashd chat exited (%v) while waiting for %s; screen:\n%s", s.waitErr, what, s.screen())
+		case <-time.After(15 * time.Millisecond):
+		}
+	}
+}
+
+func (s *session) waitText(sub string) string {
+	s.t.Helper()
+	return s.waitFor(fmt.Sprintf("%q", sub), func(scr string) bool { return strings.Contains(scr, sub) })
+}
+
+func (s *session) waitCount(sub string, n int) string {
+	s.t.Helper()
+	return s.waitFor(fmt.Sprintf("%d× %q", n, sub), func(scr string) bool { return strings.Count(scr, sub) == n })
+}
+
+// waitCursor waits until the line with the cursor is exactly line.
+func (s *session) waitCursor(line string) {
+	s.t.Helper()
+	line = strings.TrimRight(line, " ")
+	s.waitFor(fmt.Sprintf("cursor line %q", line), func(string) bool { return s.cursorLine() == line })
+}
+
+// waitIdle waits for the normal prompt after a turn.
+func (s *session) waitIdle() { s.t.Helper(); s.waitCursor(">") }
+
+func (s *session) waitExit() error {
+	s.t.Helper()
+	select {
+	case <-s.exited:
+	case <-time.After(20 * time.Second):
+		s.t.Fatalf("leashd chat did not exit; screen:\n%s", s.screen())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waitErr
+}
+
+// after returns the screen text after the last occurrence of marker.
+func after(scr, marker string) string {
+	if i := strings.LastIndex(scr, marker); i >= 0 {
+		return scr[i+len(marker):]
+	}
+	return ""
+}
+
+const (
+	green   = 32
+	red     = 31
+	cyan    = 36
+	yellow  = 33
+	magenta = 35
+)
+
+func TestChatQuestionsApprovalAndMultiSelect(t *testing.T) {
+	s := start(t, nil)
+	s.send("ask me a question", keyEnter)
+
+	// Approval mode: two options, approve and reject labels in two colours.
+	s.waitText("a/1 Postgres   r/2 SQLite")
+	scr := s.screen()
+	assert.Contains(t, scr, "I have two questions before I start.")
+	assert.Contains(t, scr, "Database · question 1 of 2\nWhich database?\n  a/1 Postgres   r/2 SQLite\n[a/r]")
+	assert.Equal(t, green, s.attrOf("a/1 Postgres").fg)
+	assert.Equal(t, red, s.attrOf("r/2 SQLite").fg)
+	assert.NotContainsf(t, s.cursorLine(), string([]rune(spinner)[0]), "no spinner while input is needed")
+	assert.False(t, strings.ContainsAny(scr, spinner), "the spinner stops when input is needed")
+
+	// Anything else, or Enter alone, re-prompts with the valid inputs.
+	s.send("x", keyEnter)
+	s.waitText(`"x" is not an answer: type a or 1 for Postgres, r or 2 for SQLite (Ctrl+C or /reject rejects).`)
+	assert.Equal(t, yellow, s.attrOf(`"x" is not an answer`).fg)
+	s.send(keyEnter)
+	scr = s.waitText("Nothing typed: type a or 1 for Postgres, r or 2 for SQLite")
+	assert.NotContains(t, scr, `"x" is not an answer`, "the new hint replaces the old one")
+	s.send("3", keyEnter)
+	s.waitText(`"3" is not an answer`)
+	s.send("yes", keyEnter)
+	s.waitText(`"yes" is not an answer`)
+	s.send("2", keyEnter)
+	s.waitText("  → SQLite")
+
+	// Multi-select: a numbered list with coloured numbers and a Reject line.
+	scr = s.waitText("Features · question 2 of 2")
+	s.waitText("  r) Reject")
+	scr = s.screen()
+	assert.Contains(t, scr, "Which features?\n"+
+		"❯ 1) [ ] Auth — Sign-in and sessions\n"+
+		"  2) [ ] Search — Full-text search\n"+
+		"  3) [ ] Billing — Plans and invoices\n"+
+		"  r) Reject\n"+
+		"Space toggles, Enter confirms (1-3 toggles, r rejects):")
+	assert.NotContains(t, scr, "is not an answer", "the old question's hint is gone")
+	assert.Equal(t, cyan, s.attrOf("1) [ ] Auth").fg, "numbers are coloured")
+	assert.Equal(t, cyan, s.attrOf("3) [ ] Billing").fg)
+	assert.Equal(t, red, s.attrOf("r) Reject").fg)
+
+	s.send(keyDown)
+	s.waitText("❯ 2) [ ] Search")
+	s.send(" ")
+	s.waitText("❯ 2) [x] Search")
+	assert.Equal(t, green, s.attrOf("[x] Search").fg)
+	s.send("3", keyEnter) // a number toggles too, and moves the pointer
+	scr = s.waitText("❯ 3) [x] Billing")
+	assert.Contains(t, scr, "  2) [x] Search")
+	s.send("9", keyEnter)
+	s.waitText("9 is out of range: type a number from 1 to 3 to toggle it (or Space), Enter confirms, r rejects.")
+	s.send("abc", keyEnter)
+	s.waitText(`"abc" is not a choice: type a number from 1 to 3`)
+	s.send(keyUp, keyUp)
+	s.waitText("❯ 1) [ ] Auth")
+	s.send(" ")
+	s.waitText("❯ 1) [x] Auth")
+	s.send(" ") // toggles back off
+	s.waitText("❯ 1) [ ] Auth")
+	s.send(keyEnter)
+
+	// What the agent received, as Claude Code would read it.
+	s.waitText(`Your questions have been answered: "Which database?"="SQLite", "Which features?"="Search, Billing"`)
+	scr = s.waitText("Done · tools: AskUserQuestion · 2 turns")
+	assert.Contains(t, scr, "  → Search, Billing")
+	s.waitIdle()
+}
+
+func TestChatApproveWithAAndConfirmNeedsASelection(t *testing.T) {
+	s := start(t, nil)
+	s.send("question", keyEnter)
+	s.waitText("[a/r]")
+	s.send("a", keyEnter)
+	s.waitText("  → Postgres")
+	s.waitText("  r) Reject")
+	s.send(keyEnter)
+	s.waitText("Not accepted: invalid reply: select at least one option before confirming")
+	s.send("1", keyEnter)
+	s.waitText("❯ 1) [x] Auth")
+	s.send(keyEnter)
+	s.waitText(`Your questions have been answered: "Which database?"="Postgres", "Which features?"="Auth"`)
+	s.waitIdle()
+}
+
+func TestChatPlanReviewWithArrows(t *testing.T) {
+	s := start(t, nil)
+	s.send("make a plan", keyEnter)
+	s.waitText("Choose 1-4 (↑/↓ Enter, r rejects):")
+	scr := s.screen()
+	assert.Contains(t, scr, "The agent's plan:\n  # Plan: add a greeting")
+	assert.Contains(t, scr, "Approve this plan?\n"+
+		"❯ 1) Approve, clear context — Approve, clear the context and auto-accept edits\n"+
+		"  2) Approve, auto-accept edits — Approve and auto-accept edits\n"+
+		"  3) Approve, review edits — Approve and review each edit\n"+
+		"  4) Adjust — Keep planning: tell the agent what should change\n"+
+		"  r) Reject\n")
+	assert.Equal(t, cyan, s.attrOf("4) Adjust").fg)
+
+	for in, hint := range map[string]string{
+		"0":   "0 is out of range: type a number from 1 to 4 (or ↑/↓ and Enter), r rejects.",
+		"5":   "5 is out of range: type a number from 1 to 4",
+		"yes": `"yes" is not a choice: type a number from 1 to 4`,
+	} {
+		s.send(in, keyEnter)
+		s.waitText(hint)
+	}
+	s.send(keyDown, keyDown)
+	s.waitText("❯ 3) Approve, review edits")
+	s.send(keyUp)
+	s.waitText("❯ 2) Approve, auto-accept edits")
+	s.send(keyUp, keyUp) // wraps round to the Reject line
+	s.waitText("❯ r) Reject")
+	s.send(keyDown) // and back to the top
+	s.waitText("❯ 1) Approve, clear context")
+	s.send(keyDown, keyDown)
+	s.waitText("❯ 3) Approve, review edits")
+	s.send(keyEnter)
+	s.waitText("  → Approve, review edits")
+	s.waitText("Plan approved (decision: default); mode is now default.")
+	s.waitIdle()
+}
+
+func TestChatPlanAdjustIsAskedAsText(t *testing.T) {
+	s := start(t, nil)
+	s.send("plan", keyEnter)
+	s.waitText("4) Adjust")
+	s.send("4", keyEnter)
+	s.waitText("  → Adjust\nWhat should change in the plan?\nType your feedback and press Enter; r or /reject rejects.")
+	s.waitCursor("?")
+	assert.Equal(t, magenta, s.attrOf("?").fg, "a distinct ? prompt")
+	assert.True(t, s.attrOf("?").bold)
+	s.send(keyEnter)
+	s.waitText("Nothing typed: type your answer and press Enter (r or /reject rejects).")
+	s.send("   ", keyEnter)
+	s.waitCursor("?")
+	s.send("add tests first", keyEnter)
+	s.waitText(`Plan not approved (adjust), so I stay in plan mode. Your feedback: "add tests first"`)
+	s.waitIdle()
+}
+
+func TestChatToolApprovalsOneAfterAnother(t *testing.T) {
+	s := start(t, nil)
+	// Two requests in one turn: a Write, then a Bash approval.
+	s.send("edit and bash", keyEnter)
+	s.waitText("The agent wants to run Write:")
+	s.waitText("Choose 1-3")
+	assert.Contains(t, s.screen(), "❯ 1) Allow — Allow this call\n  2) Allow for this session — Allow this and similar calls for the rest of the session\n  3) Deny — Deny; typed text is sent as the reason\n  r) Reject")
+	s.send("1", keyEnter)
+	s.waitText("  → Allow")
+	s.waitText("Write of " + s.dir + "/hello.txt allowed. (The demo writes nothing to disk.)")
+	s.waitText("The agent wants to run Bash:\n  echo hello\n  # Print hello\nAllow it?")
+	s.send("3", keyEnter)
+	s.waitText("  → Deny\nWhy deny it? The agent reads your reason.")
+	s.waitCursor("?")
+	s.send(keyEnter)
+	s.waitText("Nothing typed")
+	s.send("not today", keyEnter)
+	s.waitText("Bash `echo hello` denied: not today")
+	s.waitText("Done · tools: Write, Bash · 3 turns")
+	s.waitIdle()
+
+	s.send("bash", keyEnter)
+	s.waitText("Choose 1-3")
+	s.send("2", keyEnter)
+	s.waitText("Bash `echo hello` allowed for the session. Output: hello")
+	s.waitIdle()
+	s.send("bash again", keyEnter) // allowed for the session: not asked again
+	s.waitCount("Bash `echo hello` allowed", 2)
+	s.waitIdle()
+}
+
+func TestChatCtrlCRejectsAndStopsTheTurn(t *testing.T) {
+	s := start(t, []string{"--log", "chat.log"}, "LEASHD_LOG_LEVEL=info")
+	s.send("question", keyEnter)
+	s.waitText("[a/r]")
+	s.send(keyCtrlC)
+	s.waitText(rejected)
+	s.waitIdle()
+	assert.Equal(t, red, s.attrOf(rejected).fg)
+
+	// The next prompt works; the rejected turn said nothing more.
+	s.send("hello", keyEnter)
+	scr := s.waitText("Done · 1 turn")
+	assert.Contains(t, scr, "I have two questions before I start.", "what the agent said stays")
+	assert.Contains(t, scr, `You said: "hello".`)
+	for _, gone := range []string{"You did not answer", "Stopped.", "Interrupted by the user", "Failed", "Which features?"} {
+		assert.NotContains(t, scr, gone)
+	}
+	// The agent was told the user rejected.
+	log, err := os.ReadFile(filepath.Join(s.dir, "chat.log"))
+	require.NoError(t, err)
+	assert.Regexp(t, `msg="interaction resolved" .*kind=question status=rejected`, string(log))
+	assert.NotContains(t, scr, "level=", "logs went to the file, not over the prompt")
+}
+
+func TestChatRejectFromEveryMode(t *testing.T) {
+	s := start(t, nil)
+	n := 0
+	reject := func(prompt, ready string, keys ...string) {
+		t.Helper()
+		s.send(prompt, keyEnter)
+		s.waitText(ready)
+		s.send(keys...)
+		n++
+		s.waitCount(rejected, n)
+		s.waitIdle()
+	}
+	reject("question", "[a/r]", "/reject", keyEnter)             // approval: /reject
+	reject("plan", "Choose 1-4", "r", keyEnter)                  // choice: r
+	reject("plan", "Choose 1-4", keyUp, keyEnter)                // choice: Enter on the Reject line
+	reject("plan", "Choose 1-4", keyCtrlC)                       // choice: Ctrl+C
+	reject("plan", "Choose 1-4", "4", keyEnter, "r", keyEnter)   // text: r
+	reject("bash", "Choose 1-3", "3", keyEnter, keyCtrlC)        // text: Ctrl+C
+	reject("bash", "Choose 1-3", "3", keyEnter, "/reject", "\r") // text: /reject
+	s.send("question", keyEnter)
+	s.waitText("[a/r]")
+	s.send("1", keyEnter)
+	s.waitText("Space toggles")
+	s.send(" ", keyCtrlC) // multi-select: Ctrl+C after a toggle
+	n++
+	scr := s.waitCount(rejected, n)
+	s.waitIdle()
+	for _, gone := range []string{"You did not answer", "Plan not approved", "denied", "Stopped.", "Failed"} {
+		assert.NotContains(t, scr, gone, "a rejected turn's response is cancelled")
+	}
+	s.send("hello", keyEnter)
+	s.waitText(`You said: "hello".`)
+	s.waitIdle()
+}
+
+func TestChatExpiredQuestion(t *testing.T) {
+	s := start(t, nil, "LEASHD_APPROVAL_TIMEOUT_SECONDS=1")
+	s.send("bash", keyEnter)
+	s.waitText("Choose 1-3")
+	s.waitText("✗ No answer came in time; the agent was told.")
+	s.waitText("Bash `echo hello` denied:")
+	s.waitIdle()
+}
+
+func TestChatSpinnerAndCtrlCWhileWorking(t *testing.T) {
+	s := start(t, nil)
+	long := strings.Repeat("word ", 400) // the demo echoes it slowly
+	s.send(long, keyEnter)
+	s.waitFor("the spinner", func(string) bool { return strings.ContainsAny(s.cursorLine(), spinner) })
+	s.send(keyCtrlC)
+	s.waitText("• Stopped.")
+	scr := s.waitText("Failed · 1 turn")
+	s.waitIdle()
+	assert.False(t, strings.ContainsAny(s.cursorLine(), spinner))
+	assert.NotContains(t, after(scr, "You said"), "to see how leashd asks you", "the turn stopped before its end")
+}
+
+func TestChatNoColor(t *testing.T) {
+	s := start(t, nil, "NO_COLOR=1")
+	s.send("question", keyEnter)
+	s.waitText("[a/r]")
+	s.send("2", keyEnter)
+	s.waitText("❯ 1) [ ] Auth") // the pointer is still shown
+	s.send(keyCtrlC)
+	s.waitText(rejected)
+	sgr := regexp.MustCompile(`\x1b\[[0-9;]*m`)
+	assert.Empty(t, sgr.FindAllString(s.rawOutput(), 3), "NO_COLOR: no colours")
+}
+
+func TestChatChatIDAndQuit(t *testing.T) {
+	s := start(t, []string{"--chat", "work"})
+	s.waitText("leashd chat (terminal:work)")
+	s.send("/status", keyEnter)
+	s.waitText("• Agent: the built-in demo agent")
+	s.send("/reject", keyEnter)
+	s.waitText("Nothing to reject: no question is waiting for an answer.")
+	s.send("abc", keyCtrlC) // Ctrl+C clears the line
+	s.waitIdle()
+	s.send(keyCtrlD)
+	require.NoError(t, s.waitExit(), "Ctrl+D on an empty line quits cleanly")
+
+	s = start(t, nil)
+	s.send("/exit", keyEnter)
+	require.NoError(t, s.waitExit())
+}
+
+func TestChatPipedInputIsPlain(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(leashd(t), "chat")
+	cmd.Env = baseEnv(dir)
+	cmd.Dir = dir
+	// Answers wait for their questions: 2 → SQLite, then toggle 1 and 3 and
+	// confirm, then a prompt of its own; the end of input quits.
+	cmd.Stdin = strings.NewReader("question\n2\n1\n3\n\nhello\n")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	done := make(chan error, 1)
+	require.NoError(t, cmd.Start())
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "stderr: %s", errOut.String())
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("leashd chat did not finish; output:\n%s", out.String())
+	}
+	o := out.String()
+	assert.NotContains(t, o, "\x1b", "no escape sequences without a terminal")
+	assert.Contains(t, o, `Your questions have been answered: "Which database?"="SQLite", "Which features?"="Auth, Billing"`)
+	assert.Contains(t, o, `You said: "hello".`)
+	assert.Equal(t, 2, strings.Count(o, "Done · "), "both turns ran to the end:\n%s", o)
+	races, _ := filepath.Glob(filepath.Join(dir, "race*"))
+	assert.Empty(t, races)
+}
+
+func TestChatBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"--bogus"}, {"--chat", ""}, {"--chat", "a b"}, {"extra"}} {
+		cmd := exec.Command(leashd(t), append([]string{"chat"}, args...)...)
+		cmd.Env = baseEnv(t.TempDir())
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		require.True(t, errors.As(err, &ee), "args %q: %v", args, err)
+		assert.Equal(t, 2, ee.ExitCode(), "args %q", args)
+		assert.Contains(t, stderr.String(), "leashd chat: ", "args %q", args)
+		assert.Contains(t, stderr.String(), "Usage: leashd chat [--chat ID]", "args %q", args)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package terminal_test
+
+func init() { raceEnabled = true }
