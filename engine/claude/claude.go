@@ -45,6 +45,7 @@ type Agent struct {
 	closeTimeout time.Duration
 	startTimeout time.Duration
 	args         []string
+	maxLine      int // MaxLineBytes; smaller in tests
 }
 
 // Option configures an Agent.
@@ -77,7 +78,7 @@ func New(path string, opts ...Option) *Agent {
 	if path == "" {
 		path = DefaultProgram
 	}
-	a := &Agent{path: path, closeTimeout: DefaultCloseTimeout, startTimeout: DefaultStartTimeout}
+	a := &Agent{path: path, closeTimeout: DefaultCloseTimeout, startTimeout: DefaultStartTimeout, maxLine: MaxLineBytes}
 	for _, o := range opts {
 		o(a)
 	}

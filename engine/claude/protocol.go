@@ -167,27 +167,38 @@ func (l *line) blocks() ([]contentBlock, error) {
 		return nil, errors.New(`assistant line without "message"`)
 	}
 	var m struct {
-		Content json.RawMessage `json:"content"`
+		Content contentList `json:"content"`
 	}
 	if err := json.Unmarshal(l.Message, &m); err != nil {
 		return nil, err
 	}
-	c := bytes.TrimSpace(m.Content)
-	if len(c) == 0 || bytes.Equal(c, []byte("null")) {
-		return nil, nil
-	}
-	if c[0] == '"' {
+	return m.Content, nil
+}
+
+// contentList is message content: a list of blocks, or a string (one text
+// block). Decoding it in place keeps a huge message to one pass.
+type contentList []contentBlock
+
+func (c *contentList) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) == 0 || bytes.Equal(b, []byte("null")):
+		*c = nil
+		return nil
+	case b[0] == '"':
 		var s string
-		if err := json.Unmarshal(c, &s); err != nil {
-			return nil, err
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
 		}
-		return []contentBlock{{Type: "text", Text: s}}, nil
+		*c = contentList{{Type: "text", Text: s}}
+		return nil
 	}
 	var bs []contentBlock
-	if err := json.Unmarshal(c, &bs); err != nil {
-		return nil, err
+	if err := json.Unmarshal(b, &bs); err != nil {
+		return err
 	}
-	return bs, nil
+	*c = bs
+	return nil
 }
 
 // result converts a result line.

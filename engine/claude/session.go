@@ -140,11 +140,11 @@ func (s *session) read() {
 	defer s.out.Close()
 	br := bufio.NewReaderSize(s.out, 64<<10)
 	for {
-		b, err := readLine(br, MaxLineBytes)
+		b, err := readLine(br, s.a.maxLine)
 		var tl *lineTooLongError
 		switch {
 		case errors.As(err, &tl):
-			s.log.Error("skipping a line from claude longer than the limit", "bytes", tl.n, "limit", MaxLineBytes, "start", quote(tl.start))
+			s.log.Error("skipping a line from claude longer than the limit", "bytes", tl.n, "limit", s.a.maxLine, "start", quote(tl.start))
 			continue
 		case len(b) > 0:
 			s.handle(b)

@@ -1,0 +1,262 @@
+package claude
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as a fake Claude Code CLI: with
+// LEASHD_FAKE_CLAUDE set it speaks the stream-json protocol instead of
+// running tests. LEASHD_FAKE_CLAUDE selects start-up behaviour; what a turn
+// does is chosen by its prompt's first word.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("LEASHD_FAKE_CLAUDE"); mode != "" {
+		os.Exit(fakeCLI(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// Size of the huge (but acceptable) line the "garbage" turn prints.
+const hugeText = 16<<20 + 1
+
+// fakeLimit is the line limit the tests give the driver, so that the
+// over-long line need not be 64 MiB.
+const fakeLimit = 16<<20 + 64<<10
+
+func fakeCLI(mode string) int {
+	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	out := func(v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic(err)
+		}
+		w.Write(b)
+		w.WriteByte('\n')
+		w.Flush()
+	}
+	raw := func(s string) {
+		w.WriteString(s)
+		w.WriteByte('\n')
+		w.Flush()
+	}
+	switch mode {
+	case "exit-early":
+		fmt.Fprintln(os.Stderr, "error: unknown option '--bogus'\nRun claude --help for usage.")
+		return 2
+	case "ignore-term":
+		signal.Ignore(syscall.SIGTERM)
+	}
+
+	type msg struct {
+		Type      string          `json:"type"`
+		RequestID string          `json:"request_id"`
+		Request   json.RawMessage `json:"request"`
+		Response  json.RawMessage `json:"response"`
+		Message   struct {
+			Content string `json:"content"`
+		} `json:"message"`
+		raw string
+	}
+	in := make(chan msg)
+	go func() {
+		defer close(in)
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			var m msg
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				fmt.Fprintln(os.Stderr, "fake claude: bad input line:", err)
+				continue
+			}
+			m.raw = sc.Text()
+			in <- m
+		}
+	}()
+	subtype := func(m msg) string {
+		var r struct {
+			Subtype string `json:"subtype"`
+			Mode    string `json:"mode"`
+		}
+		json.Unmarshal(m.Request, &r)
+		return r.Subtype
+	}
+	respond := func(id string, body any) {
+		out(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": id, "response": body}})
+	}
+	const sid = "fake-session-1"
+	result := func(text string, isErr bool, sub string) {
+		out(map[string]any{"type": "result", "subtype": sub, "is_error": isErr, "result": text, "session_id": sid, "total_cost_usd": 0.25, "num_turns": 2, "duration_ms": 7})
+	}
+	askTool := func(id, tool string, input any) {
+		out(map[string]any{"type": "control_request", "request_id": id, "request": map[string]any{
+			"subtype": "can_use_tool", "tool_name": tool, "input": input, "tool_use_id": "toolu_" + id,
+			"permission_suggestions": []any{map[string]any{"type": "addRules", "rules": []any{map[string]string{"toolName": tool}}, "behavior": "allow", "destination": "localSettings"}},
+		}})
+	}
+	// waitResponse waits for the control_response to id, handling other
+	// control requests meanwhile; it returns the raw response body.
+	mode2 := "default"
+	var handleControl func(m msg)
+	waitResponse := func(id string, d time.Duration) (string, bool) {
+		timeout := time.After(d)
+		for {
+			select {
+			case m, ok := <-in:
+				if !ok {
+					return "", false
+				}
+				if m.Type == "control_response" {
+					var r struct {
+						RequestID string `json:"request_id"`
+					}
+					json.Unmarshal(m.Response, &r)
+					if r.RequestID == id {
+						return string(m.Response), true
+					}
+					continue
+				}
+				handleControl(m)
+			case <-timeout:
+				return "", false
+			}
+		}
+	}
+	interrupted := make(chan struct{}, 1)
+	handleControl = func(m msg) {
+		if m.Type != "control_request" {
+			return
+		}
+		switch subtype(m) {
+		case "initialize":
+			if mode == "no-init" {
+				return
+			}
+			respond(m.RequestID, map[string]any{"commands": []any{}, "models": []any{}})
+		case "set_permission_mode":
+			var r struct {
+				Mode string `json:"mode"`
+			}
+			json.Unmarshal(m.Request, &r)
+			if r.Mode == "bogus" {
+				out(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "error", "request_id": m.RequestID, "error": "Invalid permission mode: bogus"}})
+				return
+			}
+			mode2 = r.Mode
+			respond(m.RequestID, map[string]any{})
+		case "interrupt":
+			respond(m.RequestID, map[string]any{})
+			select {
+			case interrupted <- struct{}{}:
+			default:
+			}
+		}
+	}
+	if mode == "garbage-at-start" {
+		raw("Debugger listening on ws://127.0.0.1:9229")
+		raw("{not json")
+	}
+	for m := range in {
+		if m.Type != "user" {
+			handleControl(m)
+			continue
+		}
+		out(map[string]any{"type": "system", "subtype": "init", "session_id": sid, "cwd": "ignored"})
+		prompt := m.Message.Content
+		word, rest, _ := strings.Cut(prompt, " ")
+		switch word {
+		case "echo":
+			out(map[string]any{"type": "assistant", "parent_tool_use_id": nil, "message": map[string]any{"content": []any{map[string]any{"type": "text", "text": "you said: " + rest}}}})
+			result("you said: "+rest, false, "success")
+		case "args":
+			cwd, _ := os.Getwd()
+			result(strings.Join(os.Args[1:], " ")+"|cwd="+cwd+"|extra="+os.Getenv("LEASHD_FAKE_EXTRA"), false, "success")
+		case "mode":
+			result("mode="+mode2, false, "success")
+		case "garbage":
+			raw("this is not JSON")
+			raw("   ")
+			raw(`{"broken": `)
+			raw(`{"no_type": true}`)
+			raw(`{"type":"control_request","request":{"subtype":"can_use_tool"}}`)
+			raw(`{"type":"control_response","response":"not an object"}`)
+			raw(`{"type":"assistant","message":{"content":42}}`)
+			raw(`["an","array"]`)
+			raw(`{"type":"some_future_type","x":1}`)
+			raw(strings.Repeat("x", fakeLimit+10)) // over the limit: skipped
+			// Written by hand: encoding 17 MiB under the race detector is slow.
+			raw(`{"type":"assistant","parent_tool_use_id":null,"message":{"content":[{"type":"text","text":"` + strings.Repeat("h", hugeText) +
+				`"},{"type":"tool_use","id":"toolu_1","name":"Read","input":{"file_path":"/x"}}]}}`)
+			out(map[string]any{"type": "assistant", "parent_tool_use_id": "toolu_1", "message": map[string]any{"content": []any{map[string]any{"type": "text", "text": "a subagent's text"}}}})
+			out(map[string]any{"type": "assistant", "parent_tool_use_id": nil, "message": map[string]any{"content": "plain string content"}})
+			result("survived", false, "success")
+		case "die":
+			askTool("q1", "AskUserQuestion", map[string]any{"questions": []any{}})
+			time.Sleep(200 * time.Millisecond)
+			fmt.Fprintln(os.Stderr, "fatal: the model exploded")
+			return 3
+		case "cancel":
+			askTool("A", "Bash", map[string]string{"command": "rm -rf build"})
+			time.Sleep(150 * time.Millisecond)
+			out(map[string]any{"type": "control_cancel_request", "request_id": "A"})
+			askTool("B", "Bash", map[string]string{"command": "ls"})
+			var got []string
+			if _, ok := waitResponse("B", 10*time.Second); ok {
+				got = append(got, "B")
+			}
+			if _, ok := waitResponse("A", 500*time.Millisecond); ok {
+				got = append(got, "A")
+			}
+			result("responses="+strings.Join(got, ","), false, "success")
+		case "unknown":
+			out(map[string]any{"type": "control_request", "request_id": "m1", "request": map[string]any{"subtype": "mystery_subtype"}})
+			r, ok := waitResponse("m1", 10*time.Second)
+			if !ok {
+				r = "no response"
+			}
+			result(r, false, "success")
+		case "shapes":
+			askTool("s1", "Write", map[string]any{"file_path": "/tmp/x", "content": "y"})
+			r1, _ := waitResponse("s1", 10*time.Second)
+			askTool("s2", "Bash", map[string]any{"command": "rm x"})
+			r2, _ := waitResponse("s2", 10*time.Second)
+			result(r1+"\n"+r2, false, "success")
+		case "wait":
+			out(map[string]any{"type": "assistant", "parent_tool_use_id": nil, "message": map[string]any{"content": []any{map[string]any{"type": "text", "text": "working"}}}})
+			for {
+				select {
+				case <-interrupted:
+					result("", true, "error_during_execution")
+				case m, ok := <-in:
+					if !ok {
+						return 0
+					}
+					handleControl(m)
+					continue
+				}
+				break
+			}
+		case "deaf": // ignores interrupts
+			for m := range in {
+				if m.Type == "control_request" && subtype(m) == "interrupt" {
+					continue
+				}
+				handleControl(m)
+			}
+			return 0
+		default:
+			result("unknown prompt", true, "success")
+		}
+	}
+	// stdin closed
+	if mode == "ignore-term" || mode == "term-exits" {
+		select {} // only a signal ends this
+	}
+	return 0
+}

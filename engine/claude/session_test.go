@@ -1,0 +1,459 @@
+package claude
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/engine"
+)
+
+// logBuf collects log output for assertions.
+type logBuf struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// fakeAgent runs this test binary as the CLI in the given mode.
+func fakeAgent(t *testing.T, mode string, opts ...Option) (*Agent, *logBuf) {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	logs := &logBuf{}
+	opts = append([]Option{
+		// The race detector sleeps 1s at exit unless told not to.
+		WithEnv([]string{"LEASHD_FAKE_CLAUDE=" + mode, "GORACE=atexit_sleep_ms=0"}),
+		WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
+		WithCloseTimeout(time.Second),
+	}, opts...)
+	a := New(exe, opts...)
+	a.maxLine = fakeLimit
+	return a, logs
+}
+
+func openFake(t *testing.T, a *Agent, o engine.SessionOptions) *session {
+	t.Helper()
+	s, err := a.Open(t.Context(), o)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = s.Close(ctx)
+	})
+	return s.(*session)
+}
+
+// handler records a turn and decides permissions with decide.
+type handler struct {
+	decide func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse
+
+	mu    sync.Mutex
+	texts []string
+	tools []string
+}
+
+func (h *handler) Text(s string) {
+	h.mu.Lock()
+	h.texts = append(h.texts, s)
+	h.mu.Unlock()
+}
+
+func (h *handler) ToolUse(name string, _ json.RawMessage) {
+	h.mu.Lock()
+	h.tools = append(h.tools, name)
+	h.mu.Unlock()
+}
+
+func (h *handler) Permission(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+	if h.decide == nil {
+		return engine.PermissionResponse{Message: "no"}
+	}
+	return h.decide(ctx, req)
+}
+
+func turnCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestTurnEchoAndResult(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	assert.Equal(t, "", s.ID(), "no session ID before the CLI says one")
+	h := &handler{}
+	res, err := s.Turn(turnCtx(t), "echo hello there", h)
+	require.NoError(t, err)
+	assert.Equal(t, engine.Result{Text: "you said: hello there", SessionID: "fake-session-1", CostUSD: 0.25, NumTurns: 2, Subtype: "success", DurationMS: 7}, res)
+	assert.Equal(t, []string{"you said: hello there"}, h.texts)
+	assert.Equal(t, "fake-session-1", s.ID())
+}
+
+func TestArgsDirEnvAndResumeID(t *testing.T) {
+	dir := t.TempDir()
+	a, _ := fakeAgent(t, "normal", WithEnv([]string{"LEASHD_FAKE_EXTRA=passed"}))
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c", Mode: engine.ModePlan, Model: "claude-test-1", ResumeID: "prev-session", WorkDir: dir})
+	assert.Equal(t, "prev-session", s.ID(), "a resumed session is known by its ID from the start")
+	res, err := s.Turn(turnCtx(t), "args", &handler{})
+	require.NoError(t, err)
+	args, rest, _ := strings.Cut(res.Text, "|cwd=")
+	assert.Equal(t, "--output-format stream-json --input-format stream-json --verbose --permission-prompt-tool stdio --permission-mode plan --model claude-test-1 --resume prev-session", args)
+	cwd, extra, _ := strings.Cut(rest, "|extra=")
+	assert.Equal(t, dir, cwd)
+	assert.Equal(t, "passed", extra, "WithEnv is passed on")
+}
+
+func TestDefaultModeFlag(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	assert.Equal(t, []string{"--output-format", "stream-json", "--input-format", "stream-json", "--verbose", "--permission-prompt-tool", "stdio", "--permission-mode", "default"},
+		a.argsFor(engine.SessionOptions{}))
+}
+
+func TestGarbageHugeAndOverlongLinesAreSkipped(t *testing.T) {
+	a, logs := fakeAgent(t, "garbage-at-start")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	h := &handler{}
+	res, err := s.Turn(turnCtx(t), "garbage", h)
+	require.NoError(t, err)
+	assert.Equal(t, "survived", res.Text)
+	require.Len(t, h.texts, 2, "the huge text and the string content; the subagent's text is not the answer")
+	assert.Len(t, h.texts[0], hugeText)
+	assert.Equal(t, "plain string content", h.texts[1])
+	assert.Equal(t, []string{"Read"}, h.tools)
+	l := logs.String()
+	for _, want := range []string{
+		`not a JSON object (stream-json lines start with '{'): \"Debugger listening`,
+		`not a JSON object (stream-json lines start with '{'): \"this is not JSON\"`,
+		`invalid JSON`,
+		`JSON object without a \"type\" field`,
+		`control_request without \"request_id\"`,
+		`control_response without a \"response\" object`,
+		`unreadable assistant message`,
+		`skipping a line from claude longer than the limit`,
+	} {
+		assert.Contains(t, l, want)
+	}
+	// and the session goes on
+	res, err = s.Turn(turnCtx(t), "echo still here", &handler{})
+	require.NoError(t, err)
+	assert.Equal(t, "you said: still here", res.Text)
+}
+
+func TestMissingProgram(t *testing.T) {
+	for _, path := range []string{"/nonexistent/claude", "leashd-no-such-claude-program"} {
+		a := New(path)
+		_, err := a.Open(t.Context(), engine.SessionOptions{ChatID: "c"})
+		require.Error(t, err)
+		assert.ErrorIs(t, err, engine.ErrAgentNotFound)
+		assert.Contains(t, err.Error(), path)
+		assert.Contains(t, err.Error(), "npm install -g @anthropic-ai/claude-code")
+	}
+}
+
+func TestFind(t *testing.T) {
+	_, err := Find("leashd-no-such-claude-program")
+	assert.ErrorIs(t, err, engine.ErrAgentNotFound)
+	assert.Contains(t, err.Error(), `"leashd-no-such-claude-program"`)
+	assert.Contains(t, err.Error(), "LEASHD_CLAUDE_PATH")
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	got, err := Find(exe)
+	require.NoError(t, err)
+	assert.Equal(t, exe, got)
+}
+
+func TestBadWorkDir(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	_, err := a.Open(t.Context(), engine.SessionOptions{ChatID: "c", WorkDir: "/nonexistent/dir"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "/nonexistent/dir")
+}
+
+func TestExitEarly(t *testing.T) {
+	a, _ := fakeAgent(t, "exit-early")
+	start := time.Now()
+	_, err := a.Open(t.Context(), engine.SessionOptions{ChatID: "c"})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, engine.ErrSessionEnded)
+	assert.Contains(t, err.Error(), "exit status 2")
+	assert.Contains(t, err.Error(), "unknown option '--bogus'", "the stderr tail says why")
+	assert.Less(t, time.Since(start), 20*time.Second)
+}
+
+func TestNoHandshakeTimesOut(t *testing.T) {
+	a, _ := fakeAgent(t, "no-init", WithStartTimeout(300*time.Millisecond))
+	_, err := a.Open(t.Context(), engine.SessionOptions{ChatID: "c"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "start-up handshake")
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+func TestDiesMidQuestion(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	asked := make(chan struct{})
+	released := make(chan error, 1)
+	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+		close(asked)
+		<-ctx.Done() // a person who never answers
+		released <- ctx.Err()
+		return engine.PermissionResponse{Message: "gone"}
+	}}
+	_, err := s.Turn(turnCtx(t), "die", h)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, engine.ErrSessionEnded)
+	assert.Contains(t, err.Error(), "exit status 3")
+	assert.Contains(t, err.Error(), "fatal: the model exploded")
+	<-asked
+	select {
+	case err := <-released:
+		assert.ErrorIs(t, err, context.Canceled, "the pending question's context ends with the process")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pending permission was not cancelled")
+	}
+	select {
+	case <-s.Done():
+	default:
+		t.Fatal("Done is not closed")
+	}
+	_, err = s.Turn(turnCtx(t), "echo again", &handler{})
+	assert.ErrorIs(t, err, engine.ErrSessionEnded)
+	assert.ErrorIs(t, s.Interrupt(t.Context()), engine.ErrSessionEnded)
+	assert.ErrorIs(t, s.SetMode(t.Context(), engine.ModePlan), engine.ErrSessionEnded)
+}
+
+func TestCancelRequestWithdrawsWithoutAnswer(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	aCancelled := make(chan error, 1)
+	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+		if req.ToolUseID == "toolu_A" {
+			<-ctx.Done()
+			aCancelled <- ctx.Err()
+			return engine.PermissionResponse{Allow: true} // must not be sent
+		}
+		return engine.PermissionResponse{Allow: true}
+	}}
+	res, err := s.Turn(turnCtx(t), "cancel", h)
+	require.NoError(t, err)
+	assert.Equal(t, "responses=B", res.Text, "the withdrawn request got no answer; the other did")
+	assert.ErrorIs(t, <-aCancelled, context.Canceled)
+}
+
+func TestUnknownControlSubtypeGetsAnError(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	res, err := s.Turn(turnCtx(t), "unknown", &handler{})
+	require.NoError(t, err)
+	var r map[string]string
+	require.NoError(t, json.Unmarshal([]byte(res.Text), &r), res.Text)
+	assert.Equal(t, "error", r["subtype"])
+	assert.Equal(t, "m1", r["request_id"])
+	assert.Contains(t, r["error"], "unsupported")
+	assert.Contains(t, r["error"], `"mystery_subtype"`)
+}
+
+func TestPermissionResponseShapes(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	var got []engine.PermissionRequest
+	var mu sync.Mutex
+	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+		mu.Lock()
+		got = append(got, req)
+		mu.Unlock()
+		if req.ToolName == "Write" { // allow without UpdatedInput, asking for a settings-file destination
+			return engine.PermissionResponse{Allow: true, UpdatedPermissions: []engine.PermissionUpdate{{Type: "addRules", Rules: []engine.Rule{{ToolName: "Write"}}, Behavior: "allow", Destination: "localSettings"}}}
+		}
+		return engine.PermissionResponse{} // deny without a reason
+	}}
+	res, err := s.Turn(turnCtx(t), "shapes", h)
+	require.NoError(t, err)
+	r1, r2, _ := strings.Cut(res.Text, "\n")
+	assert.JSONEq(t, `{"subtype":"success","request_id":"s1","response":{"behavior":"allow","updatedInput":{"file_path":"/tmp/x","content":"y"},
+		"updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Write"}],"behavior":"allow","destination":"session"}]}}`, r1)
+	assert.JSONEq(t, `{"subtype":"success","request_id":"s2","response":{"behavior":"deny","message":"The user denied this request.","interrupt":false}}`, r2)
+	require.Len(t, got, 2)
+	assert.Equal(t, "toolu_s1", got[0].ToolUseID)
+	assert.JSONEq(t, `{"file_path":"/tmp/x","content":"y"}`, string(got[0].Input))
+	assert.JSONEq(t, `[{"type":"addRules","rules":[{"toolName":"Write"}],"behavior":"allow","destination":"localSettings"}]`, string(got[0].Suggestions))
+}
+
+func TestInterruptEndsTheTurn(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	h := &handler{}
+	type out struct {
+		res engine.Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := s.Turn(turnCtx(t), "wait", h)
+		done <- out{res, err}
+	}()
+	require.Eventually(t, func() bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.texts) == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, s.Interrupt(t.Context()))
+	o := <-done
+	require.NoError(t, o.err)
+	assert.True(t, o.res.IsError)
+	assert.Equal(t, "error_during_execution", o.res.Subtype)
+	res, err := s.Turn(turnCtx(t), "echo next", &handler{})
+	require.NoError(t, err)
+	assert.Equal(t, "you said: next", res.Text)
+}
+
+func TestAbandonedTurnInterruptsAndKeepsTheSession(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &handler{}
+	go func() {
+		require.Eventually(t, func() bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.texts) == 1 }, 10*time.Second, 5*time.Millisecond)
+		cancel()
+	}()
+	_, err := s.Turn(ctx, "wait", h)
+	require.ErrorIs(t, err, context.Canceled)
+	res, err := s.Turn(turnCtx(t), "echo next", &handler{})
+	require.NoError(t, err, "the interrupted turn's result was consumed; the session goes on")
+	assert.Equal(t, "you said: next", res.Text)
+}
+
+func TestAbandonedTurnOfADeafCLIKillsIt(t *testing.T) {
+	a, _ := fakeAgent(t, "normal", WithCloseTimeout(300*time.Millisecond))
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := s.Turn(ctx, "deaf", &handler{})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a CLI that ignores interrupts is killed")
+	}
+}
+
+func TestSetMode(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	require.NoError(t, s.SetMode(t.Context(), engine.ModeAcceptEdits))
+	res, err := s.Turn(turnCtx(t), "mode", &handler{})
+	require.NoError(t, err)
+	assert.Equal(t, "mode=acceptEdits", res.Text)
+	err = s.SetMode(t.Context(), "bogus")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Invalid permission mode: bogus")
+}
+
+func TestCloseAfterEOF(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	start := time.Now()
+	require.NoError(t, s.Close(t.Context()))
+	assert.Less(t, time.Since(start), time.Second, "a CLI that exits on EOF is not signalled")
+	<-s.Done()
+	require.NoError(t, s.Close(t.Context()), "Close twice is fine")
+}
+
+func TestCloseEscalates(t *testing.T) {
+	t.Run("SIGTERM", func(t *testing.T) {
+		a, _ := fakeAgent(t, "term-exits", WithCloseTimeout(200*time.Millisecond))
+		s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+		require.NoError(t, s.Close(t.Context()))
+		_, err := s.Turn(turnCtx(t), "echo x", &handler{})
+		assert.ErrorIs(t, err, engine.ErrSessionEnded)
+		assert.Contains(t, err.Error(), "SIGTERM")
+	})
+	t.Run("SIGKILL", func(t *testing.T) {
+		a, _ := fakeAgent(t, "ignore-term", WithCloseTimeout(200*time.Millisecond))
+		s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+		err := s.Close(t.Context())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "killed")
+		<-s.Done()
+	})
+	t.Run("ctx done kills at once", func(t *testing.T) {
+		a, _ := fakeAgent(t, "ignore-term", WithCloseTimeout(time.Hour))
+		s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err := s.Close(ctx)
+		require.Error(t, err)
+		assert.Less(t, time.Since(start), 30*time.Second)
+		<-s.Done()
+	})
+}
+
+func TestCloseWaitsForTheRunningTurn(t *testing.T) {
+	a, _ := fakeAgent(t, "normal", WithCloseTimeout(5*time.Second))
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	h := &handler{}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Turn(turnCtx(t), "wait", h)
+		done <- err
+	}()
+	require.Eventually(t, func() bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.texts) == 1 }, 10*time.Second, 5*time.Millisecond)
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close(context.Background()) }()
+	time.Sleep(100 * time.Millisecond)
+	select {
+	case <-s.Done():
+		t.Fatal("Close closed stdin while the turn ran")
+	default:
+	}
+	require.NoError(t, s.Interrupt(t.Context()))
+	require.NoError(t, <-done)
+	require.NoError(t, <-closed)
+}
+
+func TestConcurrentTurnsAreSerialised(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	var wg sync.WaitGroup
+	results := make([]string, 8)
+	for i := range results {
+		wg.Go(func() {
+			res, err := s.Turn(turnCtx(t), "echo "+strings.Repeat("x", i+1), &handler{})
+			if assert.NoError(t, err) {
+				results[i] = res.Text
+			}
+		})
+	}
+	wg.Wait()
+	for i, r := range results {
+		assert.Equal(t, "you said: "+strings.Repeat("x", i+1), r)
+	}
+}
+
+func TestErrSessionEndedWrapping(t *testing.T) {
+	// A session whose process is gone says so through errors.Is.
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	require.NoError(t, s.Close(t.Context()))
+	_, err := s.Turn(turnCtx(t), "echo x", &handler{})
+	assert.True(t, errors.Is(err, engine.ErrSessionEnded))
+}
