@@ -205,6 +205,7 @@ func TestConcurrentWriters(t *testing.T) {
 				errs <- err
 				return
 			}
+			time.Sleep(time.Millisecond) // an operator's pace, not a spin
 		}
 	}()
 	wg.Wait()
