@@ -1,0 +1,75 @@
+package terminal_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/config/testenv"
+	"github.com/leashd/leashd/engine/claude/fakeapi"
+)
+
+// TestChatWithClaudeCode runs `leashd chat` with the real Claude Code CLI
+// (pinned; LEASHD_TEST_CLAUDE) against the fake Messages API: a question is
+// answered in the terminal and the model reads the answer; a tool approval
+// rejected with Ctrl+C reaches the model as the user's rejection.
+func TestChatWithClaudeCode(t *testing.T) {
+	cli := testenv.Claude(t)
+	api := fakeapi.New(t)
+	question := map[string]any{"questions": []map[string]any{{
+		"question": "Which database?", "header": "DB", "multiSelect": false,
+		"options": []map[string]string{
+			{"label": "Postgres", "description": "A server"},
+			{"label": "SQLite", "description": "A file"},
+		},
+	}}}
+	api.Reply(
+		fakeapi.Reply{Text: "Let me ask you first.", Tools: []fakeapi.ToolUse{{ID: "toolu_ask_1", Name: "AskUserQuestion", Input: question}}},
+		fakeapi.Text("SQLite it is."),
+		fakeapi.Reply{Text: "I will create a file.", Tools: []fakeapi.ToolUse{{ID: "toolu_bash_1", Name: "Bash", Input: map[string]string{"command": "touch made-by-claude.txt", "description": "Create a file"}}}},
+	)
+	s := start(t, nil, append(api.Env(t.TempDir()), "LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH="+cli)...)
+
+	s.send("pick a database", keyEnter)
+	s.waitText("Let me ask you first.")
+	s.waitText("DB\nWhich database?\n  a/1 Postgres   r/2 SQLite\n[a/r]")
+	s.send(keyEnter)
+	s.waitText("Nothing typed: type a or 1 for Postgres, r or 2 for SQLite")
+	s.send("2", keyEnter)
+	s.waitText("  → SQLite")
+	s.waitText("SQLite it is.")
+	s.waitIdle()
+	calls := api.WaitCalls(t, 2, 30*time.Second)
+	res, ok := calls[1].ToolResult("toolu_ask_1")
+	require.True(t, ok, "the model got the question's result")
+	assert.Contains(t, res.ResultText(), `"Which database?"="SQLite"`)
+
+	s.send("make a file", keyEnter)
+	s.waitText("The agent wants to run Bash:\n  touch made-by-claude.txt\n  # Create a file\nAllow it?")
+	s.waitText("Choose 1-3")
+	s.send(keyCtrlC)
+	s.waitText(rejected)
+	s.waitIdle()
+
+	// The next turn's model call carries the rejection of the Bash call.
+	api.Reply(fakeapi.Text("Understood, nothing was created."))
+	s.send("ok", keyEnter)
+	s.waitText("Understood, nothing was created.")
+	s.waitIdle()
+	var found bool
+	for _, c := range api.Calls() {
+		if r, ok := c.ToolResult("toolu_bash_1"); ok {
+			found = true
+			assert.True(t, r.IsError)
+			// The deny ("The user rejected this request.") and the interrupt
+			// that stops the turn race in the CLI; either way the model
+			// reads a rejection.
+			assert.Contains(t, r.ResultText(), "rejected")
+		}
+	}
+	assert.True(t, found, "the model was told the user rejected the Bash call")
+	assert.NoFileExists(t, s.dir+"/made-by-claude.txt")
+	assert.Zero(t, api.Unscripted(), "the conversation went as scripted")
+}
