@@ -35,9 +35,21 @@ func (s *Store) Requested(ctx context.Context, it interactions.Interaction) erro
 	return nil
 }
 
+// MaxToolInput bounds the tool input kept in the audit log: a larger one
+// (a Write of a big file, say) is replaced by a note of its size, so that
+// the append-only log does not grow by megabytes per approval. The tool
+// summary is always kept.
+const MaxToolInput = 64 << 10
+
 func (s *Store) insertRequested(ctx context.Context, tx *sql.Tx, it interactions.Interaction) error {
 	if it.ID == "" {
 		return errors.New("the interaction has no ID")
+	}
+	if it.AskedAt.IsZero() {
+		it.AskedAt = s.now()
+	}
+	if n := len(it.ToolInput); n > MaxToolInput {
+		it.ToolInput = json.RawMessage(fmt.Sprintf(`{"leashd_omitted":"tool input too large to keep","bytes":%d}`, n))
 	}
 	opts := it.Options
 	if opts == nil {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,6 +111,34 @@ func TestJournalRefusesBadInputAndKeepsWhatIsRecorded(t *testing.T) {
 	err := s.Resolved(ctx, q, interactions.Resolution{Status: "maybe"})
 	require.ErrorContains(t, err, `unknown status "maybe"`)
 	assert.Equal(t, "pending", record(t, s, "q1").Status())
+}
+
+func TestJournalKeepsTheLogSmall(t *testing.T) {
+	ctx := context.Background()
+	path := dbPath(t)
+	now := t0.Add(time.Hour)
+	s := open(t, path, store.WithClock(func() time.Time { return now }))
+	big := toolApproval("t1", "web:1", t0)
+	big.ToolName, big.ToolSummary = "Write", "Write /srv/app/data.json (1 MB)"
+	big.ToolInput = []byte(`{"file_path":"/srv/app/data.json","content":"` + strings.Repeat("x", 1<<20) + `"}`)
+	require.NoError(t, s.Requested(ctx, big))
+	small := toolApproval("t2", "web:1", time.Time{}) // no time given: the store's clock
+	require.NoError(t, s.Requested(ctx, small))
+
+	r := record(t, s, "t1")
+	assert.JSONEq(t, fmt.Sprintf(`{"leashd_omitted":"tool input too large to keep","bytes":%d}`, len(big.ToolInput)), string(r.Interaction.ToolInput))
+	assert.Equal(t, "Write /srv/app/data.json (1 MB)", r.Interaction.ToolSummary, "the summary is kept")
+	assert.JSONEq(t, string(small.ToolInput), string(record(t, s, "t2").Interaction.ToolInput))
+	assert.True(t, now.Equal(record(t, s, "t2").Interaction.AskedAt))
+	require.NoError(t, s.Close())
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	wal, err := os.Stat(path + "-wal")
+	if err == nil {
+		assert.Less(t, fi.Size()+wal.Size(), int64(1<<20), "the megabyte was not stored")
+	} else {
+		assert.Less(t, fi.Size(), int64(1<<20), "the megabyte was not stored")
+	}
 }
 
 func TestResolvedWithoutRequestedRecordsItWhole(t *testing.T) {
