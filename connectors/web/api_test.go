@@ -603,14 +603,7 @@ func TestShutdownWithOpenStream(t *testing.T) {
 	e.send("sd", "question", "agent")
 	s.next("interaction.requested")
 	t0 := time.Now()
-	e.cancel()
-	select {
-	case err := <-e.done:
-		require.NoError(t, err)
-		e.done <- nil // for the cleanup
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return")
-	}
+	e.stop()
 	t.Logf("shutdown took %s", time.Since(t0))
 	for range s.events { // the stream ends
 	}

@@ -25,7 +25,7 @@ import (
 // env is a running leashd: the real engine, the demo agent, the real
 // coordinator and the web connector on a loopback port.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	url    string
 	token  string
 	coord  *interactions.Coordinator
@@ -33,6 +33,7 @@ type env struct {
 	web    *web.Connector
 	cancel context.CancelFunc
 	done   chan error
+	once   sync.Once
 }
 
 type setup struct {
@@ -40,13 +41,19 @@ type setup struct {
 	webOpts   []web.Option
 	extra     []connectors.Connector
 	token     string
+	addr      string        // listen here (default: a free loopback port)
+	delay     time.Duration // the demo agent's streaming delay
 }
 
-func start(t *testing.T, s setup) *env {
+func start(t testing.TB, s setup) *env {
 	t.Helper()
 	coord := interactions.New(s.coordOpts...)
-	eng := engine.New(demo.New(demo.WithDelay(0)), coord, engine.WithWorkDir("/w"), engine.WithCloseTimeout(2*time.Second))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	eng := engine.New(demo.New(demo.WithDelay(s.delay)), coord, engine.WithWorkDir("/w"), engine.WithCloseTimeout(2*time.Second))
+	addr := s.addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
 	require.NoError(t, err)
 	opts := append([]web.Option{web.WithListener(ln), web.WithAgentName("demo agent"), web.WithToken(s.token)}, s.webOpts...)
 	w := web.New(opts...)
@@ -64,14 +71,17 @@ func start(t *testing.T, s setup) *env {
 	return e
 }
 
+// stop cancels the engine and waits for Run to return nil (once).
 func (e *env) stop() {
-	e.cancel()
-	select {
-	case err := <-e.done:
-		require.NoError(e.t, err)
-	case <-time.After(20 * time.Second):
-		e.t.Fatal("engine.Run did not return after cancel")
-	}
+	e.once.Do(func() {
+		e.cancel()
+		select {
+		case err := <-e.done:
+			require.NoError(e.t, err)
+		case <-time.After(20 * time.Second):
+			e.t.Fatal("engine.Run did not return after cancel")
+		}
+	})
 }
 
 // do sends a request with the token (when set) and returns the status and
@@ -125,7 +135,7 @@ type sseEvent struct {
 }
 
 type sse struct {
-	t      *testing.T
+	t      testing.TB
 	resp   *http.Response
 	events chan sseEvent
 	lines  chan string // comment lines

@@ -1,0 +1,223 @@
+package web_test
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/config/testenv"
+)
+
+// browser starts headless Chromium (a phone-sized window) and returns a
+// tab's context.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path := testenv.Chromium(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.DisableGPU,
+		chromedp.WindowSize(390, 844),
+	)
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, tcancel := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { tcancel(); cancel(); acancel() })
+	require.NoError(t, chromedp.Do(ctx), "starting Chromium")
+	return ctx
+}
+
+// waitText waits until the page's visible text contains s.
+func waitText(t *testing.T, ctx context.Context, s string) {
+	t.Helper()
+	js := "document.body.innerText.includes(" + jsString(s) + ")"
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js))
+		require.NoError(t, err)
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			body, _ := chromedp.Run(ctx, chromedp.Evaluate[string]("document.body.innerText"))
+			t.Fatalf("the page never showed %q; it shows:\n%s", s, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func jsString(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	return `"` + r.Replace(s) + `"`
+}
+
+func count(t *testing.T, ctx context.Context, sel string) int {
+	t.Helper()
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int]("document.querySelectorAll("+jsString(sel)+").length"))
+	require.NoError(t, err)
+	return n
+}
+
+// artifact saves b under LEASHD_TEST_ARTIFACTS (default: the system's temp
+// directory) and logs where.
+func artifact(t *testing.T, name string, b []byte) {
+	t.Helper()
+	dir := os.Getenv("LEASHD_TEST_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "leashd-test-artifacts")
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	t.Logf("wrote %s", p)
+}
+
+func sendPrompt(t *testing.T, ctx context.Context, text string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS("#text"), text),
+		chromedp.Click(chromedp.CSS("#send")),
+	))
+}
+
+func click(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)))
+}
+
+// The demo's question flow in a real browser: type "question", tap an
+// option, toggle two options, confirm, and see the agent's report; the
+// buttons are gone once answered.
+func TestBrowserQuestionFlow(t *testing.T) {
+	ctx := browser(t)
+	e := start(t, setup{delay: 2 * time.Millisecond, token: "tok"})
+	s := e.subscribe("")
+
+	t0 := time.Now()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(e.url+"/?token="+url.QueryEscape("tok")),
+		chromedp.WaitVisible(chromedp.CSS("#dot.on")),
+	))
+	t.Logf("page load to live event stream: %s", time.Since(t0))
+	agent, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#agent")))
+	require.NoError(t, err)
+	require.Equal(t, "· demo agent", agent)
+
+	sendPrompt(t, ctx, "question")
+	q1 := s.next("interaction.requested")
+	click(t, ctx, `.card[data-id="`+id(q1)+`"] button[data-label="SQLite"]`)
+	r1 := s.resolved(id(q1))
+	require.Equal(t, "SQLite", r1.Data["answer"], "the tap reached the coordinator")
+
+	q2 := s.next("interaction.requested")
+	card := `.card[data-id="` + id(q2) + `"]`
+	click(t, ctx, card+` button[data-label="Auth"]`)
+	s.until("interaction.updated", func(ev sseEvent) bool { return len(ev.Data["selected"].([]any)) == 1 })
+	click(t, ctx, card+` button[data-label="Billing"]`)
+	s.until("interaction.updated", func(ev sseEvent) bool { return len(ev.Data["selected"].([]any)) == 2 })
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(card+` button.on[data-label="Billing"]`))))
+	require.Equal(t, 2, count(t, ctx, card+" button.toggle.on"), "Auth and Billing shown as selected")
+	pending, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	artifact(t, "web-question-pending.png", pending)
+	click(t, ctx, card+" button.confirm")
+
+	report := `Your questions have been answered: "Which database?"="SQLite", "Which features?"="Auth, Billing"`
+	waitText(t, ctx, report)
+	s.saying(report) // what the agent received, as it reported it
+	waitText(t, ctx, "Answered by web: Auth, Billing")
+	require.Zero(t, count(t, ctx, ".card .actions"), "no buttons left on answered cards")
+	require.Zero(t, count(t, ctx, "button[data-label]"))
+
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100: PNG
+	require.NoError(t, err)
+	artifact(t, "web-question-flow.png", shot)
+}
+
+// Plan review (adjust with typed feedback) and a tool approval denied with
+// a reason, in the browser.
+func TestBrowserPlanAndTool(t *testing.T) {
+	ctx := browser(t)
+	e := start(t, setup{})
+	s := e.subscribe("")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(e.url),
+		chromedp.WaitVisible(chromedp.CSS("#dot.on")),
+	))
+
+	sendPrompt(t, ctx, "plan")
+	p := s.next("interaction.requested")
+	card := `.card[data-id="` + id(p) + `"]`
+	// The plan is rendered as Markdown: heading, list, code block.
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(card+" .plan h3"))))
+	code, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(card+" .plan pre code")))
+	require.NoError(t, err)
+	require.Equal(t, "echo hello", code)
+	require.Equal(t, 2, count(t, ctx, card+" .plan ol li"))
+	require.Equal(t, 4, count(t, ctx, card+" button[data-label]"), "the four decisions")
+
+	click(t, ctx, card+` button[data-label="adjust"]`)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(card+" .feedback input")),
+		chromedp.SendKeys(chromedp.CSS(card+" .feedback input"), "use tabs"),
+		chromedp.Click(chromedp.CSS(card+" .feedback button")),
+	))
+	r := s.resolved(id(p))
+	require.Equal(t, "adjust", r.Data["decision"])
+	require.Equal(t, "use tabs", r.Data["text"])
+	waitText(t, ctx, `Your feedback: "use tabs"`)
+	waitText(t, ctx, "Adjust by web: use tabs")
+
+	sendPrompt(t, ctx, "bash")
+	b := s.next("interaction.requested")
+	card = `.card[data-id="` + id(b) + `"]`
+	cmd, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(card+" pre"), chromedp.NodeVisible))
+	require.NoError(t, err)
+	require.Equal(t, "echo hello\n# Print hello", cmd)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(card+" .row input"), "not on a train"),
+		chromedp.Click(chromedp.CSS(card+` button[data-label="deny"]`)),
+	))
+	waitText(t, ctx, "Bash echo hello denied: not on a train") // `code` rendered
+	require.Zero(t, count(t, ctx, ".card .actions"))
+}
+
+// The page reconnects after the server restarts: a card left pending by
+// the old server is closed, and the new server answers prompts.
+func TestBrowserReconnectsAfterRestart(t *testing.T) {
+	ctx := browser(t)
+	e := start(t, setup{})
+	addr := strings.TrimPrefix(e.url, "http://")
+	s := e.subscribe("")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.url), chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
+	sendPrompt(t, ctx, "bash")
+	b := s.next("interaction.requested")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`.card[data-id="`+id(b)+`"] button[data-label="allow"]`))))
+
+	e.stop()
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS("#dot.on"))))
+	t0 := time.Now()
+	e2 := start(t, setup{addr: addr})
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
+	t.Logf("reconnected %s after the restart", time.Since(t0))
+	waitText(t, ctx, "no longer pending")
+	require.Zero(t, count(t, ctx, ".card .actions"), "the old card's buttons are gone")
+
+	s2 := e2.subscribe("")
+	sendPrompt(t, ctx, "hello again")
+	s2.next("agent.done")
+	waitText(t, ctx, `You said: "hello again"`)
+	nodes, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSSAll(".msg.user")))
+	require.NoError(t, err)
+	require.Len(t, nodes, 2, "the old prompt is still shown, the new one once")
+}
