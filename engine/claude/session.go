@@ -189,11 +189,16 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
+		length := n
+		if err == nil {
+			length-- // the newline
+		}
+		if !tooLong && length > max { // at EOF, without a newline
+			tooLong = true
+			buf = buf[:min(len(buf), maxQuoted)]
+		}
 		if tooLong {
-			if err == nil {
-				n-- // the newline
-			}
-			return nil, &lineTooLongError{n: n, start: buf}
+			return nil, &lineTooLongError{n: length, start: buf}
 		}
 		return bytes.TrimSuffix(buf, []byte("\n")), err
 	}
