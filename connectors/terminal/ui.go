@@ -555,6 +555,9 @@ func (u *ui) spinner() string {
 // key handles one key; it reports whether the person quit.
 func (u *ui) key(k Key) bool {
 	p := u.active()
+	if k.Kind != KeyCtrlC {
+		u.hint = ""
+	}
 	switch k.Kind {
 	case KeyRune:
 		if p != nil && p.mode == interactions.ModeChoice && p.it.MultiSelect && k.Rune == ' ' {
@@ -589,7 +592,7 @@ func (u *ui) key(k Key) bool {
 		case u.busy:
 			u.send("/stop")
 		default:
-			u.hint = "Ctrl+D or /exit quits."
+			u.hint = "Nothing to stop. Press Ctrl+D or type /exit to quit."
 		}
 	case KeyCtrlD:
 		if p == nil && len(u.input) == 0 {

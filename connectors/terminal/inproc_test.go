@@ -1,0 +1,348 @@
+package terminal_test
+
+// In-process tests: the terminal connector in front of the real engine and
+// coordinator, with a scripted agent for what the demo agent never does (a
+// list of one, a free-text question, parallel approvals, requests cancelled
+// while a key is on its way).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/connectors/terminal"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/interactions"
+)
+
+// turnFunc is one scripted turn.
+type turnFunc func(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error)
+
+// scriptAgent runs each prompt with the turn registered for it.
+type scriptAgent struct {
+	mu    sync.Mutex
+	turns map[string]turnFunc
+}
+
+func (a *scriptAgent) Name() string { return "script" }
+func (a *scriptAgent) Open(context.Context, engine.SessionOptions) (engine.Session, error) {
+	return &scriptSession{a: a, done: make(chan struct{})}, nil
+}
+
+type scriptSession struct {
+	a      *scriptAgent
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+func (s *scriptSession) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	s.a.mu.Lock()
+	f := s.a.turns[prompt]
+	s.a.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.cancel = cancel
+	s.mu.Unlock()
+	defer cancel()
+	if f == nil {
+		h.Text("echo: " + prompt)
+		return engine.Result{Text: "echo: " + prompt, NumTurns: 1}, nil
+	}
+	return f(ctx, prompt, h)
+}
+
+func (s *scriptSession) Interrupt(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		s.cancel()
+	}
+	return nil
+}
+func (s *scriptSession) SetMode(context.Context, engine.Mode) error { return nil }
+func (s *scriptSession) ID() string                                 { return "script-1" }
+func (s *scriptSession) Done() <-chan struct{}                      { return s.done }
+func (s *scriptSession) Close(context.Context) error {
+	s.once.Do(func() { close(s.done) })
+	return nil
+}
+
+// screenWriter feeds a vt under a lock.
+type screenWriter struct {
+	mu sync.Mutex
+	vt *vt
+}
+
+func (w *screenWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.vt.Write(p)
+}
+
+type inproc struct {
+	t     *testing.T
+	in    *io.PipeWriter
+	scr   *screenWriter
+	coord *interactions.Coordinator
+	conn  *terminal.Connector
+	agent *scriptAgent
+}
+
+func startInproc(t *testing.T, turns map[string]turnFunc, copts ...interactions.Opt) *inproc {
+	t.Helper()
+	inR, inW := io.Pipe()
+	scr := &screenWriter{vt: newVT(rows, cols)}
+	conn := terminal.New(inR, scr, terminal.WithTTY(true), terminal.WithRawInput(true), terminal.WithColor(true),
+		terminal.WithWidth(func() int { return cols }), terminal.WithSpinnerInterval(10*time.Millisecond), terminal.WithChat("t"))
+	agent := &scriptAgent{turns: turns}
+	coord := interactions.New(copts...)
+	e := engine.New(agent, coord, engine.WithCloseTimeout(5*time.Second))
+	e.AddConnector(conn)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	p := &inproc{t: t, in: inW, scr: scr, coord: coord, conn: conn, agent: agent}
+	t.Cleanup(func() {
+		cancel()
+		inW.Close()
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(20 * time.Second):
+			t.Error("the engine did not stop")
+		}
+		if t.Failed() {
+			t.Logf("screen:\n%s", p.screen())
+		}
+		scr.mu.Lock()
+		assert.Empty(t, scr.vt.Unknown, "only known escape sequences")
+		scr.mu.Unlock()
+	})
+	p.waitCursor(">")
+	return p
+}
+
+func (p *inproc) send(keys ...string) {
+	p.t.Helper()
+	for _, k := range keys {
+		_, err := p.in.Write([]byte(k))
+		require.NoError(p.t, err)
+	}
+}
+
+func (p *inproc) screen() string {
+	p.scr.mu.Lock()
+	defer p.scr.mu.Unlock()
+	return p.scr.vt.Text()
+}
+
+func (p *inproc) cursorLine() string {
+	p.scr.mu.Lock()
+	defer p.scr.mu.Unlock()
+	return p.scr.vt.CursorLine()
+}
+
+func (p *inproc) waitFor(what string, cond func(string) bool) string {
+	p.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		s := p.screen()
+		if cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (p *inproc) waitText(sub string) string {
+	p.t.Helper()
+	return p.waitFor(fmt.Sprintf("%q", sub), func(s string) bool { return strings.Contains(s, sub) })
+}
+
+func (p *inproc) waitCursor(line string) {
+	p.t.Helper()
+	p.waitFor(fmt.Sprintf("cursor line %q", line), func(string) bool { return p.cursorLine() == line })
+}
+
+// ask returns a turn asking one AskUserQuestion and sending what it got
+// back on got.
+func ask(q map[string]any, got chan<- engine.PermissionResponse) turnFunc {
+	return func(ctx context.Context, _ string, h engine.TurnHandler) (engine.Result, error) {
+		in, _ := json.Marshal(map[string]any{"questions": []any{q}})
+		resp := h.Permission(ctx, engine.PermissionRequest{ToolName: engine.ToolAskUserQuestion, Input: in})
+		got <- resp
+		return engine.Result{Text: "asked", NumTurns: 1}, nil
+	}
+}
+
+func answers(t *testing.T, resp engine.PermissionResponse) map[string]string {
+	t.Helper()
+	require.True(t, resp.Allow, "denied: %s", resp.Message)
+	var in struct {
+		Answers map[string]string `json:"answers"`
+	}
+	require.NoError(t, json.Unmarshal(resp.UpdatedInput, &in))
+	return in.Answers
+}
+
+func TestListOfOneIsStillAList(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	p := startInproc(t, map[string]turnFunc{"go": ask(map[string]any{
+		"question": "Ready?", "options": []map[string]string{{"label": "Continue", "description": "Go on"}},
+	}, got)})
+	p.send("go\r")
+	s := p.waitText("Choose 1 (↑/↓ Enter, r rejects):")
+	assert.Contains(t, s, "Ready?\n❯ 1) Continue — Go on\n  r) Reject\nChoose 1 (↑/↓ Enter, r rejects):")
+	p.send("2\r")
+	p.waitText("2 is out of range: type 1 (or ↑/↓ and Enter), r rejects.")
+	p.send("1\r")
+	assert.Equal(t, map[string]string{"Ready?": "Continue"}, answers(t, <-got))
+	p.waitText("  → Continue")
+	p.waitCursor(">")
+}
+
+func TestFreeTextQuestion(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	p := startInproc(t, map[string]turnFunc{"go": ask(map[string]any{"question": "What name?"}, got)})
+	p.send("go\r")
+	p.waitText("What name?\nType your answer and press Enter; r or /reject rejects.")
+	p.waitCursor("?")
+	p.send("\r")
+	p.waitText("Nothing typed: type your answer and press Enter (r or /reject rejects).")
+	p.send("  leashd the\x7f\x7f\x7fbot  \r") // backspace edits the line
+	assert.Equal(t, map[string]string{"What name?": "leashd bot"}, answers(t, <-got))
+	p.waitText("  → leashd bot")
+}
+
+func TestParallelApprovalsOneAfterAnother(t *testing.T) {
+	got := make(chan string, 2)
+	turn := func(ctx context.Context, _ string, h engine.TurnHandler) (engine.Result, error) {
+		var wg sync.WaitGroup
+		for _, cmd := range []string{"make build", "make test"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				in, _ := json.Marshal(map[string]string{"command": cmd})
+				r := h.Permission(ctx, engine.PermissionRequest{ToolName: "Bash", Input: in})
+				got <- fmt.Sprintf("%s allow=%v %s", cmd, r.Allow, r.Message)
+			}()
+		}
+		wg.Wait()
+		return engine.Result{NumTurns: 1}, nil
+	}
+	p := startInproc(t, map[string]turnFunc{"go": turn})
+	p.send("go\r")
+	s := p.waitText("Choose 1-3")
+	first := "make build"
+	if strings.Contains(s, "  make test\n") {
+		first = "make test"
+	}
+	second := map[string]string{"make build": "make test", "make test": "make build"}[first]
+	assert.NotContains(t, s, "  "+second+"\n", "only one request at a time")
+	p.send("1\r")
+	assert.Equal(t, first+" allow=true ", <-got)
+	p.waitText("  " + second + "\n")
+	p.send("3\r", "no\r")
+	assert.Equal(t, second+" allow=false no", <-got)
+	p.waitText("Done")
+}
+
+func TestAnsweredOrCancelledElsewhere(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	q := map[string]any{"question": "Which?", "options": []map[string]string{{"label": "A"}, {"label": "B"}, {"label": "C"}}}
+	p := startInproc(t, map[string]turnFunc{"go": ask(q, got)})
+	p.send("go\r")
+	p.waitText("Choose 1-3")
+	it := p.coord.Pending("terminal:t")[0]
+	_, err := p.coord.Reply(it.ID, interactions.Reply{Answers: []string{"B"}, By: "someone"})
+	require.NoError(t, err)
+	p.waitText("✗ Answered elsewhere: B")
+	assert.Equal(t, map[string]string{"Which?": "B"}, answers(t, <-got))
+	p.waitCursor(">")
+
+	p.send("go\r")
+	p.waitText("Choose 1-3")
+	it = p.coord.Pending("terminal:t")[0]
+	require.True(t, p.coord.Cancel(it.ID, "the agent withdrew it"))
+	p.waitText("✗ Cancelled: the agent withdrew it")
+	assert.False(t, (<-got).Allow)
+}
+
+// A key racing a cancellation: whichever wins, the screen says what
+// happened, the agent gets exactly one outcome, and the prompt comes back.
+func TestKeyRacingCancel(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	q := map[string]any{"question": "Which?", "options": []map[string]string{{"label": "A"}, {"label": "B"}, {"label": "C"}}}
+	p := startInproc(t, map[string]turnFunc{"go": ask(q, got)})
+	for i := range 15 {
+		p.send("go\r")
+		p.waitFor("question", func(string) bool { return len(p.coord.Pending("terminal:t")) == 1 })
+		it := p.coord.Pending("terminal:t")[0]
+		p.waitText("Choose 1-3")
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); p.coord.Cancel(it.ID, "gone") }()
+		go func() { defer wg.Done(); p.send("2\r") }()
+		wg.Wait()
+		resp := <-got
+		p.waitCursor(">")
+		s := p.waitFor("an outcome", func(s string) bool {
+			return strings.Count(s, "→ B")+strings.Count(s, "✗ Cancelled: gone")+strings.Count(s, "✗ This request is no longer waiting") >= i+1
+		})
+		if resp.Allow {
+			assert.Equal(t, map[string]string{"Which?": "B"}, answers(t, resp))
+		}
+		assert.Empty(t, p.coord.Pending("terminal:t"))
+		_ = s
+	}
+}
+
+func TestIdleKeysAndLogsAbovePrompt(t *testing.T) {
+	p := startInproc(t, nil)
+	p.send("\x03")
+	p.waitText("Nothing to stop. Press Ctrl+D or type /exit to quit.")
+	p.send("abc")
+	p.waitCursor("> abc")
+	assert.NotContains(t, p.screen(), "Nothing to stop.", "the hint goes once typing starts")
+	_, err := fmt.Fprintln(p.conn.LogWriter(), "level=WARN msg=\"something happened\"")
+	require.NoError(t, err)
+	s := p.waitText(`level=WARN msg="something happened"`)
+	assert.True(t, strings.HasSuffix(s, "level=WARN msg=\"something happened\"\n> abc"), "the log line goes above the prompt and what was typed stays")
+	p.send("\x15") // Ctrl+U erases the line
+	p.waitCursor(">")
+	p.send("/reject\r")
+	p.waitText("Nothing to reject")
+}
+
+func TestStreamingWithSpinnerAndHostileText(t *testing.T) {
+	release := make(chan struct{})
+	turn := func(ctx context.Context, _ string, h engine.TurnHandler) (engine.Result, error) {
+		h.Text("Hello wor")
+		<-release
+		h.Text("ld\n\x1b[2J\x1b]0;pwned\x07line two")
+		return engine.Result{NumTurns: 1}, nil
+	}
+	p := startInproc(t, map[string]turnFunc{"go": turn})
+	p.send("go\r")
+	p.waitFor("partial text with the spinner", func(string) bool {
+		l := p.cursorLine()
+		return strings.HasPrefix(l, "Hello wor ") && strings.ContainsAny(l, spinner)
+	})
+	close(release)
+	s := p.waitText("Done · 1 turn")
+	assert.Contains(t, s, "> go\nHello world\n[2J]0;pwnedline two\nDone · 1 turn", "control characters from the agent are not obeyed")
+	p.waitCursor(">")
+}
