@@ -2,6 +2,7 @@ package claude_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/claude"
 	"github.com/leashd/leashd/engine/claude/fakeapi"
 )
 
@@ -34,4 +36,79 @@ func TestRealCLIPromptGetsText(t *testing.T) {
 	for _, r := range c.api.Side() {
 		t.Logf("side request: %s %s", r.Method, r.Path)
 	}
+}
+
+func bashTool(cmd string) fakeapi.Reply {
+	return fakeapi.Tool("Bash", map[string]string{"command": cmd, "description": "test command"})
+}
+
+func TestRealCLIInterruptWhilePermissionPending(t *testing.T) {
+	c := newRealCLI(t)
+	c.api.Reply(bashTool("touch never.txt"), fakeapi.Text("after"))
+	s := c.open(t, engine.SessionOptions{ChatID: "t1", Mode: engine.ModeDefault})
+	asked := make(chan struct{})
+	withdrawn := make(chan error, 1)
+	h := &recHandler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+		close(asked)
+		select {
+		case <-ctx.Done():
+			withdrawn <- context.Cause(ctx)
+		case <-time.After(30 * time.Second):
+			withdrawn <- nil
+		}
+		return engine.PermissionResponse{Allow: true}
+	}}
+	type out struct {
+		res engine.Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := s.Turn(context.Background(), "touch a file", h)
+		done <- out{res, err}
+	}()
+	<-asked
+	require.NoError(t, s.Interrupt(context.Background()))
+	o := <-done
+	require.NoError(t, o.err)
+	t.Logf("interrupted turn's result: %+v", o.res)
+	assert.ErrorIs(t, <-withdrawn, claude.ErrRequestWithdrawn, "the CLI withdrew the pending request (control_cancel_request)")
+	assert.NoFileExists(t, filepath.Join(c.dir, "never.txt"))
+	// the session goes on
+	res, err := s.Turn(context.Background(), "next", &recHandler{})
+	require.NoError(t, err)
+	assert.Equal(t, "after", res.Text)
+}
+
+func TestRealCLISessionRulesReachTheCLI(t *testing.T) {
+	c := newRealCLI(t)
+	c.api.Reply(bashTool("touch a.txt"), bashTool("touch a.txt"), fakeapi.Text("done"))
+	s := c.open(t, engine.SessionOptions{ChatID: "t1", Mode: engine.ModeDefault})
+	h := &recHandler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+		return engine.PermissionResponse{Allow: true, UpdatedInput: req.Input, UpdatedPermissions: []engine.PermissionUpdate{
+			{Type: "addRules", Rules: []engine.Rule{{ToolName: "Bash", RuleContent: "touch a.txt"}}, Behavior: "allow", Destination: "session"},
+		}}
+	}}
+	res, err := s.Turn(context.Background(), "touch twice", h)
+	require.NoError(t, err)
+	assert.Equal(t, "done", res.Text)
+	assert.Len(t, h.perms, 1, "the CLI applied the session rule: the second call was not asked")
+	assert.Equal(t, []string{"Bash", "Bash"}, h.tools)
+	assert.FileExists(t, filepath.Join(c.dir, "a.txt"))
+	assert.NoFileExists(t, filepath.Join(c.home, ".claude", "settings.local.json"))
+	assert.NoFileExists(t, filepath.Join(c.dir, ".claude", "settings.local.json"), "destination session writes no settings file")
+}
+
+func TestRealCLISetModeAcceptEdits(t *testing.T) {
+	c := newRealCLI(t)
+	target := filepath.Join(c.dir, "edited.txt")
+	c.api.Reply(fakeapi.Tool("Write", map[string]string{"file_path": target, "content": "x\n"}), fakeapi.Text("written"))
+	s := c.open(t, engine.SessionOptions{ChatID: "t1", Mode: engine.ModeDefault})
+	require.NoError(t, s.SetMode(context.Background(), engine.ModeAcceptEdits))
+	h := &recHandler{}
+	res, err := s.Turn(context.Background(), "write it", h)
+	require.NoError(t, err)
+	assert.Equal(t, "written", res.Text)
+	assert.Empty(t, h.perms, "in acceptEdits the CLI does not ask about Write")
+	assert.FileExists(t, target)
 }

@@ -36,7 +36,7 @@ type session struct {
 	// ctx is cancelled when the process has ended; done is closed after
 	// that, once its exit status is known.
 	ctx      context.Context
-	cancel   context.CancelFunc
+	cancel   context.CancelCauseFunc
 	done     chan struct{}
 	readDone chan struct{}
 
@@ -52,9 +52,17 @@ type session struct {
 	closedBy string // why leashd ended the process, if it did
 }
 
+// ErrRequestWithdrawn is the cause (context.Cause) of a permission
+// request's context when the CLI withdrew the request
+// (control_cancel_request), e.g. after an interrupt.
+var ErrRequestWithdrawn = errors.New("claude withdrew the permission request")
+
+// errTurnEnded is the cause when the turn that asked has ended.
+var errTurnEnded = errors.New("the turn ended")
+
 // perm is a can_use_tool request being decided.
 type perm struct {
-	cancel    context.CancelFunc
+	cancel    context.CancelCauseFunc
 	withdrawn bool // the CLI sent control_cancel_request: do not answer
 }
 
@@ -94,7 +102,7 @@ func start(a *Agent, o engine.SessionOptions) (*session, error) {
 		return nil, err
 	}
 	w.Close() // the child holds its own copy
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	log := a.log.With("chat", o.ChatID, "pid", cmd.Process.Pid)
 	s := &session{
 		a: a, log: log, cmd: cmd, out: r, errs: errs, start: time.Now(),
@@ -129,7 +137,7 @@ func (s *session) wait() {
 	s.mu.Lock()
 	s.exitErr = err
 	s.mu.Unlock()
-	s.cancel()
+	s.cancel(engine.ErrSessionEnded)
 	s.log.Debug("claude exited", "err", err, "after", time.Since(s.start))
 	close(s.done)
 }
@@ -307,13 +315,13 @@ func (s *session) permission(reqID string, req controlRequest) {
 	if ts != nil {
 		parent = ts.ctx
 	}
-	pctx, cancel := context.WithCancel(parent)
+	pctx, cancel := context.WithCancelCause(parent)
 	p := &perm{cancel: cancel}
 	s.mu.Lock()
 	s.perms[reqID] = p
 	s.mu.Unlock()
 	go func() {
-		defer cancel()
+		defer cancel(nil)
 		var resp engine.PermissionResponse
 		if ts == nil {
 			resp = engine.PermissionResponse{Message: "leashd has no turn running to ask about this tool."}
@@ -355,7 +363,7 @@ func (s *session) withdraw(reqID string) {
 		s.log.Debug("control_cancel_request for no pending request", "request_id", reqID)
 		return
 	}
-	p.cancel()
+	p.cancel(ErrRequestWithdrawn)
 }
 
 func (s *session) replyError(reqID, msg string) {
@@ -448,7 +456,8 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 	if s.ctx.Err() != nil {
 		return engine.Result{}, s.endedErr()
 	}
-	tctx, tcancel := context.WithCancel(s.ctx)
+	tctx, tcancelCause := context.WithCancelCause(s.ctx)
+	tcancel := func() { tcancelCause(errTurnEnded) }
 	ts := &turnState{h: h, ctx: tctx, result: make(chan engine.Result, 1), finished: make(chan struct{})}
 	s.mu.Lock()
 	s.turn = ts

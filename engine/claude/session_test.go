@@ -218,7 +218,7 @@ func TestDiesMidQuestion(t *testing.T) {
 	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
 		close(asked)
 		<-ctx.Done() // a person who never answers
-		released <- ctx.Err()
+		released <- context.Cause(ctx)
 		return engine.PermissionResponse{Message: "gone"}
 	}}
 	_, err := s.Turn(turnCtx(t), "die", h)
@@ -229,7 +229,7 @@ func TestDiesMidQuestion(t *testing.T) {
 	<-asked
 	select {
 	case err := <-released:
-		assert.ErrorIs(t, err, context.Canceled, "the pending question's context ends with the process")
+		assert.ErrorIs(t, err, engine.ErrSessionEnded, "the pending question's context ends with the process")
 	case <-time.After(10 * time.Second):
 		t.Fatal("the pending permission was not cancelled")
 	}
@@ -251,7 +251,7 @@ func TestCancelRequestWithdrawsWithoutAnswer(t *testing.T) {
 	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
 		if req.ToolUseID == "toolu_A" {
 			<-ctx.Done()
-			aCancelled <- ctx.Err()
+			aCancelled <- context.Cause(ctx)
 			return engine.PermissionResponse{Allow: true} // must not be sent
 		}
 		return engine.PermissionResponse{Allow: true}
@@ -259,7 +259,7 @@ func TestCancelRequestWithdrawsWithoutAnswer(t *testing.T) {
 	res, err := s.Turn(turnCtx(t), "cancel", h)
 	require.NoError(t, err)
 	assert.Equal(t, "responses=B", res.Text, "the withdrawn request got no answer; the other did")
-	assert.ErrorIs(t, <-aCancelled, context.Canceled)
+	assert.ErrorIs(t, <-aCancelled, ErrRequestWithdrawn)
 }
 
 func TestUnknownControlSubtypeGetsAnError(t *testing.T) {
