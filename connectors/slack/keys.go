@@ -32,8 +32,8 @@ func parseChat(id string) (chatRef, error) {
 	if !ok {
 		return chatRef{}, fmt.Errorf("%w: %q (expected slack:<channel> or slack:<channel>:<thread_ts>)", errBadChat, id)
 	}
-	ch, thread, _ := strings.Cut(rest, ":")
-	if !validChannel(ch) || (thread != "" && !validTS(thread)) || strings.Count(rest, ":") > 1 {
+	ch, thread, threaded := strings.Cut(rest, ":")
+	if !validChannel(ch) || (threaded && !validTS(thread)) || strings.Count(rest, ":") > 1 {
 		return chatRef{}, fmt.Errorf("%w: %q (expected slack:<channel> or slack:<channel>:<thread_ts>)", errBadChat, id)
 	}
 	return chatRef{channel: ch, thread: thread}, nil
