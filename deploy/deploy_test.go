@@ -1,0 +1,532 @@
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/leashd/leashd/config"
+)
+
+var update = flag.Bool("update", false, "rewrite leashd.env.example from config.Config")
+
+// knownVars are the LEASHD_ variables config.Config reads, with defaults.
+func knownVars(t *testing.T) map[string]string {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, config.WriteEnvExample(&buf))
+	out := map[string]string{}
+	sc := bufio.NewScanner(&buf)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "#"), "="); ok && strings.HasPrefix(k, "LEASHD_") {
+			out[k] = v
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+func TestEnvExampleMatchesConfig(t *testing.T) {
+	var want bytes.Buffer
+	require.NoError(t, config.WriteEnvExample(&want))
+	if *update {
+		require.NoError(t, os.WriteFile("leashd.env.example", want.Bytes(), 0o644))
+	}
+	got, err := os.ReadFile("leashd.env.example")
+	require.NoError(t, err)
+	assert.Equal(t, want.String(), string(got),
+		"deploy/leashd.env.example is out of date with config.Config: run go test ./deploy -run TestEnvExample -update")
+	for k := range knownVars(t) {
+		assert.Contains(t, string(got), "#"+k+"=")
+	}
+}
+
+// --- Kubernetes --------------------------------------------------------------
+
+type object struct {
+	path string
+	doc  map[string]any
+}
+
+func (o object) kind() string { s, _ := o.doc["kind"].(string); return s }
+func (o object) name() string { return str(dig(o.doc, "metadata", "name")) }
+
+func dig(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			v = m[k]
+		case int:
+			l, ok := v.([]any)
+			if !ok || k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		}
+	}
+	return v
+}
+
+func str(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+func manifests(t *testing.T) []object {
+	t.Helper()
+	files, err := filepath.Glob("k8s/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	var out []object
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		for {
+			var doc map[string]any
+			err := dec.Decode(&doc)
+			if err != nil {
+				require.ErrorContains(t, err, "EOF", f)
+				break
+			}
+			require.NotEmpty(t, doc["apiVersion"], "%s: apiVersion", f)
+			require.NotEmpty(t, doc["kind"], "%s: kind", f)
+			out = append(out, object{path: f, doc: doc})
+		}
+	}
+	return out
+}
+
+func find(t *testing.T, objs []object, kind, name string) object {
+	t.Helper()
+	for _, o := range objs {
+		if o.kind() == kind && (name == "" || o.name() == name) {
+			return o
+		}
+	}
+	t.Fatalf("no %s %q in deploy/k8s", kind, name)
+	return object{}
+}
+
+func TestKubernetesManifests(t *testing.T) {
+	objs := manifests(t)
+	known := knownVars(t)
+
+	// Kustomization lists every other file.
+	kust := find(t, objs, "Kustomization", "")
+	var listed []string
+	for _, r := range dig(kust.doc, "resources").([]any) {
+		listed = append(listed, "k8s/"+str(r))
+	}
+	for _, o := range objs {
+		if o.kind() != "Kustomization" {
+			assert.Contains(t, listed, o.path, "kustomization.yaml must list %s", o.path)
+		}
+	}
+
+	dep := find(t, objs, "Deployment", "leashd")
+	assert.Equal(t, 1, dig(dep.doc, "spec", "replicas"), "exactly one leashd (Telegram polling and SQLite allow one)")
+	assert.Equal(t, "Recreate", dig(dep.doc, "spec", "strategy", "type"), "the old pod must stop before the new one starts")
+	pod := dig(dep.doc, "spec", "template", "spec")
+	containers := dig(pod, "containers").([]any)
+	require.Len(t, containers, 1)
+	c := containers[0]
+
+	// Probes hit the health endpoints on the named container port, which is
+	// the port leashd listens on.
+	require.Equal(t, "http", dig(c, "ports", 0, "name"))
+	port := dig(c, "ports", 0, "containerPort").(int)
+	assert.Equal(t, "/healthz", dig(c, "livenessProbe", "httpGet", "path"))
+	assert.Equal(t, "http", dig(c, "livenessProbe", "httpGet", "port"))
+	assert.Equal(t, "/readyz", dig(c, "readinessProbe", "httpGet", "path"))
+	assert.Equal(t, "http", dig(c, "readinessProbe", "httpGet", "port"))
+	assert.Equal(t, "/healthz", dig(c, "startupProbe", "httpGet", "path"))
+
+	// Configuration: every key is a real variable; the web address listens
+	// beyond loopback on the container port, so the Secret holds the token.
+	cm := find(t, objs, "ConfigMap", str(dig(c, "envFrom", 0, "configMapRef", "name")))
+	sec := find(t, objs, "Secret", str(dig(c, "envFrom", 1, "secretRef", "name")))
+	env := map[string]string{}
+	for k, v := range dig(cm.doc, "data").(map[string]any) {
+		require.Contains(t, known, k, "ConfigMap key %s is not a LEASHD_ variable", k)
+		env[k] = str(v)
+	}
+	for k, v := range dig(sec.doc, "stringData").(map[string]any) {
+		require.Contains(t, known, k, "Secret key %s is not a LEASHD_ variable", k)
+		env[k] = str(v)
+	}
+	host, p, err := net.SplitHostPort(env["LEASHD_WEB_ADDR"])
+	require.NoError(t, err)
+	assert.Equal(t, "0.0.0.0", host, "probes come from the kubelet, not loopback")
+	assert.Equal(t, strconv.Itoa(port), p)
+	assert.NotEmpty(t, env["LEASHD_WEB_TOKEN"], "a non-loopback web address needs LEASHD_WEB_TOKEN")
+
+	// The configuration as the pod would see it passes leashd's validation
+	// (with the pod's directories swapped for temporary ones).
+	cfg := config.Defaults()
+	cfg.WebAddr, cfg.WebToken = env["LEASHD_WEB_ADDR"], env["LEASHD_WEB_TOKEN"]
+	cfg.LogFormat, cfg.LogLevel = env["LEASHD_LOG_FORMAT"], env["LEASHD_LOG_LEVEL"]
+	cfg.Workdir = t.TempDir()
+	require.NoError(t, cfg.Validate())
+
+	// The database lives on the PersistentVolumeClaim.
+	mounts := map[string]string{}
+	for _, m := range dig(c, "volumeMounts").([]any) {
+		mounts[str(dig(m, "name"))] = str(dig(m, "mountPath"))
+	}
+	var pvcVolume string
+	for _, v := range dig(pod, "volumes").([]any) {
+		if claim := str(dig(v, "persistentVolumeClaim", "claimName")); claim != "" {
+			find(t, objs, "PersistentVolumeClaim", claim)
+			pvcVolume = str(dig(v, "name"))
+		}
+	}
+	require.NotEmpty(t, pvcVolume, "a volume from the PVC")
+	assert.Equal(t, mounts[pvcVolume], filepath.Dir(env["LEASHD_DB_PATH"]), "LEASHD_DB_PATH must be on the PVC")
+	assert.Equal(t, "/workspace", env["LEASHD_WORKDIR"])
+	assert.Contains(t, mounts, "workspace")
+	assert.Equal(t, "/workspace", mounts["workspace"])
+	assert.Equal(t, "/tmp", mounts["tmp"], "a writable /tmp with a read-only root")
+	pvc := find(t, objs, "PersistentVolumeClaim", "")
+	assert.Equal(t, []any{"ReadWriteOnce"}, dig(pvc.doc, "spec", "accessModes"))
+
+	// Hardening.
+	assert.Equal(t, false, dig(c, "securityContext", "allowPrivilegeEscalation"))
+	assert.Equal(t, true, dig(c, "securityContext", "readOnlyRootFilesystem"))
+	assert.Equal(t, true, dig(pod, "securityContext", "runAsNonRoot"))
+
+	// Kubernetes waits longer than leashd's own shutdown bound.
+	shutdown, err := strconv.Atoi(env["LEASHD_SHUTDOWN_TIMEOUT_SECONDS"])
+	require.NoError(t, err)
+	assert.Greater(t, dig(pod, "terminationGracePeriodSeconds"), shutdown)
+
+	// The Service reaches the named port, and selects the pod.
+	svc := find(t, objs, "Service", "leashd")
+	assert.Equal(t, "http", dig(svc.doc, "spec", "ports", 0, "targetPort"))
+	for k, v := range dig(svc.doc, "spec", "selector").(map[string]any) {
+		assert.Equal(t, v, dig(dep.doc, "spec", "template", "metadata", "labels", k))
+		assert.Equal(t, v, dig(dep.doc, "spec", "selector", "matchLabels", k))
+	}
+}
+
+// --- Compose -----------------------------------------------------------------
+
+func TestCompose(t *testing.T) {
+	b, err := os.ReadFile("compose.yaml")
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, yaml.Unmarshal(b, &doc))
+	svc := dig(doc, "services", "leashd")
+	require.NotNil(t, svc)
+	known := knownVars(t)
+
+	ctxDir := str(dig(svc, "build", "context"))
+	df := filepath.Join(ctxDir, str(dig(svc, "build", "dockerfile")))
+	assert.FileExists(t, df, "build.dockerfile is relative to build.context")
+	assert.FileExists(t, filepath.Join(ctxDir, "go.mod"), "the build context is the module root")
+	assert.Equal(t, "leashd.env", str(dig(svc, "env_file", 0, "path")))
+
+	env := map[string]string{}
+	for k, v := range dig(svc, "environment").(map[string]any) {
+		if strings.HasPrefix(k, "LEASHD_") {
+			require.Contains(t, known, k)
+		}
+		env[k] = str(v)
+	}
+	_, p, err := net.SplitHostPort(env["LEASHD_WEB_ADDR"])
+	require.NoError(t, err)
+	published := str(dig(svc, "ports", 0))
+	assert.True(t, strings.HasPrefix(published, "127.0.0.1:"), "publish on loopback only: %s", published)
+	assert.True(t, strings.HasSuffix(published, ":"+p), "the published container port is leashd's: %s", published)
+
+	vols := map[string]bool{}
+	for _, v := range dig(svc, "volumes").([]any) {
+		_, target, _ := strings.Cut(str(v), ":")
+		vols[target] = true
+	}
+	assert.True(t, vols[filepath.Dir(env["LEASHD_DB_PATH"])], "the database directory is a volume")
+	assert.True(t, vols[env["LEASHD_WORKDIR"]])
+	assert.Equal(t, true, dig(svc, "read_only"))
+	grace, err := time.ParseDuration(str(dig(svc, "stop_grace_period")))
+	require.NoError(t, err)
+	assert.Greater(t, grace, config.Defaults().ShutdownTimeout())
+
+	// The target names exist in the Dockerfile.
+	stages := dockerStages(t)
+	assert.Contains(t, stages, "leashd")
+	assert.Contains(t, stages, "claude")
+	assert.Contains(t, str(dig(svc, "build", "target")), ":-leashd}")
+}
+
+// --- systemd -----------------------------------------------------------------
+
+func unitDirectives(t *testing.T) map[string][]string {
+	t.Helper()
+	b, err := os.ReadFile("leashd.service")
+	require.NoError(t, err)
+	out := map[string][]string{}
+	section := ""
+	for line := range strings.SplitSeq(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "["):
+			section = strings.Trim(line, "[]")
+		default:
+			k, v, ok := strings.Cut(line, "=")
+			require.True(t, ok, "not key=value: %q", line)
+			out[section+"."+k] = append(out[section+"."+k], v)
+		}
+	}
+	return out
+}
+
+func TestSystemdUnitIsHardened(t *testing.T) {
+	d := unitDirectives(t)
+	for k, v := range map[string]string{
+		"Service.DynamicUser":     "yes",
+		"Service.StateDirectory":  "leashd",
+		"Service.ProtectSystem":   "strict",
+		"Service.ProtectHome":     "yes",
+		"Service.NoNewPrivileges": "yes",
+		"Service.PrivateTmp":      "yes",
+		"Service.EnvironmentFile": "/etc/leashd/leashd.env",
+		"Service.KillSignal":      "SIGTERM",
+		"Service.ExecStart":       "/usr/local/bin/leashd",
+		"Install.WantedBy":        "multi-user.target",
+	} {
+		assert.Equal(t, []string{v}, d[k], k)
+	}
+	env := map[string]string{}
+	for _, e := range d["Service.Environment"] {
+		k, v, _ := strings.Cut(e, "=")
+		env[k] = v
+	}
+	assert.Equal(t, "/var/lib/leashd/leashd.db", env["LEASHD_DB_PATH"], "the database in the StateDirectory, the only writable place")
+	assert.True(t, strings.HasPrefix(env["LEASHD_WORKDIR"], "/var/lib/leashd/"))
+	stop, err := time.ParseDuration(d["Service.TimeoutStopSec"][0])
+	require.NoError(t, err)
+	assert.Greater(t, stop, config.Defaults().ShutdownTimeout(), "systemd must wait longer than leashd's own shutdown bound")
+}
+
+func TestSystemdUnitVerifies(t *testing.T) {
+	sa, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze not installed: the unit is not verified (apt-get install systemd to run this)")
+	}
+	// verify requires ExecStart's binary to exist: point it at one that does.
+	b, err := os.ReadFile("leashd.service")
+	require.NoError(t, err)
+	self, err := os.Executable()
+	require.NoError(t, err)
+	unit := filepath.Join(t.TempDir(), "leashd.service")
+	require.NoError(t, os.WriteFile(unit, bytes.ReplaceAll(b, []byte("/usr/local/bin/leashd"), []byte(self)), 0o644))
+
+	out, err := exec.Command(sa, "verify", unit).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	// verify exits 0 on unknown keys and bad values; it only warns.
+	assert.Empty(t, strings.TrimSpace(string(out)), "systemd-analyze verify warnings")
+
+	// The offline security analysis rates the sandbox (0 = best, 10 = none;
+	// --threshold is in tenths).
+	out, err = exec.Command(sa, "security", "--offline=yes", "--threshold=20", "--no-pager", unit).CombinedOutput()
+	require.NoError(t, err, "exposure above 2.0:\n%s", out)
+	m := regexp.MustCompile(`Overall exposure level for leashd\.service: ([0-9.]+)`).FindSubmatch(out)
+	require.NotNil(t, m, "%s", out)
+	t.Logf("systemd-analyze security exposure: %s", m[1])
+}
+
+// --- Dockerfile --------------------------------------------------------------
+
+type stage struct {
+	from  string
+	lines []string
+}
+
+func dockerfile(t *testing.T) (args map[string]string, stages map[string]*stage, order []string) {
+	t.Helper()
+	b, err := os.ReadFile("Dockerfile")
+	require.NoError(t, err)
+	// Join continuation lines.
+	text := strings.ReplaceAll(string(b), "\\\n", " ")
+	args = map[string]string{}
+	stages = map[string]*stage{}
+	var cur *stage
+	for line := range strings.SplitSeq(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		instr, rest, _ := strings.Cut(line, " ")
+		switch strings.ToUpper(instr) {
+		case "FROM":
+			f := strings.Fields(rest)
+			require.Len(t, f, 3, "FROM image AS name: %q", line)
+			cur = &stage{from: f[0]}
+			stages[f[2]] = cur
+			order = append(order, f[2])
+		case "ARG":
+			if cur == nil {
+				k, v, _ := strings.Cut(rest, "=")
+				args[k] = v
+			}
+		}
+		if cur != nil {
+			cur.lines = append(cur.lines, line)
+		}
+	}
+	return args, stages, order
+}
+
+func dockerStages(t *testing.T) map[string]*stage {
+	_, s, _ := dockerfile(t)
+	return s
+}
+
+func readVersions(t *testing.T) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile("../.ci/versions.env")
+	require.NoError(t, err)
+	out := map[string]string{}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok && !strings.HasPrefix(k, "#") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// buildCommand returns the Dockerfile's go build line.
+func buildCommand(t *testing.T, st *stage) string {
+	t.Helper()
+	for _, l := range st.lines {
+		if strings.HasPrefix(l, "RUN ") && strings.Contains(l, "go build") {
+			return strings.TrimPrefix(l, "RUN ")
+		}
+	}
+	t.Fatal("no RUN ... go build in the build stage")
+	return ""
+}
+
+func TestDockerfile(t *testing.T) {
+	args, stages, order := dockerfile(t)
+	require.Equal(t, []string{"build", "claude", "leashd"}, order, "the static image is the last stage, so the default target")
+
+	// The Go version is the module's.
+	gomod, err := os.ReadFile("../go.mod")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindSubmatch(gomod)
+	require.NotNil(t, m)
+	assert.Equal(t, string(m[1]), args["GO_VERSION"])
+	assert.Equal(t, "golang:${GO_VERSION}", stages["build"].from)
+
+	// The Claude Code CLI is the version the tests use.
+	v := readVersions(t)["CLAUDE_CODE_VERSION"]
+	require.NotEmpty(t, v)
+	assert.Equal(t, v, args["CLAUDE_CODE_VERSION"], "deploy/Dockerfile and .ci/versions.env disagree")
+	assert.Equal(t, "node:22-slim", stages["claude"].from)
+	assert.Contains(t, strings.Join(stages["claude"].lines, "\n"), "npm install -g @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}")
+
+	assert.True(t, strings.HasPrefix(stages["leashd"].from, "gcr.io/distroless/static"), stages["leashd"].from)
+	for _, name := range []string{"leashd", "claude"} {
+		all := strings.Join(stages[name].lines, "\n")
+		assert.Contains(t, all, "COPY --from=build /out/leashd /usr/local/bin/leashd", name)
+		assert.Contains(t, all, `ENTRYPOINT ["/usr/local/bin/leashd"]`, name)
+		assert.Contains(t, all, "LEASHD_WEB_ADDR=0.0.0.0:8080", name)
+		assert.Contains(t, all, "LEASHD_DB_PATH=/data/leashd.db", name)
+		assert.Contains(t, all, "USER ", name)
+	}
+
+	cmd := buildCommand(t, stages["build"])
+	assert.Contains(t, cmd, "CGO_ENABLED=0")
+	assert.Contains(t, cmd, "-o /out/leashd ./cmd/leashd")
+}
+
+// TestDockerfileBuildCommandMakesAStaticBinary runs the Dockerfile's own go
+// build line here and checks the result runs without a C library (the
+// distroless/static image has none) and answers -h.
+func TestDockerfileBuildCommandMakesAStaticBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: not building cmd/leashd")
+	}
+	_, stages, _ := dockerfile(t)
+	cmdline := buildCommand(t, stages["build"])
+	out := filepath.Join(t.TempDir(), "leashd")
+	cmdline = strings.Replace(cmdline, "-o /out/leashd", "-o "+out, 1)
+	sh := exec.Command("sh", "-c", cmdline)
+	sh.Dir = ".."
+	sh.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	b, err := sh.CombinedOutput()
+	require.NoError(t, err, "%s\n%s", cmdline, b)
+
+	f, err := elf.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	for _, p := range f.Progs {
+		assert.NotEqual(t, elf.PT_INTERP, p.Type, "the binary asks for a dynamic loader")
+	}
+	libs, err := f.ImportedLibraries()
+	require.NoError(t, err)
+	assert.Empty(t, libs, "dynamic libraries")
+
+	help := exec.Command(out, "-h")
+	help.Env = []string{} // nothing: like a fresh container
+	b, err = help.CombinedOutput()
+	require.NoError(t, err, "%s", b)
+	assert.Contains(t, string(b), "LEASHD_WEB_ADDR")
+}
+
+// TestDockerImageBuilds builds the default image when a Docker daemon is
+// reachable.
+func TestDockerImageBuilds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: not building images")
+	}
+	docker, err := exec.LookPath("docker")
+	if err != nil {
+		t.Skip("docker not installed: the image is not built")
+	}
+	if out, err := exec.Command(docker, "info").CombinedOutput(); err != nil {
+		t.Skipf("no Docker daemon (%v): the image is not built\n%s", err, lastLine(out))
+	}
+	build := exec.Command(docker, "build", "-f", "deploy/Dockerfile", "-t", "leashd:test", ".")
+	build.Dir = ".."
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	out, err = exec.Command(docker, "run", "--rm", "leashd:test", "-h").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "LEASHD_WEB_ADDR")
+}
+
+func lastLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
