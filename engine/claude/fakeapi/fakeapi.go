@@ -12,7 +12,6 @@ package fakeapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -527,12 +526,4 @@ func split(s string, n int) []string {
 		out = append(out, s)
 	}
 	return out
-}
-
-// WithTimeout is a small helper for tests: a context bounded by d and the
-// test's end.
-func WithTimeout(tb testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	tb.Cleanup(cancel)
-	return ctx
 }
