@@ -71,6 +71,10 @@ func leashd(t *testing.T) string {
 		if raceEnabled {
 			args = append(args, "-race")
 		}
+		if os.Getenv("LEASHD_E2E_COVERDIR") != "" {
+			// Coverage of the real program: go tool covdata percent -i=DIR
+			args = append(args, "-cover", "-coverpkg=github.com/leashd/leashd/...")
+		}
 		cmd := exec.Command(goBin, append(args, "github.com/leashd/leashd/cmd/leashd")...)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -107,6 +111,7 @@ func baseEnv(dir string) []string {
 		"LEASHD_WORKDIR=" + dir,
 		"LEASHD_DB_PATH=" + filepath.Join(dir, "leashd.db"),
 		"GORACE=halt_on_error=1 log_path=" + filepath.Join(dir, "race"),
+		"GOCOVERDIR=" + os.Getenv("LEASHD_E2E_COVERDIR"),
 	}
 }
 
@@ -141,9 +146,12 @@ func start(t *testing.T, args []string, env ...string) *session {
 		close(s.exited)
 	}()
 	t.Cleanup(func() {
+		// Quit as a person would (erase the line, Ctrl+D), so the program
+		// ends cleanly; kill it only if it does not.
+		_, _ = ptmx.Write([]byte("\x15" + keyCtrlD))
 		select {
 		case <-s.exited:
-		default:
+		case <-time.After(10 * time.Second):
 			_ = cmd.Process.Kill()
 			<-s.exited
 		}
@@ -583,6 +591,20 @@ func TestChatPipedInputIsPlain(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(o, "Done · "), "both turns ran to the end:\n%s", o)
 	races, _ := filepath.Glob(filepath.Join(dir, "race*"))
 	assert.Empty(t, races)
+}
+
+// The input ends while a question waits: nobody is left to answer it, so
+// it is rejected and leashd chat ends cleanly.
+func TestChatPipedInputEndsAtAQuestion(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(leashd(t), "chat")
+	cmd.Env = baseEnv(dir)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader("plan\n")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "  - **Risk:** none, it is a demo.\nApprove this plan?\nThe input has ended: nobody can answer this.\n"+rejected)
+	assert.NotContains(t, string(out), "Plan approved")
 }
 
 func TestChatBadFlags(t *testing.T) {

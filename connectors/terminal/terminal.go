@@ -49,7 +49,6 @@ type Connector struct {
 	raw    *bool // nil: raw keys when the input is a terminal
 	spin   time.Duration
 	width  func() int
-	env    func(string) string
 
 	mu     sync.Mutex
 	events []outEvent
@@ -96,9 +95,6 @@ func WithSpinnerInterval(d time.Duration) Option { return func(c *Connector) { c
 // output terminal, else 80).
 func WithWidth(f func() int) Option { return func(c *Connector) { c.width = f } }
 
-// WithEnv replaces os.Getenv for NO_COLOR (tests).
-func WithEnv(getenv func(string) string) Option { return func(c *Connector) { c.env = getenv } }
-
 // New returns a terminal connector reading in and writing out.
 func New(in io.Reader, out io.Writer, opts ...Option) *Connector {
 	c := &Connector{
@@ -106,7 +102,6 @@ func New(in io.Reader, out io.Writer, opts ...Option) *Connector {
 		chatID: Name + ":local",
 		userID: "local",
 		spin:   100 * time.Millisecond,
-		env:    os.Getenv,
 		wake:   make(chan struct{}, 1),
 	}
 	for _, o := range opts {
@@ -117,9 +112,6 @@ func New(in io.Reader, out io.Writer, opts ...Option) *Connector {
 	}
 	return c
 }
-
-// ChatID is the chat this connector talks in.
-func (c *Connector) ChatID() string { return c.chatID }
 
 // Name implements connectors.Connector.
 func (c *Connector) Name() string { return Name }
@@ -142,7 +134,7 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	if c.tty != nil {
 		tty = *c.tty
 	}
-	color := tty && c.env("NO_COLOR") == ""
+	color := tty && os.Getenv("NO_COLOR") == ""
 	if c.color != nil {
 		color = *c.color
 	}

@@ -277,6 +277,8 @@ func (u *ui) output(e outEvent) {
 		}
 		u.queue = append(u.queue, p)
 		if u.eof { // nobody is left to answer
+			u.show()
+			u.s.commit(u.s.paint(sgrYellow, "The input has ended: nobody can answer this."))
 			u.reject(p)
 			return
 		}
@@ -440,7 +442,13 @@ func (u *ui) show() {
 }
 
 func indent(s, pre string) string {
-	return pre + strings.ReplaceAll(s, "\n", "\n"+pre)
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			lines[i] = pre + l
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // redraw draws the live region: the active interaction's options and
@@ -790,6 +798,7 @@ func (u *ui) reject(p *prompt) {
 // ended: nobody is left to answer it.
 func (u *ui) closeInput() {
 	if p := u.active(); p != nil {
+		u.s.commit(u.s.paint(sgrYellow, "The input has ended: nobody can answer this."))
 		u.reject(p)
 	}
 }
