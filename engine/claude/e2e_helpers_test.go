@@ -27,7 +27,7 @@ type realCLI struct {
 	home  string
 }
 
-func newRealCLI(t *testing.T, opts ...claude.Option) *realCLI {
+func newRealCLI(t testing.TB, opts ...claude.Option) *realCLI {
 	t.Helper()
 	path := testenv.Claude(t)
 	api := fakeapi.New(t)
@@ -41,7 +41,7 @@ type slogLogger = slog.Logger
 
 // newTestLogger logs warnings (everything with LEASHD_TEST_VERBOSE=1) to
 // the test's log.
-func newTestLogger(t *testing.T) *slog.Logger {
+func newTestLogger(t testing.TB) *slog.Logger {
 	level := slog.LevelWarn
 	if os.Getenv("LEASHD_TEST_VERBOSE") != "" {
 		level = slog.LevelDebug
@@ -54,7 +54,7 @@ func newTestLogger(t *testing.T) *slog.Logger {
 // testWriter writes to the test log until the test's cleanups have run
 // (goroutines may log after that; t.Log would panic).
 type testWriter struct {
-	t    *testing.T
+	t    testing.TB
 	mu   sync.Mutex
 	over bool
 }

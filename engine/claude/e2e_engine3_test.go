@@ -1,0 +1,187 @@
+package claude_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/claude/fakeapi"
+	"github.com/leashd/leashd/interactions"
+)
+
+// lastPrompt is the newest user text of a call that is not a system
+// reminder.
+func lastPrompt(r *fakeapi.Request) string {
+	texts := r.UserTexts()
+	for i := len(texts) - 1; i >= 0; i-- {
+		if !strings.HasPrefix(strings.TrimSpace(texts[i]), "<system-reminder>") {
+			return texts[i]
+		}
+	}
+	return ""
+}
+
+func TestE2ESeveralChatsAtOnce(t *testing.T) {
+	s := newStack(t, engine.WithMaxConcurrent(2))
+	s.api.Otherwise(func(r *fakeapi.Request) fakeapi.Reply {
+		p := lastPrompt(r)
+		if strings.Contains(p, "ask") {
+			if _, ok := r.ToolResult(askID(r)); !ok {
+				return fakeapi.Tool("AskUserQuestion", map[string]any{"questions": []map[string]any{
+					{"question": "Colour for " + p + "?", "header": "Colour", "multiSelect": false,
+						"options": []map[string]string{{"label": "Red", "description": "r"}, {"label": "Blue", "description": "b"}}},
+				}})
+			}
+		}
+		return fakeapi.Text("answer to " + p)
+	})
+	chats := []string{"c1", "c2", "c3"}
+	var wg sync.WaitGroup
+	for _, c := range chats {
+		wg.Go(func() {
+			_, err := s.e.HandleMessage(context.Background(), connectors.Incoming{ChatID: c, UserID: "u-" + c, Text: "ask " + c})
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	// answer each chat's question as it comes; the third chat waits for a slot
+	for range chats {
+		var it interactions.Interaction
+		s.conn.waitFor(t, "an unanswered question", func() bool {
+			for _, x := range s.conn.shown {
+				if !answered(s.conn.updates, x.ID) && len(s.coord.Pending(x.ChatID)) > 0 {
+					it = x
+					return true
+				}
+			}
+			return false
+		})
+		_, err := s.e.Reply(context.Background(), it.ID, interactions.Reply{By: "u-" + it.ChatID, Answers: []string{"Blue"}})
+		require.NoError(t, err)
+		s.conn.waitFor(t, "the answer to be resolved", func() bool { return answered(s.conn.updates, it.ID) })
+	}
+	s.conn.waitFor(t, "three summaries", func() bool { return len(s.conn.done) == 3 })
+	var results []string
+	s.conn.mu.Lock()
+	for _, d := range s.conn.done {
+		results = append(results, d.Result)
+	}
+	s.conn.mu.Unlock()
+	assert.ElementsMatch(t, []string{"answer to ask c1", "answer to ask c2", "answer to ask c3"}, results)
+	assert.LessOrEqual(t, s.e.SessionsActive(), 2)
+	assert.Contains(t, s.conn.saidText(), "All 2 agent slots are busy")
+	for _, c := range s.api.Calls() {
+		if res, ok := c.ToolResult(askID(c)); ok {
+			assert.Contains(t, res.ResultText(), `"="Blue"`)
+		}
+	}
+}
+
+func askID(r *fakeapi.Request) string {
+	for _, m := range r.Messages {
+		for _, b := range m.Content {
+			if b.Type == "tool_use" && b.Name == "AskUserQuestion" {
+				return b.ID
+			}
+		}
+	}
+	return ""
+}
+
+func answered(evs []interactions.Event, id string) bool {
+	for _, ev := range evs {
+		if ev.Interaction.ID == id && ev.Type == interactions.EventResolved {
+			return true
+		}
+	}
+	return false
+}
+
+func TestE2EKilledInItsFirstTurnStartsAFreshSession(t *testing.T) {
+	// The CLI writes the conversation only once a turn is done: a process
+	// killed in its first turn cannot be resumed, and the chat is told.
+	s := newStack(t)
+	s.api.Reply(fakeapi.Tool("AskUserQuestion", twoQuestions), fakeapi.Text("fresh"))
+	s.send(t, "ask me")
+	s.conn.waitShown(t, 1)
+	s.killLast(t)
+	s.conn.waitSaid(t, "The agent stopped unexpectedly")
+	s.send(t, "hello again")
+	assert.Equal(t, "fresh", s.conn.waitDone(t, 1).Result)
+	starts := s.starts(t)
+	t.Logf("starts: %q", starts)
+	require.GreaterOrEqual(t, len(starts), 2)
+	assert.NotContains(t, starts[len(starts)-1], "--resume", "the last start is a fresh session")
+	if len(starts) == 3 { // resume attempted, failed, fresh start
+		assert.Contains(t, starts[1], "--resume")
+		s.conn.waitSaid(t, "Could not resume the previous agent session")
+		assert.Contains(t, s.conn.saidText(), "No conversation found")
+	}
+}
+
+func TestE2EAPIErrorIsShownAsAnErrorResult(t *testing.T) {
+	s := newStack(t)
+	s.api.Reply(fakeapi.Reply{Status: 400, Error: "fakeapi refuses: messages.0.content is malformed"}, fakeapi.Text("recovered"))
+	s.send(t, "a very long prompt")
+	sum := s.conn.waitDone(t, 1)
+	t.Logf("summary: %+v", sum)
+	assert.True(t, sum.IsError)
+	assert.Contains(t, sum.Result, "fakeapi refuses: messages.0.content is malformed", "the API's reason reaches the chat")
+	s.send(t, "shorter")
+	assert.Equal(t, "recovered", s.conn.waitDone(t, 2).Result)
+}
+
+// BenchmarkRealCLIStart measures starting the CLI and its initialize
+// handshake, then closing it.
+func BenchmarkRealCLIStart(b *testing.B) {
+	c := newRealCLI(b)
+	for b.Loop() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		s, err := c.agent.Open(ctx, engine.SessionOptions{ChatID: "b", WorkDir: c.dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Close(ctx); err != nil {
+			b.Fatal(err)
+		}
+		cancel()
+	}
+}
+
+// BenchmarkRealCLITurn measures one prompt's round trip through a live CLI
+// and the fake API.
+func BenchmarkRealCLITurn(b *testing.B) {
+	c := newRealCLI(b)
+	c.api.Otherwise(func(*fakeapi.Request) fakeapi.Reply { return fakeapi.Text("ok") })
+	ctx := context.Background()
+	s, err := c.agent.Open(ctx, engine.SessionOptions{ChatID: "b", WorkDir: c.dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close(context.Background()) })
+	i := 0
+	for b.Loop() {
+		i++
+		res, err := s.Turn(ctx, fmt.Sprintf("prompt %d", i), nopHandler{})
+		if err != nil || res.Text != "ok" {
+			b.Fatal(res, err)
+		}
+	}
+}
+
+type nopHandler struct{}
+
+func (nopHandler) Text(string)                     {}
+func (nopHandler) ToolUse(string, json.RawMessage) {}
+func (nopHandler) Permission(context.Context, engine.PermissionRequest) engine.PermissionResponse {
+	return engine.PermissionResponse{}
+}
