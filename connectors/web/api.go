@@ -231,7 +231,7 @@ func (c *Connector) events(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	var buf bytes.Buffer
-	buf.WriteString("retry: 2000\n\n")
+	buf.WriteString("retry: 1000\n\n")
 	write := func() bool {
 		_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
 		if _, err := w.Write(buf.Bytes()); err != nil {
@@ -423,7 +423,7 @@ func (c *Connector) postMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.mu.Lock()
-	c.publishLocked("user.message", chat, userEvent{chat, text, webUser}, text)
+	c.publishLocked("user.message", chat, userEvent{chat, text, webUser}, text, 0)
 	c.mu.Unlock()
 	// The message is handled even if the client goes away meanwhile.
 	route, err := h.HandleMessage(context.WithoutCancel(r.Context()), connectors.Incoming{

@@ -609,3 +609,31 @@ func TestShutdownWithOpenStream(t *testing.T) {
 	}
 	require.Error(t, e.web.Ready())
 }
+
+// Many chats at once through the API: each gets its own questions and its
+// own report, nothing crosses over.
+func TestManyChatsAtOnce(t *testing.T) {
+	e := start(t, setup{})
+	const n = 24
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			chat := fmt.Sprintf("many-%d", i)
+			s := e.subscribe("?chat=" + chat)
+			e.send(chat, "question", "agent")
+			q1 := s.next("interaction.requested")
+			assert.Equal(t, chat, q1.Data["chat_id"])
+			db := []string{"Postgres", "SQLite"}[i%2]
+			st, _ := e.reply(id(q1), `{"answers":[["`+db+`"]]}`)
+			assert.Equal(t, http.StatusNoContent, st)
+			q2 := s.next("interaction.requested")
+			st, _ = e.reply(id(q2), `{"text":"feature `+chat+`"}`)
+			assert.Equal(t, http.StatusNoContent, st)
+			s.saying(fmt.Sprintf(`"Which database?"=%q, "Which features?"="feature %s"`, db, chat))
+		}()
+	}
+	wg.Wait()
+	assert.Zero(t, e.coord.PendingCount())
+}

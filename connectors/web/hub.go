@@ -1,10 +1,12 @@
 package web
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,15 +23,20 @@ type event struct {
 // hub numbers events, keeps the most recent ones for replay (a page that
 // reconnects sends Last-Event-ID and gets what it missed) and fans them out
 // to the open streams. Publishing never blocks: a stream that cannot keep
-// up is closed, and its client reconnects and replays from the ring.
+// up is closed, and its client reconnects and replays from what is kept.
+//
+// What is kept is bounded by count and by bytes; an update of a streamed
+// message replaces the previous update of that message, so a long stream
+// of text keeps one copy, not one per chunk.
 type hub struct {
-	boot string // changes with every process: IDs of another run do not match
+	boot     string // changes with every process: IDs of another run do not match
+	maxKeep  int
+	maxBytes int
 
 	mu     sync.Mutex
 	seq    uint64
-	ring   []event // the last len(ring) events, oldest at next when full
-	next   int
-	full   bool
+	kept   []event // oldest first, seq increasing (not contiguous)
+	bytes  int
 	subs   map[*stream]struct{}
 	closed bool
 }
@@ -46,10 +53,10 @@ const streamBuffer = 512
 
 var errHubClosed = errors.New("the server is shutting down")
 
-func newHub(size int) *hub {
+func newHub(maxKeep, maxBytes int) *hub {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return &hub{boot: hex.EncodeToString(b[:]), ring: make([]event, size), subs: make(map[*stream]struct{})}
+	return &hub{boot: hex.EncodeToString(b[:]), maxKeep: maxKeep, maxBytes: maxBytes, subs: make(map[*stream]struct{})}
 }
 
 // id renders an event's SSE ID.
@@ -77,15 +84,29 @@ func parseEventID(s string) (boot string, seq uint64, err error) {
 	return boot, n, nil
 }
 
-func (h *hub) publish(name, chat string, data []byte) {
+// publish sends an event to the streams and keeps it; replaces, when not
+// 0, is the seq of a kept event this one makes obsolete (dropped from what
+// is kept). It returns the event's seq.
+func (h *hub) publish(name, chat string, data []byte, replaces uint64) uint64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.seq++
 	ev := event{seq: h.seq, name: name, chat: chat, data: data}
-	h.ring[h.next] = ev
-	h.next = (h.next + 1) % len(h.ring)
-	if h.next == 0 {
-		h.full = true
+	if replaces != 0 {
+		if i, ok := slices.BinarySearchFunc(h.kept, replaces, func(e event, s uint64) int { return cmp.Compare(e.seq, s) }); ok {
+			h.bytes -= len(h.kept[i].data)
+			h.kept = slices.Delete(h.kept, i, i+1)
+		}
+	}
+	h.kept = append(h.kept, ev)
+	h.bytes += len(data)
+	drop := 0
+	for drop < len(h.kept)-1 && (len(h.kept)-drop > h.maxKeep || h.bytes > h.maxBytes) {
+		h.bytes -= len(h.kept[drop].data)
+		drop++
+	}
+	if drop > 0 {
+		h.kept = slices.Delete(h.kept, 0, drop)
 	}
 	for s := range h.subs {
 		if s.chat != "" && s.chat != chat {
@@ -98,6 +119,7 @@ func (h *hub) publish(name, chat string, data []byte) {
 			close(s.ch)
 		}
 	}
+	return ev.seq
 }
 
 // subscribe opens a stream for chat ("" for all) and returns, atomically
@@ -122,18 +144,13 @@ func (h *hub) subscribe(chat string, replay bool, boot string, after uint64) (*s
 }
 
 func (h *hub) sinceLocked(chat string, after uint64) []event {
+	i, _ := slices.BinarySearchFunc(h.kept, after+1, func(e event, s uint64) int { return cmp.Compare(e.seq, s) })
 	var out []event
-	add := func(evs []event) {
-		for _, ev := range evs {
-			if ev.seq > after && (chat == "" || ev.chat == chat) {
-				out = append(out, ev)
-			}
+	for _, ev := range h.kept[i:] {
+		if chat == "" || ev.chat == chat {
+			out = append(out, ev)
 		}
 	}
-	if h.full {
-		add(h.ring[h.next:])
-	}
-	add(h.ring[:h.next])
 	return out
 }
 

@@ -76,6 +76,7 @@ type route struct {
 type streaming struct {
 	id   string
 	text []byte
+	last uint64 // seq of the last update event, replaced by the next
 }
 
 type chatInfo struct {
@@ -132,7 +133,7 @@ func New(opts ...Option) *Connector {
 		addr:      "127.0.0.1:8080",
 		agentName: "agent",
 		heartbeat: 15 * time.Second,
-		hub:       newHub(4096),
+		hub:       newHub(4096, 8<<20),
 		state:     errors.New("web: not listening yet"),
 		streams:   make(map[string]*streaming),
 		chats:     make(map[string]*chatInfo),
@@ -298,12 +299,14 @@ type resolvedEvent struct {
 // maxStreamMessage starts a new message when streamed text grows past it.
 const maxStreamMessage = 64 << 10
 
-// publishLocked sends an event and notes the chat's activity.
-func (c *Connector) publishLocked(name, chat string, v any, last string) {
+// publishLocked sends an event and notes the chat's activity; replaces is
+// the seq of an event this one makes obsolete (0: none). It returns the
+// event's seq.
+func (c *Connector) publishLocked(name, chat string, v any, last string, replaces uint64) uint64 {
 	data, err := json.Marshal(v)
 	if err != nil { // only plain structs are published
 		c.log.Error("web: encoding event", "event", name, "err", err)
-		return
+		return 0
 	}
 	ci := c.chats[chat]
 	if ci == nil {
@@ -314,7 +317,7 @@ func (c *Connector) publishLocked(name, chat string, v any, last string) {
 	if last != "" {
 		ci.LastText = connectors.Truncate(last, 120)
 	}
-	c.hub.publish(name, chat, data)
+	return c.hub.publish(name, chat, data, replaces)
 }
 
 func (c *Connector) newMessageIDLocked() string {
@@ -327,7 +330,7 @@ func (c *Connector) Say(_ context.Context, chatID, text string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.streams, chatID) // later agent text goes below this
-	c.publishLocked("message", chatID, messageEvent{chatID, c.newMessageIDLocked(), text}, text)
+	c.publishLocked("message", chatID, messageEvent{chatID, c.newMessageIDLocked(), text}, text, 0)
 	return nil
 }
 
@@ -350,11 +353,11 @@ func (c *Connector) StreamText(_ context.Context, chatID, text string) error {
 		s = &streaming{id: c.newMessageIDLocked()}
 		c.streams[chatID] = s
 		s.text = append(s.text, text...)
-		c.publishLocked("message", chatID, messageEvent{chatID, s.id, string(s.text)}, string(s.text))
+		c.publishLocked("message", chatID, messageEvent{chatID, s.id, string(s.text)}, string(s.text), 0)
 		return nil
 	}
 	s.text = append(s.text, text...)
-	c.publishLocked("message.updated", chatID, messageEvent{chatID, s.id, string(s.text)}, string(s.text))
+	s.last = c.publishLocked("message.updated", chatID, messageEvent{chatID, s.id, string(s.text)}, string(s.text), s.last)
 	return nil
 }
 
@@ -370,7 +373,7 @@ func (c *Connector) Done(_ context.Context, chatID string, s connectors.Summary)
 	c.publishLocked("agent.done", chatID, doneEvent{
 		ChatID: chatID, Result: s.Result, IsError: s.IsError, CostUSD: s.CostUSD, NumTurns: s.NumTurns,
 		Tools: tools, DurationMS: s.Duration.Milliseconds(), Summary: s.Line(),
-	}, s.Line())
+	}, s.Line(), 0)
 	return nil
 }
 
@@ -395,7 +398,7 @@ func (c *Connector) Present(_ context.Context, it interactions.Interaction) (str
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.streams, it.ChatID)
-	c.publishLocked("interaction.requested", it.ChatID, c.viewLocked(it), describe(it))
+	c.publishLocked("interaction.requested", it.ChatID, c.viewLocked(it), describe(it), 0)
 	return "web:" + it.ID, nil
 }
 
@@ -426,7 +429,7 @@ func (c *Connector) Update(_ context.Context, ev interactions.Event) error {
 		if it.MultiSelect {
 			c.selected[it.ID] = sel
 		}
-		c.publishLocked("interaction.updated", it.ChatID, updatedEvent{it.ID, it.ChatID, it.Kind, sel, c.awaiting[it.ID]}, "")
+		c.publishLocked("interaction.updated", it.ChatID, updatedEvent{it.ID, it.ChatID, it.Kind, sel, c.awaiting[it.ID]}, "", 0)
 	case interactions.EventResolved:
 		delete(c.selected, it.ID)
 		delete(c.awaiting, it.ID)
@@ -434,7 +437,7 @@ func (c *Connector) Update(_ context.Context, ev interactions.Event) error {
 		c.publishLocked("interaction.resolved", it.ChatID, resolvedEvent{
 			ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Status: r.Status,
 			Answer: r.Answer, Decision: r.Decision, Text: r.Text, By: r.By,
-		}, "")
+		}, "", 0)
 	}
 	return nil
 }
