@@ -61,10 +61,12 @@ func (s *Store) Interrupt(ctx context.Context) ([]engine.Interrupted, error) {
 
 // LookupInterrupted implements engine.Recovery: it finds an interaction
 // that a restart interrupted, whether or not its late answer has been
-// recorded yet (Recovered tells a duplicate tap apart).
+// recorded yet (Recovered tells a duplicate tap apart). One an earlier run
+// left pending counts even before Interrupt has marked it: at start-up,
+// taps made while leashd was down can arrive before Interrupt runs.
 func (s *Store) LookupInterrupted(ctx context.Context, id string) (engine.Interrupted, bool, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+recordColumns+` FROM interactions
-		WHERE id = ? AND interrupted_at IS NOT NULL`, id)
+		WHERE id = ? AND (interrupted_at IS NOT NULL OR (status = 'pending' AND seq <= ?))`, id, s.orphanSeq)
 	if err != nil {
 		return engine.Interrupted{}, false, fmt.Errorf("looking up interaction %s: %w", id, err)
 	}
@@ -81,7 +83,8 @@ func (s *Store) LookupInterrupted(ctx context.Context, id string) (engine.Interr
 // Recovered implements engine.Recovery: it records the answer given after
 // the restart as the interaction's outcome, exactly once. It reports false
 // when the answer was already recorded (a duplicate tap), and an error when
-// id is not an interrupted interaction.
+// id is not an interrupted interaction. One an earlier run left pending is
+// marked interrupted first, in the same transaction.
 func (s *Store) Recovered(ctx context.Context, id string, res interactions.Resolution) (bool, error) {
 	if res.Status != interactions.StatusAnswered && res.Status != interactions.StatusRejected {
 		return false, fmt.Errorf("recording the recovered answer to %s: status %q (accepted: answered, rejected)", id, res.Status)
@@ -95,7 +98,22 @@ func (s *Store) Recovered(ctx context.Context, id string, res interactions.Resol
 	}
 	first := false
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE interactions SET status = ?, answer = ?, decision = ?, text = ?,
+		// Left pending by an earlier run and not yet marked: mark it now.
+		now := s.now()
+		r, err := tx.ExecContext(ctx, `UPDATE interactions SET status = 'interrupted', text = ?,
+				resolved_at = ?, interrupted_at = ?
+			WHERE id = ? AND status = 'pending' AND seq <= ?`,
+			InterruptedText, fmtTime(now), fmtTime(now), id, s.orphanSeq)
+		if err != nil {
+			return err
+		}
+		if n, _ := r.RowsAffected(); n > 0 {
+			data, _ := json.Marshal(map[string]string{"reason": InterruptedText}) // cannot fail
+			if err := s.event(ctx, tx, id, evInterrupted, data); err != nil {
+				return err
+			}
+		}
+		r, err = tx.ExecContext(ctx, `UPDATE interactions SET status = ?, answer = ?, decision = ?, text = ?,
 				resolved_by = ?, resolved_at = ?, recovered_at = ?
 			WHERE id = ? AND status = 'interrupted' AND recovered_at IS NULL`,
 			string(res.Status), res.Answer, res.Decision, res.Text, res.By, fmtTime(res.At), fmtTime(res.At), id)

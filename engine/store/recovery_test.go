@@ -33,7 +33,10 @@ func TestRecoveryAfterACrash(t *testing.T) {
 	s2 := open(t, path, store.WithClock(func() time.Time { return restart }))
 	_, found, err := s2.LookupInterrupted(ctx, "q1")
 	require.NoError(t, err)
-	assert.False(t, found, "not interrupted until Interrupt says so")
+	assert.True(t, found, "a crash leftover is answerable even before Interrupt runs")
+	_, found, err = s2.LookupInterrupted(ctx, "q0")
+	require.NoError(t, err)
+	assert.False(t, found, "one that was answered is not")
 
 	got, err := s2.Interrupt(ctx)
 	require.NoError(t, err)
@@ -183,4 +186,46 @@ func TestDuplicateLateTapsRecordOnce(t *testing.T) {
 	assert.EqualValues(t, 1, wins.Load())
 	assert.Equal(t, winner.Load(), record(t, s2, "q1").Resolution.By)
 	assert.Equal(t, []string{"requested", "interrupted", "recovered"}, events(t, path, "q1"))
+}
+
+// TestATapBeforeInterruptRuns: at start-up, a tap made while leashd was
+// down can arrive before Interrupt has marked what the crash left pending.
+// It is answered all the same, once, and Interrupt then leaves it alone.
+func TestATapBeforeInterruptRuns(t *testing.T) {
+	ctx := context.Background()
+	path := dbPath(t)
+	s1 := open(t, path)
+	require.NoError(t, s1.Requested(ctx, question("q1", "telegram:42", t0)))
+	require.NoError(t, s1.Presented(ctx, "q1", "telegram:42:7"))
+	require.NoError(t, s1.Close())
+
+	s2 := open(t, path)
+	live := question("live", "telegram:42", t0.Add(time.Hour))
+	require.NoError(t, s2.Requested(ctx, live))
+	in, found, err := s2.LookupInterrupted(ctx, "q1")
+	require.NoError(t, err)
+	require.True(t, found, "left pending by the crash")
+	assert.Equal(t, "telegram:42:7", in.Ref)
+	_, found, err = s2.LookupInterrupted(ctx, "live")
+	require.NoError(t, err)
+	assert.False(t, found, "this run's own question is not a leftover")
+	_, err = s2.Recovered(ctx, "live", interactions.Resolution{Status: interactions.StatusAnswered, Answer: "x"})
+	require.ErrorContains(t, err, "not interrupted")
+
+	first, err := s2.Recovered(ctx, "q1", interactions.Resolution{Status: interactions.StatusAnswered, Answer: "SQLite", By: "1001"})
+	require.NoError(t, err)
+	assert.True(t, first)
+	first, err = s2.Recovered(ctx, "q1", interactions.Resolution{Status: interactions.StatusAnswered, Answer: "Postgres", By: "1002"})
+	require.NoError(t, err)
+	assert.False(t, first)
+	got, err := s2.Interrupt(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, got, "already answered: its message is not marked interrupted afterwards")
+
+	r := record(t, s2, "q1")
+	assert.Equal(t, "answered", r.Status())
+	assert.Equal(t, "1001", r.Resolution.By)
+	assert.False(t, r.InterruptedAt.IsZero())
+	assert.Equal(t, []string{"requested", "presented", "interrupted", "recovered"}, events(t, path, "q1"))
+	assert.Equal(t, "pending", record(t, s2, "live").Status())
 }

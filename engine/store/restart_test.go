@@ -234,12 +234,18 @@ type leashd struct {
 	stop  func()
 }
 
-func startLeashd(t testing.TB, path string, a *agent) *leashd {
+// startLeashd starts a run on path; wrap, when given, stands between the
+// engine and the store's recovery (to delay it).
+func startLeashd(t testing.TB, path string, a *agent, wrap ...func(engine.Recovery) engine.Recovery) *leashd {
 	t.Helper()
 	st, err := store.Open(context.Background(), path)
 	require.NoError(t, err)
 	coord := interactions.New(interactions.WithJournal(st))
-	e := engine.New(a, coord, engine.WithSessionStore(st), engine.WithRecovery(st), engine.WithCloseTimeout(5*time.Second))
+	var rec engine.Recovery = st
+	for _, w := range wrap {
+		rec = w(rec)
+	}
+	e := engine.New(a, coord, engine.WithSessionStore(st), engine.WithRecovery(rec), engine.WithCloseTimeout(5*time.Second))
 	c := newConn()
 	e.AddConnector(c)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -409,4 +415,63 @@ func TestRestartKeepsSessionsAndQuestionsAskedAfterIt(t *testing.T) {
 	require.True(t, found)
 	assert.Equal(t, engine.ModeDefault, b.Mode)
 	assert.NotEqual(t, opened[0].ResumeID, b.AgentSessionID, "each chat has its own session")
+}
+
+// slowRecovery holds the start-up Interrupt until released.
+type slowRecovery struct {
+	engine.Recovery
+	release <-chan struct{}
+	called  chan<- struct{}
+}
+
+func (r slowRecovery) Interrupt(ctx context.Context) ([]engine.Interrupted, error) {
+	r.called <- struct{}{}
+	<-r.release
+	return r.Recovery.Interrupt(ctx)
+}
+
+// TestTapArrivingBeforeStartupRecovery: after a crash, the tap a person
+// made while leashd was down arrives as soon as the connector polls — before
+// the start-up recovery has marked anything. It reaches the agent, and the
+// message is not marked "restarted" afterwards.
+func TestTapArrivingBeforeStartupRecovery(t *testing.T) {
+	ctx := context.Background()
+	path := dbPath(t)
+	s1 := open(t, path)
+	q := question("crashq1", "web:phone", t0)
+	require.NoError(t, s1.Requested(ctx, q))
+	require.NoError(t, s1.Presented(ctx, q.ID, "msg-crashq1"))
+	require.NoError(t, s1.SaveSession(ctx, engine.SessionRecord{ChatID: "web:phone", AgentSessionID: "sess-old", Mode: engine.ModePlan}))
+	require.NoError(t, s1.Close()) // the crash: nothing settled it
+
+	release, called := make(chan struct{}), make(chan struct{}, 1)
+	a := newAgent("new")
+	l := startLeashd(t, path, a, func(r engine.Recovery) engine.Recovery {
+		return slowRecovery{Recovery: r, release: release, called: called}
+	})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before the engine stops, even when the test fails
+	<-called           // the engine is running; recovery has not marked anything yet
+	out, err := l.e.Reply(ctx, q.ID, interactions.Reply{By: "1001", Answers: []string{"SQLite"}})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.Resolved, out)
+	a.waitFor(t, "the recovered prompt", func() bool { return len(a.prompts) == 1 })
+	assert.Contains(t, a.promptsCopy()[0], `The user answered: "SQLite"`)
+	assert.Equal(t, "sess-old", a.openedCopy()[0].ResumeID)
+	unblock()
+
+	ev := l.conn.resolvedUpdate(t, q.ID)
+	assert.Equal(t, interactions.StatusAnswered, ev.Resolution.Status)
+	assert.Equal(t, "msg-crashq1", ev.Ref)
+	l.stop()
+	l.conn.mu.Lock()
+	defer l.conn.mu.Unlock()
+	for _, u := range l.conn.updates {
+		assert.NotEqual(t, interactions.StatusInterrupted, u.Resolution.Status, "the answered message is not marked restarted afterwards")
+	}
+	ro, err := store.Open(ctx, path, store.ReadOnly())
+	require.NoError(t, err)
+	defer ro.Close()
+	assert.Equal(t, "answered", record(t, ro, q.ID).Status())
 }
