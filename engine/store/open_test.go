@@ -215,3 +215,14 @@ func TestAnotherProcessHoldingTheWriteLock(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.SaveSession(ctx, engine.SessionRecord{ChatID: "web:1", AgentSessionID: "s1"}))
 }
+
+func TestOpenExpandsHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	s := open(t, "~/state/leashd.db")
+	assert.Equal(t, filepath.Join(home, "state", "leashd.db"), s.Path())
+	_, err := os.Stat(filepath.Join(home, "state", "leashd.db"))
+	require.NoError(t, err)
+	ro := open(t, "~/state/leashd.db", store.ReadOnly())
+	assert.Equal(t, s.Path(), ro.Path())
+}

@@ -89,9 +89,10 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.now = 
 // WithLogger sets the logger; by default nothing is logged.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
-// Open opens the database at path, creating its directory (mode 0700) and
-// the file (mode 0600) when missing, switches it to WAL mode and applies
-// the schema migrations this version of leashd knows.
+// Open opens the database at path ("~/" meaning the home directory),
+// creating its directory (mode 0700) and the file (mode 0600) when missing,
+// switches it to WAL mode and applies the schema migrations this version of
+// leashd knows. Every error names the file.
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	o := options{busyTimeout: 5 * time.Second, now: time.Now}
 	for _, f := range opts {
@@ -102,6 +103,14 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	if path == "" {
 		return nil, errors.New("no database path given (set LEASHD_DB_PATH)")
+	}
+	if rest, ok := strings.CutPrefix(path, "~/"); ok {
+		// Not expanded by systemd's Environment= or a .env file.
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil, fmt.Errorf("database path %q: %w", path, err)
+		}
+		path = filepath.Join(home, rest)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
