@@ -322,6 +322,15 @@ func (c *Connector) Present(ctx context.Context, it interactions.Interaction) (s
 // multi-select state, the adjust prompt, or the outcome and who gave it
 // (buttons removed; an interrupted one keeps them, as they still work).
 func (c *Connector) Update(ctx context.Context, ev interactions.Event) error {
+	ref, err := parseChat(ev.Interaction.ChatID)
+	if err != nil {
+		return err
+	}
+	// Present holds this lock until the reference is recorded, so a tap
+	// faster than Present's return still finds its message.
+	l := c.outLock(ev.Interaction.ChatID)
+	l.Lock()
+	defer l.Unlock()
 	c.mu.Lock()
 	refText := ev.Ref
 	if refText == "" {
@@ -335,14 +344,7 @@ func (c *Connector) Update(ctx context.Context, ev interactions.Event) error {
 	if !ok {
 		return nil // never shown (or shown by another connector)
 	}
-	ref, err := parseChat(ev.Interaction.ChatID)
-	if err != nil {
-		return err
-	}
 	m := renderUpdate(ev, ref.thread != "")
-	l := c.outLock(ev.Interaction.ChatID)
-	l.Lock()
-	defer l.Unlock()
 	return c.update(ctx, mr.channel, mr.ts, m.text, m.blocks)
 }
 
