@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -318,4 +319,41 @@ func TestAuditShowsAnswersGivenAfterARestart(t *testing.T) {
 	assert.NotNil(t, l["interrupted_at"])
 	assert.NotNil(t, l["recovered_at"])
 	assert.Equal(t, float64((83*time.Minute + 20*time.Second).Milliseconds()), l["latency_ms"])
+}
+
+// FuzzAuditArgs: any flags either parse into a valid filter or fail with
+// an error that names what was wrong; nothing panics.
+func FuzzAuditArgs(f *testing.F) {
+	for _, seed := range [][4]string{
+		{"--since", "7d", "--limit", "3"},
+		{"--kind", "tool_approval", "--status", "pending"},
+		{"--chat", "telegram:42", "--json", "--db=/tmp/x.db"},
+		{"--limit", "-1", "--since", "2026-11-22"},
+		{"--status", "done", "", ""},
+		{"-h", "", "", ""},
+		{"--since=", "--chat=", "--kind=", "x"},
+	} {
+		f.Add(seed[0], seed[1], seed[2], seed[3])
+	}
+	now := time.Date(2026, 11, 22, 8, 30, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, a, b, c, d string) {
+		var stderr bytes.Buffer
+		got, err := parseAuditArgs([]string{a, b, c, d}, now, &stderr)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		fl := got.filter
+		if fl.Limit < 0 {
+			t.Fatalf("negative limit %d accepted", fl.Limit)
+		}
+		if fl.Kind != "" && !slices.Contains(store.Kinds, fl.Kind) {
+			t.Fatalf("kind %q accepted", fl.Kind)
+		}
+		if fl.Status != "" && !slices.Contains(store.Statuses, fl.Status) {
+			t.Fatalf("status %q accepted", fl.Status)
+		}
+	})
 }
