@@ -106,25 +106,30 @@ func answered(evs []interactions.Event, id string) bool {
 	return false
 }
 
-func TestE2EKilledInItsFirstTurnStartsAFreshSession(t *testing.T) {
-	// The CLI writes the conversation only once a turn is done: a process
-	// killed in its first turn cannot be resumed, and the chat is told.
+func TestE2EKilledInItsFirstTurn(t *testing.T) {
+	// The CLI writes the conversation to disk in the background: a process
+	// killed in its first turn may or may not be resumable. Either the
+	// resume works, or it fails, the chat is told, and a fresh session
+	// answers; never a hang.
 	s := newStack(t)
-	s.api.Reply(fakeapi.Tool("AskUserQuestion", twoQuestions), fakeapi.Text("fresh"))
+	s.api.Reply(fakeapi.Tool("AskUserQuestion", twoQuestions), fakeapi.Text("answered after the crash"))
 	s.send(t, "ask me")
 	s.conn.waitShown(t, 1)
 	s.killLast(t)
 	s.conn.waitSaid(t, "The agent stopped unexpectedly")
 	s.send(t, "hello again")
-	assert.Equal(t, "fresh", s.conn.waitDone(t, 1).Result)
+	assert.Equal(t, "answered after the crash", s.conn.waitDone(t, 1).Result)
 	starts := s.starts(t)
 	t.Logf("starts: %q", starts)
-	require.GreaterOrEqual(t, len(starts), 2)
-	assert.NotContains(t, starts[len(starts)-1], "--resume", "the last start is a fresh session")
-	if len(starts) == 3 { // resume attempted, failed, fresh start
-		assert.Contains(t, starts[1], "--resume")
+	require.Contains(t, starts[1], "--resume", "the next prompt tries to resume")
+	switch len(starts) {
+	case 2: // resumed
+	case 3:
+		assert.NotContains(t, starts[2], "--resume")
 		s.conn.waitSaid(t, "Could not resume the previous agent session")
-		assert.Contains(t, s.conn.saidText(), "No conversation found")
+		assert.Contains(t, s.conn.saidText(), "No conversation found", "the CLI's own reason is shown")
+	default:
+		t.Fatalf("unexpected starts: %q", starts)
 	}
 }
 
