@@ -405,6 +405,23 @@ func TestChatPlanReviewWithArrows(t *testing.T) {
 	s.waitIdle()
 }
 
+func TestChatPlanCleanApprovalGoesOnInAFreshSession(t *testing.T) {
+	s := start(t, nil)
+	s.send("plan", keyEnter)
+	s.waitText("Choose 1-4")
+	s.send("1", keyEnter)
+	s.waitText("  → Approve, clear context")
+	s.waitText("• Plan approved. Starting a fresh session to implement it (mode: acceptEdits).")
+	s.waitText("Implementing the approved plan in a fresh session (mode: acceptEdits).")
+	// Edits are accepted in that mode; the command still asks.
+	s.waitText("The agent wants to run Bash:")
+	assert.NotContains(t, s.screen(), "The agent wants to run Write:")
+	s.send("1", keyEnter)
+	s.waitText("Bash `echo hello` allowed. Output: hello")
+	s.waitText("Done · tools: Write, Bash")
+	s.waitIdle()
+}
+
 func TestChatPlanAdjustIsAskedAsText(t *testing.T) {
 	s := start(t, nil)
 	s.send("plan", keyEnter)
@@ -605,6 +622,15 @@ func TestChatPipedInputEndsAtAQuestion(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "  - **Risk:** none, it is a demo.\nApprove this plan?\nThe input has ended: nobody can answer this.\n"+rejected)
 	assert.NotContains(t, string(out), "Plan approved")
+}
+
+func TestChatHelp(t *testing.T) {
+	cmd := exec.Command(leashd(t), "chat", "-h")
+	cmd.Env = baseEnv(t.TempDir())
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "Usage: leashd chat [--chat ID] [--log FILE]")
+	assert.Contains(t, string(out), "runs its own engine in this process")
 }
 
 func TestChatBadFlags(t *testing.T) {

@@ -50,9 +50,10 @@ type Connector struct {
 	spin   time.Duration
 	width  func() int
 
-	mu     sync.Mutex
-	events []outEvent
-	wake   chan struct{} // capacity 1
+	mu      sync.Mutex
+	events  []outEvent
+	stopped bool          // Run has returned
+	wake    chan struct{} // capacity 1
 	// swallow is set while the connector runs its own /stop after a
 	// rejection: the engine's "Stopped." reply is not shown.
 	swallow atomic.Bool
@@ -161,6 +162,21 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 		defer term.Restore(inFD, old)
 	}
 	u := newUI(c, h, &screen{w: c.out, tty: tty, color: color, width: width})
+	defer func() {
+		c.mu.Lock()
+		c.stopped = true
+		for _, e := range c.events { // logs written while stopping
+			if e.kind == outLog {
+				nl := "\n"
+				if tty {
+					nl = "\r\n" // still in raw mode
+				}
+				_, _ = io.WriteString(c.out, e.text+nl)
+			}
+		}
+		c.events = nil
+		c.mu.Unlock()
+	}()
 	return u.run(ctx, raw)
 }
 
@@ -257,6 +273,12 @@ func (c *Connector) LogWriter() io.Writer { return logWriter{c} }
 type logWriter struct{ c *Connector }
 
 func (w logWriter) Write(p []byte) (int, error) {
+	w.c.mu.Lock()
+	stopped := w.c.stopped
+	w.c.mu.Unlock()
+	if stopped { // the prompt is gone: write straight through
+		return w.c.out.Write(p)
+	}
 	w.c.push(outEvent{kind: outLog, text: strings.TrimRight(string(p), "\n")})
 	return len(p), nil
 }
