@@ -49,7 +49,7 @@ type stallingConn struct {
 func (c stallingConn) Present(ctx context.Context, it interactions.Interaction) (string, error) {
 	if c.stall {
 		say("sending %s", it.ID)
-		select {}
+		hang()
 	}
 	return "msg-" + it.ID, nil
 }
@@ -98,7 +98,15 @@ func crashChild(path, when string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	in("ask")
-	select {}
+	hang()
+}
+
+// hang waits for the SIGKILL (sleeping, so the runtime never reports a
+// deadlock instead).
+func hang() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 func TestRestartAfterSIGKILL(t *testing.T) {
