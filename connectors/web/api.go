@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -184,10 +185,12 @@ func (c *Connector) h(w http.ResponseWriter) (connectors.Handler, bool) {
 type infoBody struct {
 	Agent string `json:"agent"`
 	Auth  bool   `json:"auth"`
+	// Boot changes when leashd restarts (event IDs start with it).
+	Boot string `json:"boot"`
 }
 
 func (c *Connector) info(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, infoBody{Agent: c.agentName, Auth: c.token != ""})
+	writeJSON(w, http.StatusOK, infoBody{Agent: c.agentName, Auth: c.token != "", Boot: c.hub.boot})
 }
 
 // events streams server-sent events. ?chat= limits them to one chat;
@@ -454,6 +457,12 @@ func (c *Connector) listInteractions(w http.ResponseWriter, r *http.Request) {
 	}
 	its := h.Pending(chat)
 	c.mu.Lock()
+	for _, in := range c.interrupted {
+		if chat == "" || in.it.ChatID == chat {
+			its = append(its, in.it)
+		}
+	}
+	slices.SortStableFunc(its, func(a, b interactions.Interaction) int { return a.AskedAt.Compare(b.AskedAt) })
 	out := make([]interactionView, 0, len(its))
 	for _, it := range its {
 		out = append(out, c.viewLocked(it))

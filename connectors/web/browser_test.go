@@ -193,7 +193,8 @@ func TestBrowserPlanAndTool(t *testing.T) {
 }
 
 // The page reconnects after the server restarts: a card left pending by
-// the old server is closed, and the new server answers prompts.
+// the old server keeps its buttons with a notice (leashd may still take the
+// answer); a tap the new server refuses closes it; new prompts work.
 func TestBrowserReconnectsAfterRestart(t *testing.T) {
 	ctx := browser(t)
 	e := start(t, setup{})
@@ -202,16 +203,20 @@ func TestBrowserReconnectsAfterRestart(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.url), chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
 	sendPrompt(t, ctx, "bash")
 	b := s.next("interaction.requested")
-	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`.card[data-id="`+id(b)+`"] button[data-label="allow"]`))))
+	card := `.card[data-id="` + id(b) + `"]`
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(card+` button[data-label="allow"]`))))
 
 	e.stop()
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS("#dot.on"))))
 	t0 := time.Now()
-	e2 := start(t, setup{addr: addr})
+	e2 := start(t, setup{addr: addr}) // no database: the old request is gone
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
 	t.Logf("reconnected %s after the restart", time.Since(t0))
-	waitText(t, ctx, "no longer pending")
-	require.Zero(t, count(t, ctx, ".card .actions"), "the old card's buttons are gone")
+	waitText(t, ctx, "leashd restarted while this was waiting")
+	require.Equal(t, 1, count(t, ctx, card+" .actions"), "the buttons are kept")
+	click(t, ctx, card+` button[data-label="allow"]`)
+	waitText(t, ctx, "no such interaction")
+	require.Zero(t, count(t, ctx, ".card .actions"), "refused: the buttons are gone")
 
 	s2 := e2.subscribe("")
 	sendPrompt(t, ctx, "hello again")

@@ -19,6 +19,7 @@ import (
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/demo"
+	"github.com/leashd/leashd/engine/store"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -34,6 +35,7 @@ type env struct {
 	cancel context.CancelFunc
 	done   chan error
 	once   sync.Once
+	store  *store.Store
 }
 
 type setup struct {
@@ -42,13 +44,29 @@ type setup struct {
 	extra     []connectors.Connector
 	token     string
 	addr      string        // listen here (default: a free loopback port)
+	db        string        // a SQLite file for sessions and recovery (default: none)
+	crash     bool          // with db: the shutdown is not recorded, as after a crash
 	delay     time.Duration // the demo agent's streaming delay
 }
 
 func start(t testing.TB, s setup) *env {
 	t.Helper()
-	coord := interactions.New(s.coordOpts...)
-	eng := engine.New(demo.New(demo.WithDelay(s.delay)), coord, engine.WithWorkDir("/w"), engine.WithCloseTimeout(2*time.Second))
+	engOpts := []engine.Option{engine.WithWorkDir("/w"), engine.WithCloseTimeout(2 * time.Second)}
+	coordOpts := s.coordOpts
+	var st *store.Store
+	if s.db != "" {
+		var err error
+		st, err = store.Open(context.Background(), s.db)
+		require.NoError(t, err)
+		var j interactions.Journal = st
+		if s.crash {
+			j = crashJournal{st}
+		}
+		coordOpts = append(coordOpts, interactions.WithJournal(j))
+		engOpts = append(engOpts, engine.WithSessionStore(st), engine.WithRecovery(st))
+	}
+	coord := interactions.New(coordOpts...)
+	eng := engine.New(demo.New(demo.WithDelay(s.delay)), coord, engOpts...)
 	addr := s.addr
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -63,7 +81,7 @@ func start(t testing.TB, s setup) *env {
 		eng.AddConnector(c)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &env{t: t, token: s.token, coord: coord, eng: eng, web: w, cancel: cancel, done: make(chan error, 1)}
+	e := &env{t: t, token: s.token, coord: coord, eng: eng, web: w, cancel: cancel, done: make(chan error, 1), store: st}
 	go func() { e.done <- eng.Run(ctx) }()
 	require.Eventually(t, func() bool { return w.URL() != "" && w.Ready() == nil }, 10*time.Second, time.Millisecond)
 	e.url = w.URL()
@@ -80,6 +98,9 @@ func (e *env) stop() {
 			require.NoError(e.t, err)
 		case <-time.After(20 * time.Second):
 			e.t.Fatal("engine.Run did not return after cancel")
+		}
+		if e.store != nil {
+			require.NoError(e.t, e.store.Close())
 		}
 	})
 }
@@ -281,3 +302,14 @@ func (o *otherConn) Present(_ context.Context, it interactions.Interaction) (str
 	return "tg-" + it.ID, nil
 }
 func (o *otherConn) Update(context.Context, interactions.Event) error { return nil }
+
+// crashJournal records everything but the shutdown's interruptions, so the
+// next run finds them pending, as after a crash.
+type crashJournal struct{ *store.Store }
+
+func (c crashJournal) Resolved(ctx context.Context, it interactions.Interaction, res interactions.Resolution) error {
+	if res.Status == interactions.StatusInterrupted {
+		return nil
+	}
+	return c.Store.Resolved(ctx, it, res)
+}

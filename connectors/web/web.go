@@ -66,6 +66,14 @@ type Connector struct {
 	chats    map[string]*chatInfo
 	selected map[string][]string // interaction → multi-select selection
 	awaiting map[string]bool     // plan review → adjust awaiting feedback
+	// interrupted are requests a restart interrupted that can still be
+	// answered (the engine sends the answer to the agent as a prompt).
+	interrupted map[string]interrupted
+}
+
+type interrupted struct {
+	it     interactions.Interaction
+	notice string
 }
 
 type route struct {
@@ -139,6 +147,8 @@ func New(opts ...Option) *Connector {
 		chats:     make(map[string]*chatInfo),
 		selected:  make(map[string][]string),
 		awaiting:  make(map[string]bool),
+
+		interrupted: make(map[string]interrupted),
 	}
 	for _, o := range opts {
 		o(c)
@@ -275,6 +285,11 @@ type interactionView struct {
 	OptionTexts      []string `json:"option_texts"`
 	Selected         []string `json:"selected"`
 	AwaitingFeedback bool     `json:"awaiting_feedback"`
+	// Interrupted is set on a request a restart interrupted: it is no
+	// longer waiting in the agent, but an answer is still taken and sent to
+	// the agent as its next prompt. Notice says so.
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Notice      string `json:"notice,omitempty"`
 }
 
 type updatedEvent struct {
@@ -389,6 +404,9 @@ func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
 	if v.Options == nil {
 		v.Options = []interactions.Option{}
 	}
+	if in, ok := c.interrupted[it.ID]; ok {
+		v.Interrupted, v.Notice = true, in.notice
+	}
 	return v
 }
 
@@ -434,6 +452,15 @@ func (c *Connector) Update(_ context.Context, ev interactions.Event) error {
 		delete(c.selected, it.ID)
 		delete(c.awaiting, it.ID)
 		r := ev.Resolution
+		if r.Status == interactions.StatusInterrupted {
+			// Interrupted by a restart: with the engine's recovery its
+			// buttons keep working, so it is shown (again) as a request.
+			c.interrupted[it.ID] = interrupted{it, r.Text}
+			v := c.viewLocked(it)
+			c.publishLocked("interaction.requested", it.ChatID, v, describe(it), 0)
+			return nil
+		}
+		delete(c.interrupted, it.ID)
 		c.publishLocked("interaction.resolved", it.ChatID, resolvedEvent{
 			ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Status: r.Status,
 			Answer: r.Answer, Decision: r.Decision, Text: r.Text, By: r.By,

@@ -262,10 +262,13 @@ func chunks(text string) []string {
 }
 
 // words is what the demo reacts to.
-type words struct{ question, plan, bash, edit, implement bool }
+type words struct{ question, plan, bash, edit, implement, recovered bool }
 
 func parse(prompt string) words {
 	var w words
+	if strings.HasPrefix(prompt, engine.RecoveredPromptPrefix) {
+		return words{recovered: true} // the engine's words, not the user's
+	}
 	w.implement = strings.HasPrefix(prompt, "Implement the following plan")
 	for _, f := range strings.FieldsFunc(strings.ToLower(prompt), func(r rune) bool { return !unicode.IsLetter(r) }) {
 		switch f {
@@ -288,6 +291,11 @@ func parse(prompt string) words {
 // script runs the turn and returns its result text.
 func (t *run) script(prompt string) string {
 	w := parse(prompt)
+	if w.recovered {
+		lines := strings.Split(strings.TrimSpace(prompt), "\n")
+		t.say("Got your answer from before leashd restarted: " + lines[len(lines)-1])
+		return t.result()
+	}
 	if w.implement {
 		t.say("Implementing the approved plan in a fresh session (mode: " + string(t.s.Mode()) + ").")
 	}
@@ -305,7 +313,7 @@ func (t *run) script(prompt string) string {
 	if w.bash {
 		t.bash()
 	}
-	if !w.question && !w.plan && !w.bash && !w.edit {
+	if w == (words{}) {
 		t.say(fmt.Sprintf("You said: %q. I am the demo agent: I only pretend to work. Try a message with the word \"question\", \"plan\", \"bash\" or \"edit\" to see how leashd asks you.", prompt))
 	}
 	return t.result()

@@ -335,3 +335,15 @@ func TestSessionsGetDistinctIDs(t *testing.T) {
 	assert.NotEqual(t, s1.ID(), s2.ID())
 	assert.Equal(t, engine.ModeDefault, s1.(*demo.Session).Mode())
 }
+
+// An answer given after a restart arrives as the engine's recovered prompt;
+// the demo acknowledges it instead of reacting to the words in it.
+func TestRecoveredAnswer(t *testing.T) {
+	s := open(t, engine.ModeDefault)
+	h := &handler{}
+	prompt := engine.RecoveredPromptPrefix + "\nBefore leashd restarted you asked to use the tool Bash:\necho hello\nThe user allowed it. Run it again to continue."
+	res, err := s.Turn(context.Background(), prompt, h)
+	require.NoError(t, err)
+	assert.Empty(t, h.reqs, "no tool is asked for")
+	assert.Equal(t, "Got your answer from before leashd restarted: The user allowed it. Run it again to continue.", res.Text)
+}
