@@ -1,0 +1,391 @@
+package telegram_test
+
+// End-to-end benchmarks through the real Telegram connector, the real
+// engine and coordinator, the demo agent, and tgfake as Telegram. Run with:
+//
+//	go test -run='^$' -bench=E2E -benchtime=5x ./connectors/telegram
+//
+// BenchmarkE2EQuestions: N chats (1, 100, 1000) at once each send "ask me a
+// question", answer the demo's two questions by tapping (SQLite; then Auth
+// and Done on the multi-select) and wait for the turn to end. One op is one
+// such round in every chat. It reports rounds/s over all chats and the
+// p50/p99 latency from the final tap reaching Telegram (the fake) to the
+// agent's permission call returning with the answers, plus the process RSS
+// before the load (idle) and at its end, and the Go heap in use after a GC
+// at its end. RSS and heap are the benchmark process's: they include tgfake,
+// which keeps every request and message it received.
+//
+// BenchmarkE2EOutbound: messages sent to 50 chats through the connector's
+// default pacing (Telegram's published limits) against a fake enforcing
+// 1/s per chat and 30/s overall; reports the achieved rate and 429 count.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/leashd/leashd/connectors/telegram"
+	"github.com/leashd/leashd/connectors/telegram/tgfake"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/demo"
+	"github.com/leashd/leashd/engine/metrics"
+	"github.com/leashd/leashd/interactions"
+)
+
+// e2eStep bounds each wait of a simulated user; it is never measured.
+const e2eStep = 60 * time.Second
+
+// e2eChat is one simulated person in a private chat.
+type e2eChat struct {
+	id        int64
+	msgs      chan *tgbotapi.Message // what the bot sent or edited, as the API answered
+	unblocked chan time.Time        // the agent's AskUserQuestion returned
+	turnDone  chan struct{}         // the agent's turn returned
+}
+
+// e2eRig is a running leashd (engine + Telegram connector + demo agent)
+// against tgfake.
+type e2eRig struct {
+	fake   *tgfake.Server
+	conn   *telegram.Connector
+	chats  map[int64]*e2eChat
+	byChat map[string]*e2eChat
+	stop   func()
+}
+
+// e2eClient is the connector's HTTP client: it passes every call on and
+// routes the messages Telegram answers with to the chat's simulated user,
+// as a Telegram app would show them.
+type e2eClient struct {
+	rig *e2eRig
+	c   *http.Client
+}
+
+func (c *e2eClient) Do(r *http.Request) (*http.Response, error) {
+	resp, err := c.c.Do(r)
+	if err != nil {
+		return resp, err
+	}
+	method := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
+	if method != "sendMessage" && !strings.HasPrefix(method, "editMessage") {
+		return resp, nil
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return resp, nil
+	}
+	var env struct {
+		OK     bool            `json:"ok"`
+		Result json.RawMessage `json:"result"`
+	}
+	var m tgbotapi.Message
+	if json.Unmarshal(body, &env) == nil && env.OK && json.Unmarshal(env.Result, &m) == nil && m.Chat != nil {
+		if ch := c.rig.chats[m.Chat.ID]; ch != nil {
+			select {
+			case ch.msgs <- &m:
+			default: // a user far behind loses streamed edits, never blocks leashd
+			}
+		}
+	}
+	return resp, nil
+}
+
+// e2eAgent wraps the demo agent to timestamp when a question's answer
+// reaches it and when its turn ends.
+type e2eAgent struct {
+	engine.Agent
+	rig *e2eRig
+}
+
+func (a *e2eAgent) Open(ctx context.Context, o engine.SessionOptions) (engine.Session, error) {
+	s, err := a.Agent.Open(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return &e2eSession{Session: s, chat: a.rig.byChat[o.ChatID]}, nil
+}
+
+type e2eSession struct {
+	engine.Session
+	chat *e2eChat
+}
+
+func (s *e2eSession) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	res, err := s.Session.Turn(ctx, prompt, &e2eHandler{TurnHandler: h, chat: s.chat})
+	if s.chat != nil {
+		s.chat.turnDone <- struct{}{}
+	}
+	return res, err
+}
+
+type e2eHandler struct {
+	engine.TurnHandler
+	chat *e2eChat
+}
+
+func (h *e2eHandler) Permission(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+	resp := h.TurnHandler.Permission(ctx, req)
+	if req.ToolName == engine.ToolAskUserQuestion && h.chat != nil {
+		h.chat.unblocked <- time.Now()
+	}
+	return resp
+}
+
+func newE2ERig(b *testing.B, n int, fakeOpts []tgfake.Option, connOpts ...telegram.Option) *e2eRig {
+	b.Helper()
+	fake := tgfake.New(fakeOpts...)
+	rig := &e2eRig{fake: fake, chats: map[int64]*e2eChat{}, byChat: map[string]*e2eChat{}}
+	users := make([]int64, n)
+	for i := range n {
+		id := int64(1000 + i)
+		users[i] = id
+		ch := &e2eChat{id: id, msgs: make(chan *tgbotapi.Message, 512), unblocked: make(chan time.Time, 4), turnDone: make(chan struct{}, 4)}
+		rig.chats[id] = ch
+		rig.byChat["telegram:"+strconv.FormatInt(id, 10)] = ch
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	m := metrics.New()
+	opts := append([]telegram.Option{
+		telegram.WithAPIURL(fake.URL()),
+		telegram.WithAllowedUsers(users),
+		telegram.WithLogger(quiet),
+		telegram.WithHTTPClient(&e2eClient{rig: rig, c: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}}),
+		telegram.WithStats(m),
+		telegram.WithPollTimeout(5 * time.Second),
+	}, connOpts...)
+	rig.conn = telegram.New(fake.Token(), opts...)
+	coord := interactions.New(interactions.WithTimeout(10 * time.Minute))
+	eng := engine.New(&e2eAgent{Agent: demo.New(demo.WithDelay(0)), rig: rig}, coord,
+		engine.WithLogger(quiet), engine.WithMaxConcurrent(n), engine.WithMetrics(m))
+	eng.AddConnector(rig.conn)
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := m.Watch(context.Background(), coord)
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	if !fake.Wait(e2eStep, func() bool { return rig.conn.Ready() == nil }) {
+		cancel()
+		b.Fatalf("the connector did not become ready: %v", rig.conn.Ready())
+	}
+	rig.stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Errorf("engine: %v", err)
+		}
+		fake.Close()
+		_ = wait
+	}
+	return rig
+}
+
+// next returns the next message from the bot that satisfies ok.
+func (c *e2eChat) next(what string, ok func(tgbotapi.Message) bool) (tgbotapi.Message, error) {
+	t := time.NewTimer(e2eStep)
+	defer t.Stop()
+	for {
+		select {
+		case m := <-c.msgs:
+			if ok(*m) {
+				return *m, nil
+			}
+		case <-t.C:
+			return tgbotapi.Message{}, fmt.Errorf("chat %d: no %s within %s", c.id, what, e2eStep)
+		}
+	}
+}
+
+func button(m tgbotapi.Message, contains string) (text, data string, ok bool) {
+	if m.ReplyMarkup == nil {
+		return "", "", false
+	}
+	for _, row := range m.ReplyMarkup.InlineKeyboard {
+		for _, btn := range row {
+			if strings.Contains(btn.Text, contains) && btn.CallbackData != nil {
+				return btn.Text, *btn.CallbackData, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+func hasButton(contains string) func(tgbotapi.Message) bool {
+	return func(m tgbotapi.Message) bool { _, _, ok := button(m, contains); return ok }
+}
+
+// round is one question round in chat c; it returns the latency from the
+// final tap to the agent having the answers.
+func (r *e2eRig) round(c *e2eChat, lastQ *int) (time.Duration, error) {
+	r.fake.Text(c.id, c.id, "ask me a question")
+	q1, err := c.next("first question", func(m tgbotapi.Message) bool {
+		return m.MessageID > *lastQ && strings.Contains(m.Text, "Which database?") && hasButton("SQLite")(m)
+	})
+	if err != nil {
+		return 0, err
+	}
+	_, data, _ := button(q1, "SQLite")
+	r.fake.Tap(c.id, c.id, q1.MessageID, data)
+	q2, err := c.next("second question", func(m tgbotapi.Message) bool {
+		return m.MessageID > q1.MessageID && strings.Contains(m.Text, "Which features?") && hasButton("Done")(m)
+	})
+	if err != nil {
+		return 0, err
+	}
+	*lastQ = q2.MessageID
+	_, data, _ = button(q2, "Auth")
+	r.fake.Tap(c.id, c.id, q2.MessageID, data)
+	if _, err := c.next("Auth ticked", func(m tgbotapi.Message) bool {
+		text, _, ok := button(m, "Auth")
+		return m.MessageID == q2.MessageID && ok && text != "Auth" && hasButton("Done")(m)
+	}); err != nil {
+		return 0, err
+	}
+	_, done, _ := button(q2, "Done")
+	tapped := time.Now()
+	r.fake.Tap(c.id, c.id, q2.MessageID, done)
+	var at time.Time
+	select {
+	case at = <-c.unblocked:
+	case <-time.After(e2eStep):
+		return 0, fmt.Errorf("chat %d: the agent did not get the answers within %s", c.id, e2eStep)
+	}
+	select {
+	case <-c.turnDone:
+	case <-time.After(e2eStep):
+		return 0, fmt.Errorf("chat %d: the turn did not end within %s", c.id, e2eStep)
+	}
+	return at.Sub(tapped), nil
+}
+
+func rssMB(b *testing.B) float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		b.Logf("no /proc/self/status: RSS not reported (%v)", err)
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted)-1) * p)
+	return sorted[i]
+}
+
+func BenchmarkE2EQuestions(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("chats=%d", n), func(b *testing.B) {
+			rig := newE2ERig(b, n, nil, telegram.WithLimits(telegram.Limits{}))
+			defer rig.stop()
+			idle := rssMB(b)
+			var (
+				mu        sync.Mutex
+				latencies []time.Duration
+			)
+			lastQ := make(map[int64]*int, n)
+			for id := range rig.chats {
+				lastQ[id] = new(int)
+			}
+			rounds := 0
+			b.ResetTimer()
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for _, c := range rig.chats {
+					wg.Go(func() {
+						d, err := rig.round(c, lastQ[c.id])
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						mu.Lock()
+						latencies = append(latencies, d)
+						mu.Unlock()
+					})
+				}
+				wg.Wait()
+				if b.Failed() {
+					b.FailNow()
+				}
+				rounds += n
+			}
+			elapsed := b.Elapsed()
+			loaded := rssMB(b)
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			slices.Sort(latencies)
+			b.ReportMetric(float64(rounds)/elapsed.Seconds(), "rounds/s")
+			b.ReportMetric(float64(percentile(latencies, 0.50).Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(percentile(latencies, 0.99).Microseconds())/1000, "p99-ms")
+			b.ReportMetric(idle, "rss-idle-MB")
+			b.ReportMetric(loaded, "rss-loaded-MB")
+			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-loaded-MB")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+func BenchmarkE2EOutbound(b *testing.B) {
+	const chats = 50
+	rig := newE2ERig(b, chats, []tgfake.Option{tgfake.WithLimits(tgfake.Limits{PerChat: 1, Global: 30, RetryAfter: 1})})
+	defer rig.stop()
+	ids := make([]int64, 0, chats)
+	for id := range rig.chats {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	before429 := count429(rig.fake)
+	ctx := context.Background()
+	b.ResetTimer()
+	// One op is one message; they are spread over the chats and sent at
+	// once, as busy chats would.
+	var wg sync.WaitGroup
+	for i := range b.N {
+		chat := "telegram:" + strconv.FormatInt(ids[i%chats], 10)
+		wg.Go(func() {
+			if err := rig.conn.Say(ctx, chat, "message "+strconv.Itoa(i)); err != nil {
+				b.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := b.Elapsed()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+	b.ReportMetric(float64(count429(rig.fake)-before429), "429s")
+	b.ReportMetric(float64(len(rig.fake.Violations())), "violations")
+}
+
+func count429(f *tgfake.Server) int {
+	n := 0
+	for _, r := range f.Requests() {
+		if r.Status == http.StatusTooManyRequests {
+			n++
+		}
+	}
+	return n
+}
