@@ -54,8 +54,8 @@ const e2eStep = 60 * time.Second
 type e2eChat struct {
 	id        int64
 	msgs      chan *tgbotapi.Message // what the bot sent or edited, as the API answered
-	unblocked chan time.Time        // the agent's AskUserQuestion returned
-	turnDone  chan struct{}         // the agent's turn returned
+	unblocked chan time.Time         // the agent's AskUserQuestion returned
+	turnDone  chan struct{}          // the agent's turn returned
 }
 
 // e2eRig is a running leashd (engine + Telegram connector + demo agent)
