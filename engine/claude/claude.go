@@ -154,7 +154,8 @@ func (a *Agent) Open(ctx context.Context, o engine.SessionOptions) (engine.Sessi
 	s, err := start(a, o)
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			return nil, notFound(a.path, err)
+			// Without the install hint: the engine adds its own.
+			return nil, fmt.Errorf("%w: Claude Code CLI %q (%v)", engine.ErrAgentNotFound, a.path, err)
 		}
 		return nil, fmt.Errorf("starting %s: %w", a.path, err)
 	}

@@ -2,6 +2,7 @@ package claude_test
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"testing"
 	"time"
@@ -111,4 +112,49 @@ func TestRealCLISetModeAcceptEdits(t *testing.T) {
 	assert.Equal(t, "written", res.Text)
 	assert.Empty(t, h.perms, "in acceptEdits the CLI does not ask about Write")
 	assert.FileExists(t, target)
+}
+
+// The setMode update sent along with an ExitPlanMode approval changes the
+// CLI's own mode: after "edit" a Write is not even asked about; after
+// "default" it is.
+func TestRealCLIPlanApprovalSetsTheCLIMode(t *testing.T) {
+	for _, tc := range []struct {
+		mode      engine.Mode
+		askWrites bool
+	}{{engine.ModeAcceptEdits, false}, {engine.ModeDefault, true}} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			c := newRealCLI(t)
+			target := filepath.Join(c.dir, "plan.txt")
+			c.api.Reply(
+				fakeapi.Tool("ExitPlanMode", map[string]string{"plan": "# Plan\nwrite plan.txt"}),
+				fakeapi.Tool("Write", map[string]string{"file_path": target, "content": "x\n"}),
+				fakeapi.Text("done"))
+			s := c.open(t, engine.SessionOptions{ChatID: "t1", Mode: engine.ModePlan})
+			h := &recHandler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+				resp := engine.PermissionResponse{Allow: true, UpdatedInput: req.Input}
+				if req.ToolName == "ExitPlanMode" {
+					resp.UpdatedPermissions = []engine.PermissionUpdate{{Type: "setMode", Mode: tc.mode, Destination: "session"}}
+				}
+				return resp
+			}}
+			res, err := s.Turn(context.Background(), "plan then write", h)
+			require.NoError(t, err)
+			assert.Equal(t, "done", res.Text)
+			var asked []string
+			for _, p := range h.perms {
+				asked = append(asked, p.ToolName)
+			}
+			if tc.askWrites {
+				assert.Equal(t, []string{"ExitPlanMode", "Write"}, asked)
+			} else {
+				assert.Equal(t, []string{"ExitPlanMode"}, asked)
+			}
+			assert.FileExists(t, target)
+			var plan struct {
+				Plan string `json:"plan"`
+			}
+			require.NoError(t, json.Unmarshal(h.perms[0].Input, &plan))
+			assert.Equal(t, "# Plan\nwrite plan.txt", plan.Plan)
+		})
+	}
 }

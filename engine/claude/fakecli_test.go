@@ -214,6 +214,18 @@ func fakeCLI(mode string) int {
 				got = append(got, "A")
 			}
 			result("responses="+strings.Join(got, ","), false, "success")
+		case "race": // requests withdrawn as soon as they are asked
+			for i := range 50 {
+				id := fmt.Sprintf("r%d", i)
+				askTool(id, "Bash", map[string]string{"command": "touch " + id})
+				out(map[string]any{"type": "control_cancel_request", "request_id": id})
+			}
+			askTool("final", "Bash", map[string]string{"command": "ls"})
+			r, ok := waitResponse("final", 10*time.Second)
+			if !ok {
+				r = "no response to final"
+			}
+			result(r, false, "success")
 		case "unknown":
 			out(map[string]any{"type": "control_request", "request_id": "m1", "request": map[string]any{"subtype": "mystery_subtype"}})
 			r, ok := waitResponse("m1", 10*time.Second)

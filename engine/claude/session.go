@@ -535,6 +535,11 @@ func (s *session) Done() <-chan struct{} { return s.done }
 func (s *session) Close(ctx context.Context) error {
 	step := s.a.closeTimeout
 	wait := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+		}
 		t := time.NewTimer(step)
 		defer t.Stop()
 		select {

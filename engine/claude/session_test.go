@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -15,7 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/interactions"
 )
 
 // logBuf collects log output for assertions.
@@ -113,13 +116,13 @@ func TestTurnEchoAndResult(t *testing.T) {
 
 func TestArgsDirEnvAndResumeID(t *testing.T) {
 	dir := t.TempDir()
-	a, _ := fakeAgent(t, "normal", WithEnv([]string{"LEASHD_FAKE_EXTRA=passed"}))
+	a, _ := fakeAgent(t, "normal", WithEnv([]string{"LEASHD_FAKE_EXTRA=passed"}), WithExtraArgs("--add-dir", "/tmp"))
 	s := openFake(t, a, engine.SessionOptions{ChatID: "c", Mode: engine.ModePlan, Model: "claude-test-1", ResumeID: "prev-session", WorkDir: dir})
 	assert.Equal(t, "prev-session", s.ID(), "a resumed session is known by its ID from the start")
 	res, err := s.Turn(turnCtx(t), "args", &handler{})
 	require.NoError(t, err)
 	args, rest, _ := strings.Cut(res.Text, "|cwd=")
-	assert.Equal(t, "--output-format stream-json --input-format stream-json --verbose --permission-prompt-tool stdio --permission-mode plan --model claude-test-1 --resume prev-session", args)
+	assert.Equal(t, "--output-format stream-json --input-format stream-json --verbose --permission-prompt-tool stdio --permission-mode plan --model claude-test-1 --resume prev-session --add-dir /tmp", args)
 	cwd, extra, _ := strings.Cut(rest, "|extra=")
 	assert.Equal(t, dir, cwd)
 	assert.Equal(t, "passed", extra, "WithEnv is passed on")
@@ -168,8 +171,45 @@ func TestMissingProgram(t *testing.T) {
 		require.Error(t, err)
 		assert.ErrorIs(t, err, engine.ErrAgentNotFound)
 		assert.Contains(t, err.Error(), path)
-		assert.Contains(t, err.Error(), "npm install -g @anthropic-ai/claude-code")
 	}
+}
+
+func TestMissingProgramThroughTheEngine(t *testing.T) {
+	coord := interactions.New()
+	e := engine.New(New("/nonexistent/claude"), coord)
+	out := &sayConn{said: make(chan string, 10)}
+	e.AddConnector(out)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	_, err := e.HandleMessage(ctx, connectors.Incoming{ChatID: "c1", UserID: "u", Text: "hello"})
+	require.NoError(t, err)
+	select {
+	case msg := <-out.said:
+		assert.Contains(t, msg, "Could not start the agent")
+		assert.Contains(t, msg, `"/nonexistent/claude"`)
+		assert.Contains(t, msg, "npm install -g @anthropic-ai/claude-code")
+		assert.Equal(t, 1, strings.Count(msg, "npm install"), "the install hint is given once")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the chat was not told")
+	}
+}
+
+// sayConn is a connector that reports what the engine says.
+type sayConn struct{ said chan string }
+
+func (c *sayConn) Name() string { return "web" }
+func (c *sayConn) Run(ctx context.Context, _ connectors.Handler) error {
+	<-ctx.Done()
+	return nil
+}
+func (c *sayConn) Say(_ context.Context, _, text string) error            { c.said <- text; return nil }
+func (c *sayConn) StreamText(context.Context, string, string) error       { return nil }
+func (c *sayConn) Done(context.Context, string, connectors.Summary) error { return nil }
+func (c *sayConn) Update(context.Context, interactions.Event) error       { return nil }
+func (c *sayConn) Present(context.Context, interactions.Interaction) (string, error) {
+	return "", nil
 }
 
 func TestFind(t *testing.T) {
@@ -456,4 +496,32 @@ func TestErrSessionEndedWrapping(t *testing.T) {
 	require.NoError(t, s.Close(t.Context()))
 	_, err := s.Turn(turnCtx(t), "echo x", &handler{})
 	assert.True(t, errors.Is(err, engine.ErrSessionEnded))
+}
+
+func TestWithdrawalsRacingAnswers(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	var mu sync.Mutex
+	withdrawn := 0
+	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+		var n int
+		if _, err := fmt.Sscanf(req.ToolUseID, "toolu_r%d", &n); err == nil && n%2 == 1 {
+			<-ctx.Done() // a person who had not answered yet
+			mu.Lock()
+			if errors.Is(context.Cause(ctx), ErrRequestWithdrawn) {
+				withdrawn++
+			}
+			mu.Unlock()
+		}
+		return engine.PermissionResponse{Allow: true} // even ones answer at once, racing the withdrawal
+	}}
+	res, err := s.Turn(turnCtx(t), "race", h)
+	require.NoError(t, err)
+	assert.Contains(t, res.Text, `"request_id":"final"`)
+	assert.Contains(t, res.Text, `"behavior":"allow"`)
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return withdrawn == 25 }, 10*time.Second, 5*time.Millisecond,
+		"every waiting decision learns it was withdrawn")
+	res, err = s.Turn(turnCtx(t), "echo still fine", &handler{})
+	require.NoError(t, err)
+	assert.Equal(t, "you said: still fine", res.Text)
 }
