@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -94,6 +95,13 @@ func (c *Connector) auth(next http.HandlerFunc) http.Handler {
 				return
 			}
 		}
+		if c.token == "" && !loopbackHost(r.Host) {
+			// Without a token only this machine may use the API; a page
+			// of another site reaching it by DNS rebinding names its own
+			// host.
+			writeError(w, http.StatusForbidden, "requests for host "+quoteShort(r.Host)+" refused: without LEASHD_WEB_TOKEN the API answers only localhost addresses")
+			return
+		}
 		if c.token != "" {
 			got, how := "", ""
 			if h := r.Header.Get("Authorization"); h != "" {
@@ -136,6 +144,19 @@ func sameOrigin(r *http.Request) error {
 		return fmt.Errorf("cross-origin request from %s refused: the API only takes requests from its own page (%s) or from clients that send no Origin", quoteShort(o), r.Host)
 	}
 	return nil
+}
+
+// loopbackHost reports whether a Host header names this machine.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func quoteShort(s string) string { return fmt.Sprintf("%q", connectors.Truncate(s, 80)) }

@@ -147,6 +147,9 @@ func TestPlanReviewAdjustThenApprove(t *testing.T) {
 	assert.Equal(t, demo.Plan, p.Data["plan"])
 	assert.Equal(t, []string{"clean_edit", "edit", "default", "adjust"}, labels(p))
 	assert.Equal(t, []any{"Approve, clear context", "Approve, auto-accept edits", "Approve, review edits", "Adjust"}, p.Data["option_texts"])
+	for _, k := range []string{"interaction_id", "chat_id", "kind", "header", "question", "options", "multi_select", "index", "total", "plan", "tool_name", "tool_input"} {
+		assert.Contains(t, p.Data, k, "every field is present whatever the kind")
+	}
 
 	st, body := e.reply(id(p), `{"answers":[["adjust"]]}`)
 	require.Equal(t, http.StatusAccepted, st, body)
@@ -536,6 +539,28 @@ func TestAuth(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, st)
 	st, _ = e.do("POST", "/api/chats/x/messages", `{"text":"hi"}`, "Origin", e.url)
 	assert.Equal(t, http.StatusAccepted, st)
+}
+
+// Without a token, only requests naming this machine are served (a page of
+// another site reaching the port by DNS rebinding names its own host).
+func TestNoTokenOnlyLocalhost(t *testing.T) {
+	e := start(t, setup{})
+	for host, want := range map[string]int{
+		"evil.example:8080": http.StatusForbidden, "evil.example": http.StatusForbidden, "10.0.0.1": http.StatusForbidden,
+		"localhost:8080": http.StatusOK, "127.0.0.1": http.StatusOK, "[::1]:80": http.StatusOK, "LOCALHOST": http.StatusOK,
+	} {
+		req, err := http.NewRequest("GET", e.url+"/api/info", nil)
+		require.NoError(t, err)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, want, resp.StatusCode, "%s: %s", host, b)
+		if want == http.StatusForbidden {
+			assert.Contains(t, string(b), "without LEASHD_WEB_TOKEN the API answers only localhost addresses")
+		}
+	}
 }
 
 type mounter struct{}

@@ -166,6 +166,9 @@ func TestBrowserPlanAndTool(t *testing.T) {
 	require.Equal(t, 2, count(t, ctx, card+" .plan ol li"))
 	require.Equal(t, 4, count(t, ctx, card+" button[data-label]"), "the four decisions")
 
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	artifact(t, "web-plan-review.png", shot)
 	click(t, ctx, card+` button[data-label="adjust"]`)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.WaitVisible(chromedp.CSS(card+" .feedback input")),
@@ -184,6 +187,9 @@ func TestBrowserPlanAndTool(t *testing.T) {
 	cmd, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(card+" pre"), chromedp.NodeVisible))
 	require.NoError(t, err)
 	require.Equal(t, "echo hello\n# Print hello", cmd)
+	shot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	artifact(t, "web-tool-approval.png", shot)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS(card+" .row input"), "not on a train"),
 		chromedp.Click(chromedp.CSS(card+` button[data-label="deny"]`)),

@@ -277,9 +277,26 @@ type doneEvent struct {
 	Summary    string   `json:"summary"`
 }
 
-// interactionView is an interaction as the API shows it.
+// interactionView is an interaction as the API shows it: every field is
+// present whatever the kind (zero when unused), so clients need no guessing.
 type interactionView struct {
-	interactions.Interaction
+	ID          string            `json:"interaction_id"`
+	ChatID      string            `json:"chat_id"`
+	Kind        interactions.Kind `json:"kind"`
+	Header      string            `json:"header"`
+	Question    string            `json:"question"`
+	Options     []optionView      `json:"options"`
+	MultiSelect bool              `json:"multi_select"`
+	Index       int               `json:"index"` // 1-based, of Total
+	Total       int               `json:"total"`
+	Plan        string            `json:"plan"`
+	ToolName    string            `json:"tool_name"`
+	ToolInput   json.RawMessage   `json:"tool_input"` // the tool's JSON object; null when none
+	// ToolSummary is the tool call for people: the command, or the file
+	// and an excerpt of the change.
+	ToolSummary string     `json:"tool_summary"`
+	AskedAt     time.Time  `json:"asked_at"`
+	Deadline    *time.Time `json:"deadline,omitempty"`
 	// OptionTexts are the buttons' texts, by option ("Allow for this
 	// session" for allow_session).
 	OptionTexts      []string `json:"option_texts"`
@@ -290,6 +307,11 @@ type interactionView struct {
 	// the agent as its next prompt. Notice says so.
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Notice      string `json:"notice,omitempty"`
+}
+
+type optionView struct {
+	Label       string `json:"label"`
+	Description string `json:"description"`
 }
 
 type updatedEvent struct {
@@ -393,16 +415,25 @@ func (c *Connector) Done(_ context.Context, chatID string, s connectors.Summary)
 }
 
 func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
-	v := interactionView{Interaction: it, OptionTexts: make([]string, len(it.Options)),
-		Selected: c.selected[it.ID], AwaitingFeedback: c.awaiting[it.ID]}
+	v := interactionView{
+		ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Header: it.Header, Question: it.Question,
+		Options: make([]optionView, len(it.Options)), MultiSelect: it.MultiSelect, Index: it.Index, Total: it.Total,
+		Plan: it.Plan, ToolName: it.ToolName, ToolInput: it.ToolInput, ToolSummary: it.ToolSummary, AskedAt: it.AskedAt,
+		OptionTexts: make([]string, len(it.Options)), Selected: c.selected[it.ID], AwaitingFeedback: c.awaiting[it.ID],
+	}
+	if len(v.ToolInput) > 0 && !json.Valid(v.ToolInput) {
+		v.ToolInput = nil // never break the event's JSON
+	}
+	if !it.Deadline.IsZero() {
+		d := it.Deadline
+		v.Deadline = &d
+	}
 	for i, o := range it.Options {
+		v.Options[i] = optionView{o.Label, o.Description}
 		v.OptionTexts[i] = connectors.OptionText(it, o.Label)
 	}
 	if v.Selected == nil {
 		v.Selected = []string{}
-	}
-	if v.Options == nil {
-		v.Options = []interactions.Option{}
 	}
 	if in, ok := c.interrupted[it.ID]; ok {
 		v.Interrupted, v.Notice = true, in.notice
