@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -189,4 +191,29 @@ func (nopHandler) Text(string)                     {}
 func (nopHandler) ToolUse(string, json.RawMessage) {}
 func (nopHandler) Permission(context.Context, engine.PermissionRequest) engine.PermissionResponse {
 	return engine.PermissionResponse{}
+}
+
+func TestE2EShutdownWithAPendingQuestion(t *testing.T) {
+	s, stop := newStoppableStack(t)
+	s.api.Reply(fakeapi.Tool("AskUserQuestion", twoQuestions))
+	s.send(t, "ask me")
+	it := s.conn.waitShown(t, 1)
+	st := s.starts(t)
+	pidText, _, _ := strings.Cut(st[0], " ")
+	pid, err := strconv.Atoi(pidText)
+	require.NoError(t, err)
+	start := time.Now()
+	require.NoError(t, stop())
+	t.Logf("engine stopped in %s", time.Since(start).Round(time.Millisecond))
+	s.conn.mu.Lock()
+	var res interactions.Resolution
+	for _, ev := range s.conn.updates {
+		if ev.Interaction.ID == it.ID && ev.Type == interactions.EventResolved {
+			res = ev.Resolution
+		}
+	}
+	s.conn.mu.Unlock()
+	assert.Equal(t, interactions.StatusInterrupted, res.Status, "the question's message says leashd is restarting")
+	assert.Contains(t, res.Text, "restarting")
+	assert.Error(t, syscall.Kill(pid, 0), "the CLI process is gone after shutdown")
 }

@@ -2,6 +2,7 @@ package claude_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,6 +37,15 @@ type stack struct {
 
 func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
 	t.Helper()
+	s, stop := newStoppableStack(t, engineOpts...)
+	t.Cleanup(func() { require.NoError(t, stop()) })
+	return s
+}
+
+// newStoppableStack is newStack whose engine the test stops itself (stop
+// is idempotent and also runs at cleanup).
+func newStoppableStack(t *testing.T, engineOpts ...engine.Option) (*stack, func() error) {
+	t.Helper()
 	real := testenv.Claude(t)
 	api := fakeapi.New(t)
 	home := t.TempDir()
@@ -55,16 +65,21 @@ func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(30 * time.Second):
-			t.Error("engine did not stop")
-		}
-	})
-	return &stack{api: api, e: e, coord: coord, conn: conn, dir: dir, log: logFile}
+	var once sync.Once
+	var runErr error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case runErr = <-done:
+			case <-time.After(30 * time.Second):
+				runErr = errors.New("engine did not stop within 30s")
+			}
+		})
+		return runErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	return &stack{api: api, e: e, coord: coord, conn: conn, dir: dir, log: logFile}, stop
 }
 
 // starts lists the CLI processes started: pid and arguments.
