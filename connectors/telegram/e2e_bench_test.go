@@ -3,7 +3,10 @@ package telegram_test
 // End-to-end benchmarks through the real Telegram connector, the real
 // engine and coordinator, the demo agent, and tgfake as Telegram. Run with:
 //
-//	go test -run='^$' -bench=E2E -benchtime=5x ./connectors/telegram
+//	go test -run='^$' -bench=E2EQuestions -benchtime=5x ./connectors/telegram
+//	go test -run='^$' -bench=E2EOutbound -benchtime=300x ./connectors/telegram
+//
+// (.ci/bench runs every benchmark with these settings.)
 //
 // BenchmarkE2EQuestions: N chats (1, 100, 1000) at once each send "ask me a
 // question", answer the demo's two questions by tapping (SQLite; then Auth
@@ -12,7 +15,10 @@ package telegram_test
 // p50/p99 latency from the final tap reaching Telegram (the fake) to the
 // agent's permission call returning with the answers, plus the process RSS
 // before the load (idle) and at its end, and the Go heap in use after a GC
-// at its end. RSS and heap are the benchmark process's: they include tgfake,
+// at its end. The connector runs with its defaults (e.g. the 1s interval
+// between edits of streamed text) except outbound rate limits, which are
+// off: BenchmarkE2EOutbound measures those. RSS and heap are the benchmark
+// process's: they include tgfake,
 // which keeps every request and message it received.
 //
 // BenchmarkE2EOutbound: messages sent to 50 chats through the connector's
