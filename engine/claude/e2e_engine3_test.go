@@ -151,17 +151,24 @@ func TestE2EAPIErrorIsShownAsAnErrorResult(t *testing.T) {
 // handshake, then closing it.
 func BenchmarkRealCLIStart(b *testing.B) {
 	c := newRealCLI(b)
+	var open, closing time.Duration
 	for b.Loop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		t0 := time.Now()
 		s, err := c.agent.Open(ctx, engine.SessionOptions{ChatID: "b", WorkDir: c.dir})
 		if err != nil {
 			b.Fatal(err)
 		}
+		t1 := time.Now()
 		if err := s.Close(ctx); err != nil {
 			b.Fatal(err)
 		}
+		open += t1.Sub(t0)
+		closing += time.Since(t1)
 		cancel()
 	}
+	b.ReportMetric(float64(open.Milliseconds())/float64(b.N), "open-ms/op")
+	b.ReportMetric(float64(closing.Milliseconds())/float64(b.N), "close-ms/op")
 }
 
 // BenchmarkRealCLITurn measures one prompt's round trip through a live CLI
