@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config/testenv"
+	"github.com/leashd/leashd/connectors"
 )
 
 // browser starts headless Chromium (a phone-sized window) and returns a
@@ -231,4 +232,59 @@ func TestBrowserReconnectsAfterRestart(t *testing.T) {
 	nodes, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSSAll(".msg.user")))
 	require.NoError(t, err)
 	require.Len(t, nodes, 2, "the old prompt is still shown, the new one once")
+}
+
+// Without the token the page asks for it; with it the page works. What
+// people and the agent write is shown as text, never run as HTML.
+func TestBrowserLoginAndEscaping(t *testing.T) {
+	ctx := browser(t)
+	e := start(t, setup{token: "pa ss/word"})
+	s := e.subscribe("")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(e.url),
+		chromedp.WaitVisible(chromedp.CSS("#login")),
+		chromedp.SendKeys(chromedp.CSS("#tokenin"), "pa ss/word"),
+		chromedp.Click(chromedp.CSS("#login button")),
+		chromedp.WaitVisible(chromedp.CSS("#dot.on")),
+	))
+	evil := `<img src=x onerror="window.pwned=1"> **bold** <script>window.pwned=2</script>`
+	sendPrompt(t, ctx, evil)
+	s.next("agent.done")
+	waitText(t, ctx, `You said: "<img src=x onerror=\"window.pwned=1\"> bold <script>window.pwned=2</script>"`)
+	require.Zero(t, count(t, ctx, "main img"), "no element made from the text")
+	require.Zero(t, count(t, ctx, "main script"))
+	require.Equal(t, 1, count(t, ctx, ".msg.bot strong"), "Markdown still works")
+	pwned, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("window.pwned !== undefined"))
+	require.NoError(t, err)
+	require.False(t, pwned)
+	var user string
+	user, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".msg.user")))
+	require.NoError(t, err)
+	require.Equal(t, evil, user)
+}
+
+// The page watches chats of other connectors (here "telegram:42"): they
+// appear in the chat list with an unread count, and their requests can be
+// answered from the page.
+func TestBrowserAnswersAnotherConnectorsChat(t *testing.T) {
+	ctx := browser(t)
+	e := start(t, setup{extra: []connectors.Connector{&otherConn{}}})
+	s := e.subscribe("")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.url), chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
+
+	_, err := e.eng.HandleMessage(context.Background(), connectors.Incoming{ChatID: "telegram:42", UserID: "7", Text: "run bash"})
+	require.NoError(t, err)
+	b := s.next("interaction.requested")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(`#chats option[value="telegram:42"]`))))
+	label, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(`#chats option[value="telegram:42"]`)))
+	require.NoError(t, err)
+	require.Regexp(t, `^telegram:42 \(\d+\)$`, label, "unread count shown")
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#chats"), "telegram:42")))
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector("#chats").dispatchEvent(new Event("change"))`))
+	require.NoError(t, err)
+	click(t, ctx, `.card[data-id="`+id(b)+`"] button[data-label="allow_session"]`)
+	r := s.resolved(id(b))
+	require.Equal(t, "allow_session", r.Data["decision"])
+	waitText(t, ctx, "Bash echo hello allowed for the session. Output: hello")
 }
