@@ -219,6 +219,7 @@ type envOpt struct {
 	approvers []string
 	opts      []slack.Option
 	timeout   time.Duration
+	recovery  engine.Recovery
 }
 
 func start(t *testing.T, o envOpt) *env {
@@ -249,7 +250,11 @@ func start(t *testing.T, o envOpt) *env {
 		copts = append(copts, interactions.WithTimeout(o.timeout))
 	}
 	e.coord = interactions.New(copts...)
-	eng := engine.New(e.agent, e.coord, engine.WithLogger(log), engine.WithCloseTimeout(2*time.Second))
+	eopts := []engine.Option{engine.WithLogger(log), engine.WithCloseTimeout(2 * time.Second)}
+	if o.recovery != nil {
+		eopts = append(eopts, engine.WithRecovery(o.recovery))
+	}
+	eng := engine.New(e.agent, e.coord, eopts...)
 	eng.AddConnector(e.conn)
 	if o.httpMode {
 		mux := http.NewServeMux()

@@ -173,7 +173,7 @@ func (c *Connector) tap(ctx context.Context, cb slack.InteractionCallback, a *sl
 	group := !strings.HasPrefix(channel, "D")
 	if found {
 		ref, err := parseChat(it.ChatID)
-		if err != nil || ref.channel != channel {
+		if err != nil || ref.channel != channel || (ref.thread != "" && thread != "" && thread != ref.thread) {
 			c.log.Warn("button tapped outside its chat", "user", user, "id", key.id, "channel", channel)
 			c.ephemeral(ctx, channel, thread, user, expiredText)
 			return
@@ -184,11 +184,18 @@ func (c *Connector) tap(ctx context.Context, cb slack.InteractionCallback, a *sl
 	switch {
 	case key.done:
 		err = h.Confirm(ctx, key.id, r)
-	case key.kind == 'q':
-		if !found {
+	case key.kind == 'q' && !found:
+		// Not pending here: maybe interrupted by a restart, when the engine
+		// still takes the answer. The button's text is its label (unless
+		// it had to be shortened, which the engine then refuses).
+		label := strings.TrimPrefix(strings.TrimPrefix(a.Text.Text, "✓ "), "☐ ")
+		if label == "" || label == "Done" {
 			err = interactions.ErrNotFound
 			break
 		}
+		r.Answers = []string{label}
+		_, err = h.Reply(ctx, key.id, r)
+	case key.kind == 'q':
 		if key.index >= len(it.Options) {
 			err = interactions.ErrInvalidReply
 			break

@@ -79,6 +79,7 @@ type Server struct {
 	limited   map[string][]int // method → Retry-After seconds of the next 429s to answer
 	failNext  map[string]string
 	conns     []*wsConn
+	accepted  int
 	acks      map[string]Ack
 	sent      map[string]time.Time
 	envSeq    int
@@ -279,6 +280,27 @@ func rawBlocks(s string) json.RawMessage {
 	return json.RawMessage(s)
 }
 
+// Seed adds a message as if the bot had posted it earlier (e.g. before a
+// restart) and returns it with its ts.
+func (s *Server) Seed(m Message) Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m.TS = s.nextTS()
+	s.msgs = append(s.msgs, &m)
+	return m
+}
+
+// Disconnect asks every Socket Mode client to reconnect, as Slack does
+// before it recycles a connection.
+func (s *Server) Disconnect() {
+	s.mu.Lock()
+	conns := slices.Clone(s.conns)
+	s.mu.Unlock()
+	for _, c := range conns {
+		_ = c.write(map[string]any{"type": "disconnect", "reason": "refresh_requested"})
+	}
+}
+
 // Calls returns the recorded calls of method ("" for all).
 func (s *Server) Calls(method string) []Call {
 	s.mu.Lock()
@@ -340,6 +362,7 @@ func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
 	conn := &wsConn{c: c}
 	s.mu.Lock()
 	s.conns = append(s.conns, conn)
+	s.accepted++
 	s.mu.Unlock()
 	s.notify()
 	_ = conn.write(map[string]any{"type": "hello", "num_connections": 1, "connection_info": map[string]any{"app_id": "A1"}})
@@ -388,6 +411,13 @@ func (s *Server) Connected() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.conns)
+}
+
+// Accepted counts the Socket Mode connections ever opened.
+func (s *Server) Accepted() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.accepted
 }
 
 // Push sends an envelope of this type ("events_api", "interactive",
@@ -464,8 +494,19 @@ func MentionEvent(channel, user, ts, threadTS, text string) map[string]any {
 }
 
 // BlockAction is a block_actions payload: user tapped the button
-// actionID/value on message msg.
+// actionID/value on message msg (its text taken from msg's blocks).
 func BlockAction(user string, msg Message, actionID, value string) map[string]any {
+	text := "x"
+	for _, b := range Buttons(msg.Blocks) {
+		if b.ActionID == actionID {
+			text = b.Text
+		}
+	}
+	return BlockActionText(user, msg, actionID, value, text)
+}
+
+// BlockActionText is BlockAction with the tapped button's text given.
+func BlockActionText(user string, msg Message, actionID, value, text string) map[string]any {
 	container := map[string]any{"type": "message", "message_ts": msg.TS, "channel_id": msg.Channel, "is_ephemeral": false}
 	if msg.ThreadTS != "" {
 		container["thread_ts"] = msg.ThreadTS
@@ -481,7 +522,7 @@ func BlockAction(user string, msg Message, actionID, value string) map[string]an
 		"channel":      map[string]any{"id": msg.Channel, "name": "chan"},
 		"message":      map[string]any{"type": "message", "ts": msg.TS, "thread_ts": msg.ThreadTS, "text": msg.Text, "blocks": msg.Blocks},
 		"response_url": "https://hooks.invalid/actions",
-		"actions":      []any{map[string]any{"type": "button", "action_id": actionID, "block_id": "b", "value": value, "action_ts": "1.1", "text": map[string]any{"type": "plain_text", "text": "x"}}},
+		"actions":      []any{map[string]any{"type": "button", "action_id": actionID, "block_id": "b", "value": value, "action_ts": "1.1", "text": map[string]any{"type": "plain_text", "text": text}}},
 	}
 }
 

@@ -1,0 +1,112 @@
+package slack_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/connectors/slack/slackfake"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/interactions"
+)
+
+// memRecovery is what the persistence layer would keep across a restart.
+type memRecovery struct {
+	mu   sync.Mutex
+	left []engine.Interrupted
+	done map[string]interactions.Resolution
+}
+
+func (m *memRecovery) Interrupt(context.Context) ([]engine.Interrupted, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.left, nil
+}
+
+func (m *memRecovery) LookupInterrupted(_ context.Context, id string) (engine.Interrupted, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, in := range m.left {
+		if in.Interaction.ID == id {
+			return in, true, nil
+		}
+	}
+	return engine.Interrupted{}, false, nil
+}
+
+func (m *memRecovery) Recovered(_ context.Context, id string, res interactions.Resolution) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.done[id]; ok {
+		return false, nil
+	}
+	m.done[id] = res
+	return true, nil
+}
+
+// A question and a tool approval left pending by a crash: their old
+// buttons still answer after the restart, once.
+func TestButtonsWorkAfterRestart(t *testing.T) {
+	fake := slackfake.New(botToken, appToken)
+	qBlocks := json.RawMessage(`[{"type":"actions","elements":[{"type":"button","action_id":"leashd:qOld:1","value":"qOld:1","text":{"type":"plain_text","text":"SQLite"}}]}]`)
+	tBlocks := json.RawMessage(`[{"type":"actions","elements":[{"type":"button","action_id":"leashd:tOld:t0","value":"tOld:t0","text":{"type":"plain_text","text":"Allow"}}]}]`)
+	qMsg := fake.Seed(slackfake.Message{Channel: "D1", Text: "Question", Blocks: qBlocks})
+	tMsg := fake.Seed(slackfake.Message{Channel: "C1", ThreadTS: "1700000000.000001", Text: "Tool", Blocks: tBlocks})
+	rec := &memRecovery{done: map[string]interactions.Resolution{}, left: []engine.Interrupted{
+		{Interaction: interactions.Interaction{ID: "qOld", ChatID: "slack:D1", Kind: interactions.KindQuestion, Question: "Which database?",
+			Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}}, Ref: "D1:" + qMsg.TS},
+		{Interaction: interactions.Interaction{ID: "tOld", ChatID: "slack:C1:1700000000.000001", Kind: interactions.KindToolApproval, ToolName: "Bash",
+			ToolSummary: "make deploy", Options: interactions.ToolOptions}, Ref: "C1:" + tMsg.TS},
+	}}
+	fake.Close() // the env brings its own fake: copy the seeded messages over
+	e := start(t, envOpt{recovery: rec})
+	qMsg = e.fake.Seed(qMsg)
+	tMsg = e.fake.Seed(tMsg)
+	rec.mu.Lock()
+	rec.left[0].Ref = "D1:" + qMsg.TS
+	rec.left[1].Ref = "C1:" + tMsg.TS
+	rec.mu.Unlock()
+
+	e.tap(allowedUser, qMsg, "SQLite")
+	p := e.waitPrompt(t, "SQLite")
+	assert.True(t, strings.HasPrefix(p, engine.RecoveredPromptPrefix))
+	e.waitText("D1", "✅ *Answer:* SQLite — <@U1>")
+	e.tap(allowedUser, qMsg, "SQLite") // a second tap: already answered
+	e.waitEphemeral(allowedUser, "This question has expired.")
+
+	e.tap(allowedUser, tMsg, "Allow") // not an approver in a channel
+	e.waitEphemeral(allowedUser, "only approvers")
+	e.tap(approverUser, tMsg, "Allow")
+	e.waitPrompt(t, "The user allowed it")
+	e.waitText("C1", "✅ *Allow* — <@U2>")
+	require.Len(t, e.agent.Prompts(), 2)
+}
+
+func (e *env) waitPrompt(t *testing.T, substr string) string {
+	t.Helper()
+	var got string
+	require.Eventually(t, func() bool {
+		for _, p := range e.agent.Prompts() {
+			if strings.Contains(p, substr) {
+				got = p
+				return true
+			}
+		}
+		return false
+	}, wait, 10_000_000, "no prompt with %q; prompts: %q", substr, e.agent.Prompts())
+	return got
+}
+
+func TestSocketModeReconnects(t *testing.T) {
+	e := start(t, envOpt{})
+	e.fake.Disconnect()
+	require.True(t, e.fake.WaitFor(wait, func() bool { return e.fake.Accepted() >= 2 }), "no reconnection")
+	require.Eventually(t, func() bool { return e.conn.Ready() == nil }, wait, 10_000_000)
+	e.dm(allowedUser, "after")
+	e.waitText("D1", "echo: after")
+}
