@@ -220,6 +220,7 @@ type envOpt struct {
 	opts      []slack.Option
 	timeout   time.Duration
 	recovery  engine.Recovery
+	agent     engine.Agent // default: the scripted agent
 }
 
 func start(t *testing.T, o envOpt) *env {
@@ -254,7 +255,11 @@ func start(t *testing.T, o envOpt) *env {
 	if o.recovery != nil {
 		eopts = append(eopts, engine.WithRecovery(o.recovery))
 	}
-	eng := engine.New(e.agent, e.coord, eopts...)
+	var ag engine.Agent = e.agent
+	if o.agent != nil {
+		ag = o.agent
+	}
+	eng := engine.New(ag, e.coord, eopts...)
 	eng.AddConnector(e.conn)
 	if o.httpMode {
 		mux := http.NewServeMux()
