@@ -35,7 +35,9 @@ func TestTeamPlanApprovalWithDemoAgent(t *testing.T) {
 			for _, b := range slackfake.Buttons(f.Blocks) {
 				if strings.HasPrefix(b.Text, "☐ ") {
 					e.tap(allowedUser, f, b.Text)
-					e.waitMsg("C7", "ticked", func(m slackfake.Message) bool { return m.TS == f.TS && hasButton(m, "✓ "+strings.TrimPrefix(b.Text, "☐ ")) })
+					e.waitMsg("C7", "ticked", func(m slackfake.Message) bool {
+						return m.TS == f.TS && hasButton(m, "✓ "+strings.TrimPrefix(b.Text, "☐ "))
+					})
 					break
 				}
 			}
