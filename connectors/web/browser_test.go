@@ -116,8 +116,10 @@ func TestBrowserQuestionFlow(t *testing.T) {
 
 	sendPrompt(t, ctx, "question")
 	q1 := s.next("interaction.requested")
+	t1 := time.Now()
 	click(t, ctx, `.card[data-id="`+id(q1)+`"] button[data-label="SQLite"]`)
 	r1 := s.resolved(id(q1))
+	t.Logf("tap in the browser to interaction.resolved: %s", time.Since(t1))
 	require.Equal(t, "SQLite", r1.Data["answer"], "the tap reached the coordinator")
 
 	q2 := s.next("interaction.requested")

@@ -84,3 +84,26 @@ func TestHubDropsSlowStream(t *testing.T) {
 	_, _, err = h.subscribe("", false, "", 0)
 	require.ErrorIs(t, err, errHubClosed)
 }
+
+// BenchmarkHubPublish publishes to 100 open streams that keep up.
+func BenchmarkHubPublish(b *testing.B) {
+	h := newHub(4096, 8<<20)
+	done := make(chan struct{})
+	for range 100 {
+		s, _, _ := h.subscribe("", false, "", 0)
+		go func() {
+			for range s.ch {
+			}
+			done <- struct{}{}
+		}()
+	}
+	data := []byte(`{"chat_id":"c","message_id":"m1","text":"hello there"}`)
+	for b.Loop() {
+		h.publish("message", "c", data, 0)
+	}
+	b.StopTimer()
+	h.close()
+	for range 100 {
+		<-done
+	}
+}

@@ -11,9 +11,9 @@
 //	bash, run           a Bash approval for `echo hello`
 //	edit, write         a Write approval for a demo file (nothing is written)
 //
-// Anything else gets an echo and a hint. In plan mode a request to run or
-// edit something first becomes a plan to review; once the plan is approved
-// the demo goes on under the mode the approval chose.
+// Anything else gets an echo and a hint. In plan mode every prompt but a
+// question first becomes a plan to review; once the plan is approved the
+// demo goes on under the mode the approval chose.
 package demo
 
 import (
@@ -68,7 +68,7 @@ func (a *Agent) Help() string {
 		"• plan — it asks you to review a plan\n" +
 		"• bash — it asks to run a command (`echo hello`)\n" +
 		"• edit — it asks to write a file (nothing is written)\n" +
-		"Anything else is echoed back."
+		"Anything else is echoed back. In plan mode (/plan) every message but a question gets a plan to review first."
 }
 
 // Open implements engine.Agent. ResumeID resumes a session by name (the
@@ -302,10 +302,13 @@ func (t *run) script(prompt string) string {
 	if w.question {
 		t.askQuestions()
 	}
-	if w.plan || (t.s.Mode() == engine.ModePlan && (w.bash || w.edit)) {
+	// In plan mode everything but a question is planned first, as Claude
+	// Code does; "plan" asks for a review in any mode.
+	if w.plan || (t.s.Mode() == engine.ModePlan && !w.question) {
 		if !t.reviewPlan() {
 			return t.result()
 		}
+		w.plan = true
 	}
 	if w.edit {
 		t.write()

@@ -347,3 +347,24 @@ func TestRecoveredAnswer(t *testing.T) {
 	assert.Empty(t, h.reqs, "no tool is asked for")
 	assert.Equal(t, "Got your answer from before leashd restarted: The user allowed it. Run it again to continue.", res.Text)
 }
+
+func TestPlanModePlansAnyPrompt(t *testing.T) {
+	s := open(t, engine.ModePlan)
+	h := &handler{decide: func(_ context.Context, r engine.PermissionRequest) engine.PermissionResponse {
+		return allowWith(r, nil, engine.PermissionUpdate{Type: "setMode", Mode: engine.ModeDefault, Destination: "session"})
+	}}
+	res, err := s.Turn(context.Background(), "add a greeting", h)
+	require.NoError(t, err)
+	require.Len(t, h.reqs, 1)
+	assert.Equal(t, engine.ToolExitPlanMode, h.reqs[0].ToolName)
+	assert.Equal(t, "Plan approved (decision: default); mode is now default.", res.Text)
+	assert.NotContains(t, h.said(), "You said", "no echo once planned")
+
+	// Questions are still asked in plan mode, without a plan.
+	h2 := &handler{}
+	s2 := open(t, engine.ModePlan)
+	_, err = s2.Turn(context.Background(), "question", h2)
+	require.NoError(t, err)
+	require.Len(t, h2.reqs, 1)
+	assert.Equal(t, engine.ToolAskUserQuestion, h2.reqs[0].ToolName)
+}
