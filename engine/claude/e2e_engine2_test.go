@@ -229,6 +229,9 @@ func TestE2EKilledMidQuestion(t *testing.T) {
 	s.conn.waitDone(t, 1)
 	s.send(t, "ask me")
 	it := s.conn.waitShown(t, 1)
+	// The CLI writes its transcript in the background; a kill before that
+	// loses the conversation (TestE2EKilledInItsFirstTurn covers that).
+	s.waitTranscript(t, "remember the word pelican")
 	s.killLast(t)
 	s.conn.waitSaid(t, "The agent stopped unexpectedly")
 	s.conn.waitFor(t, "the question cancelled", func() bool {

@@ -33,6 +33,22 @@ type stack struct {
 	conn  *recConn
 	dir   string
 	log   string // the wrapper's log: "<pid> <args>" a start
+	home  string
+}
+
+// waitTranscript waits until the CLI's session transcript on disk holds
+// text.
+func (s *stack) waitTranscript(t *testing.T, text string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		files, _ := filepath.Glob(filepath.Join(s.home, ".claude", "projects", "*", "*.jsonl"))
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), text) {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 20*time.Millisecond, "the CLI wrote its transcript")
 }
 
 func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
@@ -79,7 +95,7 @@ func newStoppableStack(t *testing.T, engineOpts ...engine.Option) (*stack, func(
 		return runErr
 	}
 	t.Cleanup(func() { _ = stop() })
-	return &stack{api: api, e: e, coord: coord, conn: conn, dir: dir, log: logFile}, stop
+	return &stack{api: api, e: e, coord: coord, conn: conn, dir: dir, log: logFile, home: home}, stop
 }
 
 // starts lists the CLI processes started: pid and arguments.

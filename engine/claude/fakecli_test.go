@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -226,6 +228,15 @@ func fakeCLI(mode string) int {
 				r = "no response to final"
 			}
 			result(r, false, "success")
+		case "orphan": // leaves a background process holding stdout and exits
+			bg := exec.Command("sleep", "60")
+			bg.Stdout = os.Stdout
+			if err := bg.Start(); err != nil {
+				result("cannot start sleep: "+err.Error(), true, "success")
+				continue
+			}
+			result(strconv.Itoa(bg.Process.Pid), false, "success")
+			return 0
 		case "unknown":
 			out(map[string]any{"type": "control_request", "request_id": "m1", "request": map[string]any{"subtype": "mystery_subtype"}})
 			r, ok := waitResponse("m1", 10*time.Second)

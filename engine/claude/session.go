@@ -84,24 +84,37 @@ func start(a *Agent, o engine.SessionOptions) (*session, error) {
 	cmd.Dir = o.WorkDir
 	cmd.Env = append(os.Environ(), a.env...)
 	cmd.Stdout = w
-	errs := &tailBuffer{max: 8 << 10}
-	cmd.Stderr = errs
-	// Bounds how long Wait waits for stderr when a grandchild (a tool's
-	// background process) still holds it open.
-	cmd.WaitDelay = 2 * time.Second
-	setProcessGroup(cmd)
-	stdin, err := cmd.StdinPipe()
+	// stderr through a pipe of our own too, so that Wait returns when the
+	// CLI exits even if a tool it started still holds stderr open.
+	er, ew, err := os.Pipe()
 	if err != nil {
 		r.Close()
 		w.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		r.Close()
-		w.Close()
+	cmd.Stderr = ew
+	setProcessGroup(cmd)
+	closeAll := func() {
+		for _, f := range []*os.File{r, w, er, ew} {
+			f.Close()
+		}
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		closeAll()
 		return nil, err
 	}
-	w.Close() // the child holds its own copy
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, err
+	}
+	w.Close() // the child holds its own copies
+	ew.Close()
+	errs := &tailBuffer{max: 8 << 10}
+	go func() {
+		_, _ = io.Copy(errs, er)
+		er.Close()
+	}()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	log := a.log.With("chat", o.ChatID, "pid", cmd.Process.Pid)
 	s := &session{
@@ -128,10 +141,14 @@ func (s *session) initialize(ctx context.Context) error {
 // wait reaps the process and ends the session.
 func (s *session) wait() {
 	err := s.cmd.Wait()
+	// The tools it started (a background dev server, a shell) end with it.
+	_ = signalGroup(s.cmd.Process, syscall.SIGTERM)
 	select { // let the reader take what the process printed last
 	case <-s.readDone:
 	case <-time.After(2 * time.Second):
-		s.out.Close() // a grandchild keeps stdout open: stop reading
+		// Something in its process group still holds stdout open.
+		_ = signalGroup(s.cmd.Process, syscall.SIGKILL)
+		s.out.Close()
 		<-s.readDone
 	}
 	s.mu.Lock()

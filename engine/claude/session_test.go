@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -524,4 +525,30 @@ func TestWithdrawalsRacingAnswers(t *testing.T) {
 	res, err = s.Turn(turnCtx(t), "echo still fine", &handler{})
 	require.NoError(t, err)
 	assert.Equal(t, "you said: still fine", res.Text)
+}
+
+func TestExitLeavingABackgroundProcess(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	res, err := s.Turn(turnCtx(t), "orphan", &handler{})
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(res.Text)
+	require.NoError(t, err, res.Text)
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Done did not close while a background process held stdout")
+	}
+	require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 10*time.Millisecond,
+		"the tool process the CLI left behind was ended with it")
+}
+
+// alive reports whether pid runs (a zombie waiting to be reaped does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z")
 }
