@@ -200,7 +200,7 @@ func (s *session) Close(context.Context) error {
 // env is a running leashd (real engine, real coordinator, real Slack
 // connector with the real slack-go client) against slackfake.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	fake   *slackfake.Server
 	conn   *slack.Connector
 	agent  *agent
@@ -223,7 +223,7 @@ type envOpt struct {
 	agent     engine.Agent // default: the scripted agent
 }
 
-func start(t *testing.T, o envOpt) *env {
+func start(t testing.TB, o envOpt) *env {
 	t.Helper()
 	e := &env{t: t, fake: slackfake.New(botToken, appToken), agent: newAgent(), logs: &syncBuf{}, stats: &stats{}, runErr: make(chan error, 1)}
 	e.tsSeq.Store(1800000000)

@@ -89,7 +89,7 @@ func inline(s string) string {
 		switch {
 		case c == '`':
 			n := run(s[i:], '`')
-			if end := strings.Index(s[i+n:], s[i:i+n]); end >= 0 {
+			if end := strings.Index(window(s, i+n, maxSpan), s[i:i+n]); end >= 0 {
 				code := s[i+n : i+n+end]
 				if strings.TrimSpace(code) != "" {
 					b.WriteString("`" + strings.ReplaceAll(escape(code), "`", "'") + "`")
@@ -129,7 +129,7 @@ func inline(s string) string {
 			b.WriteString("~~")
 			i += 2
 		case c == '[':
-			if text, url, n, ok := link(s[i:]); ok {
+			if text, url, n, ok := link(window(s, i, maxSpan)); ok {
 				b.WriteString(renderLink(text, url))
 				i += n
 				continue
@@ -137,7 +137,7 @@ func inline(s string) string {
 			b.WriteByte('[')
 			i++
 		case c == '<':
-			if end := strings.IndexByte(s[i:], '>'); end > 0 && safeURL(s[i+1:i+end]) {
+			if end := strings.IndexByte(window(s, i, maxSpan), '>'); end > 0 && safeURL(s[i+1:i+end]) {
 				b.WriteString(renderLink("", s[i+1:i+end]))
 				i += end + 1
 				continue
@@ -170,14 +170,25 @@ func run(s string, c byte) int {
 	return n
 }
 
+// maxSpan bounds how far the end of a code span, link or autolink is
+// looked for, so converting a long line stays linear.
+const maxSpan = 2000
+
+// window is s[from:] cut to at most n bytes.
+func window(s string, from, n int) string { return s[from:min(len(s), from+n)] }
+
+// maxEmphasis bounds how far a closing emphasis mark is looked for, so
+// converting a long line stays linear.
+const maxEmphasis = 500
+
 // closer finds the closing delimiter d for emphasis opened before from:
 // the content must not start or end with a space and must not be empty.
 func closer(s string, from int, d string) (int, bool) {
 	if from >= len(s) || s[from] == ' ' {
 		return 0, false
 	}
-	for j := from + 1; j+len(d) <= len(s); j++ {
-		if s[j:j+len(d)] == d && s[j-1] != ' ' && s[j-1] != '\\' {
+	for j := from + 1; j+len(d) <= len(s) && j-from <= maxEmphasis; j++ {
+		if s[j] == d[0] && s[j:j+len(d)] == d && s[j-1] != ' ' && s[j-1] != '\\' {
 			return j, true
 		}
 	}
@@ -248,6 +259,8 @@ func escape(s string) string {
 	if !strings.ContainsAny(s, "&<>") {
 		return s
 	}
-	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
-	return r.Replace(s)
+	return escaper.Replace(s)
 }
+
+// escaper is read-only after start-up.
+var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")

@@ -87,3 +87,11 @@ func FuzzMrkdwn(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkMrkdwnPathological(b *testing.B) {
+	line := strings.Repeat("_a ", 30000) + strings.Repeat("[x", 10000) + strings.Repeat("`", 5000)
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		Mrkdwn(line)
+	}
+}
