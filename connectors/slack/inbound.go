@@ -138,9 +138,16 @@ func (c *Connector) refuse(ctx context.Context, ref chatRef, user, why string) {
 	first := c.warned.add(user + "|" + ref.String() + "|" + why)
 	c.mu.Unlock()
 	c.log.Info("message refused", "user", user, "chat", ref.String(), "why", why)
-	if first {
-		c.ephemeral(ctx, ref.channel, ref.thread, user, why)
+	if !first {
+		return
 	}
+	thread := ref.thread
+	c.mu.Lock()
+	if !c.threads[ref.channel+":"+thread] {
+		thread = "" // a refused mention starts no thread: answer beside it
+	}
+	c.mu.Unlock()
+	c.ephemeral(ctx, ref.channel, thread, user, why)
 }
 
 // onInteraction handles an interactive payload (already acknowledged).

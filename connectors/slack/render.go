@@ -27,6 +27,9 @@ func contextBlock(id, mrkdwn string) slack.Block {
 }
 
 func button(k buttonKey, text, style string) *slack.ButtonBlockElement {
+	if strings.TrimSpace(text) == "" {
+		text = "(no label)" // Slack refuses empty button text
+	}
 	b := slack.NewButtonBlockElement(k.actionID(), k.String(), slack.NewTextBlockObject(slack.PlainTextType, connectors.Truncate(text, MaxButton), true, false))
 	if style != "" {
 		b.Style = slack.Style(style)
@@ -128,7 +131,12 @@ func questionMsg(it interactions.Interaction, group bool, selected []string) out
 // planMessages are the plan as mrkdwn sections, at most MaxBlocks to a
 // message.
 func planMessages(it interactions.Interaction) []outMsg {
-	parts := splitMarkdown(it.Plan, MaxSection)
+	var parts []string
+	for _, p := range splitMarkdown(it.Plan, MaxSection) {
+		if strings.TrimSpace(p) != "" { // Slack refuses empty sections
+			parts = append(parts, p)
+		}
+	}
 	var msgs []outMsg
 	for i := 0; i < len(parts); i += MaxBlocks {
 		end := min(i+MaxBlocks, len(parts))

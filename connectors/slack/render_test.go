@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slack-go/slack"
+
 	"github.com/leashd/leashd/connectors/slack/slackfake"
 	"github.com/leashd/leashd/interactions"
 )
@@ -88,5 +90,22 @@ func BenchmarkRenderLongPlan(b *testing.B) {
 	it := interactions.Interaction{ID: "p", ChatID: "slack:C1:1.1", Kind: interactions.KindPlanReview, Plan: strings.Repeat("1. Step: change `file.go` so **it** does <the> thing & more\n", 2500)}
 	for b.Loop() {
 		render(it, true, nil)
+	}
+}
+
+func TestRenderNeverEmptyTexts(t *testing.T) {
+	plan := "# P\n" + strings.Repeat("\n", 5000) + strings.Repeat("word ", 1000) + "\n\n\n"
+	it := interactions.Interaction{ID: "p", ChatID: "slack:D1", Kind: interactions.KindPlanReview, Plan: plan}
+	for _, m := range render(it, false, nil) {
+		for _, b := range m.blocks {
+			if sb, ok := b.(*slack.SectionBlock); ok {
+				assert.NotEmpty(t, strings.TrimSpace(sb.Text.Text))
+			}
+		}
+	}
+	q := interactions.Interaction{ID: "q", ChatID: "slack:D1", Kind: interactions.KindQuestion, Question: "?", Options: []interactions.Option{{Label: " "}, {Label: "b"}}}
+	raw, _ := json.Marshal(render(q, false, nil)[0].blocks)
+	for _, b := range slackfake.Buttons(raw) {
+		assert.NotEmpty(t, strings.TrimSpace(b.Text))
 	}
 }

@@ -273,7 +273,13 @@ func TestStrangersAndBotsIgnored(t *testing.T) {
 	assert.Equal(t, "D1", eph.Channel)
 	e.dm(stranger, "hello?") // told once, not on every message
 	e.mention("C1", stranger, "", "do things")
-	e.waitEphemeral(stranger, "LEASHD_SLACK_ALLOWED_USERS")
+	require.True(t, e.fake.WaitFor(wait, func() bool { return e.ephemeralsTo(stranger) == 2 }))
+	for _, x := range e.fake.Ephemerals() {
+		if x.Channel == "C1" {
+			assert.Empty(t, x.ThreadTS, "a refused mention starts no thread")
+			assert.Contains(t, x.Text, "LEASHD_SLACK_ALLOWED_USERS")
+		}
+	}
 	// The bot's own posts and other bots' echo back as events.
 	own := slackfake.MessageEvent("D1", "im", slackfake.BotUserID, e.nextTS(), "", "echo: x")
 	e.push(own)
