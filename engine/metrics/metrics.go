@@ -14,7 +14,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -37,8 +36,9 @@ var AnswerBuckets = []float64{0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800,
 // Metrics holds leashd's series. Use New; its methods are safe for
 // concurrent use.
 type Metrics struct {
-	reg *prometheus.Registry
-	log *slog.Logger
+	reg       *prometheus.Registry
+	log       *slog.Logger
+	noRuntime bool
 
 	pending     *prometheus.GaugeVec
 	resolved    *prometheus.CounterVec
@@ -61,7 +61,7 @@ func WithLogger(l *slog.Logger) Option { return func(m *Metrics) { m.log = l } }
 
 // WithoutRuntimeCollectors leaves out the Go runtime and process series
 // (go_*, process_*), e.g. in benchmarks.
-func WithoutRuntimeCollectors() Option { return func(m *Metrics) { m.reg = nil } }
+func WithoutRuntimeCollectors() Option { return func(m *Metrics) { m.noRuntime = true } }
 
 // New returns Metrics registered on a registry of their own, with the Go
 // runtime and process collectors (go_*, process_resident_memory_bytes…).
@@ -102,16 +102,11 @@ func New(opts ...Option) *Metrics {
 			Help: "Agent processes running.",
 		}),
 	}
-	runtime := true
 	for _, o := range opts {
 		o(m)
 	}
-	if m.reg == nil { // WithoutRuntimeCollectors
-		m.reg = prometheus.NewRegistry()
-		runtime = false
-	}
 	m.reg.MustRegister(m.pending, m.resolved, m.answer, m.turns, m.agentErrors, m.outbound, m.rateLimited, m.sessions)
-	if runtime {
+	if !m.noRuntime {
 		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	for _, k := range Kinds {
@@ -166,10 +161,9 @@ func (m *Metrics) RateLimited(connector string) { m.rateLimited.WithLabelValues(
 func (m *Metrics) Watch(ctx context.Context, coord *interactions.Coordinator) (wait func()) {
 	events, unsubscribe := coord.Subscribe()
 	done := make(chan struct{})
-	var once sync.Once
 	go func() {
 		<-ctx.Done()
-		once.Do(unsubscribe)
+		unsubscribe()
 	}()
 	go func() {
 		defer close(done)
