@@ -282,8 +282,9 @@ func TestBrowserAnswersAnotherConnectorsChat(t *testing.T) {
 	require.NoError(t, err)
 	require.Regexp(t, `^telegram:42 \(\d+\)$`, label, "unread count shown")
 
-	require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#chats"), "telegram:42")))
-	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector("#chats").dispatchEvent(new Event("change"))`))
+	// Choose it as a person does: the value and its change event in one
+	// task (events arriving meanwhile re-render the list).
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.querySelector("#chats"); s.value = "telegram:42"; return s.dispatchEvent(new Event("change")); })()`))
 	require.NoError(t, err)
 	click(t, ctx, `.card[data-id="`+id(b)+`"] button[data-label="allow_session"]`)
 	r := s.resolved(id(b))
