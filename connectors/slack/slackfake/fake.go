@@ -44,7 +44,8 @@ type Message struct {
 	ThreadTS string
 	Text     string
 	Blocks   json.RawMessage
-	Edits    int // how many times chat.update changed it
+	Posted   json.RawMessage // the blocks as first posted
+	Edits    int             // how many times chat.update changed it
 }
 
 // Ephemeral is a message only one user sees.
@@ -251,7 +252,7 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "channel_not_found"})
 			return
 		}
-		m := &Message{Channel: p["channel"], TS: s.nextTS(), ThreadTS: p["thread_ts"], Text: p["text"], Blocks: rawBlocks(p["blocks"])}
+		m := &Message{Channel: p["channel"], TS: s.nextTS(), ThreadTS: p["thread_ts"], Text: p["text"], Blocks: rawBlocks(p["blocks"]), Posted: rawBlocks(p["blocks"])}
 		s.msgs = append(s.msgs, m)
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "channel": m.Channel, "ts": m.TS, "message": map[string]any{"text": m.Text, "ts": m.TS}})
 	case "chat.update":
