@@ -340,9 +340,14 @@ func (s *session) permission(reqID string, req controlRequest) {
 	go func() {
 		defer cancel(nil)
 		var resp engine.PermissionResponse
-		if ts == nil {
+		switch {
+		case ts == nil:
 			resp = engine.PermissionResponse{Message: "leashd has no turn running to ask about this tool."}
-		} else {
+		case pctx.Err() != nil:
+			// Withdrawn or the turn ended before this goroutine ran: do
+			// not show people a question that is already over.
+			resp = engine.PermissionResponse{Message: "The request ended before it could be asked."}
+		default:
 			resp = ts.h.Permission(pctx, engine.PermissionRequest{
 				ToolName: req.ToolName, Input: req.Input, ToolUseID: req.ToolUseID, Suggestions: req.Suggestions,
 			})
