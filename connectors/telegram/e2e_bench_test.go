@@ -34,6 +34,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"slices"
@@ -44,7 +45,10 @@ import (
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config"
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 	"github.com/leashd/leashd/engine"
@@ -72,6 +76,11 @@ type e2eRig struct {
 	chats  map[int64]*e2eChat
 	byChat map[string]*e2eChat
 	stop   func()
+
+	metrics   *metrics.Metrics
+	stopped   time.Duration // how long the engine took to stop
+	afterStop func()        // runs after the engine stopped, before the fake closes
+	watched   func()        // waits for the metrics watcher to finish
 }
 
 // e2eClient is the connector's HTTP client: it passes every call on and
@@ -154,7 +163,11 @@ func (h *e2eHandler) Permission(ctx context.Context, req engine.PermissionReques
 	return resp
 }
 
-func newE2ERig(b *testing.B, n int, fakeOpts []tgfake.Option, connOpts ...telegram.Option) *e2eRig {
+func newE2ERig(b testing.TB, n int, fakeOpts []tgfake.Option, connOpts ...telegram.Option) *e2eRig {
+	return newE2ERigLogged(b, n, slog.New(slog.DiscardHandler), fakeOpts, connOpts...)
+}
+
+func newE2ERigLogged(b testing.TB, n int, logger *slog.Logger, fakeOpts []tgfake.Option, connOpts ...telegram.Option) *e2eRig {
 	b.Helper()
 	fake := tgfake.New(fakeOpts...)
 	rig := &e2eRig{fake: fake, chats: map[int64]*e2eChat{}, byChat: map[string]*e2eChat{}}
@@ -166,8 +179,9 @@ func newE2ERig(b *testing.B, n int, fakeOpts []tgfake.Option, connOpts ...telegr
 		rig.chats[id] = ch
 		rig.byChat["telegram:"+strconv.FormatInt(id, 10)] = ch
 	}
-	quiet := slog.New(slog.DiscardHandler)
-	m := metrics.New()
+	quiet := logger
+	m := metrics.New(metrics.WithLogger(logger))
+	rig.metrics = m
 	opts := append([]telegram.Option{
 		telegram.WithAPIURL(fake.URL()),
 		telegram.WithAllowedUsers(users),
@@ -182,7 +196,9 @@ func newE2ERig(b *testing.B, n int, fakeOpts []tgfake.Option, connOpts ...telegr
 		engine.WithLogger(quiet), engine.WithMaxConcurrent(n), engine.WithMetrics(m))
 	eng.AddConnector(rig.conn)
 	ctx, cancel := context.WithCancel(context.Background())
-	wait := m.Watch(context.Background(), coord)
+	// The watcher outlives the engine, to see what shutdown interrupts.
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	rig.watched = m.Watch(watchCtx, coord)
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()
 	if !fake.Wait(e2eStep, func() bool { return rig.conn.Ready() == nil }) {
@@ -190,12 +206,18 @@ func newE2ERig(b *testing.B, n int, fakeOpts []tgfake.Option, connOpts ...telegr
 		b.Fatalf("the connector did not become ready: %v", rig.conn.Ready())
 	}
 	rig.stop = func() {
+		start := time.Now()
 		cancel()
 		if err := <-done; err != nil {
 			b.Errorf("engine: %v", err)
 		}
+		rig.stopped = time.Since(start)
+		stopWatch()
+		rig.watched()
+		if rig.afterStop != nil {
+			rig.afterStop()
+		}
 		fake.Close()
-		_ = wait
 	}
 	return rig
 }
@@ -394,4 +416,130 @@ func count429(f *tgfake.Server) int {
 		}
 	}
 	return n
+}
+
+// scrape reads one series from the rig's /metrics ("" when absent).
+func (r *e2eRig) scrape(series string) string {
+	rec := httptest.NewRecorder()
+	r.metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for line := range strings.SplitSeq(rec.Body.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+type e2eLogSink struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *e2eLogSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *e2eLogSink) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// The operator's view of a Telegram chat through the real connector and
+// engine: /metrics follows the question (pending, answered, interrupted,
+// messages sent), every interaction is logged once asked and once resolved
+// without the bot token, and stopping leashd with a question pending edits
+// its message to say leashd restarted, within the shutdown bound.
+func TestE2EMetricsLogsAndShutdown(t *testing.T) {
+	logs := &e2eLogSink{}
+	cfg := config.Defaults()
+	cfg.TelegramBotToken = tgfake.DefaultToken
+	cfg.LogLevel, cfg.LogFormat = "debug", "json"
+	logger, err := config.NewLogger(cfg, logs)
+	require.NoError(t, err)
+	rig := newE2ERigLogged(t, 1, logger, nil, telegram.WithLimits(telegram.Limits{}))
+	stopped := false
+	defer func() {
+		if !stopped {
+			rig.stop()
+		}
+	}()
+	var c *e2eChat
+	for _, ch := range rig.chats {
+		c = ch
+	}
+	require.Equal(t, "0", rig.scrape(`leashd_interactions_pending{kind="question"}`))
+	require.Equal(t, "0", rig.scrape(`leashd_outbound_messages_total{connector="telegram"}`))
+
+	// The first question is answered; the second is pending at shutdown.
+	rig.fake.Text(c.id, c.id, "ask me a question")
+	q1, err := c.next("first question", hasButton("SQLite"))
+	require.NoError(t, err)
+	_, data, _ := button(q1, "SQLite")
+	rig.fake.Tap(c.id, c.id, q1.MessageID, data)
+	q2, err := c.next("second question", hasButton("Done"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		return rig.scrape(`leashd_interactions_pending{kind="question"}`) == "1" &&
+			rig.scrape(`leashd_interactions_resolved_total{kind="question",status="answered"}`) == "1"
+	}, e2eStep, 5*time.Millisecond)
+	assert.Equal(t, "1", rig.scrape("leashd_sessions_active"))
+	sent, err := strconv.Atoi(rig.scrape(`leashd_outbound_messages_total{connector="telegram"}`))
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, sent, 2, "both questions were sent through the counted outbox")
+
+	var shownAtStop, shownLater string
+	message := func() string {
+		for _, m := range rig.fake.Messages(c.id) {
+			if m.ID == q2.MessageID {
+				return m.Text
+			}
+		}
+		return ""
+	}
+	rig.afterStop = func() {
+		shownAtStop = message()
+		rig.fake.Wait(3*time.Second, func() bool { return strings.Contains(message(), "restarted") })
+		shownLater = message()
+	}
+	rig.stop()
+	stopped = true
+	t.Logf("stopped in %s\nmessage when Run returned: %q\nwithin 3s: %q", rig.stopped, shownAtStop, shownLater)
+	assert.Less(t, rig.stopped, cfg.ShutdownTimeout(), "stopping with a question pending stays within LEASHD_SHUTDOWN_TIMEOUT_SECONDS")
+	// KNOWN GAP (reported to the lead): engine.Run returns before the
+	// connector's background edit of the interrupted message is sent, so
+	// shownAtStop usually still shows the question; a process exiting right
+	// after Run would lose the edit. This asserts the edit is made at all
+	// (within 3s of Run returning); once the edit is flushed before Run
+	// returns, assert on shownAtStop instead.
+	assert.Contains(t, shownLater, "Which features?")
+	assert.Contains(t, shownLater, telegram.InterruptedText, "the pending question's message says leashd restarted")
+	assert.Equal(t, "0", rig.scrape(`leashd_interactions_pending{kind="question"}`))
+	assert.Equal(t, "1", rig.scrape(`leashd_interactions_resolved_total{kind="question",status="interrupted"}`))
+	assert.Equal(t, "1", rig.scrape(`leashd_interaction_answer_seconds_count{kind="question"}`))
+
+	out := logs.String()
+	assert.NotContains(t, out, tgfake.DefaultToken)
+	var asked, resolved int
+	for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		switch m["msg"] {
+		case "interaction asked":
+			asked++
+			assert.Equal(t, "telegram:"+strconv.FormatInt(c.id, 10), m["chat"])
+			assert.Equal(t, "question", m["kind"])
+			assert.NotEmpty(t, m["id"])
+		case "interaction resolved":
+			resolved++
+			assert.Contains(t, m, "latency")
+			assert.Contains(t, []any{"answered", "interrupted"}, m["status"])
+		}
+	}
+	// Logged by the metrics watcher (and the coordinator, if it was given
+	// a logger: this one was not).
+	assert.Equal(t, 2, asked)
+	assert.Equal(t, 2, resolved)
 }
