@@ -281,3 +281,26 @@ func jsonStrings(v any) []string {
 	}
 	return nil
 }
+
+// FuzzParseLogLevel checks that every input is either one of the four
+// levels, spelled as documented, or an error naming the variable.
+func FuzzParseLogLevel(f *testing.F) {
+	for _, s := range []string{"debug", "INFO", " warn ", "warning", "Error", "", "trace", "\x00", "infoo"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		level, err := config.ParseLogLevel(s)
+		norm := strings.ToLower(strings.TrimSpace(s))
+		accepted := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "": slog.LevelInfo,
+			"warn": slog.LevelWarn, "warning": slog.LevelWarn, "error": slog.LevelError}
+		want, ok := accepted[norm]
+		if !ok {
+			require.Error(t, err)
+			require.Contains(t, err.Error(), "LEASHD_LOG_LEVEL=")
+			require.Contains(t, err.Error(), "accepted: debug, info, warn, error")
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, want, level)
+	})
+}
