@@ -530,3 +530,25 @@ func lastLine(b []byte) string {
 	}
 	return s
 }
+
+// TestComposeConfigValidates asks Docker Compose itself to parse and
+// interpolate compose.yaml when the plugin is installed.
+func TestComposeConfigValidates(t *testing.T) {
+	docker, err := exec.LookPath("docker")
+	if err != nil {
+		t.Skip("docker not installed: compose.yaml is checked only by TestCompose")
+	}
+	if out, err := exec.Command(docker, "compose", "version").CombinedOutput(); err != nil {
+		t.Skipf("no docker compose plugin (%v): compose.yaml is checked only by TestCompose\n%s", err, lastLine(out))
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"compose.yaml", "leashd.env.example"} {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o600))
+	}
+	require.NoError(t, os.Rename(filepath.Join(dir, "leashd.env.example"), filepath.Join(dir, "leashd.env")))
+	cmd := exec.Command(docker, "compose", "-f", filepath.Join(dir, "compose.yaml"), "config", "--quiet")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+}
