@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/device"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config/testenv"
@@ -104,6 +105,7 @@ func TestBrowserQuestionFlow(t *testing.T) {
 	e := start(t, setup{delay: 2 * time.Millisecond, token: "tok"})
 	s := e.subscribe("")
 
+	require.NoError(t, chromedp.Do(ctx, chromedp.Emulate(device.IPhone12)), "a phone: 390×844, touch")
 	t0 := time.Now()
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(e.url+"/?token="+url.QueryEscape("tok")),
@@ -122,8 +124,12 @@ func TestBrowserQuestionFlow(t *testing.T) {
 	t.Logf("tap in the browser to interaction.resolved: %s", time.Since(t1))
 	require.Equal(t, "SQLite", r1.Data["answer"], "the tap reached the coordinator")
 
+	// The first card closes (its buttons go, the page shifts) before the
+	// next taps: a click is aimed at coordinates.
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(`.card[data-id="`+id(q1)+`"] .actions`))))
 	q2 := s.next("interaction.requested")
 	card := `.card[data-id="` + id(q2) + `"]`
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(card+` button[data-label="Auth"]`))))
 	click(t, ctx, card+` button[data-label="Auth"]`)
 	s.until("interaction.updated", func(ev sseEvent) bool { return len(ev.Data["selected"].([]any)) == 1 })
 	click(t, ctx, card+` button[data-label="Billing"]`)
