@@ -145,3 +145,10 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v) // the client went away: nothing to do
 }
+
+// Mount serves /healthz, /readyz (with checks) and /metrics on mux.
+func (m *Metrics) Mount(mux *http.ServeMux, checks ...Check) {
+	mux.Handle("/healthz", Healthz())
+	mux.Handle("/readyz", Readyz(checks...))
+	mux.Handle("/metrics", m.Handler())
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -144,4 +145,30 @@ func TestReadyzHungCheckFailsAfterTimeout(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), metrics.CheckTimeout)
 	assert.False(t, body.Ready)
 	assert.Equal(t, "no answer within 3s", body.Checks[0].Error)
+}
+
+func TestMountServesAllThree(t *testing.T) {
+	mux := http.NewServeMux()
+	m := metrics.New()
+	ready := errors.New("telegram: not connected yet")
+	m.Mount(mux, metrics.Check{Name: "telegram", Ready: func() error { return ready }})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(srv.URL + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	code, body := get("/healthz")
+	assert.Equal(t, http.StatusOK, code)
+	assert.JSONEq(t, `{"status":"ok"}`, body)
+	code, body = get("/readyz")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.JSONEq(t, `{"ready":false,"checks":[{"name":"telegram","ready":false,"error":"telegram: not connected yet"}]}`, body)
+	code, body = get("/metrics")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "leashd_interactions_pending{kind=\"question\"} 0")
 }
