@@ -22,12 +22,16 @@ import (
 
 // session is one CLI process. It implements engine.Session.
 type session struct {
-	a     *Agent
-	log   *slog.Logger
-	cmd   *exec.Cmd
-	out   *os.File // read end of the CLI's stdout
-	errs  *tailBuffer
-	start time.Time
+	a    *Agent
+	log  *slog.Logger
+	cmd  *exec.Cmd
+	out  *os.File // read end of the CLI's stdout
+	errs *tailBuffer
+	// errsPipe is the read end of its stderr, copied into errs until
+	// errsDone.
+	errsPipe *os.File
+	errsDone chan struct{}
+	start    time.Time
 
 	writeMu     sync.Mutex
 	stdin       io.WriteCloser
@@ -111,16 +115,17 @@ func start(a *Agent, o engine.SessionOptions) (*session, error) {
 	w.Close() // the child holds its own copies
 	ew.Close()
 	errs := &tailBuffer{max: 8 << 10}
+	errsDone := make(chan struct{})
 	go func() {
+		defer close(errsDone)
 		_, _ = io.Copy(errs, er)
-		er.Close()
 	}()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	log := a.log.With("chat", o.ChatID, "pid", cmd.Process.Pid)
 	s := &session{
 		a: a, log: log, cmd: cmd, out: r, errs: errs, start: time.Now(),
 		stdin: stdin, ctx: ctx, cancel: cancel,
-		done: make(chan struct{}), readDone: make(chan struct{}),
+		done: make(chan struct{}), readDone: make(chan struct{}), errsDone: errsDone, errsPipe: er,
 		id: o.ResumeID, waiting: map[string]chan controlResponse{}, perms: map[string]*perm{},
 	}
 	log.Debug("claude started", "path", a.path, "args", cmd.Args[1:], "dir", o.WorkDir)
@@ -143,17 +148,29 @@ func (s *session) wait() {
 	err := s.cmd.Wait()
 	// The tools it started (a background dev server, a shell) end with it.
 	_ = signalGroup(s.cmd.Process, syscall.SIGTERM)
-	select { // let the reader take what the process printed last
-	case <-s.readDone:
-	case <-time.After(2 * time.Second):
-		// Something in its process group still holds stdout open.
-		_ = signalGroup(s.cmd.Process, syscall.SIGKILL)
-		s.out.Close()
-		<-s.readDone
+	// Let the readers take what the process printed last.
+	timeout := time.NewTimer(2 * time.Second)
+	defer timeout.Stop()
+	for _, ch := range []chan struct{}{s.readDone, s.errsDone} {
+		select {
+		case <-ch:
+		case <-timeout.C:
+			// Something in its process group still holds the pipes open.
+			_ = signalGroup(s.cmd.Process, syscall.SIGKILL)
+			s.out.Close()
+			s.errsPipe.Close()
+			<-s.readDone
+			<-s.errsDone
+		}
 	}
+	s.errsPipe.Close()
 	s.mu.Lock()
 	s.exitErr = err
+	closedBy := s.closedBy
 	s.mu.Unlock()
+	if err != nil && closedBy == "" {
+		s.log.Warn("claude exited unexpectedly", "err", err, "stderr", s.errs.tail(600))
+	}
 	s.cancel(engine.ErrSessionEnded)
 	s.log.Debug("claude exited", "err", err, "after", time.Since(s.start))
 	close(s.done)
