@@ -36,8 +36,22 @@ const maxBody = 64 << 10
 const webUser = "web"
 
 // Handler returns the HTTP handler: the page, the API, the extra routes
-// and what mounters add. Run serves it; tests may serve it themselves.
+// and what mounters add. Run serves it. It panics, as http.ServeMux does,
+// when an extra route conflicts with another; Run returns that as an error.
 func (c *Connector) Handler() http.Handler {
+	h, err := c.buildMux()
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+func (c *Connector) buildMux() (_ http.Handler, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("web: adding routes: %v", p)
+		}
+	}()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", c.page)
 	api := func(pattern string, f http.HandlerFunc) { mux.Handle(pattern, c.auth(f)) }
@@ -59,7 +73,7 @@ func (c *Connector) Handler() http.Handler {
 	for _, m := range c.mounters {
 		m.Mount(mux)
 	}
-	return mux
+	return mux, nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

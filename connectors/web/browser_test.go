@@ -58,6 +58,20 @@ func waitText(t *testing.T, ctx context.Context, s string) {
 	}
 }
 
+// waitSel waits until sel matches, dumping the page on failure.
+func waitSel(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for count(t, ctx, sel) == 0 {
+		if time.Now().After(deadline) {
+			body, _ := chromedp.Run(ctx, chromedp.Evaluate[string]("document.body.innerText"))
+			html, _ := chromedp.Run(ctx, chromedp.Evaluate[string]("document.querySelector('main').innerHTML"))
+			t.Fatalf("%s never appeared; the page shows:\n%s\n%s", sel, body, html)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func jsString(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 	return `"` + r.Replace(s) + `"`
@@ -131,6 +145,7 @@ func TestBrowserQuestionFlow(t *testing.T) {
 	card := `.card[data-id="` + id(q2) + `"]`
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(card+` button[data-label="Auth"]`))))
 	click(t, ctx, card+` button[data-label="Auth"]`)
+	waitSel(t, ctx, card+` button.on[data-label="Auth"]`)
 	s.until("interaction.updated", func(ev sseEvent) bool { return len(ev.Data["selected"].([]any)) == 1 })
 	click(t, ctx, card+` button[data-label="Billing"]`)
 	s.until("interaction.updated", func(ev sseEvent) bool { return len(ev.Data["selected"].([]any)) == 2 })

@@ -120,3 +120,10 @@ func TestNameAndWatcher(t *testing.T) {
 	assert.Equal(t, "web", c.Name())
 	assert.True(t, c.WatchesAll())
 }
+
+func TestRunRefusesConflictingRoute(t *testing.T) {
+	c := web.New(web.WithAddr("127.0.0.1:0"), web.WithRoute("GET /api/info", http.NotFoundHandler()))
+	err := c.Run(context.Background(), nopHandler{})
+	require.ErrorContains(t, err, "web: adding routes:")
+	require.ErrorContains(t, err, "/api/info")
+}

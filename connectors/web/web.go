@@ -187,16 +187,19 @@ func (c *Connector) URL() string {
 // server down gracefully. It returns nil on a clean stop.
 func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	c.handler.Store(&h)
+	handler, err := c.buildMux()
+	if err != nil {
+		return err
+	}
 	ln := c.ln
 	if ln == nil {
-		var err error
 		ln, err = net.Listen("tcp", c.addr)
 		if err != nil {
 			return fmt.Errorf("web: listening on %s: %w", c.addr, err)
 		}
 	}
 	srv := &http.Server{
-		Handler:           c.Handler(),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(c.log.Handler(), slog.LevelWarn),
