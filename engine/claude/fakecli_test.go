@@ -54,6 +54,15 @@ func fakeCLI(mode string) int {
 		return 2
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
+	case "close-stdin": // answers the handshake, then stops reading but lives on
+		line, _ := bufio.NewReader(os.Stdin).ReadBytes('\n')
+		var m struct {
+			RequestID string `json:"request_id"`
+		}
+		json.Unmarshal(line, &m)
+		out(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": m.RequestID, "response": map[string]any{}}})
+		os.Stdin.Close()
+		select {}
 	}
 
 	type msg struct {

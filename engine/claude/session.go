@@ -420,17 +420,24 @@ func (s *session) send(v any) error {
 	}
 	b = append(b, '\n')
 	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
 	if s.stdinClosed {
+		s.writeMu.Unlock()
 		return fmt.Errorf("%w: its input is closed", engine.ErrSessionEnded)
 	}
-	if _, err := s.stdin.Write(b); err != nil {
-		if s.ctx.Err() != nil {
-			return s.endedErr()
-		}
-		return fmt.Errorf("writing to claude: %w", err)
+	_, err = s.stdin.Write(b)
+	s.writeMu.Unlock()
+	if err == nil {
+		return nil
 	}
-	return nil
+	// A CLI that cannot be written to is dying or dead: say how it ended.
+	select {
+	case <-s.done:
+		return s.endedErr()
+	case <-time.After(2 * time.Second):
+	}
+	s.log.Warn("writing to claude failed; ending it", "err", err)
+	s.kill()
+	return fmt.Errorf("%w: writing to claude failed: %v", engine.ErrSessionEnded, err)
 }
 
 // control sends a control request and waits for its response.

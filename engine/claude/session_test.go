@@ -556,3 +556,18 @@ func alive(pid int) bool {
 	_, rest, _ := strings.Cut(string(b), ") ")
 	return !strings.HasPrefix(rest, "Z")
 }
+
+func TestUnwritableCLIEndsTheSession(t *testing.T) {
+	a, _ := fakeAgent(t, "close-stdin")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	time.Sleep(200 * time.Millisecond) // it closes its stdin just after the handshake
+	_, err := s.Turn(turnCtx(t), "echo anyone there?", &handler{})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, engine.ErrSessionEnded)
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a CLI that cannot be written to is ended")
+	}
+	assert.Contains(t, err.Error(), "writing to claude failed")
+}
