@@ -719,3 +719,58 @@ func TestAnswerAfterCleanRestart(t *testing.T) {
 	st, _ = e2.reply(id(q), `{"answers":[["SQLite"]]}`)
 	require.Equal(t, http.StatusConflict, st)
 }
+
+// Toggles racing a confirm on the same multi-select question: the confirm
+// either finds something selected (204) or not (400), or comes after
+// another confirm (409); the resolved answer is exactly a selection that
+// existed, and the agent reports that answer.
+func TestTogglesRaceConfirm(t *testing.T) {
+	e := start(t, setup{})
+	s := e.subscribe("?chat=tc")
+	for range 8 {
+		e.send("tc", "question", "agent")
+		q1 := s.next("interaction.requested")
+		st, _ := e.reply(id(q1), `{"answers":[["SQLite"]]}`)
+		require.Equal(t, http.StatusNoContent, st)
+		q2 := s.until("interaction.requested", func(ev sseEvent) bool { return ev.Data["header"] == "Features" })
+		var wg sync.WaitGroup
+		confirms := make([]int, 3)
+		for i, label := range []string{"Auth", "Search", "Billing", "Auth"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st, body := e.post("/api/interactions/"+id(q2)+"/toggle", `{"label":"`+label+`"}`)
+				assert.Contains(t, []int{http.StatusOK, http.StatusConflict}, st, "toggle %d: %s", i, body)
+			}()
+		}
+		for i := range confirms {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				confirms[i], _ = e.post("/api/interactions/"+id(q2)+"/confirm", "")
+			}()
+		}
+		wg.Wait()
+		won := 0
+		for _, c := range confirms {
+			require.Contains(t, []int{http.StatusNoContent, http.StatusBadRequest, http.StatusConflict}, c)
+			if c == http.StatusNoContent {
+				won++
+			}
+		}
+		if won == 0 { // every confirm came before any toggle: confirm now
+			st, body := e.post("/api/interactions/"+id(q2)+"/confirm", "")
+			require.Equal(t, http.StatusNoContent, st, body)
+			won = 1
+		}
+		require.Equal(t, 1, won, "exactly one confirm resolves it: %v", confirms)
+		r := s.resolved(id(q2))
+		answer := str(r.Data["answer"])
+		require.NotEmpty(t, answer)
+		for _, part := range strings.Split(answer, ", ") {
+			require.Contains(t, []string{"Auth", "Search", "Billing"}, part)
+		}
+		s.saying(`"Which features?"="` + answer + `"`)
+		s.next("agent.done")
+	}
+}
