@@ -201,7 +201,7 @@ func (nopHandler) Permission(context.Context, engine.PermissionRequest) engine.P
 }
 
 func TestE2EShutdownWithAPendingQuestion(t *testing.T) {
-	s, stop := newStoppableStack(t)
+	s, stop := newStoppableStack(t, nil)
 	s.api.Reply(fakeapi.Tool("AskUserQuestion", twoQuestions))
 	s.send(t, "ask me")
 	it := s.conn.waitShown(t, 1)
@@ -223,4 +223,55 @@ func TestE2EShutdownWithAPendingQuestion(t *testing.T) {
 	assert.Equal(t, interactions.StatusInterrupted, res.Status, "the question's message says leashd is restarting")
 	assert.Contains(t, res.Text, "restarting")
 	assert.Error(t, syscall.Kill(pid, 0), "the CLI process is gone after shutdown")
+}
+
+func TestE2EUnansweredQuestionExpires(t *testing.T) {
+	s := newStackWith(t, []interactions.Opt{interactions.WithTimeout(time.Second)})
+	s.api.Reply(fakeapi.Tool("AskUserQuestion", twoQuestions), fakeapi.Text("I'll pick myself."))
+	s.send(t, "ask me")
+	it := s.conn.waitShown(t, 1)
+	assert.False(t, it.Deadline.IsZero(), "the question shows its deadline")
+	assert.Equal(t, "I'll pick myself.", s.conn.waitDone(t, 1).Result)
+	calls := s.api.Calls()
+	require.Len(t, calls, 2)
+	res, ok := calls[1].ToolResult(calls[0].Reply.Tools[0].ID)
+	require.True(t, ok)
+	assert.True(t, res.IsError)
+	assert.Contains(t, res.ResultText(), "No answer came within 1s", "the model learns nobody answered")
+	t.Logf("tool_result the model read: %s", res.ResultText())
+}
+
+func TestE2EStopDuringAPendingQuestion(t *testing.T) {
+	s := newStack(t)
+	s.api.Reply(fakeapi.Tool("AskUserQuestion", twoQuestions))
+	s.api.Otherwise(func(r *fakeapi.Request) fakeapi.Reply {
+		if strings.Contains(lastPrompt(r), "next topic") {
+			return fakeapi.Text("on to the next topic")
+		}
+		return fakeapi.Text("(continuing after the cancelled question)")
+	})
+	s.send(t, "ask me")
+	it := s.conn.waitShown(t, 1)
+	s.send(t, "/stop")
+	s.conn.waitSaid(t, "Stopped. 1 pending request(s) cancelled.")
+	s.conn.waitFor(t, "the question's message updated", func() bool {
+		for _, ev := range s.conn.updates {
+			if ev.Interaction.ID == it.ID && ev.Resolution.Status == interactions.StatusCancelled {
+				return strings.Contains(ev.Resolution.Text, "/stop")
+			}
+		}
+		return false
+	})
+	s.conn.waitDone(t, 1)
+	assert.Empty(t, s.coord.Pending("c1"))
+	s.send(t, "next topic")
+	s.conn.waitFor(t, "the next answer", func() bool {
+		for _, d := range s.conn.done {
+			if d.Result == "on to the next topic" {
+				return true
+			}
+		}
+		return false
+	})
+	assert.Len(t, s.starts(t), 1, "the same CLI process goes on")
 }

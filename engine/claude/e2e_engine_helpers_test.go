@@ -53,14 +53,20 @@ func (s *stack) waitTranscript(t *testing.T, text string) {
 
 func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
 	t.Helper()
-	s, stop := newStoppableStack(t, engineOpts...)
+	return newStackWith(t, nil, engineOpts...)
+}
+
+// newStackWith is newStack with coordinator options.
+func newStackWith(t *testing.T, coordOpts []interactions.Opt, engineOpts ...engine.Option) *stack {
+	t.Helper()
+	s, stop := newStoppableStack(t, coordOpts, engineOpts...)
 	t.Cleanup(func() { require.NoError(t, stop()) })
 	return s
 }
 
 // newStoppableStack is newStack whose engine the test stops itself (stop
 // is idempotent and also runs at cleanup).
-func newStoppableStack(t *testing.T, engineOpts ...engine.Option) (*stack, func() error) {
+func newStoppableStack(t *testing.T, coordOpts []interactions.Opt, engineOpts ...engine.Option) (*stack, func() error) {
 	t.Helper()
 	real := testenv.Claude(t)
 	api := fakeapi.New(t)
@@ -73,7 +79,7 @@ func newStoppableStack(t *testing.T, engineOpts ...engine.Option) (*stack, func(
 	require.NoError(t, os.WriteFile(wrapper, []byte(script), 0o755))
 
 	agent := claude.New(wrapper, claude.WithEnv(api.Env(home)), claude.WithLogger(testLogger(t)), claude.WithCloseTimeout(3*time.Second))
-	coord := interactions.New()
+	coord := interactions.New(coordOpts...)
 	opts := append([]engine.Option{engine.WithWorkDir(dir), engine.WithLogger(testLogger(t)), engine.WithCloseTimeout(15 * time.Second)}, engineOpts...)
 	e := engine.New(agent, coord, opts...)
 	conn := newRecConn("web")

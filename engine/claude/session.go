@@ -600,6 +600,7 @@ func (s *session) Close(ctx context.Context) error {
 	if ts := s.currentTurn(); ts != nil {
 		wait(ts.finished) // closing stdin would deny its pending requests
 	}
+	s.markClosed("closed by leashd")
 	s.closeStdin()
 	if wait(s.done) {
 		return nil
@@ -625,11 +626,11 @@ func (s *session) closeStdin() {
 	}
 }
 
+// markClosed records leashd's latest step in ending the process, so that
+// its exit is not reported as unexpected.
 func (s *session) markClosed(why string) {
 	s.mu.Lock()
-	if s.closedBy == "" {
-		s.closedBy = why
-	}
+	s.closedBy = why
 	s.mu.Unlock()
 }
 
