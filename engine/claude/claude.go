@@ -46,6 +46,7 @@ type Agent struct {
 	startTimeout time.Duration
 	args         []string
 	maxLine      int // MaxLineBytes; smaller in tests
+	partial      bool
 }
 
 // Option configures an Agent.
@@ -66,6 +67,11 @@ func WithCloseTimeout(d time.Duration) Option { return func(a *Agent) { a.closeT
 
 // WithStartTimeout bounds the start-up handshake (default 60s).
 func WithStartTimeout(d time.Duration) Option { return func(a *Agent) { a.startTimeout = d } }
+
+// WithPartialText streams assistant text to TurnHandler.Text as the model
+// writes it (the CLI's --include-partial-messages), in small pieces,
+// instead of one piece per finished text block.
+func WithPartialText(on bool) Option { return func(a *Agent) { a.partial = on } }
 
 // WithExtraArgs adds command-line arguments after leashd's own.
 func WithExtraArgs(args ...string) Option {
@@ -136,6 +142,9 @@ func (a *Agent) argsFor(o engine.SessionOptions) []string {
 	}
 	if o.ResumeID != "" {
 		args = append(args, "--resume", o.ResumeID)
+	}
+	if a.partial {
+		args = append(args, "--include-partial-messages")
 	}
 	return append(args, a.args...)
 }

@@ -158,3 +158,17 @@ func TestRealCLIPlanApprovalSetsTheCLIMode(t *testing.T) {
 		})
 	}
 }
+
+func TestRealCLIPartialText(t *testing.T) {
+	c := newRealCLI(t, claude.WithPartialText(true))
+	c.api.Reply(fakeapi.Reply{Text: "Hello there, streaming world", Tools: []fakeapi.ToolUse{{Name: "Bash", Input: map[string]string{"command": "ls"}}}},
+		fakeapi.Text("second block"))
+	s := c.open(t, engine.SessionOptions{ChatID: "t1"})
+	h := &recHandler{}
+	res, err := s.Turn(context.Background(), "hi", h)
+	require.NoError(t, err)
+	assert.Equal(t, "second block", res.Text)
+	// the fake API streams each text in three deltas
+	assert.Equal(t, []string{"Hello the", "re, strea", "ming world", "seco", "nd b", "lock"}, h.texts)
+	assert.Equal(t, []string{"Bash"}, h.tools)
+}

@@ -246,6 +246,24 @@ func fakeCLI(mode string) int {
 			}
 			result(strconv.Itoa(bg.Process.Pid), false, "success")
 			return 0
+		case "partial": // --include-partial-messages output
+			ev := func(parent any, e map[string]any) {
+				out(map[string]any{"type": "stream_event", "event": e, "parent_tool_use_id": parent, "session_id": sid})
+			}
+			delta := func(parent any, text string) {
+				ev(parent, map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": text}})
+			}
+			assistant := func(id, text string) {
+				out(map[string]any{"type": "assistant", "parent_tool_use_id": nil, "message": map[string]any{"id": id, "content": []any{map[string]any{"type": "text", "text": text}}}})
+			}
+			ev(nil, map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_a"}})
+			delta(nil, "Hel")
+			delta("toolu_sub", "a subagent's delta")
+			delta(nil, "lo")
+			ev(nil, map[string]any{"type": "content_block_delta", "index": 1, "delta": map[string]any{"type": "input_json_delta", "partial_json": "{}"}})
+			assistant("msg_a", "Hello") // already streamed
+			assistant("msg_b", "not streamed")
+			result("Hello", false, "success")
 		case "unknown":
 			out(map[string]any{"type": "control_request", "request_id": "m1", "request": map[string]any{"subtype": "mystery_subtype"}})
 			r, ok := waitResponse("m1", 10*time.Second)

@@ -27,6 +27,9 @@ func FuzzParseLine(f *testing.F) {
 		`{"type":"assistant","message":{"content":42}}`,
 		`{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s","total_cost_usd":0.1,"num_turns":1}`,
 		`{"type":"result","total_cost_usd":"free"}`,
+		`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}},"parent_tool_use_id":null}`,
+		`{"type":"stream_event","event":{"type":"message_start","message":{"id":"msg_1"}}}`,
+		`{"type":"stream_event","event":[]}`,
 		"{\"type\":\"assistant\",\"message\":{\"content\":\"\xff\xfe\"}}",
 	} {
 		f.Add([]byte(s))
@@ -53,7 +56,9 @@ func FuzzParseLine(f *testing.F) {
 		case typeControlCancel:
 			assert.NotEmpty(t, l.RequestID)
 		case typeAssistant:
-			_, _ = l.blocks()
+			_, _, _ = l.blocks()
+		case typeStreamEvent:
+			_, _ = l.streamEvent()
 		case typeResult:
 			_ = l.result()
 		}

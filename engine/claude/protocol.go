@@ -20,6 +20,7 @@ const (
 	typeAssistant       = "assistant"
 	typeUser            = "user"
 	typeResult          = "result"
+	typeStreamEvent     = "stream_event" // with --include-partial-messages
 )
 
 // Control request subtypes.
@@ -48,7 +49,9 @@ type line struct {
 	// control_response
 	Response json.RawMessage `json:"response"`
 	// assistant and user
-	Message         json.RawMessage `json:"message"`
+	Message json.RawMessage `json:"message"`
+	// stream_event
+	Event           json.RawMessage `json:"event"`
 	ParentToolUseID *string         `json:"parent_tool_use_id"`
 	// result
 	Result     string  `json:"result"`
@@ -160,19 +163,38 @@ func (l *line) response() (controlResponse, error) {
 	return r, err
 }
 
-// blocks decodes an assistant message's content blocks. A message whose
-// content is a string gives one text block.
-func (l *line) blocks() ([]contentBlock, error) {
+// blocks decodes an assistant message's ID and content blocks. A message
+// whose content is a string gives one text block.
+func (l *line) blocks() (string, []contentBlock, error) {
 	if len(l.Message) == 0 {
-		return nil, errors.New(`assistant line without "message"`)
+		return "", nil, errors.New(`assistant line without "message"`)
 	}
 	var m struct {
+		ID      string      `json:"id"`
 		Content contentList `json:"content"`
 	}
 	if err := json.Unmarshal(l.Message, &m); err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	return m.Content, nil
+	return m.ID, m.Content, nil
+}
+
+// streamEvent is the API stream event a stream_event line carries.
+type streamEvent struct {
+	Type    string `json:"type"`
+	Message struct {
+		ID string `json:"id"`
+	} `json:"message"`
+	Delta struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"delta"`
+}
+
+func (l *line) streamEvent() (streamEvent, error) {
+	var e streamEvent
+	err := json.Unmarshal(l.Event, &e)
+	return e, err
 }
 
 // contentList is message content: a list of blocks, or a string (one text

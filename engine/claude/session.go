@@ -46,6 +46,10 @@ type session struct {
 
 	turnMu sync.Mutex // one Turn at a time
 
+	// Used by the reader goroutine only: the API message being streamed
+	// and the last one whose text went out as deltas.
+	curMsg, streamedMsg string
+
 	mu       sync.Mutex
 	id       string
 	seq      int
@@ -296,7 +300,7 @@ func (s *session) handle(raw []byte) {
 		if ts == nil {
 			return
 		}
-		blocks, err := l.blocks()
+		id, blocks, err := l.blocks()
 		if err != nil {
 			s.log.Warn("unreadable assistant message from claude", "err", err, "line", quote(raw))
 			return
@@ -304,7 +308,9 @@ func (s *session) handle(raw []byte) {
 		for _, b := range blocks {
 			switch b.Type {
 			case "text":
-				if l.ParentToolUseID == nil { // a subagent's text is not the answer
+				// A subagent's text is not the answer; text already
+				// streamed as deltas is not repeated.
+				if l.ParentToolUseID == nil && (id == "" || id != s.streamedMsg) {
 					ts.h.Text(b.Text)
 				}
 			case "tool_use":
@@ -325,6 +331,34 @@ func (s *session) handle(raw []byte) {
 		default:
 			s.log.Warn("a second result for one turn; ignored", "subtype", l.Subtype)
 		}
+	case typeStreamEvent:
+		s.streamEvent(l)
+	default:
+		s.log.Debug("ignoring a message from claude", "type", l.Type, "subtype", l.Subtype, "raw", quote(raw))
+	}
+}
+
+// streamEvent handles a partial message (--include-partial-messages): text
+// deltas of the main conversation go to the turn as they arrive.
+func (s *session) streamEvent(l *line) {
+	ev, err := l.streamEvent()
+	if err != nil {
+		s.log.Debug("unreadable stream_event from claude", "err", err)
+		return
+	}
+	switch ev.Type {
+	case "message_start":
+		s.curMsg = ev.Message.ID
+	case "content_block_delta":
+		if ev.Delta.Type != "text_delta" || ev.Delta.Text == "" || l.ParentToolUseID != nil {
+			return
+		}
+		ts := s.currentTurn()
+		if ts == nil {
+			return
+		}
+		s.streamedMsg = s.curMsg
+		ts.h.Text(ev.Delta.Text)
 	}
 }
 

@@ -571,3 +571,14 @@ func TestUnwritableCLIEndsTheSession(t *testing.T) {
 	}
 	assert.Contains(t, err.Error(), "writing to claude failed")
 }
+
+func TestPartialText(t *testing.T) {
+	a, _ := fakeAgent(t, "normal", WithPartialText(true))
+	assert.Contains(t, a.argsFor(engine.SessionOptions{}), "--include-partial-messages")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	h := &handler{}
+	_, err := s.Turn(turnCtx(t), "partial", h)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Hel", "lo", "not streamed"}, h.texts,
+		"deltas as they come; a streamed message is not repeated; a message that was not streamed still arrives")
+}
