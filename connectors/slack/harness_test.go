@@ -221,7 +221,8 @@ type envOpt struct {
 	opts      []slack.Option
 	timeout   time.Duration
 	recovery  engine.Recovery
-	agent     engine.Agent // default: the scripted agent
+	agent     engine.Agent            // default: the scripted agent
+	before    func(*slackfake.Server) // runs before leashd starts
 }
 
 func start(t testing.TB, o envOpt) *env {
@@ -266,6 +267,9 @@ func start(t testing.TB, o envOpt) *env {
 		mux := http.NewServeMux()
 		e.conn.Mount(mux)
 		e.http = httptest.NewServer(mux)
+	}
+	if o.before != nil {
+		o.before(e.fake)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel

@@ -76,7 +76,7 @@ func TestHTTPModeEndToEnd(t *testing.T) {
 	assert.Equal(t, []string{"plan"}, e.agent.Prompts())
 
 	e.deliver("slash_commands", slackfake.SlashCommand("C1", allowedUser, "status"), 0)
-	st := e.waitText("C1", "idle")
+	st := e.waitText("C1", "Pending: nothing") // /status of the thread's session
 	assert.Equal(t, ts, st.ThreadTS)
 }
 

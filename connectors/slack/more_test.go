@@ -37,7 +37,7 @@ func TestTapsRacingTheTimeout(t *testing.T) {
 	for round := range 8 {
 		e := start(t, envOpt{timeout: 150 * time.Millisecond})
 		e.dm(allowedUser, "ask")
-		q := e.waitText("D1", "Which database?") // maybe already expired
+		q := e.waitText("D1", "Which database?")                  // maybe already expired
 		time.Sleep(time.Duration(95+12*round) * time.Millisecond) // around the deadline
 		e.tap(allowedUser, q, "SQLite")
 		r := e.agent.waitResponses(t, 1)

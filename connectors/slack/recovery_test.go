@@ -52,25 +52,25 @@ func (m *memRecovery) Recovered(_ context.Context, id string, res interactions.R
 // A question and a tool approval left pending by a crash: their old
 // buttons still answer after the restart, once.
 func TestButtonsWorkAfterRestart(t *testing.T) {
-	fake := slackfake.New(botToken, appToken)
 	qBlocks := json.RawMessage(`[{"type":"actions","elements":[{"type":"button","action_id":"leashd:qOld:1","value":"qOld:1","text":{"type":"plain_text","text":"SQLite"}}]}]`)
 	tBlocks := json.RawMessage(`[{"type":"actions","elements":[{"type":"button","action_id":"leashd:tOld:t0","value":"tOld:t0","text":{"type":"plain_text","text":"Allow"}}]}]`)
-	qMsg := fake.Seed(slackfake.Message{Channel: "D1", Text: "Question", Blocks: qBlocks})
-	tMsg := fake.Seed(slackfake.Message{Channel: "C1", ThreadTS: "1700000000.000001", Text: "Tool", Blocks: tBlocks})
-	rec := &memRecovery{done: map[string]interactions.Resolution{}, left: []engine.Interrupted{
-		{Interaction: interactions.Interaction{ID: "qOld", ChatID: "slack:D1", Kind: interactions.KindQuestion, Question: "Which database?",
-			Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}}, Ref: "D1:" + qMsg.TS},
-		{Interaction: interactions.Interaction{ID: "tOld", ChatID: "slack:C1:1700000000.000001", Kind: interactions.KindToolApproval, ToolName: "Bash",
-			ToolSummary: "make deploy", Options: interactions.ToolOptions}, Ref: "C1:" + tMsg.TS},
-	}}
-	fake.Close() // the env brings its own fake: copy the seeded messages over
-	e := start(t, envOpt{recovery: rec})
-	qMsg = e.fake.Seed(qMsg)
-	tMsg = e.fake.Seed(tMsg)
-	rec.mu.Lock()
-	rec.left[0].Ref = "D1:" + qMsg.TS
-	rec.left[1].Ref = "C1:" + tMsg.TS
-	rec.mu.Unlock()
+	var qMsg, tMsg slackfake.Message
+	rec := &memRecovery{done: map[string]interactions.Resolution{}}
+	e := start(t, envOpt{recovery: rec, before: func(fake *slackfake.Server) {
+		// What the last run posted, and what the store kept of it.
+		qMsg = fake.Seed(slackfake.Message{Channel: "D1", Text: "Question", Blocks: qBlocks})
+		tMsg = fake.Seed(slackfake.Message{Channel: "C1", ThreadTS: "1700000000.000001", Text: "Tool", Blocks: tBlocks})
+		rec.left = []engine.Interrupted{
+			{Interaction: interactions.Interaction{ID: "qOld", ChatID: "slack:D1", Kind: interactions.KindQuestion, Question: "Which database?",
+				Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}}, Ref: "D1:" + qMsg.TS},
+			{Interaction: interactions.Interaction{ID: "tOld", ChatID: "slack:C1:1700000000.000001", Kind: interactions.KindToolApproval, ToolName: "Bash",
+				ToolSummary: "make deploy", Options: interactions.ToolOptions}, Ref: "C1:" + tMsg.TS},
+		}
+	}})
+	// At start-up the messages say what happened; the buttons stay.
+	upd := e.waitMsg("D1", "the interrupted notice", func(m slackfake.Message) bool { return m.TS == qMsg.TS && m.Edits > 0 })
+	assert.Contains(t, slackfake.Texts(upd.Blocks), "leashd restarted")
+	assert.NotEmpty(t, slackfake.Buttons(upd.Blocks))
 
 	e.tap(allowedUser, qMsg, "SQLite")
 	p := e.waitPrompt(t, "SQLite")
