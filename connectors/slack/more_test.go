@@ -99,3 +99,23 @@ func TestConcurrentChatsKeepTheirOwnThreads(t *testing.T) {
 		}
 	}
 }
+
+func TestCleanApprovalAndDenyTap(t *testing.T) {
+	e := start(t, envOpt{})
+	root := e.mention("C1", allowedUser, "", "plan")
+	btn := e.waitButtons("C1", "Plan review")
+	e.tap(approverUser, btn, "Approve, clear context")
+	r := e.agent.waitResponses(t, 1)
+	assert.True(t, r[0].Allow)
+	e.waitText("C1", "✅ *Approve, clear context* — <@U2>")
+	p := e.waitPrompt(t, "Add **tests**") // the approved plan starts a fresh session
+	assert.NotEqual(t, "plan", p)
+
+	e.push(slackfake.MessageEvent("C1", "channel", allowedUser, e.nextTS(), root, "tool"))
+	q := e.waitButtons("C1", "Tool approval")
+	e.tap(approverUser, q, "Deny")
+	r = e.agent.waitResponses(t, 2)
+	assert.False(t, r[1].Allow)
+	assert.NotEmpty(t, r[1].Message, "the agent is told why")
+	e.waitText("C1", "❌ *Deny* — <@U2>")
+}
