@@ -275,3 +275,18 @@ func TestE2EStopDuringAPendingQuestion(t *testing.T) {
 	})
 	assert.Len(t, s.starts(t), 1, "the same CLI process goes on")
 }
+
+// BenchmarkE2EPromptToSummary measures a prompt's way through the engine,
+// a live CLI and the fake API until the chat shows the turn's summary.
+func BenchmarkE2EPromptToSummary(b *testing.B) {
+	s := newStack(b)
+	s.api.Otherwise(func(*fakeapi.Request) fakeapi.Reply { return fakeapi.Text("ok") })
+	s.send(b, "warm up")
+	s.conn.waitDone(b, 1)
+	n := 1
+	for b.Loop() {
+		n++
+		s.send(b, fmt.Sprintf("prompt %d", n))
+		s.conn.waitDone(b, n)
+	}
+}

@@ -38,7 +38,7 @@ type stack struct {
 
 // waitTranscript waits until the CLI's session transcript on disk holds
 // text.
-func (s *stack) waitTranscript(t *testing.T, text string) {
+func (s *stack) waitTranscript(t testing.TB, text string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		files, _ := filepath.Glob(filepath.Join(s.home, ".claude", "projects", "*", "*.jsonl"))
@@ -51,13 +51,13 @@ func (s *stack) waitTranscript(t *testing.T, text string) {
 	}, 30*time.Second, 20*time.Millisecond, "the CLI wrote its transcript")
 }
 
-func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
+func newStack(t testing.TB, engineOpts ...engine.Option) *stack {
 	t.Helper()
 	return newStackWith(t, nil, engineOpts...)
 }
 
 // newStackWith is newStack with coordinator options.
-func newStackWith(t *testing.T, coordOpts []interactions.Opt, engineOpts ...engine.Option) *stack {
+func newStackWith(t testing.TB, coordOpts []interactions.Opt, engineOpts ...engine.Option) *stack {
 	t.Helper()
 	s, stop := newStoppableStack(t, coordOpts, engineOpts...)
 	t.Cleanup(func() { require.NoError(t, stop()) })
@@ -66,7 +66,7 @@ func newStackWith(t *testing.T, coordOpts []interactions.Opt, engineOpts ...engi
 
 // newStoppableStack is newStack whose engine the test stops itself (stop
 // is idempotent and also runs at cleanup).
-func newStoppableStack(t *testing.T, coordOpts []interactions.Opt, engineOpts ...engine.Option) (*stack, func() error) {
+func newStoppableStack(t testing.TB, coordOpts []interactions.Opt, engineOpts ...engine.Option) (*stack, func() error) {
 	t.Helper()
 	real := testenv.Claude(t)
 	api := fakeapi.New(t)
@@ -105,7 +105,7 @@ func newStoppableStack(t *testing.T, coordOpts []interactions.Opt, engineOpts ..
 }
 
 // starts lists the CLI processes started: pid and arguments.
-func (s *stack) starts(t *testing.T) []string {
+func (s *stack) starts(t testing.TB) []string {
 	t.Helper()
 	b, err := os.ReadFile(s.log)
 	if os.IsNotExist(err) {
@@ -116,7 +116,7 @@ func (s *stack) starts(t *testing.T) []string {
 }
 
 // killLast kills the most recently started CLI with SIGKILL.
-func (s *stack) killLast(t *testing.T) {
+func (s *stack) killLast(t testing.TB) {
 	t.Helper()
 	st := s.starts(t)
 	require.NotEmpty(t, st)
@@ -126,26 +126,26 @@ func (s *stack) killLast(t *testing.T) {
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 }
 
-func (s *stack) send(t *testing.T, text string) connectors.Route {
+func (s *stack) send(t testing.TB, text string) connectors.Route {
 	t.Helper()
 	r, err := s.e.HandleMessage(context.Background(), connectors.Incoming{ChatID: "c1", UserID: "u1", Text: text})
 	require.NoError(t, err)
 	return r
 }
 
-func (s *stack) tap(t *testing.T, id string, labels ...string) {
+func (s *stack) tap(t testing.TB, id string, labels ...string) {
 	t.Helper()
 	_, err := s.e.Reply(context.Background(), id, interactions.Reply{By: "u1", Answers: labels})
 	require.NoError(t, err)
 }
 
-func (s *stack) typed(t *testing.T, id, text string) {
+func (s *stack) typed(t testing.TB, id, text string) {
 	t.Helper()
 	_, err := s.e.Reply(context.Background(), id, interactions.Reply{By: "u1", Text: text})
 	require.NoError(t, err)
 }
 
-func testLogger(t *testing.T) *slogLogger { return newTestLogger(t) }
+func testLogger(t testing.TB) *slogLogger { return newTestLogger(t) }
 
 // recConn is a connector that records what people would see.
 type recConn struct {
@@ -201,7 +201,7 @@ func (r *recConn) Update(_ context.Context, ev interactions.Event) error {
 
 // waitFor polls cond (under the lock) until it holds; the deadline only
 // bounds waiting.
-func (r *recConn) waitFor(t *testing.T, what string, cond func() bool) {
+func (r *recConn) waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.After(45 * time.Second)
 	for {
@@ -222,7 +222,7 @@ func (r *recConn) waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func (r *recConn) waitSaid(t *testing.T, substr string) {
+func (r *recConn) waitSaid(t testing.TB, substr string) {
 	t.Helper()
 	r.waitFor(t, "a message containing "+strconv.Quote(substr), func() bool {
 		for _, s := range r.said {
@@ -234,7 +234,7 @@ func (r *recConn) waitSaid(t *testing.T, substr string) {
 	})
 }
 
-func (r *recConn) waitShown(t *testing.T, n int) interactions.Interaction {
+func (r *recConn) waitShown(t testing.TB, n int) interactions.Interaction {
 	t.Helper()
 	r.waitFor(t, fmt.Sprintf("interaction #%d", n), func() bool { return len(r.shown) >= n })
 	r.mu.Lock()
@@ -242,7 +242,7 @@ func (r *recConn) waitShown(t *testing.T, n int) interactions.Interaction {
 	return r.shown[n-1]
 }
 
-func (r *recConn) waitDone(t *testing.T, n int) connectors.Summary {
+func (r *recConn) waitDone(t testing.TB, n int) connectors.Summary {
 	t.Helper()
 	r.waitFor(t, fmt.Sprintf("turn summary #%d", n), func() bool { return len(r.done) >= n })
 	r.mu.Lock()
