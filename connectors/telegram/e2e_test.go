@@ -402,3 +402,15 @@ func TestGroupShowsWhoAnswered(t *testing.T) {
 	m = h.waitMessage(group, m.ID, "answered", func(m tgfake.Message) bool { return m.Markup == nil })
 	assert.Contains(t, m.Text, "✅ <b>Postgres</b> — by Ada")
 }
+
+func TestGroupCommandsAddressedToTheBot(t *testing.T) {
+	const group = int64(-100777)
+	h := newHarness(t, setup{})
+	h.fake.Text(group, me, "/stop@other_bot")
+	h.fake.Text(group, me, "/stop@leashd_bot")
+	h.botMessage(group, "Nothing is running.")
+	h.fake.Text(group, me, "/frob@LEASHD_BOT now")
+	h.botMessage(group, "Unknown command /frob")
+	assert.Len(t, h.fake.BotMessages(group), 2, "the command for another bot was ignored")
+	assert.Empty(t, h.prompts())
+}

@@ -46,6 +46,10 @@ func (c *Connector) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		}
 		return
 	}
+	text, forUs := c.stripBotName(text)
+	if !forUs {
+		return // a command for another bot in a group
+	}
 	in := connectors.Incoming{
 		ChatID:   chatID(chat),
 		UserID:   strconv.FormatInt(m.From.ID, 10),
@@ -56,6 +60,29 @@ func (c *Connector) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 	if _, err := c.handlerOf().HandleMessage(ctx, in); err != nil {
 		c.log.Debug("telegram: message not handled", "chat", chat, "err", err)
 	}
+}
+
+// stripBotName turns "/stop@leashd_bot args" (how commands look in groups)
+// into "/stop args"; forUs is false for a command addressed to another bot.
+func (c *Connector) stripBotName(text string) (out string, forUs bool) {
+	if !strings.HasPrefix(text, "/") {
+		return text, true
+	}
+	word, rest, _ := strings.Cut(text, " ")
+	cmd, bot, ok := strings.Cut(word, "@")
+	if !ok {
+		return text, true
+	}
+	c.mu.Lock()
+	self := c.self.UserName
+	c.mu.Unlock()
+	if !strings.EqualFold(bot, self) {
+		return text, false
+	}
+	if rest != "" {
+		return cmd + " " + rest, true
+	}
+	return cmd, true
 }
 
 var errForeignChat = errors.New("this button belongs to another chat")

@@ -166,3 +166,38 @@ func TestKeysStayShort(t *testing.T) {
 	_, err := parseKey("Postgres (the long label)")
 	assert.ErrorIs(t, err, errBadKey)
 }
+
+// FuzzSplitHTML: any valid Telegram HTML splits into valid parts within
+// the limit that keep every visible character.
+func FuzzSplitHTML(f *testing.F) {
+	for _, s := range []string{
+		"<b>bold</b> and <i>it</i>\n<pre><code class=\"language-go\">x &lt; y\nz</code></pre>",
+		"<a href=\"https://x.y/?a=1&amp;b=2\">link text</a>\n" + strings.Repeat("word ", 200),
+		"&#128512;&#x1F600;😀 " + strings.Repeat("ü", 300), "<s><u>nested</u></s>", "plain\n\n\nlines",
+		"<blockquote>quote\nmore</blockquote>", "<span class=\"tg-spoiler\">hidden</span>",
+	} {
+		f.Add(s, 50)
+	}
+	f.Fuzz(func(t *testing.T, html string, limit int) {
+		whole, err := tgfake.ParseHTML(html)
+		if err != nil {
+			return // only valid HTML is ever split
+		}
+		limit = 64 + abs(limit)%4000
+		var visible strings.Builder
+		for _, p := range SplitHTML(html, limit) {
+			if hlen(p) > limit {
+				t.Fatalf("part longer than %d: %d: %q", limit, hlen(p), p)
+			}
+			v, err := tgfake.ParseHTML(p)
+			if err != nil {
+				t.Fatalf("invalid part %q of %q: %v", p, html, err)
+			}
+			visible.WriteString(v)
+		}
+		strip := func(s string) string { return strings.Join(strings.Fields(s), "") }
+		if strip(whole) != strip(visible.String()) {
+			t.Fatalf("text lost splitting %q at %d:\n%q\n%q", html, limit, strip(whole), strip(visible.String()))
+		}
+	})
+}

@@ -63,6 +63,16 @@ func (b *bucket) reserve(now time.Time) time.Time {
 	return b.last.Add(time.Duration(-b.tokens * float64(b.rate.Every)))
 }
 
+// full reports whether the bucket would be full at now: forgetting it then
+// changes nothing.
+func (b *bucket) full(now time.Time) bool {
+	if b.rate.Every <= 0 || b.last.IsZero() {
+		return true
+	}
+	burst := float64(max(b.rate.Burst, 1))
+	return b.tokens+float64(now.Sub(b.last))/float64(b.rate.Every) >= burst
+}
+
 // A call sends one request through the chat's limits, retrying 429s after
 // exactly retry_after, and 5xx and network errors with backoff.
 type call func(ctx context.Context, c tgbotapi.Chattable) (tgbotapi.Message, error)
@@ -170,7 +180,12 @@ func (o *outbox) work(chat int64, q *chatQueue) {
 		o.mu.Lock()
 		if len(q.jobs) == 0 {
 			q.running = false
-			// Keep the queue (and its limiter state) unless it is idle long enough to forget.
+			// Forget an idle chat once its limiter has nothing left to
+			// remember (full bucket, no pause), so memory stays bounded.
+			now := o.now()
+			if !q.paused.After(now) && q.limit.full(now) {
+				delete(o.chats, chat)
+			}
 			o.mu.Unlock()
 			return
 		}

@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -139,11 +140,43 @@ func SplitHTML(s string, limit int) []string {
 			stack = st
 			pos = i
 		}
-		if !visibleEmpty(part) {
-			parts = append(parts, part)
+		if visibleEmpty(part) {
+			continue
 		}
+		if hlen(part) > limit {
+			// The tags to reopen leave no room (a link with a huge URL):
+			// this part goes out as plain text.
+			parts = append(parts, plainParts(part, limit)...)
+			continue
+		}
+		parts = append(parts, part)
 	}
 	return parts
+}
+
+// plainParts drops the tags of HTML and cuts its text (entities kept
+// whole) into parts of at most limit.
+func plainParts(s string, limit int) []string {
+	var parts []string
+	var cur strings.Builder
+	n := 0
+	for _, t := range tokenize(s) {
+		if t.kind == tokOpen || t.kind == tokClose {
+			continue
+		}
+		l := hlen(t.s)
+		if n+l > limit && n > 0 {
+			parts = append(parts, cur.String())
+			cur.Reset()
+			n = 0
+		}
+		cur.WriteString(t.s)
+		n += l
+	}
+	if n > 0 {
+		parts = append(parts, cur.String())
+	}
+	return slices.DeleteFunc(parts, visibleEmpty)
 }
 
 func closers(st []token) string {
