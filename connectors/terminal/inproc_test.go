@@ -98,14 +98,14 @@ type inproc struct {
 	agent *scriptAgent
 }
 
-func startInproc(t *testing.T, turns map[string]turnFunc, copts ...interactions.Opt) *inproc {
+func startInproc(t *testing.T, turns map[string]turnFunc, topts ...terminal.Option) *inproc {
 	t.Helper()
 	inR, inW := io.Pipe()
 	scr := &screenWriter{vt: newVT(rows, cols)}
-	conn := terminal.New(inR, scr, terminal.WithTTY(true), terminal.WithRawInput(true), terminal.WithColor(true),
-		terminal.WithWidth(func() int { return cols }), terminal.WithSpinnerInterval(10*time.Millisecond), terminal.WithChat("t"))
+	conn := terminal.New(inR, scr, append([]terminal.Option{terminal.WithTTY(true), terminal.WithRawInput(true), terminal.WithColor(true),
+		terminal.WithWidth(func() int { return cols }), terminal.WithSpinnerInterval(10 * time.Millisecond), terminal.WithChat("t")}, topts...)...)
 	agent := &scriptAgent{turns: turns}
-	coord := interactions.New(copts...)
+	coord := interactions.New()
 	e := engine.New(agent, coord, engine.WithCloseTimeout(5*time.Second))
 	e.AddConnector(conn)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -263,7 +263,8 @@ func TestParallelApprovalsOneAfterAnother(t *testing.T) {
 func TestAnsweredOrCancelledElsewhere(t *testing.T) {
 	got := make(chan engine.PermissionResponse, 1)
 	q := map[string]any{"question": "Which?", "options": []map[string]string{{"label": "A"}, {"label": "B"}, {"label": "C"}}}
-	p := startInproc(t, map[string]turnFunc{"go": ask(q, got)})
+	// Without the late-answer window: the next line is typed at once.
+	p := startInproc(t, map[string]turnFunc{"go": ask(q, got)}, terminal.WithLateAnswer(0))
 	p.send("go\r")
 	p.waitText("Choose 1-3")
 	it := p.coord.Pending("terminal:t")[0]
@@ -287,27 +288,65 @@ func TestKeyRacingCancel(t *testing.T) {
 	got := make(chan engine.PermissionResponse, 1)
 	q := map[string]any{"question": "Which?", "options": []map[string]string{{"label": "A"}, {"label": "B"}, {"label": "C"}}}
 	p := startInproc(t, map[string]turnFunc{"go": ask(q, got)})
+	heldBefore := 0
 	for i := range 15 {
 		p.send("go\r")
 		p.waitFor("question", func(string) bool { return len(p.coord.Pending("terminal:t")) == 1 })
 		it := p.coord.Pending("terminal:t")[0]
 		p.waitText("Choose 1-3")
+		// "2" is typed while the question is open; Enter races the
+		// cancellation.
+		p.send("2")
+		p.waitFor("the typed 2", func(string) bool { return strings.HasSuffix(p.cursorLine(), ": 2") })
 		var wg sync.WaitGroup
 		wg.Add(2)
 		go func() { defer wg.Done(); p.coord.Cancel(it.ID, "gone") }()
-		go func() { defer wg.Done(); p.send("2\r") }()
+		go func() { defer wg.Done(); p.send("\r") }()
 		wg.Wait()
 		resp := <-got
-		p.waitCursor(">")
+		// The keys were taken as the answer, refused as too late, or held
+		// as typed for a question that closed.
+		// (The hint of held input goes when the line is erased, so held
+		// outcomes are counted here.)
+		held := `The question closed before your answer, so "2" was not sent.`
 		s := p.waitFor("an outcome", func(s string) bool {
-			return strings.Count(s, "→ B")+strings.Count(s, "✗ Cancelled: gone")+strings.Count(s, "✗ This request is no longer waiting") >= i+1
+			return strings.Count(s, "→ B")+strings.Count(s, "✗ This request is no longer waiting")+strings.Count(s, held)+heldBefore == i+1
 		})
+		if strings.Contains(s, held) {
+			assert.True(t, strings.HasSuffix(s, "Ctrl+U erases it.\n> 2"), "the late answer stays on the line:\n%s", s)
+			heldBefore++
+			p.send("\x15")
+		}
+		p.waitCursor(">")
 		if resp.Allow {
 			assert.Equal(t, map[string]string{"Which?": "B"}, answers(t, resp))
 		}
 		assert.Empty(t, p.coord.Pending("terminal:t"))
-		_ = s
 	}
+	p.send("done\r")
+	s := p.waitText("echo: done")
+	assert.NotContains(t, s, "echo: 2", "an answer to a closed question never becomes a prompt")
+}
+
+func TestLateAnswerIsHeldThenSentOnRequest(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	q := map[string]any{"question": "Which?", "options": []map[string]string{{"label": "A"}, {"label": "B"}, {"label": "C"}}}
+	p := startInproc(t, map[string]turnFunc{"go": ask(q, got)})
+	p.send("go\r")
+	p.waitText("Choose 1-3")
+	p.send("maybe")
+	p.waitFor("typed text", func(string) bool { return strings.HasSuffix(p.cursorLine(), "maybe") })
+	it := p.coord.Pending("terminal:t")[0]
+	require.True(t, p.coord.Cancel(it.ID, "withdrawn"))
+	<-got
+	p.waitText("✗ Cancelled: withdrawn")
+	p.waitCursor("> maybe") // what was typed stays
+	p.send("\r")
+	p.waitText(`The question closed before your answer, so "maybe" was not sent. Enter sends it to the agent as a message; Ctrl+U erases it.`)
+	assert.Equal(t, "> maybe", p.cursorLine(), "the line is kept")
+	assert.NotContains(t, p.screen(), "echo: maybe")
+	p.send("\r")
+	p.waitText("echo: maybe")
 }
 
 func TestIdleKeysAndLogsAbovePrompt(t *testing.T) {
@@ -345,4 +384,22 @@ func TestStreamingWithSpinnerAndHostileText(t *testing.T) {
 	s := p.waitText("Done · 1 turn")
 	assert.Contains(t, s, "> go\nHello world\n[2J]0;pwnedline two\nDone · 1 turn", "control characters from the agent are not obeyed")
 	p.waitCursor(">")
+}
+
+func TestLineSentSoonAfterACloseIsHeld(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	q := map[string]any{"question": "Which?", "options": []map[string]string{{"label": "A"}, {"label": "B"}}}
+	p := startInproc(t, map[string]turnFunc{"go": ask(q, got)}, terminal.WithLateAnswer(time.Minute))
+	p.send("go\r")
+	p.waitText("[a/r]")
+	it := p.coord.Pending("terminal:t")[0]
+	require.True(t, p.coord.Cancel(it.ID, "withdrawn"))
+	<-got
+	p.waitText("✗ Cancelled: withdrawn")
+	p.waitCursor(">")
+	p.send("a\r") // typed after the close, but within the window
+	p.waitText(`The question closed before your answer, so "a" was not sent.`)
+	p.send("\x15", "hello\r") // only the first line is held
+	p.waitText("echo: hello")
+	assert.NotContains(t, p.screen(), "echo: a")
 }

@@ -1,6 +1,7 @@
 package terminal
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -19,7 +20,8 @@ type screen struct {
 	liveRows int      // terminal rows the drawn live region occupies
 	last     []string // live lines last drawn (non-tty: printed)
 	err      error    // first write error
-	mid      bool     // non-tty: streamed text left the cursor mid-line
+	buf      bytes.Buffer
+	mid      bool // non-tty: streamed text left the cursor mid-line
 }
 
 // SGR colour codes.
@@ -41,17 +43,25 @@ func (s *screen) paint(code, text string) string {
 	return "\x1b[" + code + "m" + text + "\x1b[0m"
 }
 
+// write queues text; flush sends it, so the terminal gets each change of
+// the screen in one write and never shows half a redraw.
 func (s *screen) write(text string) {
-	if s.err != nil {
-		return
-	}
 	if s.tty {
 		// The terminal is in raw mode: a newline does not return the
 		// carriage by itself.
 		text = strings.ReplaceAll(text, "\r\n", "\n")
 		text = strings.ReplaceAll(text, "\n", "\r\n")
 	}
-	_, s.err = io.WriteString(s.w, text)
+	s.buf.WriteString(text)
+}
+
+// flush writes what was queued; the first error sticks.
+func (s *screen) flush() error {
+	if s.buf.Len() > 0 && s.err == nil {
+		_, s.err = s.w.Write(s.buf.Bytes())
+	}
+	s.buf.Reset()
+	return s.err
 }
 
 func (s *screen) cols() int {

@@ -48,6 +48,7 @@ type Connector struct {
 	tty    *bool // nil: decided from the output
 	raw    *bool // nil: raw keys when the input is a terminal
 	spin   time.Duration
+	late   time.Duration
 	width  func() int
 
 	mu      sync.Mutex
@@ -92,6 +93,13 @@ func WithRawInput(on bool) Option { return func(c *Connector) { c.raw = &on } }
 // WithSpinnerInterval sets how often the spinner turns (default 100ms).
 func WithSpinnerInterval(d time.Duration) Option { return func(c *Connector) { c.spin = d } }
 
+// WithLateAnswer sets how soon after a question closed without the
+// person's answer (cancelled, expired, answered elsewhere) a line sent at
+// the normal prompt is taken for a late answer and held until Enter is
+// pressed again (default 1s). A line begun before the question closed is
+// always held.
+func WithLateAnswer(d time.Duration) Option { return func(c *Connector) { c.late = max(d, 0) } }
+
 // WithWidth sets how the terminal width is found (default: asked from the
 // output terminal, else 80).
 func WithWidth(f func() int) Option { return func(c *Connector) { c.width = f } }
@@ -103,6 +111,7 @@ func New(in io.Reader, out io.Writer, opts ...Option) *Connector {
 		chatID: Name + ":local",
 		userID: "local",
 		spin:   100 * time.Millisecond,
+		late:   time.Second,
 		wake:   make(chan struct{}, 1),
 	}
 	for _, o := range opts {

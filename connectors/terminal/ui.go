@@ -57,6 +57,12 @@ type ui struct {
 	gone     map[string]bool
 	dropTurn bool // after a rejection: the cancelled turn's output is not shown
 	eof      bool // the input ended: quit once nothing is running
+	// closedAt is when a question closed without the person's answer
+	// (cancelled, expired, answered elsewhere); lineAt is when the line
+	// being typed was started. A line begun before, or sent just after, is
+	// probably a late answer and is not sent as a prompt unasked.
+	closedAt time.Time
+	lineAt   time.Time
 	held     []Key
 	heldEOF  bool // the input ended after the held keys
 	hint     string
@@ -90,6 +96,7 @@ func (u *ui) run(ctx context.Context, raw bool) error {
 	u.redraw()
 	defer func() {
 		u.s.erase()
+		_ = u.s.flush()
 	}()
 	for {
 		select {
@@ -118,8 +125,8 @@ func (u *ui) run(ctx context.Context, raw bool) error {
 			u.outputs()
 			return nil
 		}
-		if u.s.err != nil {
-			return fmt.Errorf("writing to the terminal: %w", u.s.err)
+		if err := u.s.flush(); err != nil {
+			return fmt.Errorf("writing to the terminal: %w", err)
 		}
 	}
 }
@@ -381,7 +388,9 @@ func (u *ui) update(ev interactions.Event) {
 		if res.Text != "" && res.Status != interactions.StatusAnswered && res.Status != interactions.StatusRejected {
 			msg += ": " + res.Text
 		}
-		u.input = nil
+		// What was typed stays on the line (a new question clears it); sent,
+		// it is held as a late answer.
+		u.closedAt = time.Now()
 		u.s.commit(u.s.paint(sgrYellow, "  ✗ "+sanitize(msg)))
 		u.show()
 	}
@@ -572,6 +581,9 @@ func (u *ui) key(k Key) bool {
 			u.toggle(p, p.pointer)
 			break
 		}
+		if len(u.input) == 0 {
+			u.lineAt = time.Now()
+		}
 		u.input = append(u.input, k.Rune)
 	case KeyBackspace:
 		if len(u.input) > 0 {
@@ -626,6 +638,15 @@ func (u *ui) submit(line string) bool {
 		u.redraw()
 		return false
 	}
+	if !u.closedAt.IsZero() && (u.lineAt.Before(u.closedAt) || time.Since(u.closedAt) < u.c.late) {
+		// Meant for the question that just closed: ask before sending.
+		u.closedAt = time.Time{}
+		u.input = []rune(line)
+		u.hint = fmt.Sprintf("The question closed before your answer, so %q was not sent. Enter sends it to the agent as a message; Ctrl+U erases it.", clip(text))
+		u.redraw()
+		return false
+	}
+	u.closedAt = time.Time{}
 	u.flushPartial()
 	u.s.commit(u.s.paint(sgrBold, idleGlyph) + text)
 	switch strings.ToLower(text) {
@@ -643,6 +664,8 @@ func (u *ui) submit(line string) bool {
 
 // send hands text to the engine.
 func (u *ui) send(text string) {
+	u.redraw()
+	_ = u.s.flush() // show the line before the engine, which may take a while
 	route, err := u.h.HandleMessage(u.ctx, connectors.Incoming{ChatID: u.c.chatID, UserID: u.c.userID, UserName: u.c.user, Text: text})
 	u.outputs()
 	if err != nil && route != connectors.RouteInteraction {
