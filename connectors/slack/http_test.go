@@ -137,3 +137,28 @@ func TestSocketModeAcksBeforeWork(t *testing.T) {
 	assert.Empty(t, posted(e), "acknowledged before the work (stalled ≥ 4 s by 429s) was done")
 	e.waitText("D1", "echo: hello")
 }
+
+func TestHTTPModeMalformedRequests(t *testing.T) {
+	e := start(t, envOpt{httpMode: true})
+	for _, tc := range []struct{ path, body, want string }{
+		{slack.EventsPath, `{not json`, "not an Events API payload"},
+		{slack.InteractionsPath, `nopayload=1`, "expected a form with a payload field"},
+		{slack.InteractionsPath, url.Values{"payload": {"[1,2"}}.Encode(), "payload is not an interaction"},
+	} {
+		r := e.rawSigned(tc.path, []byte(tc.body), time.Now(), signingSecret)
+		assert.Equal(t, http.StatusBadRequest, r.code, tc.path)
+		assert.Contains(t, r.body, tc.want, tc.path)
+	}
+	e.settle()
+	assert.Empty(t, e.fake.Messages(""))
+}
+
+func TestSlackErrorReachesTheAgentWithoutSecrets(t *testing.T) {
+	e := start(t, envOpt{})
+	e.fake.FailNext("chat.postMessage", "channel_not_found")
+	e.dm(allowedUser, "ask")
+	r := e.agent.waitResponses(t, 1)
+	assert.False(t, r[0].Allow, "a question that could not be shown is not answered")
+	assert.Contains(t, r[0].Message, "channel_not_found")
+	assert.NotContains(t, r[0].Message, botToken)
+}
