@@ -108,7 +108,13 @@ func sendPrompt(t *testing.T, ctx context.Context, text string) {
 
 func click(t *testing.T, ctx context.Context, sel string) {
 	t.Helper()
-	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)))
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := chromedp.Do(cctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)); err != nil {
+		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string]("document.body.innerText"))
+		html, _ := chromedp.Run(ctx, chromedp.Evaluate[string]("document.querySelector('main').innerHTML"))
+		t.Fatalf("clicking %s: %v; the page shows:\n%s\n%s", sel, err, body, html)
+	}
 }
 
 // The demo's question flow in a real browser: type "question", tap an
