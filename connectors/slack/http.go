@@ -44,11 +44,17 @@ func (c *Connector) verified(w http.ResponseWriter, r *http.Request) ([]byte, bo
 		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if c.handler() == nil {
-		http.Error(w, "leashd is starting", http.StatusServiceUnavailable)
-		return nil, false
-	}
 	return body, true
+}
+
+// running answers 503 until Run has started, so Slack retries what would
+// otherwise be acknowledged and lost.
+func (c *Connector) running(w http.ResponseWriter) bool {
+	if c.handler() == nil {
+		http.Error(w, "leashd is starting; retry shortly", http.StatusServiceUnavailable)
+		return false
+	}
+	return true
 }
 
 // verify checks the X-Slack-Signature over the body and that the
@@ -94,6 +100,9 @@ func (c *Connector) serveEvents(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(w, uv.Challenge)
 	case slackevents.CallbackEvent:
+		if !c.running(w) {
+			return
+		}
 		w.WriteHeader(http.StatusOK)
 		eventID := ""
 		if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok {
@@ -107,7 +116,7 @@ func (c *Connector) serveEvents(w http.ResponseWriter, r *http.Request) {
 
 func (c *Connector) serveInteractions(w http.ResponseWriter, r *http.Request) {
 	body, ok := c.verified(w, r)
-	if !ok {
+	if !ok || !c.running(w) {
 		return
 	}
 	form, err := url.ParseQuery(string(body))
@@ -125,7 +134,7 @@ func (c *Connector) serveInteractions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Connector) serveCommands(w http.ResponseWriter, r *http.Request) {
-	if _, ok := c.verified(w, r); !ok {
+	if _, ok := c.verified(w, r); !ok || !c.running(w) {
 		return
 	}
 	cmd, err := slack.SlashCommandParse(r)

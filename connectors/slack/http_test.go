@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -161,4 +162,27 @@ func TestSlackErrorReachesTheAgentWithoutSecrets(t *testing.T) {
 	assert.False(t, r[0].Allow, "a question that could not be shown is not answered")
 	assert.Contains(t, r[0].Message, "channel_not_found")
 	assert.NotContains(t, r[0].Message, botToken)
+}
+
+func TestHTTPModeBeforeRun(t *testing.T) {
+	c := slack.New(botToken, slack.WithSigningSecret(signingSecret))
+	mux := http.NewServeMux()
+	c.Mount(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	e := &env{t: t, http: srv}
+	// The URL check is answered at once…
+	r := e.rawSigned(slack.EventsPath, []byte(`{"type":"url_verification","challenge":"abc"}`), time.Now(), signingSecret)
+	assert.Equal(t, http.StatusOK, r.code)
+	assert.Equal(t, "abc", r.body)
+	// …but an event is not acknowledged (and lost) before leashd runs:
+	// Slack retries it.
+	body, _ := json.Marshal(slackfake.EventCallback("Ev1", slackfake.MessageEvent("D1", "im", allowedUser, "1.1", "", "hi")))
+	r = e.rawSigned(slack.EventsPath, body, time.Now(), signingSecret)
+	assert.Equal(t, http.StatusServiceUnavailable, r.code)
+	// Socket Mode serves nothing over HTTP.
+	mux2 := http.NewServeMux()
+	slack.New(botToken, slack.WithAppToken(appToken), slack.WithSigningSecret(signingSecret)).Mount(mux2)
+	_, pattern := mux2.Handler(httptest.NewRequest(http.MethodPost, slack.EventsPath, nil))
+	assert.Empty(t, pattern)
 }
