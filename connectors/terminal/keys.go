@@ -2,30 +2,30 @@ package terminal
 
 import "unicode/utf8"
 
-// KeyKind is what a key press is.
-type KeyKind int
+// keyKind is what a key press is.
+type keyKind int
 
 // Keys the terminal connector understands. Everything else a terminal can
-// send decodes as KeyUnknown and is ignored.
+// send decodes as keyUnknown and is ignored.
 const (
-	KeyUnknown   KeyKind = iota
-	KeyRune              // a printable character (Key.Rune), space included
-	KeyEnter             // CR, LF or CR LF
-	KeyBackspace         // DEL or BS
-	KeyUp
-	KeyDown
-	KeyLeft
-	KeyRight
-	KeyCtrlC
-	KeyCtrlD
-	KeyCtrlU // erase the line
-	KeyEsc   // a lone escape
+	keyUnknown   keyKind = iota
+	keyRune              // a printable character (keyPress.Rune), space included
+	keyEnter             // CR, LF or CR LF
+	keyBackspace         // DEL or BS
+	keyUp
+	keyDown
+	keyLeft
+	keyRight
+	keyCtrlC
+	keyCtrlD
+	keyCtrlU // erase the line
+	keyEsc   // a lone escape
 )
 
-// Key is one decoded key press.
-type Key struct {
-	Kind KeyKind
-	Rune rune // for KeyRune
+// keyPress is one decoded key press.
+type keyPress struct {
+	Kind keyKind
+	Rune rune // for keyRune
 }
 
 // keyDecoder turns the bytes a terminal in raw mode sends into keys. It
@@ -42,9 +42,9 @@ const maxSeq = 32
 
 // Feed decodes p (appended to what was left over) and returns the complete
 // keys in it.
-func (d *keyDecoder) Feed(p []byte) []Key {
+func (d *keyDecoder) Feed(p []byte) []keyPress {
 	d.buf = append(d.buf, p...)
-	var keys []Key
+	var keys []keyPress
 	for len(d.buf) > 0 {
 		k, n := d.next(d.buf)
 		if n == 0 { // incomplete: wait for more input
@@ -60,30 +60,30 @@ func (d *keyDecoder) Feed(p []byte) []Key {
 }
 
 // Flush returns whatever is still buffered as keys: a lone ESC becomes
-// KeyEsc, an incomplete sequence or character KeyUnknown.
-func (d *keyDecoder) Flush() []Key {
+// keyEsc, an incomplete sequence or character keyUnknown.
+func (d *keyDecoder) Flush() []keyPress {
 	// Feed consumed every complete key, so what is left is one incomplete
 	// sequence or character.
-	var keys []Key
+	var keys []keyPress
 	switch {
 	case len(d.buf) == 0:
 	case len(d.buf) == 1 && d.buf[0] == 0x1b:
-		keys = d.emit(keys, Key{Kind: KeyEsc})
+		keys = d.emit(keys, keyPress{Kind: keyEsc})
 	default:
-		keys = d.emit(keys, Key{Kind: KeyUnknown})
+		keys = d.emit(keys, keyPress{Kind: keyUnknown})
 	}
 	d.buf = nil
 	return keys
 }
 
 // emit appends k, folding the LF of a CR LF pair into one Enter.
-func (d *keyDecoder) emit(keys []Key, k Key) []Key {
-	if k.Kind == KeyEnter && k.Rune == '\n' && d.lastCR {
+func (d *keyDecoder) emit(keys []keyPress, k keyPress) []keyPress {
+	if k.Kind == keyEnter && k.Rune == '\n' && d.lastCR {
 		d.lastCR = false
 		return keys
 	}
-	d.lastCR = k.Kind == KeyEnter && k.Rune == '\r'
-	if k.Kind == KeyEnter {
+	d.lastCR = k.Kind == keyEnter && k.Rune == '\r'
+	if k.Kind == keyEnter {
 		k.Rune = 0
 	}
 	return append(keys, k)
@@ -91,49 +91,49 @@ func (d *keyDecoder) emit(keys []Key, k Key) []Key {
 
 // next decodes one key at the start of b and how many bytes it took; n is
 // 0 when b starts with an incomplete sequence.
-func (d *keyDecoder) next(b []byte) (Key, int) {
+func (d *keyDecoder) next(b []byte) (keyPress, int) {
 	c := b[0]
 	switch {
 	case c == '\r' || c == '\n':
-		return Key{Kind: KeyEnter, Rune: rune(c)}, 1
+		return keyPress{Kind: keyEnter, Rune: rune(c)}, 1
 	case c == 0x7f || c == 0x08:
-		return Key{Kind: KeyBackspace}, 1
+		return keyPress{Kind: keyBackspace}, 1
 	case c == 0x03:
-		return Key{Kind: KeyCtrlC}, 1
+		return keyPress{Kind: keyCtrlC}, 1
 	case c == 0x04:
-		return Key{Kind: KeyCtrlD}, 1
+		return keyPress{Kind: keyCtrlD}, 1
 	case c == 0x15:
-		return Key{Kind: KeyCtrlU}, 1
+		return keyPress{Kind: keyCtrlU}, 1
 	case c == 0x1b:
 		return escape(b)
 	case c < 0x20:
-		return Key{Kind: KeyUnknown}, 1
+		return keyPress{Kind: keyUnknown}, 1
 	case c < utf8.RuneSelf:
-		return Key{Kind: KeyRune, Rune: rune(c)}, 1
+		return keyPress{Kind: keyRune, Rune: rune(c)}, 1
 	}
 	if !utf8.FullRune(b) {
-		return Key{}, 0
+		return keyPress{}, 0
 	}
 	r, n := utf8.DecodeRune(b)
 	if r == utf8.RuneError || r < 0xa0 { // invalid bytes, C1 controls
-		return Key{Kind: KeyUnknown}, n
+		return keyPress{Kind: keyUnknown}, n
 	}
-	return Key{Kind: KeyRune, Rune: r}, n
+	return keyPress{Kind: keyRune, Rune: r}, n
 }
 
 // escape decodes a sequence starting with ESC: CSI (ESC [ … final) and SS3
 // (ESC O x) arrows; anything else after ESC is a lone Esc followed by that
 // byte.
-func escape(b []byte) (Key, int) {
+func escape(b []byte) (keyPress, int) {
 	if len(b) < 2 {
-		return Key{}, 0
+		return keyPress{}, 0
 	}
 	switch b[1] {
 	case 'O': // SS3: ESC O A (application cursor keys)
 		if len(b) < 3 {
-			return Key{}, 0
+			return keyPress{}, 0
 		}
-		return Key{Kind: arrow(b[2])}, 3
+		return keyPress{Kind: arrow(b[2])}, 3
 	case '[':
 		// CSI: parameter bytes 0x30–0x3F, intermediate 0x20–0x2F, one final
 		// byte 0x40–0x7E.
@@ -142,20 +142,20 @@ func escape(b []byte) (Key, int) {
 			switch {
 			case c >= 0x40 && c <= 0x7e:
 				if i == 2 || onlyModifiers(b[2:i]) {
-					return Key{Kind: arrow(c)}, i + 1
+					return keyPress{Kind: arrow(c)}, i + 1
 				}
-				return Key{Kind: KeyUnknown}, i + 1
+				return keyPress{Kind: keyUnknown}, i + 1
 			case c >= 0x20 && c <= 0x3f:
 				if i+1 >= maxSeq {
-					return Key{Kind: KeyUnknown}, i + 1
+					return keyPress{Kind: keyUnknown}, i + 1
 				}
 			default: // not part of a CSI sequence: drop what came so far
-				return Key{Kind: KeyUnknown}, i
+				return keyPress{Kind: keyUnknown}, i
 			}
 		}
-		return Key{}, 0
+		return keyPress{}, 0
 	default:
-		return Key{Kind: KeyEsc}, 1
+		return keyPress{Kind: keyEsc}, 1
 	}
 }
 
@@ -174,16 +174,16 @@ func allDigits(p []byte) bool {
 	return len(p) > 0
 }
 
-func arrow(c byte) KeyKind {
+func arrow(c byte) keyKind {
 	switch c {
 	case 'A':
-		return KeyUp
+		return keyUp
 	case 'B':
-		return KeyDown
+		return keyDown
 	case 'C':
-		return KeyRight
+		return keyRight
 	case 'D':
-		return KeyLeft
+		return keyLeft
 	}
-	return KeyUnknown
+	return keyUnknown
 }

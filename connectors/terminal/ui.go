@@ -63,7 +63,7 @@ type ui struct {
 	// probably a late answer and is not sent as a prompt unasked.
 	closedAt time.Time
 	lineAt   time.Time
-	held     []Key
+	held     []keyPress
 	heldEOF  bool // the input ended after the held keys
 	hint     string
 }
@@ -74,7 +74,7 @@ func newUI(c *Connector, h connectors.Handler, s *screen) *ui {
 
 // input events from the reader goroutine.
 type inEvent struct {
-	keys []Key
+	keys []keyPress
 	eof  bool
 	err  error
 }
@@ -145,7 +145,7 @@ func (u *ui) feed(raw bool) bool {
 		if u.key(k) {
 			return true
 		}
-		if !raw && k.Kind == KeyEnter {
+		if !raw && k.Kind == keyEnter {
 			u.outputs() // let the engine's answer arrive before the next line
 		}
 	}
@@ -193,14 +193,14 @@ func readInput(in io.Reader, raw bool, ch chan<- inEvent, done <-chan struct{}) 
 		line, err := r.ReadString('\n')
 		line = strings.TrimRight(line, "\r\n")
 		if line != "" || err == nil {
-			keys := make([]Key, 0, len(line)+1)
+			keys := make([]keyPress, 0, len(line)+1)
 			for _, c := range sanitize(line) {
 				if c == '\t' {
 					c = ' '
 				}
-				keys = append(keys, Key{Kind: KeyRune, Rune: c})
+				keys = append(keys, keyPress{Kind: keyRune, Rune: c})
 			}
-			keys = append(keys, Key{Kind: KeyEnter})
+			keys = append(keys, keyPress{Kind: keyEnter})
 			if !send(inEvent{keys: keys}) {
 				return
 			}
@@ -570,13 +570,13 @@ func (u *ui) spinner() string {
 // ---- keys ----
 
 // key handles one key; it reports whether the person quit.
-func (u *ui) key(k Key) bool {
+func (u *ui) key(k keyPress) bool {
 	p := u.active()
-	if k.Kind != KeyCtrlC {
+	if k.Kind != keyCtrlC {
 		u.hint = ""
 	}
 	switch k.Kind {
-	case KeyRune:
+	case keyRune:
 		if p != nil && p.mode == interactions.ModeChoice && p.it.MultiSelect && k.Rune == ' ' {
 			u.toggle(p, p.pointer)
 			break
@@ -585,23 +585,23 @@ func (u *ui) key(k Key) bool {
 			u.lineAt = time.Now()
 		}
 		u.input = append(u.input, k.Rune)
-	case KeyBackspace:
+	case keyBackspace:
 		if len(u.input) > 0 {
 			u.input = u.input[:len(u.input)-1]
 		}
-	case KeyCtrlU:
+	case keyCtrlU:
 		u.input = nil
-	case KeyUp, KeyDown:
+	case keyUp, keyDown:
 		if p != nil && p.mode == interactions.ModeChoice {
 			n := len(p.it.Options) + 1 // with the Reject line
 			d := 1
-			if k.Kind == KeyUp {
+			if k.Kind == keyUp {
 				d = n - 1
 			}
 			p.pointer = (p.pointer + d) % n
 			p.hint = ""
 		}
-	case KeyCtrlC:
+	case keyCtrlC:
 		if p != nil {
 			u.reject(p)
 			break
@@ -614,11 +614,11 @@ func (u *ui) key(k Key) bool {
 		default:
 			u.hint = "Nothing to stop. Press Ctrl+D or type /exit to quit."
 		}
-	case KeyCtrlD:
+	case keyCtrlD:
 		if p == nil && len(u.input) == 0 {
 			return true
 		}
-	case KeyEnter:
+	case keyEnter:
 		line := string(u.input)
 		u.input = nil
 		if p == nil {
