@@ -218,6 +218,7 @@ func TestE2EResumeAfterIdleClose(t *testing.T) {
 	id := calls[0].Header.Get("X-Claude-Code-Session-Id")
 	require.NotEmpty(t, id)
 	assert.Contains(t, starts[1], "--resume "+id)
+	assert.Equal(t, id, calls[1].Header.Get("X-Claude-Code-Session-Id"), "--resume keeps the session ID")
 	assert.True(t, calls[1].HasUserText("remember the word pelican"), "the resumed conversation carries the first prompt")
 	assert.True(t, calls[1].HasUserText("what was the word?"))
 }
