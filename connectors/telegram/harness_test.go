@@ -133,7 +133,7 @@ func (s *syncBuffer) String() string {
 }
 
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	fake  *tgfake.Server
 	conn  *telegram.Connector
 	coord *interactions.Coordinator
@@ -152,12 +152,13 @@ type setup struct {
 	noRun      bool
 	limits     *telegram.Limits
 	fakeServer *tgfake.Server
+	engineOpts []engine.Option
 }
 
 // fastLimits leave rate limiting to the tests that are about it.
 var fastLimits = telegram.Limits{}
 
-func newHarness(t *testing.T, s setup) *harness {
+func newHarness(t testing.TB, s setup) *harness {
 	t.Helper()
 	fake := s.fakeServer
 	if fake == nil {
@@ -187,7 +188,7 @@ func newHarness(t *testing.T, s setup) *harness {
 	log := &agentLog{changed: make(chan struct{}, 1)}
 	agent := &scriptAgent{log: log, turn: s.turn}
 	coord := interactions.New(s.coordOpts...)
-	eng := engine.New(agent, coord, engine.WithLogger(logger))
+	eng := engine.New(agent, coord, append([]engine.Option{engine.WithLogger(logger)}, s.engineOpts...)...)
 	eng.AddConnector(conn)
 	h := &harness{t: t, fake: fake, conn: conn, coord: coord, eng: eng, agent: agent, log: log, logs: logs}
 	if !s.noRun {
