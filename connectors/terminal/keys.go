@@ -44,7 +44,7 @@ const maxSeq = 32
 // keys in it.
 func (d *keyDecoder) Feed(p []byte) []keyPress {
 	d.buf = append(d.buf, p...)
-	var keys []keyPress
+	keys := make([]keyPress, 0, len(d.buf))
 	for len(d.buf) > 0 {
 		k, n := d.next(d.buf)
 		if n == 0 { // incomplete: wait for more input
@@ -55,6 +55,9 @@ func (d *keyDecoder) Feed(p []byte) []keyPress {
 	}
 	if len(d.buf) == 0 {
 		d.buf = nil
+	}
+	if len(keys) == 0 {
+		return nil
 	}
 	return keys
 }

@@ -92,7 +92,7 @@ func TestKeyDecoderBoundsEscapeSequences(t *testing.T) {
 }
 
 func FuzzKeyDecoder(f *testing.F) {
-	for _, s := range []string{"hello\r", "\x1b[A\x1b[B\r", "\x1bOA", "\x03", "é→\r\n", "\x1b[1;5A", "\x1b[200~x\x1b[201~", "\x1b", "\xff\xfe", "\x1b[" + strconv.Itoa(1<<20)} {
+	for _, s := range []string{"", "hello\r", "\x1b[A\x1b[B\r", "\x1bOA", "\x03", "é→\r\n", "\x1b[1;5A", "\x1b[200~x\x1b[201~", "\x1b", "\xff\xfe", "\x1b[" + strconv.Itoa(1<<20)} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
