@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,11 +126,12 @@ func (c *Connector) outLock(chatID string) *sync.Mutex {
 // once per streamGap, continued in a new message before it grows past
 // MaxMessage.
 type stream struct {
-	md       string // Markdown of the current message
-	ts       string // the current message, once posted
-	shown    string // what it shows
-	last     time.Time
+	md       string    // Markdown of the current message
+	ts       string    // the current message, once posted
+	shown    string    // what it shows
+	last     time.Time // when the current message was last sent or edited
 	timer    *time.Timer
+	flushing bool // a flush is running: it schedules the next one itself
 	streamed bool // this turn showed agent text
 }
 
@@ -147,7 +149,7 @@ func (c *Connector) StreamText(_ context.Context, chatID, text string) error {
 	}
 	s.md += text
 	s.streamed = true
-	if s.timer == nil {
+	if s.timer == nil && !s.flushing {
 		wait := max(time.Until(s.last.Add(c.streamGap)), 0)
 		s.timer = time.AfterFunc(wait, func() { c.flushLater(chatID) })
 	}
@@ -170,7 +172,9 @@ func (c *Connector) flushLater(chatID string) {
 }
 
 // flush shows a chat's pending stream text; seal ends the current message
-// so what follows starts a new one. Called with the chat's outLock held.
+// so what follows starts a new one. An edit of the streamed message waits
+// until streamGap has passed since it was last sent or edited. Called with
+// the chat's outLock held.
 func (c *Connector) flush(ctx context.Context, chatID string, seal bool) error {
 	ref, err := parseChat(chatID)
 	if err != nil {
@@ -186,58 +190,82 @@ func (c *Connector) flush(ctx context.Context, chatID string, seal bool) error {
 		s.timer.Stop()
 		s.timer = nil
 	}
-	md, ts, shown := s.md, s.ts, s.shown
+	s.flushing = true
+	md, ts, shown, last := s.md, s.ts, s.shown, s.last
 	c.mu.Unlock()
 
 	var firstErr error
+	sent := false
 	parts := splitMarkdown(md, MaxMessage)
 	if strings.TrimSpace(md) == "" {
 		parts = nil
 	}
 	for i, part := range parts {
 		text := Mrkdwn(part)
-		last := i == len(parts)-1
 		switch {
 		case ts != "" && text == shown:
 		case ts != "":
-			if err := c.update(ctx, ref.channel, ts, text, nil); err != nil && firstErr == nil {
-				firstErr = err
+			if err := sleepUntil(ctx, last.Add(c.streamGap)); err != nil {
+				firstErr = cmp.Or(firstErr, err)
+				continue
 			}
+			if err := c.update(ctx, ref.channel, ts, text, nil); err != nil {
+				firstErr = cmp.Or(firstErr, err)
+			}
+			last, sent = time.Now(), true
 		default:
 			newTS, err := c.post(ctx, ref, text, nil)
 			if err != nil {
-				if firstErr == nil {
-					firstErr = err
-				}
+				firstErr = cmp.Or(firstErr, err)
 				continue
 			}
-			ts = newTS
+			ts, last, sent = newTS, time.Now(), true
 		}
 		shown = text
-		if !last { // this message is full: the rest goes into new ones
+		if i < len(parts)-1 { // this message is full: the rest goes into new ones
 			ts, shown = "", ""
 		}
 	}
 	c.mu.Lock()
-	if cur := c.streams[chatID]; cur == s {
-		s.last = time.Now()
-		// keep only what the current message holds; text added meanwhile stays
-		added := strings.TrimPrefix(s.md, md)
-		if len(parts) > 0 {
-			s.md = parts[len(parts)-1] + added
-		} else {
-			s.md = added
-		}
-		s.ts, s.shown = ts, shown
-		if seal {
-			s.md, s.ts, s.shown = "", "", ""
-		}
-		if s.md != "" && s.timer == nil && !seal {
-			s.timer = time.AfterFunc(c.streamGap, func() { c.flushLater(chatID) })
-		}
+	defer c.mu.Unlock()
+	s.flushing = false
+	if c.streams[chatID] != s {
+		return firstErr
 	}
-	c.mu.Unlock()
+	if sent {
+		s.last = last
+	}
+	// keep only what the current message holds; text added meanwhile stays
+	added := strings.TrimPrefix(s.md, md)
+	if len(parts) > 0 {
+		s.md = parts[len(parts)-1] + added
+	} else {
+		s.md = added
+	}
+	s.ts, s.shown = ts, shown
+	if seal {
+		s.md, s.ts, s.shown = added, "", ""
+	}
+	if added != "" && s.timer == nil {
+		s.timer = time.AfterFunc(max(time.Until(s.last.Add(c.streamGap)), 0), func() { c.flushLater(chatID) })
+	}
 	return firstErr
+}
+
+// sleepUntil waits until t or until ctx ends.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
 }
 
 // --- Output ---

@@ -382,6 +382,15 @@ func TestStreamingEditsAndContinues(t *testing.T) {
 		assert.Contains(t, all.String(), "line "+itoa(i)+" ")
 	}
 	assert.Positive(t, edits, "streamed text edits one message")
+	// Edits of one message are throttled (50 ms in this test, 1 s by
+	// default): never two closer together.
+	last := map[string]time.Time{}
+	for _, c := range e.fake.Calls("chat.update") {
+		if prev, ok := last[c.Params["ts"]]; ok {
+			assert.GreaterOrEqual(t, c.At.Sub(prev), 50*time.Millisecond, "edits of %s too close", c.Params["ts"])
+		}
+		last[c.Params["ts"]] = c.At
+	}
 	assert.NotContains(t, all.String(), "echo", "a streamed turn does not repeat its result")
 }
 
