@@ -3,6 +3,7 @@ package telegram_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -413,4 +414,39 @@ func TestGroupCommandsAddressedToTheBot(t *testing.T) {
 	h.botMessage(group, "Unknown command /frob")
 	assert.Len(t, h.fake.BotMessages(group), 2, "the command for another bot was ignored")
 	assert.Empty(t, h.prompts())
+}
+
+// slowSends delays the bot's view of sendMessage responses: Telegram has
+// already shown the message, but the connector does not yet know its ID.
+type slowSends struct{ d time.Duration }
+
+func (s slowSends) Do(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultClient.Do(r)
+	if err == nil && strings.HasSuffix(r.URL.Path, "/sendMessage") {
+		time.Sleep(s.d)
+	}
+	return resp, err
+}
+
+// Taps that arrive before the connector knows the message's ID (a fast
+// person, a slow network) are not lost, and their outcome is shown.
+func TestTapsBeforePresentReturns(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{
+		connOpts: []telegram.Option{telegram.WithHTTPClient(slowSends{400 * time.Millisecond})},
+		turn: askTurn(&h, engine.ToolAskUserQuestion, func() any {
+			return map[string]any{"questions": []map[string]any{{
+				"question": "Which checks?", "multiSelect": true,
+				"options": []map[string]any{{"label": "lint"}, {"label": "test"}},
+			}}}
+		}),
+	})
+	h.fake.Text(me, me, "check")
+	m := h.botMessage(me, "Which checks?")
+	h.answer(h.tap(me, me, m.ID, "test"))
+	m = h.waitMessage(me, m.ID, "test checked", func(m tgfake.Message) bool { return contains(m.Buttons(), "✅ test") })
+	h.answer(h.tap(me, me, m.ID, "Done"))
+	assert.Contains(t, string(h.response(1).UpdatedInput), `"Which checks?":"test"`)
+	m = h.waitMessage(me, m.ID, "answered", func(m tgfake.Message) bool { return m.Markup == nil })
+	assert.Contains(t, m.Text, "✅ <b>test</b>")
 }

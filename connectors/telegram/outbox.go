@@ -29,48 +29,52 @@ type Limits struct {
 	Global  Rate // the whole bot
 }
 
-// DefaultLimits are Telegram's published rates.
+// DefaultLimits are Telegram's published rates, evenly spaced (a burst
+// followed by the steady rate would exceed them within a second) and with
+// a margin of about 5% for requests that arrive closer together than they
+// were sent.
 var DefaultLimits = Limits{
-	Private: Rate{Every: time.Second, Burst: 1},
-	Group:   Rate{Every: 3 * time.Second, Burst: 1},
-	Global:  Rate{Every: time.Second / 30, Burst: 30},
+	Private: Rate{Every: 1050 * time.Millisecond, Burst: 1},
+	Group:   Rate{Every: 3150 * time.Millisecond, Burst: 1},
+	Global:  Rate{Every: 35 * time.Millisecond, Burst: 1},
 }
 
-// bucket is a token bucket that hands out reservations in time order.
+// bucket is a rate limiter in the GCRA form (a token bucket in virtual
+// time): it allows Burst requests at once, then one every Every, and a
+// request's slot is taken at the time it will really be sent, so the
+// per-chat and the global limiter agree about when that is.
 type bucket struct {
-	rate   Rate
-	tokens float64
-	last   time.Time
+	rate Rate
+	tat  time.Time // theoretical arrival time of the next request
 }
 
-// reserve takes one token and returns when it may be used.
-func (b *bucket) reserve(now time.Time) time.Time {
+// avail is the earliest time at or after now a request may be sent.
+func (b *bucket) avail(now time.Time) time.Time {
 	if b.rate.Every <= 0 {
 		return now
 	}
-	burst := float64(max(b.rate.Burst, 1))
-	if b.last.IsZero() {
-		b.tokens, b.last = burst, now
+	t := b.tat.Add(-time.Duration(max(b.rate.Burst, 1)-1) * b.rate.Every)
+	if t.After(now) {
+		return t
 	}
-	if now.After(b.last) {
-		b.tokens = min(burst, b.tokens+float64(now.Sub(b.last))/float64(b.rate.Every))
-		b.last = now
-	}
-	b.tokens--
-	if b.tokens >= 0 {
-		return now
-	}
-	return b.last.Add(time.Duration(-b.tokens * float64(b.rate.Every)))
+	return now
 }
 
-// full reports whether the bucket would be full at now: forgetting it then
-// changes nothing.
-func (b *bucket) full(now time.Time) bool {
-	if b.rate.Every <= 0 || b.last.IsZero() {
-		return true
+// take records a request sent at at.
+func (b *bucket) take(at time.Time) {
+	if b.rate.Every <= 0 {
+		return
 	}
-	burst := float64(max(b.rate.Burst, 1))
-	return b.tokens+float64(now.Sub(b.last))/float64(b.rate.Every) >= burst
+	if at.After(b.tat) {
+		b.tat = at
+	}
+	b.tat = b.tat.Add(b.rate.Every)
+}
+
+// full reports whether the bucket has its whole burst at now: forgetting
+// it then changes nothing.
+func (b *bucket) full(now time.Time) bool {
+	return b.rate.Every <= 0 || !b.tat.After(now)
 }
 
 // A call sends one request through the chat's limits, retrying 429s after
@@ -206,13 +210,15 @@ func (o *outbox) send(ctx context.Context, chat int64, q *chatQueue, c tgbotapi.
 	for attempt := 1; ; attempt++ {
 		o.mu.Lock()
 		now := o.now()
-		at := q.limit.reserve(now)
+		at := q.limit.avail(now)
 		if q.paused.After(at) {
 			at = q.paused
 		}
-		if g := o.global.reserve(now); g.After(at) {
+		if g := o.global.avail(at); g.After(at) {
 			at = g
 		}
+		q.limit.take(at)
+		o.global.take(at)
 		o.mu.Unlock()
 		if err := o.sleep(ctx, at.Sub(o.now())); err != nil {
 			return tgbotapi.Message{}, err

@@ -100,9 +100,11 @@ func (c *Connector) Present(ctx context.Context, it interactions.Interaction) (s
 		}
 		ref = msgRef{chat, last}
 		c.mu.Lock()
-		c.refs[it.ID] = ref
 		early = c.inflight[it.ID]
 		delete(c.inflight, it.ID)
+		if early == nil || early.Type != interactions.EventResolved {
+			c.refs[it.ID] = ref
+		}
 		c.mu.Unlock()
 		return nil
 	})
@@ -136,9 +138,11 @@ func (c *Connector) Update(ctx context.Context, ev interactions.Event) error {
 	if r, ok2 := parseRef(ev.Ref); ok2 {
 		ref, ok = r, true
 	}
-	if _, showing := c.inflight[it.ID]; !ok && showing {
-		if ev.Type == interactions.EventResolved {
-			c.inflight[it.ID] = &ev // Present applies it once the message exists
+	if prev, showing := c.inflight[it.ID]; !ok && showing {
+		// Present applies it once the message exists. The latest toggle
+		// carries the whole selection; the end overrides everything.
+		if prev == nil || prev.Type != interactions.EventResolved {
+			c.inflight[it.ID] = &ev
 		}
 		c.mu.Unlock()
 		return nil
