@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -622,6 +624,62 @@ func TestChatPipedInputEndsAtAQuestion(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "  - **Risk:** none, it is a demo.\nApprove this plan?\nThe input has ended: nobody can answer this.\n"+rejected)
 	assert.NotContains(t, string(out), "Plan approved")
+}
+
+// Typing at a terminal with the output redirected (leashd chat > file):
+// the terminal's own line editing is used, and the file gets plain text.
+func TestChatOutputRedirectedFromATerminal(t *testing.T) {
+	dir := t.TempDir()
+	ptmx, tty, err := pty.Open()
+	require.NoError(t, err)
+	defer ptmx.Close()
+	outPath := filepath.Join(dir, "out.txt")
+	out, err := os.Create(outPath)
+	require.NoError(t, err)
+	defer out.Close()
+	cmd := exec.Command(leashd(t), "chat")
+	cmd.Env = baseEnv(dir)
+	cmd.Dir = dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	require.NoError(t, cmd.Start())
+	tty.Close()
+	echo := &screenWriter{vt: newVT(rows, cols)}
+	go func() { _, _ = io.Copy(echo, ptmx) }() // what the person sees
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	waitFile := func(sub string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			b, _ := os.ReadFile(outPath)
+			if strings.Contains(string(b), sub) {
+				return
+			}
+			require.True(t, time.Now().Before(deadline), "no %q in the file:\n%s", sub, b)
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitFile("leashd chat (terminal:local)") // the terminal is set up
+	_, err = ptmx.Write([]byte("hello\r"))
+	require.NoError(t, err)
+	waitFile("Done · 1 turn")
+	_, err = ptmx.Write([]byte(keyCtrlD)) // end of input at the start of a line
+	require.NoError(t, err)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("leashd chat did not end at the end of input")
+	}
+	b, err := os.ReadFile(outPath)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `You said: "hello".`)
+	assert.NotContains(t, string(b), "\x1b", "plain text in the file")
+	echo.mu.Lock()
+	defer echo.mu.Unlock()
+	assert.Contains(t, echo.vt.Text(), "hello", "what was typed was echoed by the terminal")
 }
 
 func TestChatHelp(t *testing.T) {

@@ -86,8 +86,9 @@ func WithColor(on bool) Option { return func(c *Connector) { c.color = &on } }
 // movement (default: detected).
 func WithTTY(on bool) Option { return func(c *Connector) { c.tty = &on } }
 
-// WithRawInput says whether to read the input key by key in raw mode
-// (default: when the input is a terminal).
+// WithRawInput says whether to read the input key by key (default: when
+// both the input and the output are terminals). The input is put in raw
+// mode only when it is a terminal.
 func WithRawInput(on bool) Option { return func(c *Connector) { c.raw = &on } }
 
 // WithSpinnerInterval sets how often the spinner turns (default 100ms).
@@ -159,7 +160,9 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 		}
 	}
 	inFD, inTTY := isTerminal(c.in)
-	raw := inTTY
+	// Keys are read raw only when the screen can show what is typed; with
+	// the output redirected the terminal's own line editing echoes it.
+	raw := inTTY && tty
 	if c.raw != nil {
 		raw = *c.raw
 	}

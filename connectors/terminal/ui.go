@@ -94,6 +94,9 @@ func (u *ui) run(ctx context.Context, raw bool) error {
 	}
 	u.s.commit(u.s.paint(sgrDim, "leashd chat ("+u.c.chatID+") — type a message; /help lists commands, Ctrl+D or /exit quits."))
 	u.redraw()
+	if err := u.s.flush(); err != nil {
+		return fmt.Errorf("writing to the terminal: %w", err)
+	}
 	defer func() {
 		u.s.erase()
 		_ = u.s.flush()
