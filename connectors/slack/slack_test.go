@@ -136,6 +136,11 @@ func TestThreadRepliesAreTheSessionsMessages(t *testing.T) {
 	e.push(slackfake.MessageEvent("C1", "channel", allowedUser, e.nextTS(), root, "again"))
 	m := e.waitText("C1", "echo: again")
 	assert.Equal(t, root, m.ThreadTS)
+	// A command typed in the thread (Slack's composer needs a space before
+	// the slash) is the engine's command for this session.
+	e.push(slackfake.MessageEvent("C1", "channel", allowedUser, e.nextTS(), root, " /bogus"))
+	cmd := e.waitText("C1", "Unknown command /bogus")
+	assert.Equal(t, root, cmd.ThreadTS)
 	// Channel chatter and other threads are not for the bot.
 	e.push(slackfake.MessageEvent("C1", "channel", allowedUser, e.nextTS(), "", "lunch?"))
 	e.push(slackfake.MessageEvent("C1", "channel", allowedUser, e.nextTS(), "1700000000.000001", "other thread"))
