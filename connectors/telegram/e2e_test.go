@@ -450,3 +450,52 @@ func TestTapsBeforePresentReturns(t *testing.T) {
 	m = h.waitMessage(me, m.ID, "answered", func(m tgfake.Message) bool { return m.Markup == nil })
 	assert.Contains(t, m.Text, "✅ <b>test</b>")
 }
+
+// Streamed output edits one message at most once per stream interval.
+func TestStreamingIsThrottledToOneEditPerInterval(t *testing.T) {
+	h := newHarness(t, setup{
+		connOpts: []telegram.Option{telegram.WithStreamInterval(500 * time.Millisecond)},
+		turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+			for i := range 30 {
+				th.Text("chunk " + fmtInt(i))
+				time.Sleep(50 * time.Millisecond)
+			}
+			return engine.Result{Text: "done"}, nil
+		},
+	})
+	h.fake.Text(me, me, "stream")
+	h.botMessage(me, "<i>Done")
+	var at []time.Time
+	for _, r := range h.fake.Requests() {
+		if r.ChatID == me && (r.Method == "sendMessage" || r.Method == "editMessageText") && strings.Contains(r.Params.Get("text"), "chunk 0") {
+			at = append(at, r.At)
+		}
+	}
+	require.GreaterOrEqual(t, len(at), 2, "the message was edited as text came")
+	assert.LessOrEqual(t, len(at), 5, "1.5s of text in at most ~4 edits at 500ms, not 30")
+	for i := 1; i < len(at)-1; i++ { // the last sync (at Done) is immediate
+		assert.GreaterOrEqual(t, at[i].Sub(at[i-1]), 450*time.Millisecond)
+	}
+	last := h.botMessage(me, "chunk 29")
+	assert.Contains(t, last.Text, "chunk 0\n\nchunk 1\n\n")
+}
+
+func TestSeveralQuestionsShowTheirPosition(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any {
+		return map[string]any{"questions": []map[string]any{
+			{"header": "DB", "question": "Which database?", "options": []map[string]any{{"label": "pg"}, {"label": "sqlite"}}},
+			{"header": "Auth", "question": "Which auth?", "options": []map[string]any{{"label": "oauth"}, {"label": "none"}}},
+		}}
+	})})
+	h.fake.Text(me, me, "two")
+	m := h.botMessage(me, "Which database?")
+	assert.Contains(t, m.Text, "<b>DB</b> · 1/2")
+	h.answer(h.tap(me, me, m.ID, "sqlite"))
+	m2 := h.botMessage(me, "Which auth?")
+	assert.Contains(t, m2.Text, "<b>Auth</b> · 2/2")
+	h.answer(h.tap(me, me, m2.ID, "none"))
+	resp := h.response(1)
+	assert.Contains(t, string(resp.UpdatedInput), `"Which database?":"sqlite"`)
+	assert.Contains(t, string(resp.UpdatedInput), `"Which auth?":"none"`)
+}
