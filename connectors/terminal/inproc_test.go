@@ -403,3 +403,21 @@ func TestLineSentSoonAfterACloseIsHeld(t *testing.T) {
 	p.waitText("echo: hello")
 	assert.NotContains(t, p.screen(), "echo: a")
 }
+
+func TestUpAndDownRecallSentLines(t *testing.T) {
+	p := startInproc(t, nil)
+	p.send("one\r")
+	p.waitText("echo: one")
+	p.send("two\r")
+	p.waitText("echo: two")
+	p.waitCursor(">")
+	for _, step := range []struct{ key, line string }{
+		{"\x1b[A", "> two"}, {"\x1b[A", "> one"}, {"\x1b[A", "> one"}, // stops at the oldest
+		{"\x1b[B", "> two"}, {"\x1b[B", ">"}, {"\x1b[B", ">"},
+	} {
+		p.send(step.key)
+		p.waitCursor(step.line)
+	}
+	p.send("\x1b[A", "\x1b[A", "\r") // a recalled line is sent again
+	p.waitFor("one again", func(s string) bool { return strings.Count(s, "echo: one") == 2 })
+}

@@ -63,6 +63,8 @@ type ui struct {
 	// probably a late answer and is not sent as a prompt unasked.
 	closedAt time.Time
 	lineAt   time.Time
+	history  []string // lines sent at the normal prompt, oldest first
+	histPos  int      // position while recalling with ↑/↓; len(history) is the new line
 	held     []keyPress
 	heldEOF  bool // the input ended after the held keys
 	hint     string
@@ -595,7 +597,11 @@ func (u *ui) key(k keyPress) bool {
 	case keyCtrlU:
 		u.input = nil
 	case keyUp, keyDown:
-		if p != nil && p.mode == interactions.ModeChoice {
+		if p == nil {
+			u.recall(k.Kind == keyUp)
+			break
+		}
+		if p.mode == interactions.ModeChoice {
 			n := len(p.it.Options) + 1 // with the Reject line
 			d := 1
 			if k.Kind == keyUp {
@@ -633,6 +639,25 @@ func (u *ui) key(k keyPress) bool {
 	return false
 }
 
+// maxHistory bounds the lines ↑ recalls.
+const maxHistory = 100
+
+// recall steps through the lines sent before (↑ older, ↓ newer).
+func (u *ui) recall(older bool) {
+	switch {
+	case older && u.histPos > 0:
+		u.histPos--
+	case !older && u.histPos < len(u.history):
+		u.histPos++
+	default:
+		return
+	}
+	u.input = nil
+	if u.histPos < len(u.history) {
+		u.input = []rune(u.history[u.histPos])
+	}
+}
+
 // submit handles a line typed at the normal prompt.
 func (u *ui) submit(line string) bool {
 	u.hint = ""
@@ -650,6 +675,13 @@ func (u *ui) submit(line string) bool {
 		return false
 	}
 	u.closedAt = time.Time{}
+	if n := len(u.history); n == 0 || u.history[n-1] != text {
+		u.history = append(u.history, text)
+		if len(u.history) > maxHistory {
+			u.history = u.history[1:]
+		}
+	}
+	u.histPos = len(u.history)
 	u.flushPartial()
 	u.s.commit(u.s.paint(sgrBold, idleGlyph) + text)
 	switch strings.ToLower(text) {
