@@ -5,23 +5,35 @@
 //
 // Routes (all /api routes need the token when one is set: the header
 // "Authorization: Bearer <token>", or the cookie the page gets from
-// /?token=<token>):
+// /?token=<token>; without a token they answer only localhost host names):
 //
 //	GET  /                                 the page (/?token=… sets the cookie)
-//	GET  /api/info                         {"agent","auth"}
+//	GET  /api/info                         {"agent","auth","boot"}
 //	GET  /api/events[?chat=C][&after=ID]   SSE: message, message.updated, user.message,
-//	                                       interaction.requested/.updated/.resolved, agent.done
+//	                                       interaction.requested/.updated/.resolved, agent.done;
+//	                                       Last-Event-ID or after= replays what was missed
+//	                                       (after=0: all kept); ": heartbeat" every 15s
 //	GET  /api/chats                        known chats, most recent first
 //	POST /api/chats/{chat}/messages        {"text"} → 202 {"routed":"agent"|"interaction"|"command"}
-//	GET  /api/interactions[?chat=C]        pending interactions
-//	POST /api/interactions/{id}/reply      {"answers":[["label",…]],"text":"…"} → 204 (202 awaiting feedback)
+//	GET  /api/interactions[?chat=C]        pending interactions (and ones a restart interrupted)
+//	POST /api/interactions/{id}/reply      {"answers":[["label",…]],"text":"…"} → 204
+//	                                       ({"answers":[["adjust"]]} alone: 202, awaiting feedback)
 //	POST /api/interactions/{id}/toggle     {"label"} → 200 {"selected":[…]}
 //	POST /api/interactions/{id}/confirm    → 204
 //	POST /api/interactions/{id}/reject     [{"text":"reason"}] → 204
 //
+// interaction.requested carries every field of an interaction
+// (interaction_id, chat_id, kind, header, question, options, multi_select,
+// index, total, plan, tool_name, tool_input, tool_summary, option_texts,
+// selected, awaiting_feedback; interrupted and notice for a request a
+// restart interrupted that still takes an answer). interaction.updated has
+// selected and awaiting_feedback; interaction.resolved has status, answer,
+// decision, text and by.
+//
 // Errors are JSON {"error":"…"}: 400 bad request (naming what is accepted),
-// 401 no or wrong token, 403 cross-site request or not allowed, 404 unknown
-// interaction, 409 no longer pending, 413 body too large.
+// 401 no or wrong token, 403 cross-site request, foreign host without a
+// token, or not allowed, 404 unknown interaction, 409 no longer pending,
+// 413 body larger than 64 KiB, 503 starting or stopping.
 package web
 
 import (
