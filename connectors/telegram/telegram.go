@@ -179,6 +179,9 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	c.mu.Lock()
 	c.handler, c.runCtx, c.stopped = h, ctx, false
 	c.mu.Unlock()
+	if c.webhook != "" && c.secret == "" {
+		return errors.New("telegram: webhook mode needs a secret token (LEASHD_TELEGRAM_WEBHOOK_SECRET) so that forged updates can be refused")
+	}
 	if len(c.allowed) == 0 {
 		c.log.Warn("LEASHD_TELEGRAM_ALLOWED_USERS is empty: the bot answers nobody. Add your numeric user ID (the bot tells you yours when you write to it).")
 	}

@@ -291,3 +291,10 @@ func sentWith(f *tgfake.Server, substr string) []tgfake.Request {
 	}
 	return out
 }
+
+func TestWebhookWithoutSecretIsRefused(t *testing.T) {
+	c := telegram.New(tgfake.DefaultToken, telegram.WithWebhook("https://example.com"+telegram.WebhookPath, ""))
+	err := c.Run(context.Background(), nopHandler{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "LEASHD_TELEGRAM_WEBHOOK_SECRET")
+}
