@@ -536,7 +536,7 @@ func TestChatExpiredQuestion(t *testing.T) {
 	s := start(t, nil, "LEASHD_APPROVAL_TIMEOUT_SECONDS=1")
 	s.send("bash", keyEnter)
 	s.waitText("Choose 1-3")
-	s.waitText("✗ No answer came in time; the agent was told.")
+	s.waitText("✗ Expired: No answer came within 1s; the user did not respond.")
 	s.waitText("Bash `echo hello` denied:")
 	s.waitIdle()
 }

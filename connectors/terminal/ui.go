@@ -382,7 +382,7 @@ func (u *ui) update(ev interactions.Event) {
 		var msg string
 		switch res.Status {
 		case interactions.StatusExpired:
-			msg = "No answer came in time; the agent was told."
+			msg = "Expired"
 		case interactions.StatusCancelled:
 			msg = "Cancelled"
 		case interactions.StatusInterrupted:
