@@ -608,6 +608,7 @@ func TestChatPipedInputIsPlain(t *testing.T) {
 	assert.Contains(t, o, `Your questions have been answered: "Which database?"="SQLite", "Which features?"="Auth, Billing"`)
 	assert.Contains(t, o, `You said: "hello".`)
 	assert.Equal(t, 2, strings.Count(o, "Done · "), "both turns ran to the end:\n%s", o)
+	assert.Empty(t, errOut.String(), "without --log only warnings are logged (to stderr)")
 	races, _ := filepath.Glob(filepath.Join(dir, "race*"))
 	assert.Empty(t, races)
 }
