@@ -21,6 +21,7 @@ package terminal
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -169,7 +170,7 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	if raw && inTTY {
 		old, err := term.MakeRaw(inFD)
 		if err != nil {
-			return err
+			return fmt.Errorf("reading keys from the terminal (raw mode): %w", err)
 		}
 		defer term.Restore(inFD, old)
 	}
