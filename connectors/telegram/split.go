@@ -85,7 +85,7 @@ func SplitHTML(s string, limit int) []string {
 		}
 		return []string{s}
 	}
-	toks := tokenize(s)
+	toks := dropHugeTags(tokenize(s), limit)
 	var parts []string
 	var stack []token // open tags at the current position
 	pos := 0
@@ -177,6 +177,47 @@ func plainParts(s string, limit int) []string {
 		parts = append(parts, cur.String())
 	}
 	return slices.DeleteFunc(parts, visibleEmpty)
+}
+
+// dropHugeTags removes tags too long to be reopened in every part (a link
+// with a URL of thousands of characters): their text stays, and a link's
+// URL follows its text in parentheses.
+func dropHugeTags(toks []token, limit int) []token {
+	type open struct {
+		huge bool
+		href string
+	}
+	var stack []open
+	out := toks[:0:0]
+	for _, t := range toks {
+		switch t.kind {
+		case tokOpen:
+			huge := hlen(t.s) > limit/4
+			o := open{huge: huge}
+			if huge && t.name == "a" {
+				if _, v, ok := strings.Cut(t.s, `href="`); ok {
+					o.href, _, _ = strings.Cut(v, `"`)
+				}
+			}
+			stack = append(stack, o)
+			if huge {
+				continue
+			}
+		case tokClose:
+			if n := len(stack); n > 0 {
+				o := stack[n-1]
+				stack = stack[:n-1]
+				if o.huge {
+					if o.href != "" {
+						out = append(out, tokenize(" ("+o.href+")")...)
+					}
+					continue
+				}
+			}
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 func closers(st []token) string {

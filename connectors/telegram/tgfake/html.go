@@ -29,6 +29,9 @@ func ParseHTML(s string) (string, error) {
 		name string
 		at   int
 	}
+	if !utf8.ValidString(s) {
+		return "", fmt.Errorf("Strings must be encoded in UTF-8")
+	}
 	var stack []open
 	var text strings.Builder
 	for i := 0; i < len(s); {
