@@ -172,6 +172,13 @@ func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
 			}
 			break
 		}
+		if !pending && k.kind == 'q' && hasDone(q) {
+			// A multi-select left by a restart: toggle on the message
+			// itself; Done sends what is checked.
+			c.toggleOnMessage(ctx, q)
+			answer("", false)
+			return
+		}
 		r.Answers = []string{label}
 		out, err = h.Reply(ctx, k.id, r)
 	}
@@ -249,4 +256,45 @@ func checkedLabels(q *tgbotapi.CallbackQuery) []string {
 		}
 	}
 	return out
+}
+
+// hasDone reports whether the tapped message has a multi-select's Done
+// button.
+func hasDone(q *tgbotapi.CallbackQuery) bool {
+	if q.Message == nil || q.Message.ReplyMarkup == nil {
+		return false
+	}
+	for _, row := range q.Message.ReplyMarkup.InlineKeyboard {
+		for _, b := range row {
+			if b.CallbackData != nil && strings.HasSuffix(*b.CallbackData, ":done") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// toggleOnMessage flips the ✅ of the tapped button on the message.
+func (c *Connector) toggleOnMessage(ctx context.Context, q *tgbotapi.CallbackQuery) {
+	old := q.Message.ReplyMarkup.InlineKeyboard
+	rows := make([][]tgbotapi.InlineKeyboardButton, len(old))
+	for i, row := range old {
+		rows[i] = append([]tgbotapi.InlineKeyboardButton(nil), row...)
+		for j, b := range rows[i] {
+			if b.CallbackData == nil || *b.CallbackData != q.Data {
+				continue
+			}
+			if t, ok := strings.CutPrefix(b.Text, checkMark); ok {
+				rows[i][j].Text = t
+			} else {
+				rows[i][j].Text = checkMark + b.Text
+			}
+		}
+	}
+	ref := msgRef{q.Message.Chat.ID, q.Message.MessageID}
+	kb := tgbotapi.NewInlineKeyboardMarkup(rows...)
+	c.background(ctx, ref.chat, "markup:"+ref.String(), "toggling an option after a restart", func(ctx context.Context, send call) error {
+		_, err := send(ctx, tgbotapi.NewEditMessageReplyMarkup(ref.chat, ref.msg, kb))
+		return err
+	})
 }

@@ -141,6 +141,7 @@ type harness struct {
 	agent *scriptAgent
 	log   *agentLog
 	logs  *syncBuffer
+	stop  func() // stops the engine (and the connector) and waits
 }
 
 type setup struct {
@@ -201,15 +202,19 @@ func (h *harness) run() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.eng.Run(ctx) }()
-	h.t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(h.t, err)
-		case <-time.After(20 * time.Second):
-			h.t.Error("engine did not stop")
-		}
-	})
+	var once sync.Once
+	h.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				require.NoError(h.t, err)
+			case <-time.After(20 * time.Second):
+				h.t.Error("engine did not stop")
+			}
+		})
+	}
+	h.t.Cleanup(h.stop)
 	h.waitReady()
 }
 

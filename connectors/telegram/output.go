@@ -164,6 +164,9 @@ func (c *Connector) apply(ctx context.Context, ev interactions.Event, ref msgRef
 		if ev.AwaitingFeedback || !it.MultiSelect {
 			return // the tap's handler asks for the feedback
 		}
+		c.mu.Lock()
+		c.selected[it.ID] = ev.Selected
+		c.mu.Unlock()
 		kb := keyboard(it, ev.Selected)
 		c.background(ctx, ref.chat, "markup:"+ref.String(), "showing a multi-select toggle", func(ctx context.Context, send call) error {
 			_, err := send(ctx, tgbotapi.NewEditMessageReplyMarkup(ref.chat, ref.msg, *kb))
@@ -171,9 +174,15 @@ func (c *Connector) apply(ctx context.Context, ev interactions.Event, ref msgRef
 		})
 	case interactions.EventResolved:
 		group := ref.chat < 0
+		c.mu.Lock()
+		sel := c.selected[it.ID]
+		delete(c.selected, it.ID)
+		c.mu.Unlock()
 		var kb *tgbotapi.InlineKeyboardMarkup
 		if ev.Resolution.Status == interactions.StatusInterrupted {
-			kb = keyboard(it, nil)
+			// The buttons stay, with the selection so far: after the
+			// restart a tap sends the answer (engine recovery).
+			kb = keyboard(it, sel)
 		}
 		text, separate := c.resolvedText(it, ev.Resolution, group)
 		run := func(ctx context.Context, send call) error {

@@ -60,6 +60,7 @@ type Connector struct {
 	seen     dedupe
 	refs     map[string]msgRef              // interaction ID → its message (with buttons)
 	inflight map[string]*interactions.Event // being presented → an event that came first
+	selected map[string][]string            // multi-select ID → its selection so far
 	names    map[string]string              // user ID → display name, for "answered by"
 	streams  map[int64]*stream
 	refused  map[[2]int64]time.Time // (chat, user) → when a stranger was last told
@@ -138,6 +139,7 @@ func New(token string, opts ...Option) *Connector {
 		seen:      newDedupe(4096),
 		refs:      make(map[string]msgRef),
 		inflight:  make(map[string]*interactions.Event),
+		selected:  make(map[string][]string),
 		names:     make(map[string]string),
 		streams:   make(map[int64]*stream),
 		refused:   make(map[[2]int64]time.Time),
@@ -293,7 +295,24 @@ func (c *Connector) poll(ctx context.Context) error {
 			c.dispatch(ctx, u)
 		}
 	}
+	c.confirmOffset(offset)
 	return nil
+}
+
+// confirmOffset tells Telegram which updates were handled (it learns that
+// only from the next getUpdates), so the next run does not receive them
+// again.
+func (c *Connector) confirmOffset(offset int) {
+	if offset == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cfg := tgbotapi.NewUpdate(offset)
+	cfg.Limit, cfg.Timeout = 1, 0
+	if _, err := c.api().getUpdates(ctx, cfg); err != nil {
+		c.log.Warn("telegram: confirming handled updates at shutdown failed; the next start may see some again", "err", err)
+	}
 }
 
 // dropWebhook deletes a webhook left from webhook mode, which would make

@@ -1,0 +1,79 @@
+package telegram_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/connectors/telegram"
+	"github.com/leashd/leashd/connectors/telegram/tgfake"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/interactions"
+)
+
+// A multi-select question pending when leashd stops: its message says
+// leashd restarted and keeps its buttons with the selection so far; after
+// the restart (a new connector and engine on the same SQLite file), Done
+// sends that selection to the agent.
+func TestMultiSelectSurvivesARestart(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "leashd.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	fake := tgfake.New()
+	t.Cleanup(fake.Close)
+	persist := setup{
+		fakeServer: fake,
+		coordOpts:  []interactions.Opt{interactions.WithJournal(st)},
+		engineOpts: []engine.Option{engine.WithRecovery(st), engine.WithSessionStore(st)},
+	}
+
+	var h1 *harness
+	s1 := persist
+	s1.turn = askTurn(&h1, engine.ToolAskUserQuestion, func() any {
+		return map[string]any{"questions": []map[string]any{{
+			"question": "Which checks?", "multiSelect": true,
+			"options": []map[string]any{{"label": "lint"}, {"label": "test"}, {"label": "vet"}},
+		}}}
+	})
+	h1 = newHarness(t, s1)
+	fake.Text(me, me, "check")
+	m := h1.botMessage(me, "Which checks?")
+	h1.answer(h1.tap(me, me, m.ID, "lint"))
+	h1.waitMessage(me, m.ID, "lint checked", func(m tgfake.Message) bool { return contains(m.Buttons(), "✅ lint") })
+	h1.answer(h1.tap(me, me, m.ID, "vet"))
+	h1.waitMessage(me, m.ID, "vet checked", func(m tgfake.Message) bool { return contains(m.Buttons(), "✅ vet") })
+
+	h1.stop()
+	m = h1.waitMessage(me, m.ID, "the restart notice", func(m tgfake.Message) bool { return strings.Contains(m.Text, telegram.InterruptedText) })
+	assert.Equal(t, []string{"✅ lint", "test", "✅ vet", "Done"}, m.Buttons(), "the buttons stay, with the selection")
+
+	var done string
+	for _, row := range m.Markup.InlineKeyboard {
+		if row[0].Text == "Done" {
+			done = *row[0].CallbackData
+		}
+	}
+	h2 := newHarness(t, persist)
+	assert.Empty(t, h2.prompts(), "updates handled before the stop are not handled again")
+	// Toggling still works on the message itself.
+	h2.answer(h2.tap(me, me, m.ID, "test"))
+	h2.waitMessage(me, m.ID, "test checked", func(m tgfake.Message) bool { return contains(m.Buttons(), "✅ test") })
+	q := h2.tap(me, me, m.ID, "Done")
+	assert.Equal(t, "✓", h2.answer(q).Text)
+	m = h2.waitMessage(me, m.ID, "the answer shown", func(m tgfake.Message) bool { return m.Markup == nil })
+	assert.Contains(t, m.Text, "✅ <b>lint, test, vet</b>")
+	h2.waitFor("the answer to reach the agent", func() bool { return len(h2.prompts()) > 0 })
+	assert.Contains(t, h2.prompts()[0], "lint, test, vet")
+
+	// A second tap on the same message is stale, never a second prompt.
+	q = fake.Tap(me, me, m.ID, done)
+	assert.Equal(t, telegram.StaleText, h2.answer(q).Text)
+	assert.Len(t, h2.prompts(), 1)
+}
+
