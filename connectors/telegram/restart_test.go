@@ -76,4 +76,3 @@ func TestMultiSelectSurvivesARestart(t *testing.T) {
 	assert.Equal(t, telegram.StaleText, h2.answer(q).Text)
 	assert.Len(t, h2.prompts(), 1)
 }
-
