@@ -298,3 +298,55 @@ func TestWebhookWithoutSecretIsRefused(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "LEASHD_TELEGRAM_WEBHOOK_SECRET")
 }
+
+// A tap is answered, and the agent unblocked, while the chat's outbound
+// queue is held up by a 429's retry_after.
+func TestTapIsNotQueuedBehindTheChatsMessages(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h.fake.Text(me, me, "pick")
+	m := h.botMessage(me, "Which database")
+	h.fake.SetLimits(tgfake.Limits{PerChat: 1, RetryAfter: 5})
+	saysDone := make(chan struct{})
+	go func() {
+		defer close(saysDone)
+		for i := range 3 {
+			assert.NoError(t, h.conn.Say(context.Background(), "telegram:42", fmt.Sprintf("busy %d", i)))
+		}
+	}()
+	h.waitFor("the chat to be rate limited", func() bool { return count429(h.fake) > 0 })
+	q := h.tap(me, me, m.ID, "Postgres")
+	assert.Equal(t, "✓", h.answer(q).Text)
+	assert.True(t, h.response(1).Allow)
+	select {
+	case <-saysDone:
+		t.Fatal("the tap waited for the chat's queued messages")
+	default:
+	}
+	h.fake.SetLimits(tgfake.Limits{})
+	<-saysDone
+	assert.Empty(t, h.fake.Violations())
+	h.botMessage(me, "<i>Done") // the turn's end got through too
+}
+
+// Messages of one chat reach the engine in the order they were written.
+func TestMessagesOfAChatStayInOrder(t *testing.T) {
+	release := make(chan struct{})
+	h := newHarness(t, setup{turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+		if prompt == "first" {
+			<-release
+		}
+		return engine.Result{Text: "ok " + prompt}, nil
+	}})
+	h.fake.Text(me, me, "first")
+	h.waitFor("the first turn", func() bool { return len(h.prompts()) == 1 })
+	var want []string
+	for i := range 8 {
+		want = append(want, fmt.Sprintf("m%d", i))
+		h.fake.Text(me, me, want[i])
+	}
+	h.waitFor("every message queued", func() bool { return strings.Count(h.dump(me), "queued") == 8 })
+	close(release)
+	h.waitFor("every turn", func() bool { return len(h.prompts()) == 9 })
+	assert.Equal(t, append([]string{"first"}, want...), h.prompts())
+}
