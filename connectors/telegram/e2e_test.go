@@ -457,7 +457,7 @@ func TestStreamingIsThrottledToOneEditPerInterval(t *testing.T) {
 		connOpts: []telegram.Option{telegram.WithStreamInterval(500 * time.Millisecond)},
 		turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
 			for i := range 30 {
-				th.Text("chunk " + fmtInt(i))
+				th.Text("chunk " + fmtInt(i) + "\n\n")
 				time.Sleep(50 * time.Millisecond)
 			}
 			return engine.Result{Text: "done"}, nil

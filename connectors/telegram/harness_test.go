@@ -154,6 +154,7 @@ type setup struct {
 	limits     *telegram.Limits
 	fakeServer *tgfake.Server
 	engineOpts []engine.Option
+	agent      engine.Agent // instead of the scripted agent
 }
 
 // fastLimits leave rate limiting to the tests that are about it.
@@ -189,7 +190,11 @@ func newHarness(t testing.TB, s setup) *harness {
 	log := &agentLog{changed: make(chan struct{}, 1)}
 	agent := &scriptAgent{log: log, turn: s.turn}
 	coord := interactions.New(s.coordOpts...)
-	eng := engine.New(agent, coord, append([]engine.Option{engine.WithLogger(logger)}, s.engineOpts...)...)
+	var ag engine.Agent = agent
+	if s.agent != nil {
+		ag = s.agent
+	}
+	eng := engine.New(ag, coord, append([]engine.Option{engine.WithLogger(logger), engine.WithWorkDir(t.TempDir())}, s.engineOpts...)...)
 	eng.AddConnector(conn)
 	h := &harness{t: t, fake: fake, conn: conn, coord: coord, eng: eng, agent: agent, log: log, logs: logs}
 	if !s.noRun {

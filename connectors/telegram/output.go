@@ -241,7 +241,7 @@ type segment struct {
 	shown []string
 }
 
-// StreamText implements connectors.Output: the text is added to the
+// StreamText implements connectors.Output: the text is appended as it is to the
 // chat's current output message, edited at most once per stream interval
 // (and within the chat's rate limit), rolling to a new message before
 // Telegram's 4096-character limit. It does not wait for the network.
@@ -250,7 +250,7 @@ func (c *Connector) StreamText(ctx context.Context, chat, text string) error {
 	if err != nil {
 		return err
 	}
-	if strings.TrimSpace(text) == "" {
+	if text == "" {
 		return nil
 	}
 	c.mu.Lock()
@@ -260,8 +260,14 @@ func (c *Connector) StreamText(ctx context.Context, chat, text string) error {
 		c.streams[id] = s
 	}
 	seg := s.segs[len(s.segs)-1]
-	if seg.text != "" {
-		seg.text += "\n\n"
+	if seg.text == "" {
+		// Pieces arrive as the agent writes them (deltas carry their own
+		// separators); a new message does not start with blank lines.
+		text = strings.TrimLeft(text, " \t\r\n")
+		if text == "" {
+			c.mu.Unlock()
+			return nil
+		}
 	}
 	seg.text += text
 	c.mu.Unlock()

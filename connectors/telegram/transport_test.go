@@ -103,7 +103,7 @@ func TestLongStreamedOutputRollsOverAndStaysValid(t *testing.T) {
 	}
 	h := newHarness(t, setup{turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
 		for i := 0; i < len(lines); i += 50 {
-			th.Text(strings.Join(lines[i:i+50], "\n"))
+			th.Text(strings.Join(lines[i:i+50], "\n") + "\n")
 			time.Sleep(5 * time.Millisecond)
 		}
 		return engine.Result{Text: "done"}, nil

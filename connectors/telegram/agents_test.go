@@ -1,0 +1,118 @@
+package telegram_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/config/testenv"
+	"github.com/leashd/leashd/connectors/telegram/tgfake"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/claude"
+	"github.com/leashd/leashd/engine/claude/fakeapi"
+	"github.com/leashd/leashd/engine/demo"
+)
+
+// Every interaction kind with the built-in demo agent, driven from
+// Telegram with buttons and typed text.
+func TestDemoAgentEveryKindThroughTelegram(t *testing.T) {
+	h := newHarness(t, setup{agent: demo.New(demo.WithDelay(0))})
+
+	h.fake.Text(me, me, "ask me a question")
+	q1 := h.botMessage(me, "Which database?")
+	assert.Contains(t, q1.Text, "<b>Database</b> · 1/2")
+	h.answer(h.tap(me, me, q1.ID, "SQLite"))
+	q2 := h.botMessage(me, "Which features?")
+	h.answer(h.tap(me, me, q2.ID, "Search"))
+	h.waitMessage(me, q2.ID, "Search checked", func(m tgfake.Message) bool { return contains(m.Buttons(), "✅ Search") })
+	h.answer(h.tap(me, me, q2.ID, "Auth"))
+	h.waitMessage(me, q2.ID, "Auth checked", func(m tgfake.Message) bool { return contains(m.Buttons(), "✅ Auth") })
+	h.answer(h.tap(me, me, q2.ID, "Done"))
+	h.botMessage(me, `Your questions have been answered: &quot;Which database?&quot;=&quot;SQLite&quot;, &quot;Which features?&quot;=&quot;Auth, Search&quot;`)
+	h.botMessage(me, "<i>Done")
+
+	h.fake.Text(me, me, "run bash")
+	b := h.botMessage(me, "Permission: Bash")
+	assert.Contains(t, b.Text, "<pre>echo hello</pre>")
+	h.answer(h.tap(me, me, b.ID, "Allow"))
+	h.botMessage(me, "allowed")
+
+	h.fake.Text(me, me, "edit a file")
+	w := h.botMessage(me, "Permission: Write")
+	h.fake.Text(me, me, "not today")
+	h.botMessage(me, "denied: not today")
+	h.waitMessage(me, w.ID, "denial shown", func(m tgfake.Message) bool { return strings.Contains(m.Text, "🚫 Denied: not today") })
+
+	h.fake.Text(me, me, "make a plan")
+	p := h.botMessage(me, "Plan review")
+	assert.Contains(t, p.Text, "<b>Plan: add a greeting</b>")
+	assert.Contains(t, p.Text, `<pre><code class="language-bash">echo hello</code></pre>`)
+	h.answer(h.tap(me, me, p.ID, "Approve, auto-accept edits"))
+	h.botMessage(me, "Plan approved (decision: edit); mode is now acceptEdits.")
+}
+
+// The real Claude Code CLI against a fake model, driven from Telegram: the
+// model reads the answer tapped in the chat, and a tool approval is given
+// with a button.
+func TestClaudeCLIThroughTelegram(t *testing.T) {
+	cli := testenv.Claude(t)
+	api := fakeapi.New(t)
+	home := t.TempDir()
+	agent := claude.New(cli, claude.WithEnv(api.Env(home)), claude.WithCloseTimeout(3*time.Second))
+	dir := t.TempDir()
+	h := newHarness(t, setup{agent: agent, engineOpts: []engine.Option{engine.WithWorkDir(dir)}})
+
+	questions := map[string]any{"questions": []map[string]any{{
+		"question": "Which database?", "header": "DB", "multiSelect": false,
+		"options": []map[string]any{{"label": "Postgres", "description": "server"}, {"label": "SQLite", "description": "file"}},
+	}}}
+	api.Reply(
+		fakeapi.Tool("AskUserQuestion", questions),
+		fakeapi.Tool("Bash", map[string]any{"command": "echo leashd-was-here >> out.txt", "description": "Write a file"}),
+		fakeapi.Text("All **done**."),
+	)
+	h.fake.Text(me, me, "set it up")
+	q := h.waitBotMessage(me, "Which database?", 90*time.Second)
+	h.answer(h.tap(me, me, q.ID, "SQLite"))
+	b := h.waitBotMessage(me, "Permission: Bash", 60*time.Second)
+	assert.Contains(t, b.Text, "<pre>echo leashd-was-here &gt;&gt; out.txt</pre>")
+	h.answer(h.tap(me, me, b.ID, "Allow"))
+	h.waitBotMessage(me, "<i>Done", 60*time.Second)
+	h.botMessage(me, "All <b>done</b>.")
+
+	calls := api.Calls()
+	require.Len(t, calls, 3)
+	res, ok := calls[1].ToolResult(calls[0].Reply.Tools[0].ID)
+	require.True(t, ok)
+	assert.Contains(t, res.ResultText(), `"Which database?"="SQLite"`)
+	res, ok = calls[2].ToolResult(calls[1].Reply.Tools[0].ID)
+	require.True(t, ok)
+	assert.False(t, res.IsError)
+	out, err := os.ReadFile(filepath.Join(dir, "out.txt"))
+	require.NoError(t, err, "the approved command ran")
+	assert.Equal(t, "leashd-was-here\n", string(out))
+}
+
+// waitBotMessage is botMessage with a longer bound (a real CLI starts
+// slowly on a loaded machine).
+func (h *harness) waitBotMessage(chat int64, substr string, d time.Duration) tgfake.Message {
+	h.t.Helper()
+	var found tgfake.Message
+	if !h.fake.Wait(d, func() bool {
+		for _, m := range h.fake.BotMessages(chat) {
+			if strings.Contains(m.Text, substr) {
+				found = m
+				return true
+			}
+		}
+		return false
+	}) {
+		h.t.Fatalf("timed out waiting for %q\nchat:\n%s\nlogs:\n%s", substr, h.dump(chat), h.logs.String())
+	}
+	return found
+}
