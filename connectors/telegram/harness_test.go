@@ -197,6 +197,13 @@ func newHarness(t testing.TB, s setup) *harness {
 	eng := engine.New(ag, coord, append([]engine.Option{engine.WithLogger(logger), engine.WithWorkDir(t.TempDir())}, s.engineOpts...)...)
 	eng.AddConnector(conn)
 	h := &harness{t: t, fake: fake, conn: conn, coord: coord, eng: eng, agent: agent, log: log, logs: logs}
+	t.Cleanup(func() {
+		// Whatever happened, the bot token never reached the logs.
+		_, secret, _ := strings.Cut(fake.Token(), ":")
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("the bot token appears in the logs:\n%s", logs.String())
+		}
+	})
 	if !s.noRun {
 		h.run()
 	}
