@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -223,7 +224,11 @@ func (o *outbox) send(ctx context.Context, chat int64, q *chatQueue, c tgbotapi.
 		if err := o.sleep(ctx, at.Sub(o.now())); err != nil {
 			return tgbotapi.Message{}, err
 		}
-		m, err := o.api().send(ctx, c)
+		a := o.api()
+		if a == nil {
+			return tgbotapi.Message{}, errNotConnected
+		}
+		m, err := a.send(ctx, c)
 		if err == nil {
 			connectors.CountOutbound(o.stats, "telegram")
 			return m, nil
@@ -262,6 +267,9 @@ func (o *outbox) send(ctx context.Context, chat int64, q *chatQueue, c tgbotapi.
 	}
 }
 
+// errNotConnected is returned for output before Run has connected.
+var errNotConnected = errors.New("telegram: not connected yet (the bot has not reached the Bot API since start-up)")
+
 // jitter spreads d over [d/2, 3d/2).
 func jitter(d time.Duration) time.Duration {
 	return d/2 + time.Duration(rand.Int64N(int64(d)+1))
@@ -272,7 +280,11 @@ func jitter(d time.Duration) time.Duration {
 func (o *outbox) direct(ctx context.Context, c tgbotapi.Chattable) error {
 	backoff := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		_, err := o.api().request(ctx, c)
+		a := o.api()
+		if a == nil {
+			return errNotConnected
+		}
+		_, err := a.request(ctx, c)
 		if err == nil || notModified(err) {
 			return nil
 		}

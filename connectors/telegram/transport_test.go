@@ -350,3 +350,11 @@ func TestMessagesOfAChatStayInOrder(t *testing.T) {
 	h.waitFor("every turn", func() bool { return len(h.prompts()) == 9 })
 	assert.Equal(t, append([]string{"first"}, want...), h.prompts())
 }
+
+func TestOutputBeforeRunIsAClearError(t *testing.T) {
+	c := telegram.New(tgfake.DefaultToken)
+	err := c.Say(context.Background(), "telegram:42", "hi")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not connected yet")
+	assert.Error(t, c.Ready())
+}
