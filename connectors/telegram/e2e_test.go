@@ -499,3 +499,22 @@ func TestSeveralQuestionsShowTheirPosition(t *testing.T) {
 	assert.Contains(t, string(resp.UpdatedInput), `"Which database?":"sqlite"`)
 	assert.Contains(t, string(resp.UpdatedInput), `"Which auth?":"none"`)
 }
+
+// When the plan's last part has no room for the outcome, the buttons are
+// removed and the outcome follows in a message of its own.
+func TestPlanOutcomeTooLongForTheLastPartGoesBelow(t *testing.T) {
+	var h *harness
+	plan := strings.Repeat("word ", 800) // one part, nearly full
+	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolExitPlanMode, func() any { return map[string]any{"plan": plan} })})
+	h.fake.Text(me, me, "plan it")
+	m := h.botMessage(me, "Tap a decision")
+	h.answer(h.tap(me, me, m.ID, "Adjust"))
+	h.botMessage(me, "What should change?")
+	feedback := strings.Repeat("more detail ", 80)
+	h.fake.Text(me, me, feedback)
+	assert.Equal(t, strings.TrimSpace(feedback), h.response(1).Message)
+	h.waitMessage(me, m.ID, "buttons removed", func(m tgfake.Message) bool { return m.Markup == nil })
+	out := h.botMessage(me, "✏️ Adjust: more detail")
+	assert.Greater(t, out.ID, m.ID)
+	assert.Contains(t, h.message(me, m.ID).Text, "word word", "the plan itself stays")
+}
