@@ -358,3 +358,13 @@ func TestOutputBeforeRunIsAClearError(t *testing.T) {
 	assert.Contains(t, err.Error(), "not connected yet")
 	assert.Error(t, c.Ready())
 }
+
+func TestPollingSurvivesServerErrors(t *testing.T) {
+	h := newHarness(t, setup{})
+	h.fake.FailNext("getUpdates", http.StatusBadGateway, 3)
+	h.fake.Text(me, me, "still there?")
+	h.botMessage(me, "echo: still there?")
+	assert.Contains(t, h.logs.String(), "getUpdates failed; retrying")
+	assert.Contains(t, h.logs.String(), "getUpdates works again")
+	h.waitReady()
+}
