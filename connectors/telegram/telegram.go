@@ -184,6 +184,9 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	if c.webhook != "" && c.secret == "" {
 		return errors.New("telegram: webhook mode needs a secret token (LEASHD_TELEGRAM_WEBHOOK_SECRET) so that forged updates can be refused")
 	}
+	if c.webhook != "" && !validSecret(c.secret) {
+		return errors.New("telegram: the webhook secret (LEASHD_TELEGRAM_WEBHOOK_SECRET) must be 1-256 characters of A-Z, a-z, 0-9, _ and - (Telegram's rule for secret_token)")
+	}
 	if len(c.allowed) == 0 {
 		c.log.Warn("LEASHD_TELEGRAM_ALLOWED_USERS is empty: the bot answers nobody. Add your numeric user ID (the bot tells you yours when you write to it).")
 	}
@@ -486,6 +489,29 @@ func (d *dedupe) add(id int) bool {
 	}
 	d.set[id] = struct{}{}
 	return true
+}
+
+// validSecret applies Telegram's rule for a webhook's secret_token.
+func validSecret(s string) bool {
+	return len(s) >= 1 && len(s) <= 256 && validID(s)
+}
+
+// ParseUserIDs turns LEASHD_TELEGRAM_ALLOWED_USERS entries into user IDs;
+// the error names the entry that is not a number.
+func ParseUserIDs(ids []string) ([]int64, error) {
+	out := make([]int64, 0, len(ids))
+	for _, s := range ids {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("telegram: allowed user %q is not a numeric Telegram user ID (e.g. 123456789)", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // chatID is the leashd chat ID of a Telegram chat.

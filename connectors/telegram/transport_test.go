@@ -368,3 +368,19 @@ func TestPollingSurvivesServerErrors(t *testing.T) {
 	assert.Contains(t, h.logs.String(), "getUpdates works again")
 	h.waitReady()
 }
+
+func TestWebhookSecretMustFollowTelegramsRule(t *testing.T) {
+	c := telegram.New(tgfake.DefaultToken, telegram.WithWebhook("https://example.com"+telegram.WebhookPath, "has spaces!"))
+	err := c.Run(context.Background(), nopHandler{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "A-Z, a-z, 0-9, _ and -")
+}
+
+func TestParseUserIDs(t *testing.T) {
+	ids, err := telegram.ParseUserIDs([]string{"42", " 7 ", ""})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{42, 7}, ids)
+	_, err = telegram.ParseUserIDs([]string{"42", "@alice"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"@alice"`)
+}

@@ -588,7 +588,11 @@ func (s *Server) callLocked(method string, f url.Values) (any, *apiError) {
 		if u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://127.0.0.1") {
 			return nil, &apiError{400, "Bad Request: bad webhook: HTTPS url must be provided for webhook", 0}
 		}
-		s.webhookURL, s.secret = u, f.Get("secret_token")
+		sec := f.Get("secret_token")
+		if sec != "" && !validSecret(sec) {
+			return nil, &apiError{400, "Bad Request: secret token contains unallowed characters", 0}
+		}
+		s.webhookURL, s.secret = u, sec
 		return true, nil
 	case "deleteWebhook":
 		s.webhookURL, s.secret = "", ""
@@ -758,4 +762,17 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// validSecret is Telegram's rule for secret_token: 1-256 of A-Z a-z 0-9 _ -.
+func validSecret(s string) bool {
+	if len(s) > 256 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
