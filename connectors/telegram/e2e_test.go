@@ -518,3 +518,16 @@ func TestPlanOutcomeTooLongForTheLastPartGoesBelow(t *testing.T) {
 	assert.Greater(t, out.ID, m.ID)
 	assert.Contains(t, h.message(me, m.ID).Text, "word word", "the plan itself stays")
 }
+
+func TestToolDeniedWithTheButton(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{turn: askTurn(&h, "Bash", func() any { return map[string]any{"command": "rm -rf /"} })})
+	h.fake.Text(me, me, "clean up")
+	m := h.botMessage(me, "Permission: Bash")
+	h.answer(h.tap(me, me, m.ID, "Deny"))
+	resp := h.response(1)
+	assert.False(t, resp.Allow)
+	assert.Equal(t, "The user denied this tool call.", resp.Message)
+	m = h.waitMessage(me, m.ID, "denied", func(m tgfake.Message) bool { return m.Markup == nil })
+	assert.True(t, strings.HasSuffix(m.Text, "\n\n🚫 Denied"), m.Text)
+}
