@@ -229,7 +229,7 @@ func (c *Connector) connect(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if code, _, _ := apiCode(err); code == 401 || code == 404 {
-			return fmt.Errorf("telegram: the bot token was rejected (getMe answered %w); check LEASHD_TELEGRAM_BOT_TOKEN", err)
+			return fmt.Errorf("telegram: the bot token was rejected (getMe answered %w); check LEASHD_TELEGRAM_BOT_TOKEN (and that LEASHD_TELEGRAM_API_URL, %s, is a Bot API server)", err, c.apiURL)
 		}
 		c.setReady(fmt.Errorf("telegram: cannot reach the Bot API: %w", err))
 		d := jitter(delay)
