@@ -531,3 +531,23 @@ func TestToolDeniedWithTheButton(t *testing.T) {
 	m = h.waitMessage(me, m.ID, "denied", func(m tgfake.Message) bool { return m.Markup == nil })
 	assert.True(t, strings.HasSuffix(m.Text, "\n\n🚫 Denied"), m.Text)
 }
+
+// Text the agent writes after a question goes below the question, not into
+// the message above it.
+func TestOutputAfterAQuestionStartsANewMessage(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+		th.Text("Before the question.")
+		ask(ctx, h.log, th, engine.ToolAskUserQuestion, dbQuestion())
+		th.Text("After the answer.")
+		return engine.Result{Text: "ok"}, nil
+	}})
+	h.fake.Text(me, me, "go")
+	q := h.botMessage(me, "Which database")
+	h.answer(h.tap(me, me, q.ID, "Postgres"))
+	after := h.botMessage(me, "After the answer.")
+	before := h.botMessage(me, "Before the question.")
+	assert.Less(t, before.ID, q.ID)
+	assert.Greater(t, after.ID, q.ID)
+	assert.Equal(t, "Before the question.", h.message(me, before.ID).Text)
+}
