@@ -18,8 +18,6 @@ import (
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/connectors/terminal"
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/claude"
-	"github.com/leashd/leashd/engine/demo"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -74,7 +72,7 @@ func runChat(ctx context.Context, cfg config.Config, args []string, stdin io.Rea
 	}
 	defer closeLog()
 
-	agent, err := chatAgent(cfg, log)
+	agent, err := selectAgent(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -142,24 +140,4 @@ func chatLogger(cfg config.Config, file string, stderr io.Writer, t *terminal.Co
 		return nil, nil, err
 	}
 	return log, func() {}, nil
-}
-
-// chatAgent picks the agent as LEASHD_AGENT says: auto is Claude Code when
-// found, else the demo agent.
-func chatAgent(cfg config.Config, log *slog.Logger) (engine.Agent, error) {
-	switch cfg.Agent {
-	case config.AgentDemo:
-		return demo.New(), nil
-	case config.AgentClaude:
-		path, err := claude.Find(cfg.ClaudePath)
-		if err != nil {
-			return nil, err
-		}
-		return claude.New(path, claude.WithLogger(log)), nil
-	default:
-		if path, err := claude.Find(cfg.ClaudePath); err == nil {
-			return claude.New(path, claude.WithLogger(log)), nil
-		}
-		return demo.New(), nil
-	}
 }

@@ -40,8 +40,10 @@ into buttons.
 
 Usage:
   leashd                 serve (configured by the LEASHD_* variables below)
-  leashd chat [--chat ID]  talk to the agent in this terminal
-  leashd audit [--chat C] [--since D] [--json]  print the audit log
+  leashd chat [--chat ID] [--log FILE]
+                         talk to the agent in this terminal
+  leashd audit [--chat C] [--since D] [--kind K] [--status S] [--limit N] [--json] [--db FILE]
+                         print the audit log (also while leashd runs)
   leashd -h              this help
 
 Environment:
@@ -65,7 +67,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fmt.Errorf("invalid configuration:\n%w", err)
 	}
 	if len(args) == 0 {
-		return serve(ctx, cfg, stdout, stderr)
+		return serve(ctx, cfg, stderr)
 	}
 	switch args[0] {
 	case "chat":

@@ -2,14 +2,197 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
+	"time"
 
 	"github.com/leashd/leashd/config"
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/connectors/slack"
+	"github.com/leashd/leashd/connectors/telegram"
+	"github.com/leashd/leashd/connectors/web"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/claude"
+	"github.com/leashd/leashd/engine/metrics"
+	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/interactions"
 )
 
-// serve runs leashd until ctx is done.
-func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error {
-	fmt.Fprintf(stdout, "leashd would serve the web page on http://%s\n", cfg.WebAddr)
-	return nil
+// errNothingToServe is returned when every connector is off.
+var errNothingToServe = errors.New("nothing to serve: LEASHD_WEB_ADDR is off and neither LEASHD_TELEGRAM_BOT_TOKEN nor LEASHD_SLACK_BOT_TOKEN is set; set one of them, or run `leashd chat` to use the terminal")
+
+// serve runs leashd until ctx is done, then shuts down gracefully within
+// LEASHD_SHUTDOWN_TIMEOUT_SECONDS: pending interactions are marked
+// interrupted (their buttons keep working after the restart), agent
+// processes are closed and the database is closed last.
+func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
+	if !cfg.WebEnabled() && !cfg.TelegramEnabled() && !cfg.SlackEnabled() {
+		return errNothingToServe
+	}
+	log, err := config.NewLogger(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	agent, err := selectAgent(cfg, log)
+	if err != nil {
+		return err
+	}
+	db, err := store.Open(ctx, cfg.DBPath, store.WithLogger(log.With("component", "store")))
+	if err != nil {
+		return fmt.Errorf("LEASHD_DB_PATH=%q: %w", cfg.DBPath, err)
+	}
+	defer func() {
+		if err := db.Close(); err != nil {
+			log.Error("closing the database", "err", err)
+		}
+	}()
+
+	// Interactions are logged once, by the metrics watcher; the coordinator
+	// gets no logger of its own.
+	m := metrics.New(metrics.WithLogger(log))
+	coord := interactions.New(
+		interactions.WithTimeout(cfg.ApprovalTimeout()),
+		interactions.WithJournal(db),
+	)
+	// The watcher outlives the engine so the interruptions it publishes at
+	// shutdown are counted and logged too.
+	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	waitWatch := m.Watch(watchCtx, coord)
+	defer func() { stopWatch(); waitWatch() }()
+
+	opts := []engine.Option{
+		engine.WithDefaultMode(engine.Mode(cfg.DefaultMode)),
+		engine.WithWorkDir(cfg.Workdir),
+		engine.WithModel(cfg.ClaudeModel),
+		engine.WithMaxConcurrent(cfg.MaxConcurrentAgents),
+		engine.WithIdleTimeout(cfg.AgentIdle()),
+		engine.WithTurnTimeout(cfg.AgentTimeout()),
+		engine.WithLogger(log),
+		engine.WithSessionStore(db),
+		engine.WithRecovery(db),
+		engine.WithMetrics(m),
+	}
+	if d := cfg.ShutdownTimeout(); d > 0 {
+		// Leave a quarter for the chats' last edits and the database.
+		opts = append(opts, engine.WithCloseTimeout(d*3/4))
+	}
+	eng := engine.New(agent, coord, opts...)
+
+	conns, err := connectorsFor(cfg, log, m, agent)
+	if err != nil {
+		return err
+	}
+	for _, c := range conns {
+		eng.AddConnector(c)
+	}
+
+	log.Info("leashd starting", "agent", agent.Name(), "workdir", cfg.Workdir, "mode", cfg.DefaultMode,
+		"db", cfg.DBPath, "connectors", names(conns))
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("stop requested; shutting down gracefully", "timeout", cfg.ShutdownTimeout())
+	var deadline <-chan time.Time
+	if d := cfg.ShutdownTimeout(); d > 0 {
+		deadline = time.After(d)
+	}
+	select {
+	case err := <-done:
+		log.Info("stopped")
+		return err
+	case <-deadline:
+		return fmt.Errorf("shutdown took longer than LEASHD_SHUTDOWN_TIMEOUT_SECONDS=%d; exiting anyway", cfg.ShutdownTimeoutSeconds)
+	}
+}
+
+// connectorsFor builds the connectors the configuration enables. The web
+// connector comes last: it serves the others' HTTP endpoints (Telegram
+// webhook, Slack HTTP mode) and the health, readiness and metrics routes.
+func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agent engine.Agent) ([]connectors.Connector, error) {
+	var conns []connectors.Connector
+	if cfg.TelegramEnabled() {
+		ids, err := telegram.ParseUserIDs(cfg.TelegramAllowedUsers)
+		if err != nil {
+			return nil, fmt.Errorf("LEASHD_TELEGRAM_ALLOWED_USERS: %w", err)
+		}
+		opts := []telegram.Option{
+			telegram.WithAPIURL(cfg.TelegramApiURL),
+			telegram.WithAllowedUsers(ids),
+			telegram.WithLogger(log.With("connector", "telegram")),
+			telegram.WithStats(m),
+		}
+		if cfg.TelegramWebhookURL != "" {
+			opts = append(opts, telegram.WithWebhook(cfg.TelegramWebhookURL, cfg.TelegramWebhookSecret))
+		}
+		conns = append(conns, telegram.New(cfg.TelegramBotToken, opts...))
+	}
+	if cfg.SlackEnabled() {
+		opts := []slack.Option{
+			slack.WithAllowedUsers(cfg.SlackAllowedUsers),
+			slack.WithApprovers(cfg.Approvers()),
+			slack.WithLogger(log.With("connector", "slack")),
+			slack.WithStats(m),
+		}
+		if cfg.SlackApiURL != "" {
+			opts = append(opts, slack.WithAPIURL(cfg.SlackApiURL))
+		}
+		if cfg.SlackSocketMode() {
+			opts = append(opts, slack.WithAppToken(cfg.SlackAppToken))
+		} else {
+			opts = append(opts, slack.WithSigningSecret(cfg.SlackSigningSecret))
+		}
+		conns = append(conns, slack.New(cfg.SlackBotToken, opts...))
+	}
+	if !cfg.WebEnabled() {
+		return conns, nil
+	}
+
+	// Readiness covers every connector, the web one included, and the CLI.
+	var checks []metrics.Check
+	if a, ok := agent.(*claude.Agent); ok {
+		checks = append(checks, metrics.BinaryCheck("claude", a.Path()))
+	}
+	readyz := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		metrics.Readyz(checks...).ServeHTTP(w, r)
+	})
+	opts := []web.Option{
+		web.WithAddr(cfg.WebAddr),
+		web.WithToken(cfg.WebToken),
+		web.WithAgentName(agentTitle(agent)),
+		web.WithLogger(log.With("connector", "web")),
+		web.WithRoute("/healthz", metrics.Healthz()),
+		web.WithRoute("/readyz", readyz),
+		web.WithRoute("/metrics", m.Handler()),
+	}
+	for _, c := range conns {
+		if mt, ok := c.(connectors.Mounter); ok {
+			opts = append(opts, web.WithMounter(mt))
+		}
+	}
+	conns = append(conns, web.New(opts...))
+	checks = append(checks, metrics.ConnectorChecks(conns...)...)
+	return conns, nil
+}
+
+// agentTitle is what the web page calls the agent.
+func agentTitle(a engine.Agent) string {
+	if _, ok := a.(*claude.Agent); ok {
+		return "Claude Code"
+	}
+	return a.Name() + " agent"
+}
+
+func names(cs []connectors.Connector) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Name()
+	}
+	return out
 }

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/leashd/leashd/config"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/claude"
+	"github.com/leashd/leashd/engine/demo"
+)
+
+// selectAgent picks the agent LEASHD_AGENT names. auto runs Claude Code when
+// LEASHD_CLAUDE_PATH is found and says so when it falls back to the demo
+// agent; claude refuses to start without the CLI.
+func selectAgent(cfg config.Config, log *slog.Logger) (engine.Agent, error) {
+	if cfg.Agent == config.AgentDemo {
+		return demo.New(), nil
+	}
+	path, err := claude.Find(cfg.ClaudePath)
+	switch {
+	case err == nil:
+		return claude.New(path, claude.WithLogger(log)), nil
+	case cfg.Agent == config.AgentAuto && errors.Is(err, engine.ErrAgentNotFound):
+		log.Warn("Claude Code not found: using the built-in demo agent (install @anthropic-ai/claude-code, set LEASHD_CLAUDE_PATH, or set LEASHD_AGENT=demo to silence this)",
+			"claude_path", cfg.ClaudePath)
+		return demo.New(), nil
+	default:
+		return nil, fmt.Errorf("LEASHD_AGENT=%s: %w", cfg.Agent, err)
+	}
+}

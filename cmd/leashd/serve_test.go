@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// syncBuffer is a bytes.Buffer the server's logger and the test may use at
+// once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var webURL = regexp.MustCompile(`leashd web UI at (http://[0-9.:]+)`)
+
+// startServe runs `leashd` (serve) in this process with the demo agent on
+// a free loopback port and returns its URL, its log and a stop function
+// that shuts it down and returns run's error.
+func startServe(t *testing.T, dir string, env ...string) (url string, logs *syncBuffer, stop func() error) {
+	t.Helper()
+	cleanEnv(t)
+	t.Setenv("LEASHD_AGENT", "demo")
+	t.Setenv("LEASHD_WEB_ADDR", "127.0.0.1:0")
+	t.Setenv("LEASHD_DB_PATH", filepath.Join(dir, "leashd.db"))
+	t.Setenv("LEASHD_WORKDIR", dir)
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	logs = &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, nil, strings.NewReader(""), io.Discard, logs) }()
+	stop = func() error {
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(30 * time.Second):
+			t.Fatalf("leashd did not stop within 30s; log:\n%s", logs)
+			return nil
+		}
+	}
+	require.Eventually(t, func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("leashd stopped at start: %v\n%s", err, logs)
+		default:
+		}
+		return webURL.MatchString(logs.String())
+	}, 10*time.Second, 10*time.Millisecond, "no web URL in the log:\n%s", logs)
+	return webURL.FindStringSubmatch(logs.String())[1], logs, stop
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	if v != nil {
+		require.NoError(t, json.Unmarshal(body, v), "body: %s", body)
+	}
+	return resp.StatusCode
+}
+
+func postJSON(t *testing.T, url, body string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+type pendingView struct {
+	ID          string `json:"interaction_id"`
+	Kind        string `json:"kind"`
+	Question    string `json:"question"`
+	ToolName    string `json:"tool_name"`
+	Interrupted bool   `json:"interrupted"`
+}
+
+func waitPending(t *testing.T, url, chat string, match func(pendingView) bool) pendingView {
+	t.Helper()
+	var found pendingView
+	assert.Eventually(t, func() bool {
+		var list []pendingView
+		getJSON(t, url+"/api/interactions?chat="+chat, &list)
+		for _, p := range list {
+			if match(p) {
+				found = p
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 20*time.Millisecond, "no such interaction pending in %s", chat)
+	if found.ID == "" {
+		var list []json.RawMessage
+		getJSON(t, url+"/api/interactions?chat="+chat, &list)
+		t.Fatalf("pending in %s: %s", chat, list)
+	}
+	return found
+}
+
+// TestServeAnswersAToolApprovalAndAuditsIt runs leashd as `leashd` with no
+// tokens: the web page and API, health, readiness and metrics are served;
+// a prompt reaches the demo agent, its tool approval is answered over the
+// API, and after a graceful stop `leashd audit` on the same database shows
+// who allowed what.
+func TestServeAnswersAToolApprovalAndAuditsIt(t *testing.T) {
+	dir := t.TempDir()
+	url, logs, stop := startServe(t, dir)
+
+	assert.Equal(t, http.StatusOK, getJSON(t, url+"/healthz", nil))
+	var ready struct {
+		Ready  bool `json:"ready"`
+		Checks []struct {
+			Name  string `json:"name"`
+			Ready bool   `json:"ready"`
+		} `json:"checks"`
+	}
+	assert.Equal(t, http.StatusOK, getJSON(t, url+"/readyz", &ready))
+	assert.True(t, ready.Ready)
+	require.Len(t, ready.Checks, 1, "only the web connector with the demo agent")
+	assert.Equal(t, "web", ready.Checks[0].Name)
+	var info struct{ Agent string }
+	getJSON(t, url+"/api/info", &info)
+	assert.Equal(t, "demo agent", info.Agent)
+
+	const chat = "web:serve"
+	code, body := postJSON(t, url+"/api/chats/"+chat+"/messages", `{"text":"bash please"}`)
+	require.Equal(t, http.StatusAccepted, code, body)
+	assert.JSONEq(t, `{"routed":"agent"}`, body)
+	p := waitPending(t, url, chat, func(p pendingView) bool { return p.ToolName == "Bash" })
+	assert.Equal(t, "tool_approval", p.Kind)
+
+	code, body = postJSON(t, url+"/api/interactions/"+p.ID+"/reply", `{"answers":[["allow"]]}`)
+	require.Equal(t, http.StatusNoContent, code, body)
+	code, body = postJSON(t, url+"/api/interactions/"+p.ID+"/reply", `{"answers":[["allow"]]}`)
+	assert.Equal(t, http.StatusConflict, code, "a second tap on a resolved request: %s", body)
+
+	answered := regexp.MustCompile(`leashd_interactions_resolved_total\{kind="tool_approval",status="answered"\} 1\n`)
+	assert.Eventually(t, func() bool { // the metrics watcher counts in the background
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		text, _ := io.ReadAll(resp.Body)
+		return answered.Match(text)
+	}, 5*time.Second, 20*time.Millisecond, "/metrics counts the answered tool approval")
+
+	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), "msg=stopped")
+	assert.NotContains(t, logs.String(), "Claude Code not found", "LEASHD_AGENT=demo does not look for Claude Code")
+
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"audit", "--json", "--chat", chat}, nil, &out, io.Discard))
+	var row struct {
+		InteractionID string `json:"interaction_id"`
+		Kind          string `json:"kind"`
+		ToolName      string `json:"tool_name"`
+		Decision      string `json:"decision"`
+		Status        string `json:"status"`
+		By            string `json:"by"`
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 1, out.String())
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &row))
+	assert.Equal(t, p.ID, row.InteractionID)
+	assert.Equal(t, "Bash", row.ToolName)
+	assert.Equal(t, "allow", row.Decision)
+	assert.Equal(t, "answered", row.Status)
+	assert.Equal(t, "web", row.By)
+}
+
+// waitEvent reads the chat's event stream (from the start) until one
+// contains text.
+func waitEvent(t *testing.T, url, chat, text string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/events?chat="+chat+"&after=0", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var seen strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), text) {
+			return
+		}
+		seen.WriteString(sc.Text() + "\n")
+	}
+	t.Fatalf("%q never shown in %s; events:\n%s", text, chat, seen.String())
+}
+
+func TestServeRefusesToServeNothing(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("LEASHD_WEB_ADDR", "off")
+	err := run(t.Context(), nil, nil, io.Discard, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "nothing to serve")
+	assert.Contains(t, err.Error(), "LEASHD_TELEGRAM_BOT_TOKEN")
+	assert.Contains(t, err.Error(), "leashd chat")
+}
+
+func TestServeAgentClaudeWithoutTheCLI(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("LEASHD_AGENT", "claude")
+	t.Setenv("LEASHD_CLAUDE_PATH", filepath.Join(t.TempDir(), "no-claude-here"))
+	t.Setenv("LEASHD_WEB_ADDR", "127.0.0.1:0")
+	err := run(t.Context(), nil, nil, io.Discard, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "LEASHD_AGENT=claude")
+	assert.Contains(t, err.Error(), "no-claude-here")
+	assert.Contains(t, err.Error(), "npm install", "says how to install it")
+}
+
+// TestServeStopsOnSIGTERM runs the real main in a child process, as a
+// service manager would, and stops it with SIGTERM: it exits 0 and says so.
+func TestServeStopsOnSIGTERM(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), runMainEnv+"=1", runMainArgs+"=",
+		"LEASHD_AGENT=demo", "LEASHD_WEB_ADDR=127.0.0.1:0", "LEASHD_LOG_FORMAT=json",
+		"LEASHD_DB_PATH="+filepath.Join(dir, "leashd.db"), "LEASHD_WORKDIR="+dir)
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = io.Discard, logs
+	require.NoError(t, cmd.Start())
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "leashd web UI at") },
+		10*time.Second, 10*time.Millisecond, "log: %s", logs)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Wait(), "exit status after SIGTERM; log: %s", logs)
+	assert.Contains(t, logs.String(), `"msg":"stopped"`)
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		assert.True(t, json.Valid([]byte(line)), "LEASHD_LOG_FORMAT=json: every log line is JSON: %s", line)
+	}
+}
