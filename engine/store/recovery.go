@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/interactions"
@@ -140,4 +141,31 @@ func (s *Store) Recovered(ctx context.Context, id string, res interactions.Resol
 		return false, fmt.Errorf("recording the recovered answer to %s: %w", id, err)
 	}
 	return first, nil
+}
+
+// Unanswered returns the interactions earlier runs left interrupted (at a
+// shutdown or by a crash, once Interrupt marked them) that nobody has
+// answered since, interrupted at or after since, oldest first. Their
+// buttons still work; the engine shows them again after a restart to
+// connectors that keep no history of their own, such as the web page.
+func (s *Store) Unanswered(ctx context.Context, since time.Time) ([]engine.Interrupted, error) {
+	from := fmtTime(since)
+	if from == nil {
+		from = ""
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+recordColumns+` FROM interactions
+		WHERE status = 'interrupted' AND recovered_at IS NULL AND seq <= ? AND interrupted_at >= ?
+		ORDER BY asked_at, seq`, s.orphanSeq, from)
+	if err != nil {
+		return nil, fmt.Errorf("listing unanswered interrupted interactions: %w", err)
+	}
+	recs, err := scanRecords(rows)
+	if err != nil {
+		return nil, fmt.Errorf("listing unanswered interrupted interactions: %w", err)
+	}
+	out := make([]engine.Interrupted, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, engine.Interrupted{Interaction: r.Interaction, Ref: r.Ref})
+	}
+	return out, nil
 }

@@ -229,3 +229,57 @@ func TestATapBeforeInterruptRuns(t *testing.T) {
 	assert.Equal(t, []string{"requested", "presented", "interrupted", "recovered"}, events(t, path, "q1"))
 	assert.Equal(t, "pending", record(t, s2, "live").Status())
 }
+
+// TestUnansweredListsWhatEarlierRunsLeftOpen: after a restart the engine
+// shows interrupted interactions again to connectors without history (the
+// web page). Unanswered lists exactly those still answerable: interrupted
+// at a shutdown or left by a crash, not yet answered, not this run's, and
+// not older than asked.
+func TestUnansweredListsWhatEarlierRunsLeftOpen(t *testing.T) {
+	ctx := context.Background()
+	path := dbPath(t)
+	stop := t0.Add(time.Hour)
+	s1 := open(t, path, store.WithClock(func() time.Time { return stop }))
+	interrupted := func(id string, asked time.Time) {
+		it := question(id, "web:1", asked)
+		require.NoError(t, s1.Requested(ctx, it))
+		require.NoError(t, s1.Resolved(ctx, it, interactions.Resolution{Status: interactions.StatusInterrupted, Text: "leashd restarted", At: stop}))
+	}
+	interrupted("shutdown-new", t0.Add(30*time.Minute))
+	interrupted("shutdown-old", t0)
+	interrupted("answered-later", t0.Add(40*time.Minute))
+	answered := question("answered", "web:1", t0)
+	require.NoError(t, s1.Requested(ctx, answered))
+	require.NoError(t, s1.Resolved(ctx, answered, interactions.Resolution{Status: interactions.StatusAnswered, Answer: "SQLite", By: "u"}))
+	require.NoError(t, s1.Requested(ctx, question("crash", "telegram:42", t0.Add(50*time.Minute))))
+	require.NoError(t, s1.Close())
+
+	restart := stop.Add(time.Minute)
+	s2 := open(t, path, store.WithClock(func() time.Time { return restart }))
+	first, err := s2.Recovered(ctx, "answered-later", interactions.Resolution{Status: interactions.StatusAnswered, Answer: "Postgres", By: "u"})
+	require.NoError(t, err)
+	require.True(t, first)
+	mine := question("this-run", "web:1", restart)
+	require.NoError(t, s2.Requested(ctx, mine))
+	require.NoError(t, s2.Resolved(ctx, mine, interactions.Resolution{Status: interactions.StatusInterrupted, At: restart}))
+
+	ids := func(since time.Time) []string {
+		got, err := s2.Unanswered(ctx, since)
+		require.NoError(t, err)
+		var out []string
+		for _, in := range got {
+			out = append(out, in.Interaction.ID)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"shutdown-old", "shutdown-new"}, ids(time.Time{}), "oldest first; the crash leftover is not marked yet")
+	_, err = s2.Interrupt(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"shutdown-old", "shutdown-new", "crash"}, ids(time.Time{}))
+	assert.Equal(t, []string{"crash"}, ids(stop.Add(time.Second)), "since bounds when they were interrupted")
+
+	first, err = s2.Recovered(ctx, "shutdown-old", interactions.Resolution{Status: interactions.StatusRejected, By: "u"})
+	require.NoError(t, err)
+	require.True(t, first)
+	assert.Equal(t, []string{"shutdown-new", "crash"}, ids(time.Time{}), "answered after the restart: no longer listed")
+}
