@@ -179,6 +179,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	recovered := make(chan struct{})
 	go func() {
 		defer close(recovered)
+		e.relistUnanswered(runCtx)
 		e.markInterrupted(runCtx)
 	}()
 	<-runCtx.Done()

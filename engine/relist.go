@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/leashd/leashd/interactions"
+)
+
+// UnansweredLister is implemented by a Recovery that can list the
+// interactions earlier runs left interrupted and nobody has answered yet
+// (engine/store does).
+type UnansweredLister interface {
+	Unanswered(ctx context.Context, since time.Time) ([]Interrupted, error)
+}
+
+// RelistWindow is how far back relistUnanswered looks: interactions
+// interrupted longer ago still take a tap on their buttons, but are not
+// shown again.
+const RelistWindow = 7 * 24 * time.Hour
+
+// relistUnanswered runs at start-up, before markInterrupted: requests an
+// earlier run interrupted at its shutdown that nobody has answered are
+// shown again to the watchers (the web page), which keep no history across
+// a restart, so they can still be answered there. Chat apps keep their
+// messages, edited at the shutdown, and are not told again.
+func (e *Engine) relistUnanswered(ctx context.Context) {
+	lister, ok := e.opts.recovery.(UnansweredLister)
+	if !ok {
+		return
+	}
+	open, err := lister.Unanswered(ctx, time.Now().Add(-RelistWindow))
+	if err != nil {
+		e.log.Error("listing interactions interrupted by the last shutdown", "err", err)
+		return
+	}
+	if len(open) == 0 {
+		return
+	}
+	e.mu.Lock()
+	watchers := slices.Clone(e.watchers)
+	e.mu.Unlock()
+	for _, w := range watchers {
+		if !waitReady(ctx, w) {
+			return
+		}
+		for _, in := range open {
+			ev := interactions.Event{
+				Type:        interactions.EventResolved,
+				Interaction: in.Interaction,
+				Ref:         in.Ref,
+				Resolution:  interactions.Resolution{Status: interactions.StatusInterrupted, Text: InterruptedNotice, At: time.Now()},
+			}
+			if err := w.Update(ctx, ev); err != nil {
+				e.log.Warn("showing an interrupted interaction again", "id", in.Interaction.ID, "err", err)
+			}
+		}
+	}
+}
