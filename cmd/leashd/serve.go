@@ -125,7 +125,7 @@ func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agen
 		opts := []telegram.Option{
 			telegram.WithAPIURL(cfg.TelegramApiURL),
 			telegram.WithAllowedUsers(ids),
-			telegram.WithLogger(log.With("connector", "telegram")),
+			telegram.WithLogger(log), // it names itself
 			telegram.WithStats(m),
 		}
 		if cfg.TelegramWebhookURL != "" {
@@ -137,7 +137,7 @@ func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agen
 		opts := []slack.Option{
 			slack.WithAllowedUsers(cfg.SlackAllowedUsers),
 			slack.WithApprovers(cfg.Approvers()),
-			slack.WithLogger(log.With("connector", "slack")),
+			slack.WithLogger(log), // it names itself
 			slack.WithStats(m),
 		}
 		if cfg.SlackApiURL != "" {
