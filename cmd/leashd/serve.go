@@ -40,6 +40,11 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	release, err := lockInstance(cfg.DBPath)
+	if err != nil {
+		return err
+	}
+	defer release()
 	db, err := store.Open(ctx, cfg.DBPath, store.WithLogger(log.With("component", "store")))
 	if err != nil {
 		return fmt.Errorf("LEASHD_DB_PATH=%q: %w", cfg.DBPath, err)

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -271,4 +272,21 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		assert.True(t, json.Valid([]byte(line)), "LEASHD_LOG_FORMAT=json: every log line is JSON: %s", line)
 	}
+}
+
+// TestServeRefusesASecondInstanceOnTheSameDatabase: two leashd on one
+// database would mark each other's pending requests interrupted and poll
+// the same bots; the second is refused with who holds it and what to do.
+func TestServeRefusesASecondInstanceOnTheSameDatabase(t *testing.T) {
+	dir := t.TempDir()
+	_, _, stop := startServe(t, dir)
+	err := run(t.Context(), nil, nil, io.Discard, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "another leashd (pid "+strconv.Itoa(os.Getpid())+") is already serving")
+	assert.Contains(t, err.Error(), filepath.Join(dir, "leashd.db"))
+	assert.Contains(t, err.Error(), "its own LEASHD_DB_PATH")
+	require.NoError(t, stop())
+
+	_, _, stop = startServe(t, dir) // released at exit: the next one starts
+	require.NoError(t, stop())
 }
