@@ -1,0 +1,87 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/interactions"
+)
+
+// listingRecovery also lists what earlier runs left interrupted and
+// unanswered, as engine/store does.
+type listingRecovery struct {
+	*fakeRecovery
+	unanswered []engine.Interrupted
+	since      chan time.Time
+}
+
+func (l *listingRecovery) Unanswered(_ context.Context, since time.Time) ([]engine.Interrupted, error) {
+	l.since <- since
+	return l.unanswered, nil
+}
+
+// watcherConn is a recording connector that watches every chat, like the
+// web page.
+type watcherConn struct{ *recConn }
+
+func (watcherConn) WatchesAll() bool { return true }
+
+// TestStartShowsUnansweredInterruptionsToWatchersOnly: after a restart the
+// web page (a watcher, no history of its own) is shown again what the last
+// shutdown interrupted and nobody answered; a chat app, whose message was
+// edited at the shutdown and still has its buttons, is not edited again.
+// A crash leftover is edited everywhere, as before.
+func TestStartShowsUnansweredInterruptionsToWatchersOnly(t *testing.T) {
+	shut := interactions.Interaction{ID: "shut1", ChatID: "telegram:42", Kind: interactions.KindQuestion, Question: "Which port?",
+		Options: []interactions.Option{{Label: "80"}, {Label: "8080"}}}
+	crash := interactions.Interaction{ID: "crash1", ChatID: "telegram:42", Kind: interactions.KindQuestion, Question: "Which host?",
+		Options: []interactions.Option{{Label: "a"}, {Label: "b"}}}
+	rec := &listingRecovery{
+		fakeRecovery: &fakeRecovery{done: map[string]interactions.Resolution{},
+			byID: map[string]engine.Interrupted{"shut1": {Ref: "tg-7", Interaction: shut}, "crash1": {Ref: "tg-8", Interaction: crash}},
+			left: []engine.Interrupted{{Ref: "tg-8", Interaction: crash}}},
+		unanswered: []engine.Interrupted{{Ref: "tg-7", Interaction: shut}},
+		since:      make(chan time.Time, 1),
+	}
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		return engine.Result{}, nil
+	}}
+	e := engine.New(agent, interactions.New(), engine.WithRecovery(rec))
+	tg := newRecConn("telegram")
+	web := watcherConn{newRecConn("web")}
+	e.AddConnector(tg)
+	e.AddConnector(web)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	defer func() { cancel(); require.NoError(t, <-done) }()
+
+	select {
+	case since := <-rec.since:
+		assert.WithinDuration(t, time.Now().Add(-engine.RelistWindow), since, time.Minute, "only recent interruptions are listed")
+	case <-time.After(10 * time.Second):
+		t.Fatal("Unanswered was not asked at start")
+	}
+	web.waitFor(t, "both shown on the page", func() bool { return len(web.updates) == 2 })
+	tg.waitFor(t, "the crash leftover edited in Telegram", func() bool { return len(tg.updates) == 1 })
+	web.mu.Lock()
+	assert.Equal(t, "shut1", web.updates[0].Interaction.ID, "what the shutdown interrupted comes first")
+	assert.Equal(t, interactions.StatusInterrupted, web.updates[0].Resolution.Status)
+	assert.Equal(t, engine.InterruptedNotice, web.updates[0].Resolution.Text)
+	assert.Equal(t, "crash1", web.updates[1].Interaction.ID)
+	web.mu.Unlock()
+	tg.mu.Lock()
+	assert.Equal(t, "crash1", tg.updates[0].Interaction.ID, "Telegram is not told again about shut1")
+	assert.Equal(t, "tg-8", tg.updates[0].Ref)
+	tg.mu.Unlock()
+
+	out, err := e.Reply(context.Background(), "shut1", interactions.Reply{By: "web", Answers: []string{"8080"}})
+	require.NoError(t, err, "answered on the page after the restart")
+	assert.Equal(t, interactions.Resolved, out)
+	tg.waitFor(t, "the Telegram message shows the answer", func() bool { return len(tg.updates) == 2 })
+}
