@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/leashd/leashd/config"
+	"github.com/leashd/leashd/config/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite leashd.env.example from config.Config")
@@ -335,10 +336,7 @@ func TestSystemdUnitIsHardened(t *testing.T) {
 }
 
 func TestSystemdUnitVerifies(t *testing.T) {
-	sa, err := exec.LookPath("systemd-analyze")
-	if err != nil {
-		t.Skip("systemd-analyze not installed: the unit is not verified (apt-get install systemd to run this)")
-	}
+	sa := testenv.Require(t, "LEASHD_TEST_SYSTEMD_ANALYZE", "systemd-analyze") // Debian's systemd; .ci/test installs it
 	// verify requires ExecStart's binary to exist: point it at one that does.
 	b, err := os.ReadFile("leashd.service")
 	require.NoError(t, err)
@@ -451,6 +449,10 @@ func TestDockerfile(t *testing.T) {
 	assert.Equal(t, v, args["CLAUDE_CODE_VERSION"], "deploy/Dockerfile and .ci/versions.env disagree")
 	assert.Equal(t, "node:22-slim", stages["claude"].from)
 	assert.Contains(t, strings.Join(stages["claude"].lines, "\n"), "npm install -g @anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}")
+	// The CLI writes its sessions under $HOME/.claude; compose and the
+	// Deployment make the root filesystem read-only, so HOME must be the
+	// data volume or --resume loses the conversation at every restart.
+	assert.Regexp(t, `(?m)\bHOME=/data\s*$`, strings.Join(stages["claude"].lines, "\n"), "the claude image keeps HOME on the /data volume")
 
 	assert.True(t, strings.HasPrefix(stages["leashd"].from, "gcr.io/distroless/static"), stages["leashd"].from)
 	for _, name := range []string{"leashd", "claude"} {
