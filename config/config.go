@@ -36,7 +36,7 @@ type Config struct {
 	DBPath                 string `split_words:"true" desc:"SQLite database file (default: $XDG_STATE_HOME/leashd/leashd.db or ~/.local/state/leashd/leashd.db)"`
 	LogLevel               string `split_words:"true" default:"info" desc:"Log level: debug, info, warn or error"`
 	LogFormat              string `split_words:"true" default:"text" desc:"Log format: text or json"`
-	ShutdownTimeoutSeconds int    `split_words:"true" default:"20" desc:"Seconds a graceful shutdown may take before leashd exits anyway"`
+	ShutdownTimeoutSeconds int    `split_words:"true" default:"20" desc:"Seconds a graceful shutdown may take before leashd exits anyway; 0 = no limit"`
 
 	WebAddr  string `split_words:"true" default:"127.0.0.1:8080" desc:"Address of the web page, HTTP API, health and metrics; off disables"`
 	WebToken string `split_words:"true" desc:"Bearer token required on /api routes; required when the web address is not loopback"`

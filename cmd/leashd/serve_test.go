@@ -290,3 +290,29 @@ func TestServeRefusesASecondInstanceOnTheSameDatabase(t *testing.T) {
 	_, _, stop = startServe(t, dir) // released at exit: the next one starts
 	require.NoError(t, stop())
 }
+
+// TestServeAutoFallsBackToTheDemoAgent is a newcomer's first run: no
+// tokens, LEASHD_AGENT=auto (the default) and no Claude Code installed.
+// leashd still serves the page, says in its log that it uses the demo agent
+// and how to change that, the page names the demo agent, and its flows work.
+func TestServeAutoFallsBackToTheDemoAgent(t *testing.T) {
+	dir := t.TempDir()
+	url, logs, stop := startServe(t, dir,
+		"LEASHD_AGENT=auto", // the default
+		"LEASHD_CLAUDE_PATH="+filepath.Join(dir, "no-claude-here"))
+	assert.Contains(t, logs.String(), "Claude Code not found: using the built-in demo agent")
+	assert.Contains(t, logs.String(), "install @anthropic-ai/claude-code", "says how to get the real agent")
+	assert.Contains(t, logs.String(), "no-claude-here", "names the path it looked for")
+
+	var info struct {
+		Agent string `json:"agent"`
+	}
+	require.Equal(t, http.StatusOK, getJSON(t, url+"/api/info", &info))
+	assert.Equal(t, "demo agent", info.Agent, "the page says which agent answers")
+
+	st, body := postJSON(t, url+"/api/chats/first/messages", `{"text":"bash"}`)
+	require.Equal(t, http.StatusAccepted, st, body)
+	p := waitPending(t, url, "first", func(p pendingView) bool { return p.Kind == "tool_approval" })
+	assert.Equal(t, "Bash", p.ToolName)
+	require.NoError(t, stop())
+}
