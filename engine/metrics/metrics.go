@@ -23,10 +23,12 @@ import (
 )
 
 // Kinds, Statuses and Connectors are the label values present from start-up.
+// Connectors are the chat apps whose APIs leashd sends to and that rate-limit
+// it; the web page and the terminal have no outbound API to count.
 var (
 	Kinds      = []interactions.Kind{interactions.KindQuestion, interactions.KindPlanReview, interactions.KindToolApproval}
 	Statuses   = []interactions.Status{interactions.StatusAnswered, interactions.StatusRejected, interactions.StatusExpired, interactions.StatusCancelled, interactions.StatusInterrupted}
-	Connectors = []string{"telegram", "slack", "web", "terminal"}
+	Connectors = []string{"telegram", "slack"}
 )
 
 // AnswerBuckets are the bounds (seconds) of leashd_interaction_answer_seconds:
