@@ -105,6 +105,17 @@ type Mounter interface {
 	Mount(mux *http.ServeMux)
 }
 
+// Flusher is implemented by connectors that send some output in the
+// background (e.g. Telegram's edits of an interaction's message, queued
+// behind its rate limits). The engine calls Flush at shutdown, after the
+// last interaction event was delivered and within its close timeout, so
+// that "leashd restarted" edits reach the chat before the process exits.
+// Flush returns once everything queued so far was sent (or gave up), or
+// with ctx's error when ctx ends first.
+type Flusher interface {
+	Flush(ctx context.Context) error
+}
+
 // Summary is the end of a turn.
 type Summary struct {
 	Result   string // the agent's final text

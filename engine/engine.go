@@ -189,8 +189,28 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.shutdown()
 	e.unsubscribe() // what shutdown published is still forwarded
 	<-fwdDone
+	e.flush(conns)
 	close(errs)
 	return <-errs // nil when none failed
+}
+
+// flush waits, within the close timeout, for connectors that send in the
+// background (connectors.Flusher), so that the edits shutdown caused reach
+// the chats before the process exits.
+func (e *Engine) flush(conns []connectors.Connector) {
+	ctx, cancel := context.WithTimeout(context.Background(), e.opts.closeTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		if f, ok := c.(connectors.Flusher); ok {
+			wg.Go(func() {
+				if err := f.Flush(ctx); err != nil {
+					e.log.Warn("output not sent before shutdown", "connector", c.Name(), "err", err)
+				}
+			})
+		}
+	}
+	wg.Wait()
 }
 
 // shutdown interrupts pending interactions, tells their chats, and closes

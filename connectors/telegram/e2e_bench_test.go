@@ -490,32 +490,22 @@ func TestE2EMetricsLogsAndShutdown(t *testing.T) {
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, sent, 2, "both questions were sent through the counted outbox")
 
-	var shownAtStop, shownLater string
-	message := func() string {
+	var shownAtStop string
+	rig.afterStop = func() {
 		for _, m := range rig.fake.Messages(c.id) {
 			if m.ID == q2.MessageID {
-				return m.Text
+				shownAtStop = m.Text
 			}
 		}
-		return ""
-	}
-	rig.afterStop = func() {
-		shownAtStop = message()
-		rig.fake.Wait(3*time.Second, func() bool { return strings.Contains(message(), "restarted") })
-		shownLater = message()
 	}
 	rig.stop()
 	stopped = true
-	t.Logf("stopped in %s\nmessage when Run returned: %q\nwithin 3s: %q", rig.stopped, shownAtStop, shownLater)
+	t.Logf("stopped in %s\nmessage when Run returned: %q", rig.stopped, shownAtStop)
 	assert.Less(t, rig.stopped, cfg.ShutdownTimeout(), "stopping with a question pending stays within LEASHD_SHUTDOWN_TIMEOUT_SECONDS")
-	// KNOWN GAP (reported to the lead): engine.Run returns before the
-	// connector's background edit of the interrupted message is sent, so
-	// shownAtStop usually still shows the question; a process exiting right
-	// after Run would lose the edit. This asserts the edit is made at all
-	// (within 3s of Run returning); once the edit is flushed before Run
-	// returns, assert on shownAtStop instead.
-	assert.Contains(t, shownLater, "Which features?")
-	assert.Contains(t, shownLater, telegram.InterruptedText, "the pending question's message says leashd restarted")
+	// Run flushes the connector's background edits before it returns: a
+	// process exiting right after Run has told the chat.
+	assert.Contains(t, shownAtStop, "Which features?")
+	assert.Contains(t, shownAtStop, telegram.InterruptedText, "the pending question's message says leashd restarted by the time Run returns")
 	assert.Equal(t, "0", rig.scrape(`leashd_interactions_pending{kind="question"}`))
 	assert.Equal(t, "1", rig.scrape(`leashd_interactions_resolved_total{kind="question",status="interrupted"}`))
 	assert.Equal(t, "1", rig.scrape(`leashd_interaction_answer_seconds_count{kind="question"}`))

@@ -3,7 +3,9 @@ package telegram
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -218,9 +220,9 @@ const updateTimeout = 2 * time.Minute
 func (c *Connector) background(ctx context.Context, chat int64, key, what string, run func(context.Context, call) error) {
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), updateTimeout)
 	done := c.out.enqueue(bctx, chat, key, run)
-	c.bg.Add(1)
+	c.bg.add()
 	go func() {
-		defer c.bg.Done()
+		defer c.bg.done()
 		defer cancel()
 		if err := <-done; err != nil {
 			c.log.Warn("telegram: "+what+" failed", "chat", chat, "err", err)
@@ -274,7 +276,9 @@ func (c *Connector) StreamText(ctx context.Context, chat, text string) error {
 	done := c.out.enqueue(context.WithoutCancel(ctx), id, "stream", func(ctx context.Context, send call) error {
 		return c.syncStream(ctx, send, id, true)
 	})
+	c.bg.add()
 	go func() {
+		defer c.bg.done()
 		if err := <-done; err != nil {
 			c.log.Warn("telegram: streaming agent output failed", "chat", id, "err", err)
 		}
@@ -369,4 +373,60 @@ func (c *Connector) Done(ctx context.Context, chat string, s connectors.Summary)
 		}
 		return err
 	})
+}
+
+// Flush implements connectors.Flusher: it waits until the edits and
+// streamed output queued in the background so far are sent (or gave up).
+// The engine calls it at shutdown, so that the "leashd restarted" edits of
+// interrupted interactions reach the chat before the process exits.
+func (c *Connector) Flush(ctx context.Context) error {
+	if n, err := c.bg.wait(ctx); err != nil {
+		return fmt.Errorf("telegram: %d background messages or edits not sent yet: %w", n, err)
+	}
+	return nil
+}
+
+// tracker counts work in flight and lets Flush wait until there is none.
+// Unlike a sync.WaitGroup, work may be added while someone waits.
+type tracker struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0; nil while n is 0
+}
+
+func (t *tracker) add() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n == 0 {
+		t.idle = make(chan struct{})
+	}
+	t.n++
+}
+
+func (t *tracker) done() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.n--
+	if t.n == 0 {
+		close(t.idle)
+		t.idle = nil
+	}
+}
+
+// wait returns once nothing is in flight, or how much still is when ctx
+// ends first.
+func (t *tracker) wait(ctx context.Context) (int, error) {
+	for {
+		t.mu.Lock()
+		idle, n := t.idle, t.n
+		t.mu.Unlock()
+		if n == 0 {
+			return 0, nil
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return n, ctx.Err()
+		}
+	}
 }

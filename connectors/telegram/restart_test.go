@@ -3,8 +3,8 @@ package telegram_test
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,7 +50,8 @@ func TestMultiSelectSurvivesARestart(t *testing.T) {
 	h1.waitMessage(me, m.ID, "vet checked", func(m tgfake.Message) bool { return contains(m.Buttons(), "✅ vet") })
 
 	h1.stop()
-	m = h1.waitMessage(me, m.ID, "the restart notice", func(m tgfake.Message) bool { return strings.Contains(m.Text, telegram.InterruptedText) })
+	m = h1.message(me, m.ID) // edited before the engine's Run returned
+	assert.Contains(t, m.Text, telegram.InterruptedText)
 	assert.Equal(t, []string{"✅ lint", "test", "✅ vet", "Done"}, m.Buttons(), "the buttons stay, with the selection")
 
 	var done string
@@ -75,4 +76,24 @@ func TestMultiSelectSurvivesARestart(t *testing.T) {
 	q = fake.Tap(me, me, m.ID, done)
 	assert.Equal(t, telegram.StaleText, h2.answer(q).Text)
 	assert.Len(t, h2.prompts(), 1)
+}
+
+// The restart notice is sent before the engine's Run returns, but a chat
+// paused by Telegram (429 retry_after) does not hold the shutdown past the
+// engine's close timeout: Run returns, and the log says what was not sent.
+func TestShutdownDoesNotWaitPastTheCloseTimeoutForAPausedChat(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{
+		turn:       askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() }),
+		engineOpts: []engine.Option{engine.WithCloseTimeout(300 * time.Millisecond)},
+	})
+	h.fake.Text(me, me, "pick")
+	m := h.botMessage(me, "Which database")
+	// The next request to the chat is answered 429, retry after a minute.
+	h.fake.SetLimits(tgfake.Limits{PerChat: 1, PerChatWindow: time.Minute, RetryAfter: 60})
+
+	h.stop() // fails the test if Run takes 20s (the retry_after is 60s)
+	assert.NotContains(t, h.message(me, m.ID).Text, telegram.InterruptedText, "the edit is still waiting for retry_after")
+	assert.Contains(t, h.logs.String(), "output not sent before shutdown")
+	assert.Contains(t, h.logs.String(), "1 background messages or edits not sent yet: context deadline exceeded")
 }

@@ -56,7 +56,7 @@ type Connector struct {
 	ready    error
 	lanes    map[int64]*lane
 	lanesWG  sync.WaitGroup
-	bg       sync.WaitGroup // background edits
+	bg       tracker // background edits and streamed output, for Flush
 	seen     dedupe
 	refs     map[string]msgRef              // interaction ID → its message (with buttons)
 	inflight map[string]*interactions.Event // being presented → an event that came first
