@@ -168,8 +168,6 @@ func TestStaleForgedAndDuplicateTapsAreNeverText(t *testing.T) {
 	assert.Equal(t, "✓", h.answer(q).Text)
 	h.response(1)
 	h.botMessage(me, "allowed=yes")
-	reqs := h.fake.Requests()
-	_ = reqs
 	q2 := h.fake.Tap(me, me, m.ID, data)
 	assert.Equal(t, telegram.StaleText, h.answer(q2).Text)
 
@@ -387,6 +385,73 @@ func TestStopCancelsThePendingQuestion(t *testing.T) {
 	assert.False(t, h.response(1).Allow)
 	q := h.fake.Tap(me, me, m.ID, data)
 	assert.Equal(t, telegram.StaleText, h.answer(q).Text)
+}
+
+func TestClearCancelsThePendingQuestion(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h.fake.Text(me, me, "pick")
+	m := h.botMessage(me, "Which database")
+	data := *m.Markup.InlineKeyboard[0][0].CallbackData
+	h.fake.Text(me, me, "/clear")
+	m = h.waitMessage(me, m.ID, "cancelled", func(m tgfake.Message) bool { return m.Markup == nil })
+	assert.Contains(t, m.Text, "Which database should the service use?", "the question stays readable")
+	assert.Contains(t, m.Text, telegram.CancelledText)
+	h.botMessage(me, "Cleared. Pending questions were cancelled")
+	assert.False(t, h.response(1).Allow, "the agent is told the question was not answered")
+	q := h.fake.Tap(me, me, m.ID, data)
+	assert.Equal(t, telegram.StaleText, h.answer(q).Text)
+	assert.Equal(t, []string{"pick"}, h.prompts(), "neither /clear nor the old tap became a prompt")
+}
+
+// An edit that changes nothing gets Telegram's 400 "message is not
+// modified": the message already shows what was meant, so it counts as
+// sent — no retry, no warning.
+func TestIdenticalEditIsSuccess(t *testing.T) {
+	var h *harness
+	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	events, unsubscribe := h.coord.Subscribe()
+	defer unsubscribe()
+	h.fake.Text(me, me, "pick")
+	m := h.botMessage(me, "Which database")
+	h.answer(h.tap(me, me, m.ID, "Postgres"))
+	var resolved interactions.Event
+	for resolved.Type != interactions.EventResolved {
+		select {
+		case resolved = <-events:
+		case <-time.After(waitLimit):
+			t.Fatal("no resolved event")
+		}
+	}
+	require.NotEmpty(t, resolved.Ref)
+	answered := h.waitMessage(me, m.ID, "answered", func(m tgfake.Message) bool { return m.Markup == nil })
+	h.botMessage(me, "allowed=yes")
+	edits := len(h.requests("editMessageText"))
+
+	// The same outcome shown again: the same text, the same (no) keyboard.
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	require.NoError(t, h.conn.Update(ctx, resolved))
+	require.NoError(t, h.conn.Flush(ctx), "the identical edit counts as sent")
+
+	after := h.requests("editMessageText")
+	require.Len(t, after, edits+1, "the identical edit was sent once, not retried")
+	last := after[len(after)-1]
+	assert.Equal(t, http.StatusBadRequest, last.Status)
+	assert.Contains(t, last.Error, "message is not modified")
+	assert.Equal(t, answered.Text, h.message(me, m.ID).Text)
+	assert.NotContains(t, h.logs.String(), "level=WARN", "an identical edit is not worth a warning")
+}
+
+// requests returns the requests of method the fake received, in order.
+func (h *harness) requests(method string) []tgfake.Request {
+	var out []tgfake.Request
+	for _, r := range h.fake.Requests() {
+		if r.Method == method {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func TestGroupShowsWhoAnswered(t *testing.T) {
