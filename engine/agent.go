@@ -27,6 +27,18 @@ type Agent interface {
 	Open(ctx context.Context, opts SessionOptions) (Session, error)
 }
 
+// SessionRulesByEngine is implemented by agents that do not apply the
+// "allow for the session" rules sent with an allow (PermissionResponse's
+// addRules) themselves, such as the demo agent, and returns true: the
+// engine then remembers those rules and allows matching calls without
+// asking again. Every other agent — Claude Code keeps session rules and
+// decides what they cover, asking about each part of a compound shell
+// command — gets no engine-side matching at all, so the engine never
+// approves a call that the agent put to a person.
+type SessionRulesByEngine interface {
+	SessionRulesByEngine() bool
+}
+
 // SessionOptions say how to open a session.
 type SessionOptions struct {
 	ChatID   string

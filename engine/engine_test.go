@@ -191,7 +191,7 @@ func TestToolApproval(t *testing.T) {
 			results <- h.Permission(ctx, bashReq(cmd))
 		}
 		return engine.Result{}, nil
-	}}
+	}, engineRules: true}
 	e, conn, _ := start(t, agent, nil)
 
 	// allow
@@ -237,7 +237,7 @@ func TestAllowSessionUsesAgentSuggestionWithSessionDestination(t *testing.T) {
 		results <- h.Permission(ctx, req)
 		results <- h.Permission(ctx, bashReq("npm test -- foo"))
 		return engine.Result{}, nil
-	}}
+	}, engineRules: true}
 	e, conn, _ := start(t, agent, nil)
 	send(t, e, "c1", "go")
 	it := conn.waitShown(t, 1)

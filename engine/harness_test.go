@@ -123,6 +123,9 @@ func (r *recConn) saidText() string {
 // how sessions were opened and what was done to them.
 type scriptAgent struct {
 	turn func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error)
+	// engineRules: like the demo agent, it keeps no session rules and asks
+	// the engine to apply them (engine.SessionRulesByEngine).
+	engineRules bool
 
 	mu      sync.Mutex
 	opened  []engine.SessionOptions
@@ -132,6 +135,8 @@ type scriptAgent struct {
 }
 
 func (a *scriptAgent) Name() string { return "script" }
+
+func (a *scriptAgent) SessionRulesByEngine() bool { return a.engineRules }
 
 func (a *scriptAgent) Open(_ context.Context, o engine.SessionOptions) (engine.Session, error) {
 	a.mu.Lock()

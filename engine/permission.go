@@ -210,7 +210,7 @@ func (t *turn) approveTool(ctx context.Context, req PermissionRequest) Permissio
 	if (mode == ModeAcceptEdits && editTools[req.ToolName]) || mode == ModeBypass {
 		return allow(req)
 	}
-	if t.rules.allows(req.ToolName, req.Input) {
+	if t.e.engineRules() && t.rules.allows(req.ToolName, req.Input) {
 		return allow(req)
 	}
 	_, res, err := t.e.coord.ApproveTool(ctx, t.c.id, req.ToolName, req.Input, ToolSummary(req.ToolName, req.Input))
@@ -255,6 +255,16 @@ func sessionRules(req PermissionRequest) []Rule {
 	return []Rule{{ToolName: req.ToolName}}
 }
 
+// engineRules says whether the engine applies "allow for the session"
+// rules itself: only for agents that ask for it (SessionRulesByEngine).
+// An agent that keeps its own rules (Claude Code) asks only about calls its
+// rules do not cover; allowing such a call here because of a looser match
+// would approve something nobody has seen.
+func (e *Engine) engineRules() bool {
+	r, ok := e.agent.(SessionRulesByEngine)
+	return ok && r.SessionRulesByEngine()
+}
+
 // ruleSet remembers "allow for this session" rules, so an agent that does
 // not track them itself (the demo agent) is not asked twice either.
 type ruleSet struct {
@@ -294,15 +304,30 @@ func (r *ruleSet) allows(tool string, input json.RawMessage) bool {
 		if json.Unmarshal(input, &in) != nil {
 			continue
 		}
-		if prefix, ok := strings.CutSuffix(rule.RuleContent, ":*"); ok {
+		if in.Command == rule.RuleContent {
+			return true // exactly the command a person allowed
+		}
+		if prefix, ok := strings.CutSuffix(rule.RuleContent, ":*"); ok && !hasShellOperators(in.Command) {
 			if in.Command == prefix || strings.HasPrefix(in.Command, prefix+" ") {
 				return true
 			}
-		} else if in.Command == rule.RuleContent {
-			return true
 		}
 	}
 	return false
+}
+
+// shellOperators are the characters that let one Bash command line run
+// more than the command it starts with: command separators and lists
+// (; & | newline), substitutions ($( ), backquotes, and any $ expansion),
+// and redirections (< >, also process substitution).
+const shellOperators = ";&|`$<>\n\r"
+
+// hasShellOperators reports whether a command line could do more than
+// run its first command with arguments: a prefix rule such as
+// "npm test:*" must not cover "npm test && curl … | sh", which no person
+// has seen.
+func hasShellOperators(cmd string) bool {
+	return strings.ContainsAny(cmd, shellOperators)
 }
 
 // ToolSummary renders a tool call for people: the Bash command, the file

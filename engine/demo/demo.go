@@ -54,9 +54,14 @@ func New(opts ...Option) *Agent {
 }
 
 var (
-	_ engine.Agent  = (*Agent)(nil)
-	_ engine.Helper = (*Agent)(nil)
+	_ engine.Agent                = (*Agent)(nil)
+	_ engine.Helper               = (*Agent)(nil)
+	_ engine.SessionRulesByEngine = (*Agent)(nil)
 )
+
+// SessionRulesByEngine implements engine.SessionRulesByEngine: the demo
+// keeps no permission rules, so the engine applies "allow for the session".
+func (a *Agent) SessionRulesByEngine() bool { return true }
 
 // Name implements engine.Agent.
 func (a *Agent) Name() string { return "demo" }
