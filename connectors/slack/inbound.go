@@ -117,7 +117,7 @@ func (c *Connector) handleText(ctx context.Context, ref chatRef, user, text stri
 		}
 		return
 	}
-	in := connectors.Incoming{ChatID: chatID, UserID: user, UserName: user, Text: text, Group: group, Authorize: c.authorizer(user, group)}
+	in := connectors.Incoming{ChatID: chatID, UserID: user, UserName: user, Text: text, Group: group, Authorize: c.authorizer(user)}
 	if _, err := h.HandleMessage(ctx, in); err != nil {
 		c.log.Debug("message not taken", "chat", chatID, c.errAttr(err))
 	}
@@ -177,7 +177,6 @@ func (c *Connector) tap(ctx context.Context, cb slack.InteractionCallback, a *sl
 		return
 	}
 	it, found := h.Interaction(key.id)
-	group := !strings.HasPrefix(channel, "D")
 	if found {
 		ref, err := parseChat(it.ChatID)
 		if err != nil || ref.channel != channel || (ref.thread != "" && thread != "" && thread != ref.thread) {
@@ -185,9 +184,8 @@ func (c *Connector) tap(ctx context.Context, cb slack.InteractionCallback, a *sl
 			c.ephemeral(ctx, channel, thread, user, expiredText)
 			return
 		}
-		group = ref.thread != ""
 	}
-	r := interactions.Reply{By: user, Authorize: c.authorizer(user, group)}
+	r := interactions.Reply{By: user, Authorize: c.authorizer(user)}
 	switch {
 	case key.done:
 		err = h.Confirm(ctx, key.id, r)

@@ -107,6 +107,13 @@ func (c *Connector) ephemeral(ctx context.Context, channel, thread, user, text s
 	connectors.CountOutbound(c.stats, Name)
 }
 
+// place is how a chat's interactions are shown: "Only approvers can
+// decide" in a thread, and in a DM when approvers were configured apart
+// from the allowed users.
+func (c *Connector) place(ref chatRef) place {
+	return place{thread: ref.thread != "", approversOnly: ref.thread != "" || c.ownApprovers}
+}
+
 // outLock serialises what leashd posts in one chat, so a question comes
 // after the text before it.
 func (c *Connector) outLock(chatID string) *sync.Mutex {
@@ -332,7 +339,7 @@ func (c *Connector) Present(ctx context.Context, it interactions.Interaction) (s
 	if err := c.flush(ctx, it.ChatID, true); err != nil {
 		c.log.Warn("flushing agent text before an interaction", c.errAttr(err))
 	}
-	msgs := render(it, ref.thread != "", nil)
+	msgs := render(it, c.place(ref), nil)
 	var ts string
 	for _, m := range msgs {
 		if ts, err = c.post(ctx, ref, m.text, m.blocks); err != nil {
@@ -372,7 +379,7 @@ func (c *Connector) Update(ctx context.Context, ev interactions.Event) error {
 	if !ok {
 		return nil // never shown (or shown by another connector)
 	}
-	m := renderUpdate(ev, ref.thread != "")
+	m := renderUpdate(ev, c.place(ref))
 	return c.update(ctx, mr.channel, mr.ts, m.text, m.blocks)
 }
 

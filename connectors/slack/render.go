@@ -52,8 +52,16 @@ func actionBlocks(id string, buttons []*slack.ButtonBlockElement) []slack.Block 
 	return out
 }
 
-func replyHint(group bool) string {
-	if group {
+// place is where an interaction is shown: in a channel thread or a DM,
+// and whether the decision buttons are for approvers other than the
+// people who may prompt (then the message says only approvers decide).
+type place struct {
+	thread        bool
+	approversOnly bool
+}
+
+func replyHint(pl place) string {
+	if pl.thread {
 		return "Reply in this thread"
 	}
 	return "Reply here"
@@ -62,14 +70,14 @@ func replyHint(group bool) string {
 // render is how an interaction is first shown (selected: a multi-select's
 // current choice). A plan review is the plan in as many messages as it
 // needs, then a message with the decisions.
-func render(it interactions.Interaction, group bool, selected []string) []outMsg {
+func render(it interactions.Interaction, pl place, selected []string) []outMsg {
 	switch it.Kind {
 	case interactions.KindPlanReview:
-		return append(planMessages(it), decisionMsg(it, group, ""))
+		return append(planMessages(it), decisionMsg(it, pl, ""))
 	case interactions.KindToolApproval:
-		return []outMsg{decisionMsg(it, group, "")}
+		return []outMsg{decisionMsg(it, pl, "")}
 	default:
-		return []outMsg{questionMsg(it, group, selected)}
+		return []outMsg{questionMsg(it, pl, selected)}
 	}
 }
 
@@ -87,7 +95,7 @@ func questionTitle(it interactions.Interaction) string {
 	return b.String()
 }
 
-func questionMsg(it interactions.Interaction, group bool, selected []string) outMsg {
+func questionMsg(it interactions.Interaction, pl place, selected []string) outMsg {
 	blocks := []slack.Block{section(it.ID+":q", questionTitle(it))}
 	var details []string
 	for _, o := range it.Options {
@@ -118,7 +126,7 @@ func questionMsg(it interactions.Interaction, group bool, selected []string) out
 		}
 		buttons = append(buttons, button(buttonKey{id: it.ID, kind: 'q', index: i}, text, style))
 	}
-	hint := replyHint(group) + " to answer in your own words."
+	hint := replyHint(pl) + " to answer in your own words."
 	if it.MultiSelect {
 		buttons = append(buttons, button(buttonKey{id: it.ID, done: true}, "Done", "primary"))
 		hint = "Tap the options that apply, then Done. " + hint
@@ -168,18 +176,18 @@ func decisionTitle(it interactions.Interaction) string {
 
 // decisionMsg is a plan review's or tool approval's buttons message; note
 // is an extra line (the adjust prompt, an interruption).
-func decisionMsg(it interactions.Interaction, group bool, note string) outMsg {
+func decisionMsg(it interactions.Interaction, pl place, note string) outMsg {
 	blocks := []slack.Block{section(it.ID+":q", decisionTitle(it))}
 	if note != "" {
 		blocks = append(blocks, section(it.ID+":n", note))
 	}
 	kind := byte('p')
 	opts := interactions.PlanOptions
-	hint := replyHint(group) + " to tell the agent what should change instead."
+	hint := replyHint(pl) + " to tell the agent what should change instead."
 	text := "Plan review"
 	if it.Kind == interactions.KindToolApproval {
 		kind, opts = 't', interactions.ToolOptions
-		hint = replyHint(group) + " to deny with a reason."
+		hint = replyHint(pl) + " to deny with a reason."
 		text = "Tool approval: " + it.ToolName
 	}
 	var buttons []*slack.ButtonBlockElement
@@ -194,7 +202,7 @@ func decisionMsg(it interactions.Interaction, group bool, note string) outMsg {
 		buttons = append(buttons, button(buttonKey{id: it.ID, kind: kind, index: i}, connectors.DecisionLabel(o.Label), style))
 	}
 	blocks = append(blocks, actionBlocks(it.ID, buttons)...)
-	if group {
+	if pl.approversOnly {
 		hint += " Only approvers can decide."
 	}
 	blocks = append(blocks, contextBlock(it.ID+":h", hint))
@@ -214,25 +222,25 @@ func who(by string) string {
 
 // renderUpdate is what an interaction's (buttons) message becomes after an
 // event.
-func renderUpdate(ev interactions.Event, group bool) outMsg {
+func renderUpdate(ev interactions.Event, pl place) outMsg {
 	it := ev.Interaction
 	if ev.Type == interactions.EventUpdated {
 		if ev.AwaitingFeedback {
-			return decisionMsg(it, group, "✏️ *Adjust* chosen: "+strings.ToLower(replyHint(group)[:1])+replyHint(group)[1:]+" with what should change.")
+			return decisionMsg(it, pl, "✏️ *Adjust* chosen: "+strings.ToLower(replyHint(pl)[:1])+replyHint(pl)[1:]+" with what should change.")
 		}
 		if it.Kind == interactions.KindQuestion {
-			return questionMsg(it, group, ev.Selected)
+			return questionMsg(it, pl, ev.Selected)
 		}
 	}
 	res := ev.Resolution
 	if res.Status == interactions.StatusInterrupted { // the buttons still work
 		note := "⚠️ " + escape(res.Text)
 		if it.Kind == interactions.KindQuestion {
-			m := questionMsg(it, group, nil)
+			m := questionMsg(it, pl, nil)
 			m.blocks = append(m.blocks[:1], append([]slack.Block{section(it.ID+":n", note)}, m.blocks[1:]...)...)
 			return m
 		}
-		return decisionMsg(it, group, note)
+		return decisionMsg(it, pl, note)
 	}
 	title := decisionTitle(it)
 	switch it.Kind {

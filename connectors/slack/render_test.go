@@ -22,7 +22,7 @@ func TestRenderLongLabelsAndManyOptions(t *testing.T) {
 	for i := range 29 {
 		it.Options = append(it.Options, interactions.Option{Label: "opt" + strings.Repeat("x", i)})
 	}
-	msgs := render(it, true, []string{long})
+	msgs := render(it, place{thread: true, approversOnly: true}, []string{long})
 	require.Len(t, msgs, 1)
 	raw, err := json.Marshal(msgs[0].blocks)
 	require.NoError(t, err)
@@ -66,7 +66,7 @@ func TestRenderOutcomes(t *testing.T) {
 		{interactions.Resolution{Status: interactions.StatusCancelled, Text: "cleared"}, "🚫 *Cancelled*: cleared"},
 		{interactions.Resolution{Status: interactions.StatusExpired, Text: "timeout"}, "⌛ *Expired*: timeout"},
 	} {
-		m := renderUpdate(interactions.Event{Type: interactions.EventResolved, Interaction: tool, Resolution: tc.res}, false)
+		m := renderUpdate(interactions.Event{Type: interactions.EventResolved, Interaction: tool, Resolution: tc.res}, place{})
 		raw, _ := json.Marshal(m.blocks)
 		assert.Contains(t, slackfake.Texts(raw), tc.want)
 		assert.Contains(t, slackfake.Texts(raw), "rm -rf &lt;dir&gt;", "the command stays visible")
@@ -89,14 +89,14 @@ func BenchmarkMrkdwn(b *testing.B) {
 func BenchmarkRenderLongPlan(b *testing.B) {
 	it := interactions.Interaction{ID: "p", ChatID: "slack:C1:1.1", Kind: interactions.KindPlanReview, Plan: strings.Repeat("1. Step: change `file.go` so **it** does <the> thing & more\n", 2500)}
 	for b.Loop() {
-		render(it, true, nil)
+		render(it, place{thread: true}, nil)
 	}
 }
 
 func TestRenderNeverEmptyTexts(t *testing.T) {
 	plan := "# P\n" + strings.Repeat("\n", 5000) + strings.Repeat("word ", 1000) + "\n\n\n"
 	it := interactions.Interaction{ID: "p", ChatID: "slack:D1", Kind: interactions.KindPlanReview, Plan: plan}
-	for _, m := range render(it, false, nil) {
+	for _, m := range render(it, place{}, nil) {
 		for _, b := range m.blocks {
 			if sb, ok := b.(*slack.SectionBlock); ok {
 				assert.NotEmpty(t, strings.TrimSpace(sb.Text.Text))
@@ -104,7 +104,7 @@ func TestRenderNeverEmptyTexts(t *testing.T) {
 		}
 	}
 	q := interactions.Interaction{ID: "q", ChatID: "slack:D1", Kind: interactions.KindQuestion, Question: "?", Options: []interactions.Option{{Label: " "}, {Label: "b"}}}
-	raw, _ := json.Marshal(render(q, false, nil)[0].blocks)
+	raw, _ := json.Marshal(render(q, place{}, nil)[0].blocks)
 	for _, b := range slackfake.Buttons(raw) {
 		assert.NotEmpty(t, strings.TrimSpace(b.Text))
 	}

@@ -13,8 +13,9 @@
 // /slack/commands with every request's signature checked). Every request
 // is acknowledged at once and handled afterwards. Access fails closed:
 // WithAllowedUsers may prompt and answer questions; WithApprovers
-// (default: the allowed users) decide plan reviews and tool approvals in
-// channels. A 429 waits for Retry-After and retries. Tests run it against
+// (default: the allowed users) alone decide plan reviews and tool
+// approvals, in DMs as in channels. A 429 waits for Retry-After and
+// retries until it goes through or the context ends. Tests run it against
 // slackfake.
 package slack
 
@@ -54,11 +55,14 @@ type Connector struct {
 	apiURL    string
 	allowed   map[string]bool
 	approvers map[string]bool
-	log       *slog.Logger
-	stats     connectors.Stats
-	streamGap time.Duration
-	maxWait   time.Duration // longest Retry-After honoured per attempt
-	maxSkew   time.Duration // oldest request timestamp accepted in HTTP mode
+	// ownApprovers: LEASHD_SLACK_APPROVERS was set, so not every allowed
+	// user may decide
+	ownApprovers bool
+	log          *slog.Logger
+	stats        connectors.Stats
+	streamGap    time.Duration
+	maxWait      time.Duration // longest Retry-After honoured per attempt
+	maxSkew      time.Duration // oldest request timestamp accepted in HTTP mode
 
 	api *slack.Client
 
@@ -114,15 +118,16 @@ func WithAllowedUsers(ids []string) Option {
 }
 
 // WithApprovers sets the Slack user IDs that may decide plan reviews and
-// tool approvals in channels (default: the allowed users). An approver
-// need not be an allowed user to decide; only approvers may.
+// tool approvals, in DMs and channels alike (default: the allowed users).
+// An approver need not be an allowed user to decide; only approvers may.
+// A list with no IDs leaves the default.
 func WithApprovers(ids []string) Option {
 	return func(c *Connector) {
-		if c.approvers == nil {
-			c.approvers = make(map[string]bool)
-		}
 		for _, id := range ids {
 			if id = strings.TrimSpace(id); id != "" {
+				if c.approvers == nil {
+					c.approvers = make(map[string]bool)
+				}
 				c.approvers[id] = true
 			}
 		}
@@ -163,6 +168,7 @@ func New(botToken string, opts ...Option) *Connector {
 	for _, o := range opts {
 		o(c)
 	}
+	c.ownApprovers = c.approvers != nil
 	if c.approvers == nil {
 		c.approvers = c.allowed
 	}
@@ -410,9 +416,9 @@ const (
 
 // authorizer decides, under the coordinator's lock, whether user may
 // answer an interaction: questions need an allowed user; plan reviews and
-// tool approvals need an approver, except in a DM where its allowed user
-// decides for their own session.
-func (c *Connector) authorizer(user string, group bool) func(interactions.Interaction) error {
+// tool approvals need an approver, in a DM as in a channel (approvers
+// default to the allowed users, so a solo user decides their own).
+func (c *Connector) authorizer(user string) func(interactions.Interaction) error {
 	return func(it interactions.Interaction) error {
 		if it.Kind == interactions.KindQuestion {
 			if c.allowed[user] {
@@ -420,7 +426,7 @@ func (c *Connector) authorizer(user string, group bool) func(interactions.Intera
 			}
 			return errors.New(errOnlyAllowed)
 		}
-		if c.approvers[user] || (!group && c.allowed[user]) {
+		if c.approvers[user] {
 			return nil
 		}
 		return errors.New(errOnlyApprover)

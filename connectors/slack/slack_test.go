@@ -149,7 +149,7 @@ func TestThreadRepliesAreTheSessionsMessages(t *testing.T) {
 }
 
 func TestToolApprovalDeniedByTypedReason(t *testing.T) {
-	e := start(t, envOpt{})
+	e := start(t, envOpt{approvers: []string{}}) // a solo user: the approvers default to the allowed users
 	e.dm(allowedUser, "tool")
 	q := e.waitButtons("D1", "Tool approval")
 	texts := slackfake.Texts(q.Blocks)
@@ -171,16 +171,72 @@ func TestToolApprovalDeniedByTypedReason(t *testing.T) {
 	assert.Equal(t, []string{"tool"}, e.agent.Prompts(), "the typed reason is not a prompt")
 }
 
-func TestToolAllowForSessionInDMByAllowedUser(t *testing.T) {
-	e := start(t, envOpt{})
+func TestToolAllowForSessionInDMBySoloUser(t *testing.T) {
+	// No approvers configured: they default to the allowed users, so a
+	// solo user decides in their own DM.
+	e := start(t, envOpt{approvers: []string{}})
 	e.dm(allowedUser, "tool")
 	q := e.waitButtons("D1", "Tool approval")
-	e.tap(allowedUser, q, "Allow for this session") // a DM's own user decides
+	e.tap(allowedUser, q, "Allow for this session")
 	r := e.agent.waitResponses(t, 1)
 	require.True(t, r[0].Allow)
 	require.Len(t, r[0].UpdatedPermissions, 1)
 	assert.Equal(t, "session", r[0].UpdatedPermissions[0].Destination)
 	e.waitText("D1", "✅ *Allow for this session* — <@U1>")
+}
+
+// With approvers configured, an allowed user who is not one cannot decide
+// plan reviews or tool approvals in their own DM either: otherwise they
+// could approve their own commands by DMing the bot.
+func TestDMNonApproverCannotDecide(t *testing.T) {
+	e := start(t, envOpt{}) // U1 allowed, U2 the approver
+	e.dm(allowedUser, "tool")
+	q := e.waitButtons("D1", "Tool approval")
+	assert.Contains(t, slackfake.Texts(q.Blocks), "Reply here to deny with a reason. Only approvers can decide.")
+	e.tap(allowedUser, q, "Allow")
+	eph := e.waitEphemeral(allowedUser, "You are not allowed to answer this: only approvers can decide plan reviews and tool approvals.")
+	assert.Equal(t, "D1", eph.Channel)
+	e.settle()
+	assert.Empty(t, e.agent.Responses(), "the refused tap answers nothing")
+	assert.Equal(t, 0, e.current(q).Edits, "the approval message is unchanged")
+	assert.Len(t, slackfake.Buttons(e.current(q).Blocks), 3, "its buttons still wait for an approver")
+	e.tap(approverUser, q, "Deny")
+	r := e.agent.waitResponses(t, 1)
+	assert.False(t, r[0].Allow)
+	e.waitText("D1", "❌ *Deny* — <@U2>")
+	e.waitText("D1", "tool allow=false")
+
+	// A plan review in the DM: the allowed user's typed text is not taken
+	// as adjust feedback (nor as a prompt); it stays pending.
+	e.dm(allowedUser, "plan")
+	btn := e.waitButtons("D1", "Plan review")
+	e.dm(allowedUser, "skip the tests, just ship")
+	refused := func() int {
+		n := 0
+		for _, m := range e.fake.Messages("D1") {
+			if strings.Contains(m.Text, "Your answer was not accepted: not allowed to answer this: only approvers can decide plan reviews and tool approvals") {
+				n++
+			}
+		}
+		return n
+	}
+	require.True(t, e.fake.WaitFor(wait, func() bool { return refused() == 1 }), "the typed text is refused with the reason: %s", e.dump("D1"))
+	e.settle()
+	assert.Len(t, e.agent.Responses(), 1, "the plan review got no answer")
+	assert.Equal(t, []string{"tool", "plan"}, e.agent.Prompts(), "the typed text is not a prompt either")
+	assert.Equal(t, 0, e.current(btn).Edits)
+	e.tap(approverUser, btn, "Adjust")
+	e.waitMsg("D1", "the adjust prompt", func(m slackfake.Message) bool {
+		return m.TS == btn.TS && strings.Contains(slackfake.Texts(m.Blocks), "*Adjust* chosen")
+	})
+	e.dm(allowedUser, "still me")
+	require.True(t, e.fake.WaitFor(wait, func() bool { return refused() == 2 }), "refused again: %s", e.dump("D1"))
+	e.settle()
+	assert.Len(t, e.agent.Responses(), 1, "the allowed user cannot give the adjust feedback")
+	e.dm(approverUser, "split step 2")
+	r = e.agent.waitResponses(t, 2)
+	assert.False(t, r[1].Allow)
+	assert.Equal(t, "split step 2", r[1].Message)
 }
 
 func TestPlanAdjustThenFeedbackByApprover(t *testing.T) {
@@ -355,7 +411,8 @@ func TestLongPlanSplitUnderLimits(t *testing.T) {
 	}
 	assert.Contains(t, longPlan(), "Step "+itoa(last)+":")
 	assert.NotContains(t, longPlan(), "Step "+itoa(last+1)+":")
-	// With no approvers configured, the DM's allowed user decides.
+	// With no approvers configured they default to the allowed users: the
+	// DM's allowed user decides.
 	e.tap(allowedUser, btn, "Approve, review edits")
 	r := e.agent.waitResponses(t, 1)
 	assert.True(t, r[0].Allow)
