@@ -1,0 +1,80 @@
+package main
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// wedgedCLI is a stand-in for a Claude Code CLI that hangs: it answers the
+// initialize handshake, starts a turn and says something, then ignores both
+// the end of its input and SIGTERM (as a CLI stuck in a tool might). Only
+// SIGKILL ends it. It records its PID so the test can check it is gone.
+const wedgedCLI = `#!/bin/sh
+trap '' TERM
+echo $$ > "$LEASHD_TEST_WEDGED_PID"
+while IFS= read -r line; do
+  case "$line" in
+    *'"subtype":"initialize"'*)
+      id=$(printf '%s' "$line" | sed -n 's/.*"request_id":"\([^"]*\)".*/\1/p')
+      printf '{"type":"control_response","response":{"subtype":"success","request_id":"%s","response":{}}}\n' "$id" ;;
+    *'"type":"user"'*)
+      printf '{"type":"system","subtype":"init","session_id":"wedged-1"}\n'
+      printf '{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"working on it"}]},"session_id":"wedged-1"}\n' ;;
+  esac
+done
+exec sleep 600
+`
+
+// TestServeShutdownIsBoundedWithAWedgedAgent: SIGTERM while the agent is
+// mid-turn and will not exit by itself. An unbounded close (stdin, then
+// TERM, then KILL, 5 s apart) would take over 10 s; leashd exits cleanly
+// within LEASHD_SHUTDOWN_TIMEOUT_SECONDS and leaves no agent process behind.
+func TestServeShutdownIsBoundedWithAWedgedAgent(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	cli := filepath.Join(dir, "claude")
+	require.NoError(t, os.WriteFile(cli, []byte(wedgedCLI), 0o755))
+	pidFile := filepath.Join(dir, "cli.pid")
+
+	const bound = 2 * time.Second
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), runMainEnv+"=1", runMainArgs+"=",
+		"LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH="+cli, "LEASHD_TEST_WEDGED_PID="+pidFile,
+		"LEASHD_SHUTDOWN_TIMEOUT_SECONDS="+strconv.Itoa(int(bound/time.Second)),
+		"LEASHD_WEB_ADDR=127.0.0.1:0", "LEASHD_LOG_FORMAT=json",
+		"LEASHD_DB_PATH="+filepath.Join(dir, "leashd.db"), "LEASHD_WORKDIR="+dir)
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = io.Discard, logs
+	require.NoError(t, cmd.Start())
+	require.Eventually(t, func() bool { return webURL.MatchString(logs.String()) },
+		10*time.Second, 10*time.Millisecond, "log: %s", logs)
+	url := webURL.FindStringSubmatch(logs.String())[1]
+
+	st, body := postJSON(t, url+"/api/chats/c/messages", `{"text":"refactor everything"}`)
+	require.Equal(t, 202, st, body)
+	waitEvent(t, url, "c", "working on it") // the turn runs
+	b, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	cliPID, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+
+	start := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, cmd.Wait(), "exit status after SIGTERM; log: %s", logs)
+	took := time.Since(start)
+	// A generous margin for a loaded machine; without the bound this is
+	// over 10 s.
+	assert.Less(t, took, bound+3*time.Second, "shutdown took %v; log: %s", took, logs)
+	assert.Contains(t, logs.String(), `"msg":"stopped"`, "a clean stop, not the give-up path")
+	assert.ErrorIs(t, syscall.Kill(cliPID, 0), syscall.ESRCH, "the wedged CLI (pid %d) was killed, not left behind", cliPID)
+}
