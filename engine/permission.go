@@ -37,6 +37,7 @@ func (t *turn) Permission(ctx context.Context, req PermissionRequest) Permission
 	if stopping {
 		return PermissionResponse{Message: "The plan was approved; it continues in a fresh session.", Interrupt: true}
 	}
+	t.rememberSessionID() // before anything is put to a person
 	t.budget.pause()
 	defer t.budget.resume()
 	switch req.ToolName {

@@ -157,8 +157,31 @@ func (t *turn) summary(res Result, d time.Duration) connectors.Summary {
 	return connectors.Summary{Result: res.Text, IsError: res.IsError, CostUSD: res.CostUSD, NumTurns: res.NumTurns, Tools: tools, Duration: d}
 }
 
+// rememberSessionID saves the agent's session ID as soon as the turn sees
+// it, not only when the turn ends: a question asked in a chat's first turn
+// may be answered after leashd was killed, and that answer must resume
+// this session rather than reach a new one with no context. Only the
+// chat's current session counts (not one /clear or a clean plan approval
+// has replaced).
+func (t *turn) rememberSessionID() {
+	id := t.sess.ID()
+	if id == "" {
+		return
+	}
+	t.e.mu.Lock()
+	changed := t.c.gen == t.gen && t.c.sess == t.sess && t.c.agentID != id
+	if changed {
+		t.c.agentID = id
+	}
+	t.e.mu.Unlock()
+	if changed {
+		t.e.save(t.c)
+	}
+}
+
 // Text implements TurnHandler.
 func (t *turn) Text(text string) {
+	t.rememberSessionID()
 	if text == "" {
 		return
 	}
@@ -170,6 +193,7 @@ func (t *turn) Text(text string) {
 
 // ToolUse implements TurnHandler.
 func (t *turn) ToolUse(name string, input json.RawMessage) {
+	t.rememberSessionID()
 	t.mu.Lock()
 	if t.toolCount[name] == 0 {
 		t.tools = append(t.tools, name)

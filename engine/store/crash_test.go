@@ -24,7 +24,7 @@ import (
 // question is pending, and restarts on the same file in this process.
 const (
 	crashChildEnv = "LEASHD_STORE_TEST_CRASH_CHILD" // the database path
-	crashWhenEnv  = "LEASHD_STORE_TEST_CRASH_WHEN"  // "sending" or "sent"
+	crashWhenEnv  = "LEASHD_STORE_TEST_CRASH_WHEN"  // "sending", "sent" or "first-turn"
 )
 
 func TestMain(m *testing.M) {
@@ -83,6 +83,13 @@ func crashChild(path, when string) {
 			say("error %v", err)
 		}
 	}
+	if when == "first-turn" {
+		// The chat's very first prompt asks: no turn has ended yet, so
+		// only what is saved while it runs can tell the restart which
+		// session the question belongs to.
+		in("ask")
+		hang()
+	}
 	in("/edit")
 	in("hello")
 	for len(a.promptsCopy()) < 1 {
@@ -113,38 +120,7 @@ func TestRestartAfterSIGKILL(t *testing.T) {
 	for _, when := range []string{"sending", "sent"} {
 		t.Run("killed while the message is "+when, func(t *testing.T) {
 			path := dbPath(t)
-			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), crashChildEnv+"="+path, crashWhenEnv+"="+when)
-			cmd.Stderr = os.Stderr
-			out, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			require.NoError(t, cmd.Start())
-			lines := make(chan string)
-			go func() {
-				sc := bufio.NewScanner(out)
-				for sc.Scan() {
-					lines <- sc.Text()
-				}
-				close(lines)
-			}()
-			var id string
-			for id == "" {
-				select {
-				case l, ok := <-lines:
-					require.True(t, ok, "the child ended before asking")
-					require.False(t, strings.HasPrefix(l, "error"), l)
-					if rest, ok := strings.CutPrefix(l, when+" "); ok {
-						id = rest
-					}
-				case <-time.After(2 * wait):
-					_ = cmd.Process.Kill()
-					t.Fatal("the child never asked")
-				}
-			}
-			require.NoError(t, cmd.Process.Kill()) // SIGKILL: no shutdown at all
-			_ = cmd.Wait()
-			for range lines { // drain
-			}
+			id := crashAfter(t, path, when, when)
 
 			// What the dead process left: the question, pending, recorded
 			// before its message was sent; the message's reference once sent.
@@ -194,4 +170,74 @@ func TestRestartAfterSIGKILL(t *testing.T) {
 			assert.Equal(t, wantEvents, events(t, path, id))
 		})
 	}
+}
+
+// crashAfter runs the crash child on path, waits for its line "<line> ID"
+// (the question's ID), kills it with SIGKILL and returns the ID.
+func crashAfter(t *testing.T, path, when, line string) string {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+path, crashWhenEnv+"="+when)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var id string
+	for id == "" {
+		select {
+		case l, ok := <-lines:
+			require.True(t, ok, "the child ended before asking")
+			require.False(t, strings.HasPrefix(l, "error"), l)
+			if rest, ok := strings.CutPrefix(l, line+" "); ok {
+				id = rest
+			}
+		case <-time.After(2 * wait):
+			_ = cmd.Process.Kill()
+			t.Fatal("the child never asked")
+		}
+	}
+	require.NoError(t, cmd.Process.Kill()) // SIGKILL: no shutdown at all
+	_ = cmd.Wait()
+	for range lines { // drain
+	}
+	return id
+}
+
+// TestSIGKILLDuringTheFirstTurnsQuestion: the chat's first prompt asks a
+// question and leashd is killed before anyone answers — no turn ever
+// ended. The answer given after the restart still reaches the session that
+// asked (--resume of its ID), not a new session with no context.
+func TestSIGKILLDuringTheFirstTurnsQuestion(t *testing.T) {
+	path := dbPath(t)
+	id := crashAfter(t, path, "first-turn", "sent")
+
+	ro := open(t, path, store.ReadOnly())
+	assert.Equal(t, "pending", record(t, ro, id).Status())
+	rec, found, err := ro.LoadSession(context.Background(), "web:phone")
+	require.NoError(t, err)
+	require.True(t, found, "the chat's session was saved before the question was shown")
+	assert.Equal(t, "sess-1", rec.AgentSessionID)
+	require.NoError(t, ro.Close())
+
+	a := newAgent("new")
+	l := startLeashd(t, path, a)
+	ev := l.conn.resolvedUpdate(t, id)
+	assert.Equal(t, interactions.StatusInterrupted, ev.Resolution.Status)
+	out, err := l.e.Reply(context.Background(), id, interactions.Reply{By: "u1", Answers: []string{"SQLite"}})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.Resolved, out)
+	a.waitFor(t, "the recovered prompt", func() bool { return len(a.prompts) == 1 })
+	assert.Contains(t, a.promptsCopy()[0], `The user answered: "SQLite"`)
+	opened := a.openedCopy()
+	require.Len(t, opened, 1)
+	assert.Equal(t, "sess-1", opened[0].ResumeID, "the answer resumes the session that asked")
+	assert.Equal(t, engine.ModeDefault, opened[0].Mode)
 }
