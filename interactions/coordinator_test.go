@@ -92,10 +92,11 @@ func TestWhatTheUserIsShown(t *testing.T) {
 		mode     interactions.Mode
 	}{
 		{"question", question("c", "Which database?", "Postgres", "SQLite", "MySQL"), []string{"Postgres", "SQLite", "MySQL"}, false, interactions.ModeChoice},
-		{"multi-select question", multi("c", "Which features?", "Auth", "Search"), []string{"Auth", "Search"}, true, interactions.ModeApproval},
+		{"two-option question", question("c", "Which database?", "Postgres", "SQLite"), []string{"Postgres", "SQLite"}, false, interactions.ModeChoice},
+		{"multi-select question", multi("c", "Which features?", "Auth", "Search"), []string{"Auth", "Search"}, true, interactions.ModeChoice},
 		{"free-text question", question("c", "Name the project"), []string{}, false, interactions.ModeText},
 		{"plan review", planReview("c"), []string{"clean_edit", "edit", "default", "adjust"}, false, interactions.ModeChoice},
-		{"tool approval", toolApproval("c"), []string{"allow", "allow_session", "deny"}, false, interactions.ModeChoice},
+		{"tool approval", toolApproval("c"), []string{"allow", "allow_session", "deny"}, false, interactions.ModeApproval},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

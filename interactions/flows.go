@@ -103,7 +103,7 @@ func (c *Coordinator) RequestInput(ctx context.Context, req InputRequest) (Input
 	_, res, err := c.Request(ctx, Interaction{
 		ChatID: req.ChatID, Kind: KindQuestion,
 		Header: req.Header, Question: req.Prompt, Options: req.Options, MultiSelect: req.MultiSelect,
-		Index: 1, Total: 1,
+		Index: 1, Total: 1, Approval: len(req.Options) == 2 && !req.MultiSelect,
 	})
 	if err != nil {
 		return InputResponse{}, err

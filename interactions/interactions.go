@@ -99,6 +99,9 @@ type Interaction struct {
 	MultiSelect bool     `json:"multi_select"`
 	Index       int      `json:"index,omitempty"` // 1-based position among Total questions
 	Total       int      `json:"total,omitempty"`
+	// Approval marks a two-option request made through RequestInput: the
+	// first option approves, the second rejects (a yes/no, not a list).
+	Approval bool `json:"approval,omitempty"`
 
 	// Plan review.
 	Plan string `json:"plan,omitempty"`
@@ -122,14 +125,16 @@ const (
 	ModeChoice
 )
 
-// Mode reports how the interaction is answered: no options is free text, two
-// options an approval, more a choice.
+// Mode reports how the interaction is answered: a tool approval, or a
+// two-option single-select request made through RequestInput, is an
+// approval; a question without options is free text; other questions and
+// plan reviews are a choice from a list (a list of one included).
 func (it Interaction) Mode() Mode {
-	switch len(it.Options) {
-	case 0:
-		return ModeText
-	case 2:
+	switch {
+	case it.Kind == KindToolApproval, it.Approval && len(it.Options) == 2 && !it.MultiSelect:
 		return ModeApproval
+	case len(it.Options) == 0:
+		return ModeText
 	default:
 		return ModeChoice
 	}
