@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/interactions"
 )
 
 // actKind is what a typed answer asks for.
@@ -40,25 +43,69 @@ func command(s string) (act, bool) {
 	return act{kind: actCommand, text: s}, true
 }
 
-// parseApproval reads an answer to a two-option approval: a or 1 picks the
-// first (approve) option, r or 2 the second (reject) one. There is no
-// default: anything else, Enter alone included, re-prompts.
-func parseApproval(input string, approve, reject string) act {
+// approvalKey is one answer an approval prompt takes: its letter or its
+// number picks the option at index.
+type approvalKey struct {
+	letter, number string
+	index          int
+	text           string // the option as shown
+}
+
+// approvalKeys are the answers of an approval: a or 1 approves (the first
+// option), r or 2 rejects (the second). A tool approval's options are
+// Allow, Allow for this session and Deny: a/1 is Allow, r/2 Deny, and s/3
+// Allow for this session. It returns nil when the options do not fit.
+func approvalKeys(it interactions.Interaction) []approvalKey {
+	key := func(letter, number string, i int) approvalKey {
+		return approvalKey{letter: letter, number: number, index: i, text: connectors.OptionText(it, it.Options[i].Label)}
+	}
+	if it.Kind != interactions.KindToolApproval {
+		if len(it.Options) != 2 {
+			return nil
+		}
+		return []approvalKey{key("a", "1", 0), key("r", "2", 1)}
+	}
+	find := func(label string) int {
+		for i, o := range it.Options {
+			if o.Label == label {
+				return i
+			}
+		}
+		return -1
+	}
+	allow, deny, session := find(interactions.DecisionAllow), find(interactions.DecisionDeny), find(interactions.DecisionAllowSession)
+	if allow < 0 || deny < 0 {
+		return nil
+	}
+	keys := []approvalKey{key("a", "1", allow), key("r", "2", deny)}
+	if session >= 0 {
+		keys = append(keys, key("s", "3", session))
+	}
+	return keys
+}
+
+// parseApproval reads an answer to an approval: a key's letter or number
+// picks its option. There is no default: anything else, Enter alone
+// included, re-prompts with the valid inputs.
+func parseApproval(input string, keys []approvalKey) act {
 	s := strings.TrimSpace(input)
 	if a, ok := command(s); ok {
 		return a
 	}
-	switch strings.ToLower(s) {
-	case "a", "1":
-		return act{kind: actSelect, index: 0}
-	case "r", "2":
-		return act{kind: actSelect, index: 1}
+	for _, k := range keys {
+		if strings.EqualFold(s, k.letter) || s == k.number {
+			return act{kind: actSelect, index: k.index}
+		}
 	}
 	what := "Nothing typed"
 	if s != "" {
 		what = fmt.Sprintf("%q is not an answer", clip(s))
 	}
-	return act{kind: actInvalid, hint: fmt.Sprintf("%s: type a or 1 for %s, r or 2 for %s (Ctrl+C or /reject rejects).", what, approve, reject)}
+	valid := make([]string, len(keys))
+	for i, k := range keys {
+		valid[i] = fmt.Sprintf("%s or %s for %s", k.letter, k.number, k.text)
+	}
+	return act{kind: actInvalid, hint: fmt.Sprintf("%s: type %s (Ctrl+C or /reject rejects).", what, strings.Join(valid, ", "))}
 }
 
 // parseChoice reads an answer to a list of n options with the arrow

@@ -7,24 +7,56 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/interactions"
+)
+
+// yesNo is a two-option approval (RequestInput); tool is a tool approval.
+var (
+	yesNo = interactions.Interaction{Kind: interactions.KindQuestion, Approval: true, Options: []interactions.Option{{Label: "Push"}, {Label: "Wait"}}}
+	tool  = interactions.Interaction{Kind: interactions.KindToolApproval, Options: interactions.ToolOptions}
 )
 
 func TestParseApproval(t *testing.T) {
+	keys := approvalKeys(yesNo)
 	for in, want := range map[string]act{
 		"a": {kind: actSelect, index: 0}, "A": {kind: actSelect, index: 0}, " 1 ": {kind: actSelect, index: 0},
 		"r": {kind: actSelect, index: 1}, "R": {kind: actSelect, index: 1}, "2": {kind: actSelect, index: 1},
 		"/reject": {kind: actReject}, "/REJECT because": {kind: actReject},
 		"/status": {kind: actCommand, text: "/status"},
 	} {
-		assert.Equal(t, want, parseApproval(in, "Allow", "Deny"), "input %q", in)
+		assert.Equal(t, want, parseApproval(in, keys), "input %q", in)
 	}
-	for _, in := range []string{"", "  ", "x", "3", "0", "yes", "ar", "/"} {
-		a := parseApproval(in, "Allow", "Deny")
+	for _, in := range []string{"", "  ", "x", "3", "s", "0", "yes", "ar", "/"} {
+		a := parseApproval(in, keys)
 		assert.Equal(t, actInvalid, a.kind, "input %q has no default", in)
-		assert.Contains(t, a.hint, "a or 1 for Allow, r or 2 for Deny", "the hint names the valid inputs")
+		assert.Contains(t, a.hint, "type a or 1 for Push, r or 2 for Wait (Ctrl+C or /reject rejects).", "the hint names the valid inputs")
 	}
-	assert.Contains(t, parseApproval("", "Allow", "Deny").hint, "Nothing typed")
-	assert.Contains(t, parseApproval("yes", "Allow", "Deny").hint, `"yes" is not an answer`)
+	assert.Contains(t, parseApproval("", keys).hint, "Nothing typed")
+	assert.Contains(t, parseApproval("yes", keys).hint, `"yes" is not an answer`)
+}
+
+// A tool approval: a/1 allows, r/2 denies, s/3 allows for the session,
+// whatever the order of the options.
+func TestParseToolApproval(t *testing.T) {
+	keys := approvalKeys(tool)
+	label := func(a act) string {
+		require.Equal(t, actSelect, a.kind)
+		return tool.Options[a.index].Label
+	}
+	for in, want := range map[string]string{
+		"a": interactions.DecisionAllow, "1": interactions.DecisionAllow,
+		"r": interactions.DecisionDeny, "2": interactions.DecisionDeny,
+		"s": interactions.DecisionAllowSession, "S": interactions.DecisionAllowSession, "3": interactions.DecisionAllowSession,
+	} {
+		assert.Equal(t, want, label(parseApproval(in, keys)), "input %q", in)
+	}
+	a := parseApproval("4", keys)
+	assert.Equal(t, actInvalid, a.kind)
+	assert.Equal(t, `"4" is not an answer: type a or 1 for Allow, r or 2 for Deny, s or 3 for Allow for this session (Ctrl+C or /reject rejects).`, a.hint)
+	assert.Nil(t, approvalKeys(interactions.Interaction{Kind: interactions.KindToolApproval, Options: []interactions.Option{{Label: "allow"}}}),
+		"without a Deny the options do not fit an approval")
+	assert.Nil(t, approvalKeys(interactions.Interaction{Kind: interactions.KindQuestion, Options: []interactions.Option{{Label: "x"}}}))
 }
 
 func TestParseChoice(t *testing.T) {
@@ -109,9 +141,9 @@ func FuzzParseAnswer(f *testing.F) {
 		if k, err := strconv.Atoi(strings.TrimSpace(in)); err == nil && k >= 1 && k <= n {
 			require.Equal(t, k-1, c.index, "a valid number picks that option")
 		}
-		a := parseApproval(in, "Allow", "Deny")
+		a := parseApproval(in, approvalKeys(tool))
 		require.NotEqual(t, actText, a.kind, "approval takes no free text")
-		check(a, 2)
+		check(a, 3)
 		tx := parseText(in)
 		check(tx, 0)
 		if strings.TrimSpace(in) == "" {

@@ -34,9 +34,10 @@ func TestChatWithClaudeCode(t *testing.T) {
 
 	s.send("pick a database", keyEnter)
 	s.waitText("Let me ask you first.")
-	s.waitText("DB\nWhich database?\n  a/1 Postgres   r/2 SQLite\n[a/r]")
-	s.send(keyEnter)
-	s.waitText("Nothing typed: type a or 1 for Postgres, r or 2 for SQLite")
+	// A question is a list with a Reject line, even with two options.
+	s.waitText("DB\nWhich database?\n❯ 1) Postgres — A server\n  2) SQLite — A file\n  r) Reject\nChoose 1-2 (↑/↓ Enter, r rejects):")
+	s.send("a", keyEnter)
+	s.waitText(`"a" is not a choice: type a number from 1 to 2 (or ↑/↓ and Enter), r rejects.`)
 	s.send("2", keyEnter)
 	s.waitText("  → SQLite")
 	s.waitText("SQLite it is.")
@@ -48,7 +49,7 @@ func TestChatWithClaudeCode(t *testing.T) {
 
 	s.send("make a file", keyEnter)
 	s.waitText("The agent wants to run Bash:\n  touch made-by-claude.txt\n  # Create a file\nAllow it?")
-	s.waitText("Choose 1-3")
+	s.waitText("Allow it?\n  a/1 Allow   r/2 Deny   s/3 Allow for this session\n[a/r/s]")
 	s.send(keyCtrlC)
 	s.waitText(rejected)
 	s.waitIdle()

@@ -283,31 +283,36 @@ const (
 	magenta = 35
 )
 
-func TestChatQuestionsApprovalAndMultiSelect(t *testing.T) {
+func TestChatQuestionsAsListsAndMultiSelect(t *testing.T) {
 	s := start(t, nil)
 	s.send("ask me a question", keyEnter)
 
-	// Approval mode: two options, approve and reject labels in two colours.
-	s.waitText("a/1 Postgres   r/2 SQLite")
+	// A question is a choice, whatever its number of options: a numbered
+	// list with a Reject line, not an approval.
+	s.waitText("Choose 1-2 (↑/↓ Enter, r rejects):")
 	scr := s.screen()
 	assert.Contains(t, scr, "I have two questions before I start.")
-	assert.Contains(t, scr, "Database · question 1 of 2\nWhich database?\n  a/1 Postgres   r/2 SQLite\n[a/r]")
-	assert.Equal(t, green, s.attrOf("a/1 Postgres").fg)
-	assert.Equal(t, red, s.attrOf("r/2 SQLite").fg)
+	assert.Contains(t, scr, "Database · question 1 of 2\nWhich database?\n"+
+		"❯ 1) Postgres — A server, for many users\n"+
+		"  2) SQLite — A file, nothing to run\n"+
+		"  r) Reject\n"+
+		"Choose 1-2 (↑/↓ Enter, r rejects):")
+	assert.NotContains(t, scr, "a/1", "no approval keys for a question")
+	assert.Equal(t, cyan, s.attrOf("1) Postgres").fg, "numbers are coloured")
+	assert.Equal(t, cyan, s.attrOf("2) SQLite").fg, "SQLite is an option like Postgres, not a red reject")
+	assert.Equal(t, red, s.attrOf("r) Reject").fg)
 	assert.NotContainsf(t, s.cursorLine(), string([]rune(spinner)[0]), "no spinner while input is needed")
 	assert.False(t, strings.ContainsAny(scr, spinner), "the spinner stops when input is needed")
 
-	// Anything else, or Enter alone, re-prompts with the valid inputs.
+	// Other text, or a number out of range, re-prompts with the valid range.
 	s.send("x", keyEnter)
-	s.waitText(`"x" is not an answer: type a or 1 for Postgres, r or 2 for SQLite (Ctrl+C or /reject rejects).`)
-	assert.Equal(t, yellow, s.attrOf(`"x" is not an answer`).fg)
-	s.send(keyEnter)
-	scr = s.waitText("Nothing typed: type a or 1 for Postgres, r or 2 for SQLite")
-	assert.NotContains(t, scr, `"x" is not an answer`, "the new hint replaces the old one")
+	s.waitText(`"x" is not a choice: type a number from 1 to 2 (or ↑/↓ and Enter), r rejects.`)
+	assert.Equal(t, yellow, s.attrOf(`"x" is not a choice`).fg)
 	s.send("3", keyEnter)
-	s.waitText(`"3" is not an answer`)
-	s.send("yes", keyEnter)
-	s.waitText(`"yes" is not an answer`)
+	scr = s.waitText("3 is out of range: type a number from 1 to 2 (or ↑/↓ and Enter), r rejects.")
+	assert.NotContains(t, scr, `"x" is not a choice`, "the new hint replaces the old one")
+	s.send("a", keyEnter)
+	s.waitText(`"a" is not a choice`)
 	s.send("2", keyEnter)
 	s.waitText("  → SQLite")
 
@@ -353,11 +358,11 @@ func TestChatQuestionsApprovalAndMultiSelect(t *testing.T) {
 	s.waitIdle()
 }
 
-func TestChatApproveWithAAndConfirmNeedsASelection(t *testing.T) {
+func TestChatEnterTakesThePointerAndConfirmNeedsASelection(t *testing.T) {
 	s := start(t, nil)
 	s.send("question", keyEnter)
-	s.waitText("[a/r]")
-	s.send("a", keyEnter)
+	s.waitText("Choose 1-2")
+	s.send(keyEnter) // the pointer starts on the first option
 	s.waitText("  → Postgres")
 	s.waitText("  r) Reject")
 	s.send(keyEnter)
@@ -447,13 +452,28 @@ func TestChatToolApprovalsOneAfterAnother(t *testing.T) {
 	// Two requests in one turn: a Write, then a Bash approval.
 	s.send("edit and bash", keyEnter)
 	s.waitText("The agent wants to run Write:")
-	s.waitText("Choose 1-3")
-	assert.Contains(t, s.screen(), "❯ 1) Allow — Allow this call\n  2) Allow for this session — Allow this and similar calls for the rest of the session\n  3) Deny — Deny; typed text is sent as the reason\n  r) Reject")
-	s.send("1", keyEnter)
+	// A tool approval is an approval: a/1 allows, r/2 denies, and s/3
+	// allows for the session.
+	s.waitText("[a/r/s]")
+	assert.Contains(t, s.screen(), "Allow it?\n  a/1 Allow   r/2 Deny   s/3 Allow for this session\n[a/r/s]")
+	assert.NotContains(t, s.screen(), "r) Reject", "no list")
+	assert.Equal(t, green, s.attrOf("a/1 Allow").fg)
+	assert.Equal(t, red, s.attrOf("r/2 Deny").fg)
+	assert.Equal(t, green, s.attrOf("s/3 Allow for this session").fg)
+	// Anything else, or Enter alone, re-prompts with the valid inputs.
+	s.send(keyEnter)
+	s.waitText("Nothing typed: type a or 1 for Allow, r or 2 for Deny, s or 3 for Allow for this session (Ctrl+C or /reject rejects).")
+	s.send("4", keyEnter)
+	scr := s.waitText(`"4" is not an answer: type a or 1 for Allow, r or 2 for Deny, s or 3 for Allow for this session`)
+	assert.NotContains(t, scr, "Nothing typed", "the new hint replaces the old one")
+	s.send("yes", keyEnter)
+	s.waitText(`"yes" is not an answer`)
+	s.send("a", keyEnter)
 	s.waitText("  → Allow")
 	s.waitText("Write of " + s.dir + "/hello.txt allowed. (The demo writes nothing to disk.)")
 	s.waitText("The agent wants to run Bash:\n  echo hello\n  # Print hello\nAllow it?")
-	s.send("3", keyEnter)
+	s.waitText("[a/r/s]")
+	s.send("r", keyEnter)
 	s.waitText("  → Deny\nWhy deny it? The agent reads your reason.")
 	s.waitCursor("?")
 	s.send(keyEnter)
@@ -464,8 +484,9 @@ func TestChatToolApprovalsOneAfterAnother(t *testing.T) {
 	s.waitIdle()
 
 	s.send("bash", keyEnter)
-	s.waitText("Choose 1-3")
-	s.send("2", keyEnter)
+	s.waitText("[a/r/s]")
+	s.send("s", keyEnter)
+	s.waitText("  → Allow for this session")
 	s.waitText("Bash `echo hello` allowed for the session. Output: hello")
 	s.waitIdle()
 	s.send("bash again", keyEnter) // allowed for the session: not asked again
@@ -476,7 +497,7 @@ func TestChatToolApprovalsOneAfterAnother(t *testing.T) {
 func TestChatCtrlCRejectsAndStopsTheTurn(t *testing.T) {
 	s := start(t, []string{"--log", "chat.log"}, "LEASHD_LOG_LEVEL=info")
 	s.send("question", keyEnter)
-	s.waitText("[a/r]")
+	s.waitText("Choose 1-2")
 	s.send(keyCtrlC)
 	s.waitText(rejected)
 	s.waitIdle()
@@ -509,15 +530,17 @@ func TestChatRejectFromEveryMode(t *testing.T) {
 		s.waitCount(rejected, n)
 		s.waitIdle()
 	}
-	reject("question", "[a/r]", "/reject", keyEnter)             // approval: /reject
-	reject("plan", "Choose 1-4", "r", keyEnter)                  // choice: r
-	reject("plan", "Choose 1-4", keyUp, keyEnter)                // choice: Enter on the Reject line
-	reject("plan", "Choose 1-4", keyCtrlC)                       // choice: Ctrl+C
-	reject("plan", "Choose 1-4", "4", keyEnter, "r", keyEnter)   // text: r
-	reject("bash", "Choose 1-3", "3", keyEnter, keyCtrlC)        // text: Ctrl+C
-	reject("bash", "Choose 1-3", "3", keyEnter, "/reject", "\r") // text: /reject
+	reject("question", "Choose 1-2", "r", keyEnter)            // a question: r rejects, it picks no option
+	reject("bash", "[a/r/s]", "/reject", keyEnter)             // approval: /reject
+	reject("bash", "[a/r/s]", keyCtrlC)                        // approval: Ctrl+C
+	reject("plan", "Choose 1-4", "r", keyEnter)                // choice: r
+	reject("plan", "Choose 1-4", keyUp, keyEnter)              // choice: Enter on the Reject line
+	reject("plan", "Choose 1-4", keyCtrlC)                     // choice: Ctrl+C
+	reject("plan", "Choose 1-4", "4", keyEnter, "r", keyEnter) // text: r
+	reject("bash", "[a/r/s]", "r", keyEnter, keyCtrlC)         // text: Ctrl+C
+	reject("bash", "[a/r/s]", "2", keyEnter, "/reject", "\r")  // text: /reject
 	s.send("question", keyEnter)
-	s.waitText("[a/r]")
+	s.waitText("Choose 1-2")
 	s.send("1", keyEnter)
 	s.waitText("Space toggles")
 	s.send(" ", keyCtrlC) // multi-select: Ctrl+C after a toggle
@@ -535,7 +558,7 @@ func TestChatRejectFromEveryMode(t *testing.T) {
 func TestChatExpiredQuestion(t *testing.T) {
 	s := start(t, nil, "LEASHD_APPROVAL_TIMEOUT_SECONDS=1")
 	s.send("bash", keyEnter)
-	s.waitText("Choose 1-3")
+	s.waitText("[a/r/s]")
 	s.waitText("✗ Expired: No answer came within 1s; the user did not respond.")
 	s.waitText("Bash `echo hello` denied:")
 	s.waitIdle()
@@ -557,7 +580,7 @@ func TestChatSpinnerAndCtrlCWhileWorking(t *testing.T) {
 func TestChatNoColor(t *testing.T) {
 	s := start(t, nil, "NO_COLOR=1")
 	s.send("question", keyEnter)
-	s.waitText("[a/r]")
+	s.waitText("Choose 1-2")
 	s.send("2", keyEnter)
 	s.waitText("❯ 1) [ ] Auth") // the pointer is still shown
 	s.send(keyCtrlC)

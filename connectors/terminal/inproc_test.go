@@ -214,6 +214,33 @@ func TestListOfOneIsStillAList(t *testing.T) {
 	p.waitCursor(">")
 }
 
+// A request made through the InputHandler API with two options has no kind
+// to go by: it is a yes/no approval (a/1 the first option, r/2 the second).
+func TestRequestInputWithTwoOptionsIsAnApproval(t *testing.T) {
+	p := startInproc(t, nil)
+	type result struct {
+		resp interactions.InputResponse
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		r, err := p.coord.RequestInput(context.Background(), interactions.InputRequest{
+			ChatID: "terminal:t", Prompt: "Push to main?", Options: []interactions.Option{{Label: "Push"}, {Label: "Wait"}},
+		})
+		got <- result{r, err}
+	}()
+	s := p.waitText("[a/r]")
+	assert.Contains(t, s, "Push to main?\n  a/1 Push   r/2 Wait\n[a/r]")
+	p.send("\r")
+	p.waitText("Nothing typed: type a or 1 for Push, r or 2 for Wait (Ctrl+C or /reject rejects).")
+	p.send("r\r")
+	r := <-got
+	require.NoError(t, r.err)
+	assert.Equal(t, interactions.InputResponse{Value: "Wait", By: "local"}, r.resp, "r picks the second option")
+	p.waitText("  → Wait")
+	p.waitCursor(">")
+}
+
 func TestFreeTextQuestion(t *testing.T) {
 	got := make(chan engine.PermissionResponse, 1)
 	p := startInproc(t, map[string]turnFunc{"go": ask(map[string]any{"question": "What name?"}, got)})
@@ -245,7 +272,7 @@ func TestParallelApprovalsOneAfterAnother(t *testing.T) {
 	}
 	p := startInproc(t, map[string]turnFunc{"go": turn})
 	p.send("go\r")
-	s := p.waitText("Choose 1-3")
+	s := p.waitText("[a/r/s]")
 	first := "make build"
 	if strings.Contains(s, "  make test\n") {
 		first = "make test"
@@ -255,7 +282,7 @@ func TestParallelApprovalsOneAfterAnother(t *testing.T) {
 	p.send("1\r")
 	assert.Equal(t, first+" allow=true ", <-got)
 	p.waitText("  " + second + "\n")
-	p.send("3\r", "no\r")
+	p.send("r\r", "no\r")
 	assert.Equal(t, second+" allow=false no", <-got)
 	p.waitText("Done")
 }
@@ -391,7 +418,7 @@ func TestLineSentSoonAfterACloseIsHeld(t *testing.T) {
 	q := map[string]any{"question": "Which?", "options": []map[string]string{{"label": "A"}, {"label": "B"}}}
 	p := startInproc(t, map[string]turnFunc{"go": ask(q, got)}, terminal.WithLateAnswer(time.Minute))
 	p.send("go\r")
-	p.waitText("[a/r]")
+	p.waitText("Choose 1-2")
 	it := p.coord.Pending("terminal:t")[0]
 	require.True(t, p.coord.Cancel(it.ID, "withdrawn"))
 	<-got

@@ -4,11 +4,14 @@
 // with the keyboard.
 //
 // Interactions are shown in one of three modes (interactions.Mode):
-//   - approval (two options): a or 1 picks the first, r or 2 the second;
-//     no default.
-//   - choice: a numbered list with a ↑/↓ pointer and an "r) Reject" line;
-//     a number or Enter on the pointer chooses; multi-select toggles with
-//     Space (or a number) and confirms with Enter.
+//   - approval (tool approvals, and two-option requests made through
+//     interactions.InputHandler): a or 1 approves, r or 2 rejects (a tool
+//     approval: Allow, Deny), and a tool approval's s or 3 allows for the
+//     session; no default.
+//   - choice (questions and plan reviews, however many options): a
+//     numbered list with a ↑/↓ pointer and an "r) Reject" line; a number or
+//     Enter on the pointer chooses; multi-select toggles with Space (or a
+//     number) and confirms with Enter.
 //   - text: a "?" prompt; empty input re-prompts.
 //
 // Ctrl+C at any interaction prompt, "/reject", or Reject in a list tells

@@ -63,24 +63,34 @@ func TestChatUnderTmux(t *testing.T) {
 	wait("leashd chat (terminal:local)")
 	text("question")
 	keys("Enter")
-	wait("Database · question 1 of 2\nWhich database?\n  a/1 Postgres   r/2 SQLite\n[a/r]")
-	assert.Contains(t, capture(true), "\x1b[32ma/1 Postgres", "approve in green")
-	assert.Contains(t, capture(true), "\x1b[31mr/2 SQLite", "reject in red")
+	wait("Database · question 1 of 2\nWhich database?\n" +
+		"❯ 1) Postgres — A server, for many users\n" +
+		"  2) SQLite — A file, nothing to run\n" +
+		"  r) Reject\n" +
+		"Choose 1-2 (↑/↓ Enter, r rejects):")
+	assert.Contains(t, capture(true), "\x1b[31mr)", "Reject in red")
+	assert.NotContains(t, capture(true), "\x1b[31m2)", "SQLite is not painted as a reject")
 	text("7")
 	keys("Enter")
-	wait(`"7" is not an answer: type a or 1 for Postgres, r or 2 for SQLite`)
-	text("2")
-	keys("Enter")
-	wait("Which features?\n" +
-		"❯ 1) [ ] Auth — Sign-in and sessions\n" +
-		"  2) [ ] Search — Full-text search\n" +
-		"  3) [ ] Billing — Plans and invoices\n" +
-		"  r) Reject\n")
+	wait("7 is out of range: type a number from 1 to 2 (or ↑/↓ and Enter), r rejects.")
+	keys("Down", "Enter")
+	wait("  → SQLite")
 	keys("Down", "Down", "Space")
 	wait("❯ 3) [x] Billing")
 	keys("Up", "Space", "Enter")
 	s := wait(`Your questions have been answered: "Which database?"="SQLite", "Which features?"="Search, Billing"`)
-	assert.NotContains(t, s, `"7" is not an answer`, "hints are erased with their question")
+	assert.NotContains(t, s, "7 is out of range", "hints are erased with their question")
+
+	// A tool approval: approve and reject keys in two colours, and the
+	// session-wide allow on its own key.
+	text("bash")
+	keys("Enter")
+	wait("Allow it?\n  a/1 Allow   r/2 Deny   s/3 Allow for this session\n[a/r/s]")
+	assert.Contains(t, capture(true), "\x1b[32ma/1 Allow", "approve in green")
+	assert.Contains(t, capture(true), "\x1b[31mr/2 Deny", "reject in red")
+	text("s")
+	keys("Enter")
+	wait("Bash `echo hello` allowed for the session. Output: hello")
 
 	text("plan")
 	keys("Enter")

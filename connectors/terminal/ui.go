@@ -34,8 +34,9 @@ const (
 type prompt struct {
 	it       interactions.Interaction
 	mode     interactions.Mode
-	text     purpose // when mode is ModeText
-	pointer  int     // choice: 0..len(options); len(options) is the Reject line
+	keys     []approvalKey // when mode is ModeApproval
+	text     purpose       // when mode is ModeText
+	pointer  int           // choice: 0..len(options); len(options) is the Reject line
 	selected map[string]bool
 	hint     string // why the last input was not accepted
 	shown    bool   // its context lines are in the transcript
@@ -284,8 +285,11 @@ func (u *ui) output(e outEvent) {
 			return
 		}
 		p := &prompt{it: e.it, mode: e.it.Mode(), selected: map[string]bool{}}
-		if p.it.MultiSelect && p.mode == interactions.ModeApproval {
-			p.mode = interactions.ModeChoice // toggles need the list
+		if p.mode == interactions.ModeApproval {
+			p.keys = approvalKeys(p.it)
+			if p.it.MultiSelect || len(p.keys) < 2 {
+				p.mode, p.keys = interactions.ModeChoice, nil // toggles need the list
+			}
 		}
 		u.queue = append(u.queue, p)
 		if u.eof { // nobody is left to answer
@@ -500,13 +504,20 @@ func (u *ui) liveLines() []string {
 	var lines []string
 	switch p.mode {
 	case interactions.ModeApproval:
-		a := sanitize(connectors.OptionText(p.it, p.it.Options[0].Label))
-		r := sanitize(connectors.OptionText(p.it, p.it.Options[1].Label))
-		lines = append(lines, "  "+u.s.paint(sgrGreen, "a/1 "+a)+"   "+u.s.paint(sgrRed, "r/2 "+r))
+		var opts, letters []string
+		for i, k := range p.keys {
+			code := sgrGreen
+			if i == 1 {
+				code = sgrRed // the second key rejects
+			}
+			opts = append(opts, u.s.paint(code, k.letter+"/"+k.number+" "+sanitize(k.text)))
+			letters = append(letters, k.letter)
+		}
+		lines = append(lines, "  "+strings.Join(opts, "   "))
 		if p.hint != "" {
 			lines = append(lines, u.s.paint(sgrYellow, p.hint))
 		}
-		lines = append(lines, u.s.paint(sgrBold, "[a/r] ")+in)
+		lines = append(lines, u.s.paint(sgrBold, "["+strings.Join(letters, "/")+"] ")+in)
 	case interactions.ModeChoice:
 		n := len(p.it.Options)
 		for i, o := range p.it.Options {
@@ -717,7 +728,7 @@ func (u *ui) answer(p *prompt, line string) {
 	var a act
 	switch p.mode {
 	case interactions.ModeApproval:
-		a = parseApproval(line, connectors.OptionText(p.it, p.it.Options[0].Label), connectors.OptionText(p.it, p.it.Options[1].Label))
+		a = parseApproval(line, p.keys)
 	case interactions.ModeChoice:
 		a = parseChoice(line, len(p.it.Options), p.pointer, p.it.MultiSelect)
 	default:
