@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 )
 
@@ -85,11 +88,119 @@ func TestServeTelegram(t *testing.T) {
 	})
 	stopped = true
 	require.NoError(t, stop())
+	// Looked at once, right after serve returned: the edit was sent before
+	// leashd exited, not by something still running in the background.
+	var atExit *tgfake.Message
 	for _, m := range fake.BotMessages(me) {
 		if m.ID == q.ID {
-			assert.Contains(t, m.Text, "leashd restarted", "the chat is told before leashd exits")
-			assert.Contains(t, m.Buttons(), "SQLite", "the buttons stay: they work after the restart")
+			atExit = &m
 		}
 	}
+	require.NotNil(t, atExit, "the question's message %d is gone; messages: %+v", q.ID, fake.BotMessages(me))
+	assert.Contains(t, atExit.Text, "Which database?")
+	assert.Contains(t, atExit.Text, "leashd restarted", "the chat is told before leashd exits")
+	assert.Contains(t, atExit.Buttons(), "SQLite", "the buttons stay: they work after the restart")
 	assert.NotContains(t, logs.String(), fake.Token(), "the bot token never reaches the log")
+}
+
+// TestServeTelegramWebhook runs leashd in webhook mode: it registers the
+// webhook with its secret, serves Telegram's posts on the web address, and
+// refuses a post without the right secret before anything is handled.
+func TestServeTelegramWebhook(t *testing.T) {
+	fake := tgfake.New()
+	defer fake.Close()
+	const me = int64(1001)
+	const secret = "webhook-Secret_123"
+	const public = "https://leashd.example.test" + telegram.WebhookPath
+	url, logs, stop := startServe(t, t.TempDir(),
+		"LEASHD_TELEGRAM_BOT_TOKEN="+fake.Token(),
+		"LEASHD_TELEGRAM_API_URL="+fake.URL(),
+		"LEASHD_TELEGRAM_ALLOWED_USERS=1001",
+		"LEASHD_TELEGRAM_WEBHOOK_URL="+public,
+		"LEASHD_TELEGRAM_WEBHOOK_SECRET="+secret)
+	defer func() { require.NoError(t, stop()) }()
+
+	require.True(t, fake.Wait(10*time.Second, func() bool { u, _ := fake.Webhook(); return u != "" }),
+		"leashd never called setWebhook; log:\n%s", logs)
+	hook, token := fake.Webhook()
+	assert.Equal(t, public, hook)
+	assert.Equal(t, secret, token, "setWebhook carried the secret_token")
+	assert.Zero(t, fake.Count("getUpdates"), "no long polling in webhook mode")
+
+	// The public URL would reach the web address through a proxy; here the
+	// fake is pointed at the web address itself, with the same secret, and
+	// then delivers updates as Telegram does.
+	resp, err := http.PostForm(fake.URL()+"/bot"+fake.Token()+"/setWebhook",
+		neturl.Values{"url": {url + telegram.WebhookPath}, "secret_token": {secret}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	waitBot := func(what string, match func(tgfake.Message) bool) tgfake.Message {
+		t.Helper()
+		var found tgfake.Message
+		ok := fake.Wait(10*time.Second, func() bool {
+			for _, m := range fake.BotMessages(me) {
+				if match(m) {
+					found = m
+					return true
+				}
+			}
+			return false
+		})
+		require.True(t, ok, "no bot message with %s; messages: %+v\nlog:\n%s", what, fake.BotMessages(me), logs)
+		return found
+	}
+
+	// A forged post: a well-formed update from the allowed user with a
+	// wrong secret, then one with none. Neither is handled. (/help would
+	// be answered at once, before the chat's next message is handled.)
+	forged := `{"update_id":900001,"message":{"message_id":900,"date":1700000000,"text":"/help",` +
+		`"entities":[{"type":"bot_command","offset":0,"length":5}],` +
+		`"from":{"id":1001,"is_bot":false,"first_name":"Me"},"chat":{"id":1001,"type":"private"}}}`
+	for _, header := range []string{"wrong-secret", ""} {
+		req, err := http.NewRequest(http.MethodPost, url+telegram.WebhookPath, strings.NewReader(forged))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		if header != "" {
+			req.Header.Set("X-Telegram-Bot-Api-Secret-Token", header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "secret %q: %s", header, body)
+		assert.Contains(t, string(body), "X-Telegram-Bot-Api-Secret-Token")
+	}
+
+	// The real update, delivered by the fake with the secret, is handled:
+	// the demo agent asks its question, and a tap (also through the
+	// webhook) reaches it.
+	fake.Text(me, me, "question")
+	q := waitBot("the question's buttons", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "Which database?") && len(m.Buttons()) > 0
+	})
+	_, err = fake.TapButton(me, me, q.ID, "SQLite")
+	require.NoError(t, err)
+	waitBot("the next question, after the tap", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "Which features?")
+	})
+	for _, r := range fake.Requests() {
+		if r.Method == "webhook" {
+			assert.Equal(t, http.StatusOK, r.Status, "the fake's deliveries are accepted")
+		}
+	}
+	// The chat's messages are handled in order, so had the forged /help
+	// been handled, its answer would have come before the question. A real
+	// /help now shows what that answer looks like: it is the only one.
+	fake.Text(me, me, "/help")
+	help := waitBot("the answer to /help", func(m tgfake.Message) bool { return m.ID > q.ID && strings.Contains(m.Text, "/clear") })
+	for _, m := range fake.BotMessages(me) {
+		if m.ID != help.ID {
+			assert.NotEqual(t, help.Text, m.Text, "the forged /help was answered (message %d)", m.ID)
+		}
+	}
+	assert.Contains(t, logs.String(), "request without the right secret token refused")
+	assert.NotContains(t, logs.String(), fake.Token(), "the bot token never reaches the log")
+	assert.NotContains(t, logs.String(), secret, "the webhook secret never reaches the log")
 }
