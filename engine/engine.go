@@ -147,7 +147,7 @@ func (e *Engine) AddConnector(c connectors.Connector) {
 
 // Run runs every connector and forwards interaction events to them until
 // ctx is done, then shuts down gracefully: pending interactions are
-// interrupted (their messages say leashd is restarting), agent sessions
+// interrupted (their messages say interactions.InterruptedNotice), agent sessions
 // are closed cleanly, and Run returns. A connector that fails stops
 // everything with its error.
 func (e *Engine) Run(ctx context.Context) error {
@@ -216,7 +216,7 @@ func (e *Engine) flush(conns []connectors.Connector) {
 // shutdown interrupts pending interactions, tells their chats, and closes
 // every agent session within the close timeout.
 func (e *Engine) shutdown() {
-	interrupted := e.coord.Interrupt("leashd is restarting; this request was interrupted. Ask again after the restart.")
+	interrupted := e.coord.Interrupt(interactions.InterruptedNotice) // the buttons keep working after the restart
 	e.log.Info("shutting down", "interrupted_interactions", len(interrupted))
 
 	e.mu.Lock()

@@ -527,14 +527,15 @@ func TestShutdownInterruptsPendingAndClosesSessions(t *testing.T) {
 	assert.True(t, resp.Interrupt)
 	assert.Contains(t, resp.Message, "leashd is restarting")
 	conn.mu.Lock()
-	var st interactions.Status
+	var res interactions.Resolution
 	for _, u := range conn.updates {
 		if u.Interaction.ID == it.ID {
-			st = u.Resolution.Status
+			res = u.Resolution
 		}
 	}
 	conn.mu.Unlock()
-	assert.Equal(t, interactions.StatusInterrupted, st, "the chat was told before Run returned")
+	assert.Equal(t, interactions.StatusInterrupted, res.Status, "the chat was told before Run returned")
+	assert.Equal(t, "leashd restarted — tap again to send this answer to the agent", res.Text, "the buttons keep working: the message says so")
 	agent.mu.Lock()
 	assert.True(t, agent.live[0].isClosed())
 	agent.mu.Unlock()
@@ -612,7 +613,7 @@ func TestStartMarksInteractionsACrashLeftPending(t *testing.T) {
 	conn.mu.Unlock()
 	assert.Equal(t, "msg-old2", ev.Ref)
 	assert.Equal(t, interactions.StatusInterrupted, ev.Resolution.Status)
-	assert.Equal(t, engine.InterruptedNotice, ev.Resolution.Text)
+	assert.Equal(t, interactions.InterruptedNotice, ev.Resolution.Text)
 	out, err := e.Reply(context.Background(), "old2", interactions.Reply{By: "u1", Answers: []string{"8080"}})
 	require.NoError(t, err, "its buttons keep working")
 	assert.Equal(t, interactions.Resolved, out)

@@ -62,7 +62,8 @@ func notAnswered(res interactions.Resolution) PermissionResponse {
 	case interactions.StatusRejected:
 		return deny(orDefault(res.Text, "The user rejected this request."))
 	case interactions.StatusInterrupted:
-		return PermissionResponse{Message: orDefault(res.Text, "leashd is restarting."), Interrupt: true}
+		// res.Text is the notice for people; the agent is told what happens.
+		return PermissionResponse{Message: "leashd is restarting; if the user answers after the restart, the answer arrives as a new prompt.", Interrupt: true}
 	default:
 		return deny(orDefault(res.Text, "No answer was given."))
 	}

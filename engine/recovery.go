@@ -72,10 +72,6 @@ func (e *Engine) recover(ctx context.Context, id string, r interactions.Reply, n
 	return interactions.Resolved, nil
 }
 
-// InterruptedNotice is what a message left pending by a crash says after
-// the restart: the buttons keep working.
-const InterruptedNotice = "leashd restarted while this was waiting. You can still answer: the agent will get your answer as its next prompt."
-
 // markInterrupted runs at start-up: interactions a crash left pending are
 // marked interrupted, and their chats' messages say so once the owning
 // connector is ready (their buttons keep working through recover).
@@ -97,7 +93,7 @@ func (e *Engine) markInterrupted(ctx context.Context) {
 			Type:        interactions.EventResolved,
 			Interaction: in.Interaction,
 			Ref:         in.Ref,
-			Resolution:  interactions.Resolution{Status: interactions.StatusInterrupted, Text: InterruptedNotice, At: time.Now()},
+			Resolution:  interactions.Resolution{Status: interactions.StatusInterrupted, Text: interactions.InterruptedNotice, At: time.Now()},
 		}
 		for _, o := range e.outputs(in.Interaction.ChatID) {
 			if !waitReady(ctx, o) {

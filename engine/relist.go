@@ -50,7 +50,7 @@ func (e *Engine) relistUnanswered(ctx context.Context) {
 				Type:        interactions.EventResolved,
 				Interaction: in.Interaction,
 				Ref:         in.Ref,
-				Resolution:  interactions.Resolution{Status: interactions.StatusInterrupted, Text: InterruptedNotice, At: time.Now()},
+				Resolution:  interactions.Resolution{Status: interactions.StatusInterrupted, Text: interactions.InterruptedNotice, At: time.Now()},
 			}
 			if err := w.Update(ctx, ev); err != nil {
 				e.log.Warn("showing an interrupted interaction again", "id", in.Interaction.ID, "err", err)

@@ -72,7 +72,7 @@ func TestStartShowsUnansweredInterruptionsToWatchersOnly(t *testing.T) {
 	web.mu.Lock()
 	assert.Equal(t, "shut1", web.updates[0].Interaction.ID, "what the shutdown interrupted comes first")
 	assert.Equal(t, interactions.StatusInterrupted, web.updates[0].Resolution.Status)
-	assert.Equal(t, engine.InterruptedNotice, web.updates[0].Resolution.Text)
+	assert.Equal(t, interactions.InterruptedNotice, web.updates[0].Resolution.Text)
 	assert.Equal(t, "crash1", web.updates[1].Interaction.ID)
 	web.mu.Unlock()
 	tg.mu.Lock()

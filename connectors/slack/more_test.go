@@ -65,7 +65,7 @@ func TestShutdownKeepsButtonsWithNotice(t *testing.T) {
 	e.settle() // shown (Present returned), and nobody answers
 	e.cancel() // leashd stops while the approval is pending
 	upd := e.waitMsg("D1", "the interrupted notice", func(m slackfake.Message) bool { return m.TS == q.TS && m.Edits > 0 })
-	assert.Contains(t, slackfake.Texts(upd.Blocks), "⚠️ leashd is restarting")
+	assert.Contains(t, slackfake.Texts(upd.Blocks), "⚠️ leashd restarted — tap again to send this answer to the agent")
 	assert.Len(t, slackfake.Buttons(upd.Blocks), 3, "the buttons still work after the restart")
 }
 

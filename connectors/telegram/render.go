@@ -19,7 +19,7 @@ const (
 	StaleText       = "This question is no longer active"
 	ExpiredText     = "⌛ Expired — the agent was told no answer came"
 	CancelledText   = "Cancelled"
-	InterruptedText = "leashd restarted — tap again to send this answer to the agent"
+	InterruptedText = interactions.InterruptedNotice
 	FeedbackPrompt  = "What should change?"
 )
 

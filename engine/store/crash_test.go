@@ -140,7 +140,7 @@ func TestRestartAfterSIGKILL(t *testing.T) {
 			// Start-up recovery marks it interrupted and edits its message.
 			ev := l.conn.resolvedUpdate(t, id)
 			assert.Equal(t, interactions.StatusInterrupted, ev.Resolution.Status)
-			assert.Equal(t, engine.InterruptedNotice, ev.Resolution.Text)
+			assert.Equal(t, interactions.InterruptedNotice, ev.Resolution.Text)
 			assert.Equal(t, wantRef, ev.Ref)
 			assert.Equal(t, "interrupted", record(t, l.st, id).Status())
 
