@@ -413,7 +413,7 @@ func (t *run) reviewPlan() bool {
 		return false
 	}
 	if !resp.Allow {
-		t.say(fmt.Sprintf("Plan not approved (adjust), so I stay in plan mode. Your feedback: %q", resp.Message))
+		t.say(planDenied(resp))
 		return false
 	}
 	decision, mode := "clean_edit", engine.ModeAcceptEdits
@@ -431,6 +431,40 @@ func (t *run) reviewPlan() bool {
 	t.s.mu.Unlock()
 	t.say(fmt.Sprintf("Plan approved (decision: %s); mode is now %s.", decision, mode))
 	return true
+}
+
+// The engine's deny messages for a plan review nobody approved (an agent
+// sees only the message): adjust sends the person's feedback as written;
+// these are its fixed texts for the other outcomes.
+const (
+	rejectedMessage = "The user rejected this request."
+	noAnswerMessage = "No answer was given."
+	expiredPrefix   = "No answer came within " // "… 10m0s; the user did not respond."
+)
+
+// cancelledPrefixes start the reasons the engine gives when it cancels a
+// pending request (/stop, /clear, a turn that ended or timed out).
+var cancelledPrefixes = []string{"Cancelled by ", "The turn was stopped", "The agent turn timed out", "The agent could not start", "The agent stopped"}
+
+// planDenied reports a plan review that was not approved, naming the
+// decision: adjust with its feedback, a rejection, an expired, cancelled or
+// interrupted review.
+func planDenied(resp engine.PermissionResponse) string {
+	msg := resp.Message
+	switch {
+	case resp.Interrupt:
+		return fmt.Sprintf("Plan review interrupted (%q), so I stop here.", msg)
+	case msg == rejectedMessage:
+		return fmt.Sprintf("Plan rejected (%q), so I stop here and change nothing.", msg)
+	case msg == noAnswerMessage || strings.HasPrefix(msg, expiredPrefix):
+		return fmt.Sprintf("Plan review expired (%q), so I stay in plan mode and change nothing.", msg)
+	}
+	for _, p := range cancelledPrefixes {
+		if strings.HasPrefix(msg, p) {
+			return fmt.Sprintf("Plan review cancelled (%q), so I stay in plan mode and change nothing.", msg)
+		}
+	}
+	return fmt.Sprintf("Plan not approved (adjust), so I stay in plan mode. Your feedback: %q", msg)
 }
 
 func (t *run) write() {

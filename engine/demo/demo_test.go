@@ -124,6 +124,18 @@ func TestPlanDecisions(t *testing.T) {
 		{"adjust", func(engine.PermissionRequest) engine.PermissionResponse {
 			return engine.PermissionResponse{Message: "use tabs"}
 		}, `Plan not approved (adjust), so I stay in plan mode. Your feedback: "use tabs"`, engine.ModePlan},
+		{"rejected", func(engine.PermissionRequest) engine.PermissionResponse {
+			return engine.PermissionResponse{Message: "The user rejected this request."}
+		}, `Plan rejected ("The user rejected this request."), so I stop here and change nothing.`, engine.ModePlan},
+		{"expired", func(engine.PermissionRequest) engine.PermissionResponse {
+			return engine.PermissionResponse{Message: "No answer came within 10m0s; the user did not respond."}
+		}, `Plan review expired ("No answer came within 10m0s; the user did not respond."), so I stay in plan mode and change nothing.`, engine.ModePlan},
+		{"cancelled", func(engine.PermissionRequest) engine.PermissionResponse {
+			return engine.PermissionResponse{Message: "Cancelled by /clear."}
+		}, `Plan review cancelled ("Cancelled by /clear."), so I stay in plan mode and change nothing.`, engine.ModePlan},
+		{"interrupted", func(engine.PermissionRequest) engine.PermissionResponse {
+			return engine.PermissionResponse{Message: "leashd is restarting.", Interrupt: true}
+		}, `Plan review interrupted ("leashd is restarting."), so I stop here.`, engine.ModePlan},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
