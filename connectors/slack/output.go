@@ -18,34 +18,57 @@ import (
 
 // Slack's limits.
 const (
-	MaxSection  = 3000 // characters of a section's text
-	MaxBlocks   = 50   // blocks per message
-	MaxButton   = 75   // characters of a button's text
-	MaxMessage  = 3900 // characters of a plain message leashd posts (Slack shows up to 4000)
-	maxAttempts = 8    // tries of one call through 429s
+	MaxSection = 3000 // characters of a section's text
+	MaxBlocks  = 50   // blocks per message
+	MaxButton  = 75   // characters of a button's text
+	MaxMessage = 3900 // characters of a plain message leashd posts (Slack shows up to 4000)
 )
 
-// retry runs call, waiting out 429s (Retry-After) and trying again, so
-// nothing is dropped; it gives up only when ctx ends or after maxAttempts.
-func (c *Connector) retry(ctx context.Context, call func(context.Context) error) error {
+// retry runs call, an invocation of the Web API method, waiting out 429s
+// (Retry-After, at least a second) and trying again until it goes through
+// or ctx ends, so nothing is dropped. The pause is shared by every caller
+// of the method: while one waits out a 429, the others do not send either.
+func (c *Connector) retry(ctx context.Context, method string, call func(context.Context) error) error {
 	for attempt := 1; ; attempt++ {
+		if err := c.waitPause(ctx, method); err != nil {
+			return fmt.Errorf("waiting out a rate limit of %s: %w", method, err)
+		}
 		err := call(ctx)
 		var rl *slack.RateLimitedError
 		if !errors.As(err, &rl) {
 			return err
 		}
 		connectors.CountRateLimited(c.stats, Name)
-		if attempt >= maxAttempts {
-			return fmt.Errorf("slack: still rate limited after %d attempts: %w", attempt, err)
-		}
 		wait := min(max(rl.RetryAfter, time.Second), c.maxWait)
-		c.log.Warn("rate limited; waiting", "retry_after", wait)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		c.pause(method, time.Now().Add(wait))
+		c.log.Warn("rate limited; waiting", "method", method, "retry_after", wait, "attempt", attempt)
+	}
+}
+
+// pause holds every call of method until until (a later pause wins).
+func (c *Connector) pause(method string, until time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if until.After(c.pauses[method]) {
+		c.pauses[method] = until
+	}
+}
+
+// waitPause waits until no pause of method is in force, or ctx ends.
+func (c *Connector) waitPause(ctx context.Context, method string) error {
+	for {
+		c.mu.Lock()
+		until, ok := c.pauses[method]
+		if ok && !time.Now().Before(until) {
+			delete(c.pauses, method)
+			ok = false
+		}
+		c.mu.Unlock()
+		if !ok {
 			return ctx.Err()
-		case <-t.C:
+		}
+		if err := sleepUntil(ctx, until); err != nil {
+			return err
 		}
 	}
 }
@@ -59,7 +82,7 @@ func (c *Connector) post(ctx context.Context, ref chatRef, text string, blocks [
 		opts = append(opts, slack.MsgOptionTS(ref.thread))
 	}
 	var ts string
-	err := c.retry(ctx, func(ctx context.Context) error {
+	err := c.retry(ctx, "chat.postMessage", func(ctx context.Context) error {
 		var err error
 		_, ts, err = c.api.PostMessageContext(ctx, ref.channel, opts...)
 		return err
@@ -76,7 +99,7 @@ func (c *Connector) update(ctx context.Context, channel, ts, text string, blocks
 	if len(blocks) > 0 {
 		opts = append(opts, slack.MsgOptionBlocks(blocks...))
 	}
-	err := c.retry(ctx, func(ctx context.Context) error {
+	err := c.retry(ctx, "chat.update", func(ctx context.Context) error {
 		_, _, _, err := c.api.UpdateMessageContext(ctx, channel, ts, opts...)
 		return err
 	})
@@ -96,7 +119,7 @@ func (c *Connector) ephemeral(ctx context.Context, channel, thread, user, text s
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}
-	err := c.retry(ctx, func(ctx context.Context) error {
+	err := c.retry(ctx, "chat.postEphemeral", func(ctx context.Context) error {
 		_, err := c.api.PostEphemeralContext(ctx, channel, user, opts...)
 		return err
 	})

@@ -79,7 +79,8 @@ type Connector struct {
 	streams    map[string]*stream
 	lanes      map[string]*lane // per-chat serialisation of inbound work
 	outLocks   map[string]*sync.Mutex
-	refs       map[string]string // interaction ID → its buttons message, for events without a Ref
+	refs       map[string]string    // interaction ID → its buttons message, for events without a Ref
+	pauses     map[string]time.Time // Web API method → when its 429 pause ends
 	work       sync.WaitGroup
 }
 
@@ -164,6 +165,7 @@ func New(botToken string, opts ...Option) *Connector {
 		lanes:      make(map[string]*lane),
 		outLocks:   make(map[string]*sync.Mutex),
 		refs:       make(map[string]string),
+		pauses:     make(map[string]time.Time),
 	}
 	for _, o := range opts {
 		o(c)
@@ -234,7 +236,7 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	defer c.setReady(errors.New("slack: stopped"))
 
 	var auth *slack.AuthTestResponse
-	err := c.retry(ctx, func(ctx context.Context) error {
+	err := c.retry(ctx, "auth.test", func(ctx context.Context) error {
 		var err error
 		auth, err = c.api.AuthTestContext(ctx)
 		return err

@@ -487,3 +487,63 @@ func TestReadyAndBadTokens(t *testing.T) {
 	assert.NotContains(t, logs.String(), "SECRETTOKEN")
 	assert.Error(t, bad.Ready())
 }
+
+// A 429 storm on chat.postMessage and chat.update while four chats stream
+// at once: every line and every summary arrives, and no request of a
+// paused method is sent before its Retry-After has passed — by the chat
+// that got the 429 (exact: its requests are sequential) nor by the others
+// (the pause is shared; only a request already on its way when the 429
+// was answered may arrive in the first moments of the pause).
+func TestRateLimitStormAcrossChats(t *testing.T) {
+	e := start(t, envOpt{})
+	var chunks []string
+	for i := range 120 {
+		chunks = append(chunks, "line "+itoa(i)+" "+strings.Repeat("z", 40)+"\n")
+	}
+	e.agent.mu.Lock()
+	e.agent.stream = chunks
+	e.agent.mu.Unlock()
+	e.fake.RateLimit("chat.postMessage", 1, 1, 1)
+	e.fake.RateLimit("chat.update", 1, 1, 1)
+	chats := []string{"D1", "D2", "D3", "D4"}
+	for _, ch := range chats {
+		e.push(slackfake.MessageEvent(ch, "im", allowedUser, e.nextTS(), "", "stream"))
+	}
+	for _, ch := range chats {
+		e.waitText(ch, "Done")
+	}
+	for _, ch := range chats {
+		var all strings.Builder
+		for _, m := range e.fake.Messages(ch) {
+			all.WriteString(m.Text + "\n")
+		}
+		for i := range 120 {
+			require.Contains(t, all.String(), "line "+itoa(i)+" ", "chat %s lost a line", ch)
+		}
+	}
+
+	const inFlight = 300 * time.Millisecond // a request already sent when the 429 was answered
+	calls := e.fake.Calls("")
+	limited := 0
+	for i, p := range calls {
+		if p.Status != 429 {
+			continue
+		}
+		limited++
+		require.Equal(t, time.Second, p.RetryAfter)
+		end := p.At.Add(p.RetryAfter)
+		for _, c := range calls[i+1:] {
+			if c.Method != p.Method || !c.At.Before(end) {
+				continue
+			}
+			if c.Params["channel"] == p.Params["channel"] {
+				t.Errorf("%s in %s retried %v after its 429 (Retry-After %v)", c.Method, c.Params["channel"], c.At.Sub(p.At), p.RetryAfter)
+			}
+			if c.At.Sub(p.At) >= inFlight {
+				t.Errorf("%s in %s sent %v into %s's pause of %v", c.Method, c.Params["channel"], c.At.Sub(p.At), p.Params["channel"], p.RetryAfter)
+			}
+		}
+	}
+	assert.Equal(t, 6, limited, "the whole storm was answered")
+	assert.Equal(t, int64(6), e.stats.limited.Load(), "each 429 counted")
+}

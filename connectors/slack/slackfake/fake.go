@@ -35,6 +35,8 @@ type Call struct {
 	Params map[string]string // form fields (or top-level JSON fields as text)
 	At     time.Time
 	Status int // HTTP status answered
+	// RetryAfter is the Retry-After of a 429 answer.
+	RetryAfter time.Duration
 }
 
 // Message is a message the bot posted (and maybe updated).
@@ -217,6 +219,7 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 	if ra := s.limited[method]; len(ra) > 0 {
 		s.limited[method] = ra[1:]
 		call.Status = http.StatusTooManyRequests
+		call.RetryAfter = time.Duration(ra[0]) * time.Second
 		w.Header().Set("Retry-After", strconv.Itoa(ra[0]))
 		writeJSON(w, http.StatusTooManyRequests, map[string]any{"ok": false, "error": "ratelimited"})
 		return
