@@ -60,13 +60,7 @@ func TestDemoAgentEveryKindThroughTelegram(t *testing.T) {
 // model reads the answer tapped in the chat, and a tool approval is given
 // with a button.
 func TestClaudeCLIThroughTelegram(t *testing.T) {
-	cli := testenv.Claude(t)
-	api := fakeapi.New(t)
-	home := t.TempDir()
-	agent := claude.New(cli, claude.WithEnv(api.Env(home)), claude.WithCloseTimeout(3*time.Second))
-	dir := t.TempDir()
-	h := newHarness(t, setup{agent: agent, engineOpts: []engine.Option{engine.WithWorkDir(dir)}})
-
+	h, api, dir := claudeHarness(t)
 	questions := map[string]any{"questions": []map[string]any{{
 		"question": "Which database?", "header": "DB", "multiSelect": false,
 		"options": []map[string]any{{"label": "Postgres", "description": "server"}, {"label": "SQLite", "description": "file"}},
@@ -96,6 +90,96 @@ func TestClaudeCLIThroughTelegram(t *testing.T) {
 	out, err := os.ReadFile(filepath.Join(dir, "out.txt"))
 	require.NoError(t, err, "the approved command ran")
 	assert.Equal(t, "leashd-was-here\n", string(out))
+}
+
+// claudeHarness runs the real Claude Code CLI against a fake model behind
+// Telegram, in its own working directory.
+func claudeHarness(t *testing.T) (*harness, *fakeapi.Server, string) {
+	t.Helper()
+	cli := testenv.Claude(t)
+	api := fakeapi.New(t)
+	agent := claude.New(cli, claude.WithEnv(api.Env(t.TempDir())), claude.WithCloseTimeout(3*time.Second))
+	dir := t.TempDir()
+	h := newHarness(t, setup{agent: agent, engineOpts: []engine.Option{engine.WithWorkDir(dir)}})
+	return h, api, dir
+}
+
+// A plan review with the real CLI: the plan is shown, "Approve,
+// auto-accept edits" is tapped, the CLI tells the model the plan was
+// approved, and the session left plan mode for acceptEdits — the model's
+// Write runs without being asked about.
+func TestClaudeCLIPlanReviewThroughTelegram(t *testing.T) {
+	h, api, dir := claudeHarness(t)
+	const plan = "# Plan\n1. Write hello.txt saying hello."
+	api.Reply(
+		fakeapi.Tool("ExitPlanMode", map[string]any{"plan": plan}),
+		fakeapi.Tool("Write", map[string]any{"file_path": filepath.Join(dir, "hello.txt"), "content": "hello\n"}),
+		fakeapi.Text("Written."),
+	)
+	h.fake.Text(me, me, "/plan make a plan")
+	h.botMessage(me, "Mode: plan")
+	p := h.waitBotMessage(me, "Plan review", 90*time.Second)
+	assert.Contains(t, p.Text, "<b>Plan</b>")
+	assert.Contains(t, p.Text, "Write hello.txt saying hello.")
+	assert.Contains(t, p.Buttons(), "Approve, auto-accept edits")
+	h.answer(h.tap(me, me, p.ID, "Approve, auto-accept edits"))
+	h.waitBotMessage(me, "Plan approved. Mode: acceptEdits", 60*time.Second)
+	h.waitBotMessage(me, "<i>Done", 60*time.Second)
+	h.botMessage(me, "Written.")
+	p = h.message(me, p.ID)
+	assert.Nil(t, p.Markup, "the decision removed the buttons")
+	assert.Contains(t, p.Text, "✅ Approve, auto-accept edits")
+
+	calls := api.Calls()
+	require.Len(t, calls, 3)
+	res, ok := calls[1].ToolResult(calls[0].Reply.Tools[0].ID)
+	require.True(t, ok, "the model got ExitPlanMode's result")
+	assert.False(t, res.IsError, "the plan was approved: %s", res.ResultText())
+	assert.Contains(t, res.ResultText(), "User has approved your plan")
+	t.Logf("tool_result the model read: %s", res.ResultText())
+	res, ok = calls[2].ToolResult(calls[1].Reply.Tools[0].ID)
+	require.True(t, ok)
+	assert.False(t, res.IsError, "Write ran: %s", res.ResultText())
+	for _, m := range h.fake.BotMessages(me) {
+		assert.NotContains(t, m.Text, "Permission: Write", "acceptEdits: the edit is not asked about")
+	}
+	out, err := os.ReadFile(filepath.Join(dir, "hello.txt"))
+	require.NoError(t, err, "the CLI left plan mode and wrote the file")
+	assert.Equal(t, "hello\n", string(out))
+	h.fake.Text(me, me, "/status")
+	st := h.botMessage(me, "Working directory:")
+	assert.Contains(t, st.Text, "Mode: acceptEdits", "the chat stays in acceptEdits")
+}
+
+// A multi-select AskUserQuestion with the real CLI: two toggles and Done,
+// and the model reads exactly the labels chosen, in the options' order.
+func TestClaudeCLIMultiSelectThroughTelegram(t *testing.T) {
+	h, api, _ := claudeHarness(t)
+	questions := map[string]any{"questions": []map[string]any{{
+		"question": "Which checks?", "header": "Checks", "multiSelect": true,
+		"options": []map[string]any{{"label": "lint", "description": "style"}, {"label": "test", "description": "behaviour"}, {"label": "vet", "description": "suspicious code"}},
+	}}}
+	api.Reply(fakeapi.Tool("AskUserQuestion", questions), fakeapi.Text("Checks noted."))
+	h.fake.Text(me, me, "which checks?")
+	q := h.waitBotMessage(me, "Which checks?", 90*time.Second)
+	assert.Equal(t, []string{"lint", "test", "vet", "Done"}, q.Buttons())
+	h.answer(h.tap(me, me, q.ID, "vet"))
+	h.waitMessage(me, q.ID, "vet checked", func(m tgfake.Message) bool { return contains(m.Buttons(), "✅ vet") })
+	h.answer(h.tap(me, me, q.ID, "lint"))
+	h.waitMessage(me, q.ID, "lint checked", func(m tgfake.Message) bool { return contains(m.Buttons(), "✅ lint") })
+	h.answer(h.tap(me, me, q.ID, "Done"))
+	h.waitBotMessage(me, "<i>Done", 60*time.Second)
+	h.botMessage(me, "Checks noted.")
+	q = h.message(me, q.ID)
+	assert.Nil(t, q.Markup)
+	assert.Contains(t, q.Text, "✅ <b>lint, vet</b>")
+
+	calls := api.Calls()
+	require.Len(t, calls, 2)
+	res, ok := calls[1].ToolResult(calls[0].Reply.Tools[0].ID)
+	require.True(t, ok, "the model got AskUserQuestion's result")
+	assert.False(t, res.IsError)
+	assert.Equal(t, `Your questions have been answered: "Which checks?"="lint, vet". You can now continue with these answers in mind.`, res.ResultText())
 }
 
 // waitBotMessage is botMessage with a longer bound (a real CLI starts
