@@ -21,13 +21,21 @@ type chat struct {
 
 	sess    Session // live session, holding a slot; nil when none
 	busy    bool    // a worker goroutine is running turns
-	queue   []string
+	queue   []queued
 	cancel  context.CancelFunc // the running turn's
 	current *turn              // the running turn
 	active  time.Time
 	idle    *time.Timer
 	gen     int // bumped by /clear: a running turn's results no longer count
 	allowed *ruleSet
+}
+
+// queued is a prompt waiting for its turn.
+type queued struct {
+	text string
+	// fresh: run it in a new agent session, not the chat's current one
+	// (a plan approved with a clean context).
+	fresh bool
 }
 
 type waiter struct {
@@ -113,9 +121,15 @@ func (e *Engine) HandleMessage(ctx context.Context, in connectors.Incoming) (con
 // prompt queues text as the chat's next turn and starts a worker if none
 // runs.
 func (e *Engine) prompt(ctx context.Context, chatID, text string) {
+	e.enqueue(ctx, chatID, queued{text: text})
+}
+
+// enqueue queues q as the chat's next turn and starts a worker if none
+// runs.
+func (e *Engine) enqueue(ctx context.Context, chatID string, q queued) {
 	c := e.chatFor(ctx, chatID)
 	e.mu.Lock()
-	c.queue = append(c.queue, text)
+	c.queue = append(c.queue, q)
 	busy := c.busy
 	pos := len(c.queue)
 	if !busy {
@@ -165,11 +179,26 @@ func (e *Engine) worker(c *chat) {
 			}
 			return
 		}
-		text := c.queue[0]
+		q := c.queue[0]
 		c.queue = c.queue[1:]
 		ctx := e.agentCtx
+		var old Session
+		if q.fresh {
+			// A new session with no context: the one the chat had (and
+			// its session rules) is closed and forgotten.
+			old = c.sess
+			e.dropSessionLocked(c)
+			c.agentID = ""
+			c.allowed = nil
+		}
 		e.mu.Unlock()
-		e.runTurn(ctx, c, text)
+		if q.fresh {
+			e.save(c)
+			if old != nil {
+				e.closeSession(old)
+			}
+		}
+		e.runTurn(ctx, c, q.text)
 	}
 }
 

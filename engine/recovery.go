@@ -59,7 +59,14 @@ func (e *Engine) recover(ctx context.Context, id string, r interactions.Reply, n
 	}
 	if it.Kind == interactions.KindPlanReview && res.Status == interactions.StatusAnswered {
 		switch res.Decision {
-		case interactions.DecisionEdit, interactions.DecisionCleanEdit:
+		case interactions.DecisionCleanEdit:
+			// As when approved live: a fresh session, seeded with the
+			// approved plan, edits without asking.
+			e.setMode(ctx, it.ChatID, ModeAcceptEdits)
+			e.say(ctx, it.ChatID, "Plan approved. Starting a fresh session to implement it (mode: acceptEdits).")
+			e.enqueue(ctx, it.ChatID, queued{text: cleanPlanPrompt(it.Plan), fresh: true})
+			return interactions.Resolved, nil
+		case interactions.DecisionEdit:
 			e.setMode(ctx, it.ChatID, ModeAcceptEdits)
 		case interactions.DecisionDefault:
 			e.setMode(ctx, it.ChatID, ModeDefault)

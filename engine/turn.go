@@ -105,7 +105,7 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 		c.agentID = ""
 		c.allowed = nil
 		c.mode = ModeAcceptEdits
-		c.queue = append([]string{cleanPlanPrompt(*cleanPlan)}, c.queue...)
+		c.queue = append([]queued{{text: cleanPlanPrompt(*cleanPlan), fresh: true}}, c.queue...)
 	}
 	e.mu.Unlock()
 	e.save(c)

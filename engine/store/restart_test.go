@@ -26,8 +26,16 @@ import (
 var askDB = json.RawMessage(`{"questions":[{"header":"DB","question":"Which database?","multiSelect":false,` +
 	`"options":[{"label":"Postgres","description":"big"},{"label":"SQLite","description":"small"}]}]}`)
 
+// planInput is the ExitPlanMode input the scripted agent sends for "plan";
+// bashInput the Bash call it asks to run for "tool".
+var (
+	planInput = json.RawMessage(`{"plan":"# Plan\n- add the cache"}`)
+	bashInput = json.RawMessage(`{"command":"npm test | tee out.txt"}`)
+)
+
 // agent is a scripted engine.Agent: "ask" asks which database (and
-// reports the answer as its result), anything else is answered at once.
+// reports the answer as its result), "plan" asks for a plan review,
+// "tool" to run a Bash command; anything else is answered at once.
 // It records how sessions were opened, the prompts and the permission
 // answers.
 type agent struct {
@@ -110,11 +118,18 @@ type session struct {
 
 func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
 	s.a.note(func() { s.a.prompts = append(s.a.prompts, prompt) })
-	if prompt != "ask" {
+	req := engine.PermissionRequest{ToolName: engine.ToolAskUserQuestion, Input: askDB, ToolUseID: "toolu_1"}
+	switch prompt {
+	case "ask":
+	case "plan":
+		req = engine.PermissionRequest{ToolName: engine.ToolExitPlanMode, Input: planInput, ToolUseID: "toolu_1"}
+	case "tool":
+		req = engine.PermissionRequest{ToolName: "Bash", Input: bashInput, ToolUseID: "toolu_1"}
+	default:
 		h.Text("ok: " + prompt)
 		return engine.Result{Text: "ok", SessionID: s.id, Subtype: "success"}, nil
 	}
-	resp := h.Permission(ctx, engine.PermissionRequest{ToolName: engine.ToolAskUserQuestion, Input: askDB, ToolUseID: "toolu_1"})
+	resp := h.Permission(ctx, req)
 	s.a.note(func() { s.a.responses = append(s.a.responses, resp) })
 	if !resp.Allow {
 		return engine.Result{Text: resp.Message, SessionID: s.id, Subtype: "error_during_execution", IsError: true}, nil
