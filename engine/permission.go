@@ -135,8 +135,8 @@ func (t *turn) reviewPlan(ctx context.Context, req PermissionRequest) Permission
 	if strings.TrimSpace(plan) == "" && in.PlanFilePath != "" {
 		p, err := readPlanFile(in.PlanFilePath, t.c.workDir)
 		if err != nil {
-			t.e.say(ctx, t.c.id, "The agent's plan file could not be read: "+err.Error())
-			return deny("leashd could not read the plan file: " + err.Error())
+			t.e.say(ctx, t.c.id, "The agent's plan file could not be read ("+err.Error()+"); it was told to send the plan as text.")
+			return deny("leashd could not read the plan file (" + err.Error() + "); call ExitPlanMode again with the whole plan in \"plan\".")
 		}
 		plan = p
 	}
@@ -349,9 +349,13 @@ func ToolSummary(tool string, input json.RawMessage) string {
 		}
 		return s
 	case "Write":
-		return str("file_path") + "\n" + excerpt(prefixLines(str("content"), "+ "), 20)
+		content := str("content")
+		if content == "" {
+			return str("file_path") + "\n(empty file)"
+		}
+		return str("file_path") + "\n" + excerpt(prefixLines(content, "+ "), 20)
 	case "Edit":
-		return str("file_path") + "\n" + excerpt(prefixLines(str("old_string"), "- ")+"\n"+prefixLines(str("new_string"), "+ "), 20)
+		return str("file_path") + "\n" + excerpt(diffLines(str("old_string"), str("new_string")), 20)
 	case "MultiEdit":
 		var b strings.Builder
 		b.WriteString(str("file_path"))
@@ -360,7 +364,9 @@ func ToolSummary(tool string, input json.RawMessage) string {
 			m, _ := e.(map[string]any)
 			o, _ := m["old_string"].(string)
 			n, _ := m["new_string"].(string)
-			b.WriteString("\n" + prefixLines(o, "- ") + "\n" + prefixLines(n, "+ "))
+			if d := diffLines(o, n); d != "" {
+				b.WriteString("\n" + d)
+			}
 		}
 		return excerpt(b.String(), 24)
 	case "NotebookEdit":
@@ -376,6 +382,18 @@ func ToolSummary(tool string, input json.RawMessage) string {
 	}
 	b, _ := json.Marshal(in)
 	return excerpt(string(b), 20)
+}
+
+// diffLines shows a replacement: the old lines with "- ", the new with
+// "+ " (an insertion has no old lines, a deletion no new ones).
+func diffLines(old, new string) string {
+	var parts []string
+	for _, p := range []string{prefixLines(old, "- "), prefixLines(new, "+ ")} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "\n")
 }
 
 func prefixLines(s, p string) string {

@@ -1,0 +1,123 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/interactions"
+)
+
+func TestToolSummary(t *testing.T) {
+	lines := func(n int, prefix string) string {
+		var b []string
+		for i := 1; i <= n; i++ {
+			b = append(b, prefix+"line "+strconv.Itoa(i))
+		}
+		return strings.Join(b, "\n")
+	}
+	for _, tc := range []struct {
+		name, tool, input, want string
+	}{
+		{"Bash as sent", "Bash", `{"command":"npm test && echo 'a|b' > out.txt"}`, "npm test && echo 'a|b' > out.txt"},
+		{"Bash over lines, with its description", "Bash", `{"command":"for f in *.go; do\n  gofmt -l \"$f\"\ndone","description":"List unformatted files"}`,
+			"for f in *.go; do\n  gofmt -l \"$f\"\ndone\n# List unformatted files"},
+		{"Bash with markup in it", "Bash", `{"command":"echo '<b>&amp;</b>' | tee x.html"}`, "echo '<b>&amp;</b>' | tee x.html"},
+		{"Write", "Write", `{"file_path":"/w/a.go","content":"package a\n\nfunc A() {}"}`, "/w/a.go\n+ package a\n+ \n+ func A() {}"},
+		{"Write of an empty file", "Write", `{"file_path":"/w/empty.txt","content":""}`, "/w/empty.txt\n(empty file)"},
+		{"Write cut after 20 lines", "Write", string(mustJSON(map[string]string{"file_path": "big.txt", "content": lines(25, "")})),
+			"big.txt\n" + lines(20, "+ ") + "\n… (cut)"},
+		{"Edit", "Edit", `{"file_path":"a.go","old_string":"x := 1\ny := 2","new_string":"x := 3"}`, "a.go\n- x := 1\n- y := 2\n+ x := 3"},
+		{"Edit that inserts", "Edit", `{"file_path":"a.go","old_string":"","new_string":"// new"}`, "a.go\n+ // new"},
+		{"Edit that deletes", "Edit", `{"file_path":"a.go","old_string":"// old","new_string":""}`, "a.go\n- // old"},
+		{"MultiEdit", "MultiEdit", `{"file_path":"a.go","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c\nd","new_string":"e"}]}`,
+			"a.go\n- a\n+ b\n- c\n- d\n+ e"},
+		{"MultiEdit with junk edits", "MultiEdit", `{"file_path":"a.go","edits":[7,null,{"old_string":"a","new_string":"b"}]}`, "a.go\n- a\n+ b"},
+		{"MultiEdit cut after 24 lines", "MultiEdit", string(mustJSON(map[string]any{"file_path": "a.go", "edits": []map[string]string{{"old_string": lines(30, ""), "new_string": "x"}}})),
+			"a.go\n" + lines(23, "- ") + "\n… (cut)"},
+		{"a line longer than 3000 characters", "Write", string(mustJSON(map[string]string{"file_path": "long.txt", "content": strings.Repeat("é", 4000)})),
+			"long.txt\n+ " + strings.Repeat("é", 2998) + "\n… (cut)"}, // 3000 characters of excerpt, not bytes
+		{"NotebookEdit", "NotebookEdit", `{"notebook_path":"n.ipynb","new_source":"print(1)"}`, "n.ipynb\n+ print(1)"},
+		{"Read", "Read", `{"file_path":"/etc/hosts"}`, "/etc/hosts"},
+		{"WebFetch", "WebFetch", `{"url":"https://example.com/a","prompt":"sum up"}`, "https://example.com/a"},
+		{"another tool as JSON", "mcp__db__query", `{"sql":"select 1"}`, `{"sql":"select 1"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, engine.ToolSummary(tc.tool, json.RawMessage(tc.input)))
+		})
+	}
+}
+
+// planFileAgent asks for review of a plan given only as a plan file (the
+// plan argument empty), as newer CLIs may.
+func planFileAgent(path string, got chan<- engine.PermissionResponse) *scriptAgent {
+	return &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		got <- h.Permission(ctx, engine.PermissionRequest{ToolName: engine.ToolExitPlanMode, Input: mustJSON(map[string]string{"plan": " \n", "planFilePath": path})})
+		return engine.Result{}, nil
+	}}
+}
+
+func TestPlanReadFromPlanFileWhenPlanIsEmpty(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "plan.md"), []byte("# Plan from the file\n- step"), 0o600))
+	for _, path := range []string{"plan.md", filepath.Join(dir, "plan.md")} { // relative to the work dir, and absolute
+		t.Run(path, func(t *testing.T) {
+			got := make(chan engine.PermissionResponse, 1)
+			e, conn, _ := start(t, planFileAgent(path, got), nil, engine.WithWorkDir(dir), engine.WithDefaultMode(engine.ModePlan))
+			send(t, e, "c1", "plan it")
+			it := conn.waitShown(t, 1)
+			assert.Equal(t, "# Plan from the file\n- step", it.Plan)
+			_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionDefault}})
+			require.NoError(t, err)
+			resp := <-got
+			assert.True(t, resp.Allow)
+			var in map[string]string
+			require.NoError(t, json.Unmarshal(resp.UpdatedInput, &in))
+			assert.Equal(t, path, in["planFilePath"], "the agent's input is sent back unchanged")
+		})
+	}
+}
+
+func TestPlanFileMissingIsToldToChatAndAgent(t *testing.T) {
+	dir := t.TempDir()
+	got := make(chan engine.PermissionResponse, 1)
+	e, conn, _ := start(t, planFileAgent("gone.md", got), nil, engine.WithWorkDir(dir), engine.WithDefaultMode(engine.ModePlan))
+	send(t, e, "c1", "plan it")
+	resp := <-got
+	assert.False(t, resp.Allow)
+	missing := filepath.Join(dir, "gone.md")
+	assert.Equal(t, "leashd could not read the plan file (open "+missing+": no such file or directory); call ExitPlanMode again with the whole plan in \"plan\".", resp.Message)
+	conn.waitSaid(t, "c1|The agent's plan file could not be read (open "+missing+": no such file or directory); it was told to send the plan as text.")
+	conn.mu.Lock()
+	assert.Empty(t, conn.shown, "nothing to review was shown")
+	conn.mu.Unlock()
+}
+
+func TestPlanFileOversizedIsShownCutWithANote(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.md")
+	const limit = 256 << 10
+	body := "# Big plan\n" + strings.Repeat("ü", limit) // 2 bytes each: the cut falls inside a rune
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
+	got := make(chan engine.PermissionResponse, 1)
+	e, conn, _ := start(t, planFileAgent(path, got), nil, engine.WithWorkDir(dir), engine.WithDefaultMode(engine.ModePlan))
+	send(t, e, "c1", "plan it")
+	it := conn.waitShown(t, 1)
+	note := "\n\n… (plan cut at 256 KiB for display; the full plan is in " + path + ")"
+	require.True(t, strings.HasSuffix(it.Plan, note), "the plan says it was cut and where the rest is: %q", it.Plan[len(it.Plan)-200:])
+	shown := strings.TrimSuffix(it.Plan, note)
+	assert.True(t, strings.HasPrefix(body, shown), "the start of the plan, unchanged")
+	assert.LessOrEqual(t, len(shown), limit)
+	assert.Greater(t, len(shown), limit-4, "cut only to keep whole characters")
+	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Reject: true})
+	require.NoError(t, err)
+	assert.False(t, (<-got).Allow)
+}
