@@ -547,7 +547,7 @@ func TestChatRejectFromEveryMode(t *testing.T) {
 	n++
 	scr := s.waitCount(rejected, n)
 	s.waitIdle()
-	for _, gone := range []string{"You did not answer", "Plan not approved", "denied", "Stopped.", "Failed"} {
+	for _, gone := range []string{"You did not answer", "Plan not approved", "Plan rejected", "denied", "Stopped.", "Failed"} {
 		assert.NotContains(t, scr, gone, "a rejected turn's response is cancelled")
 	}
 	s.send("hello", keyEnter)

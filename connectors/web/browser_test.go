@@ -134,7 +134,7 @@ func TestBrowserQuestionFlow(t *testing.T) {
 	t.Logf("page load to live event stream: %s", time.Since(t0))
 	agent, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#agent")))
 	require.NoError(t, err)
-	require.Equal(t, "· demo agent", agent)
+	require.Equal(t, "demo agent", agent)
 
 	sendPrompt(t, ctx, "question")
 	q1 := s.next("interaction.requested")
@@ -317,4 +317,59 @@ func TestBrowserAnswersAnotherConnectorsChat(t *testing.T) {
 	r := s.resolved(id(b))
 	require.Equal(t, "allow_session", r.Data["decision"])
 	waitText(t, ctx, "Bash echo hello allowed for the session. Output: hello")
+}
+
+// A question answered with "Other": free text typed on the page reaches the
+// agent as the answer itself; on a phone the header shows the agent's name
+// whole.
+func TestBrowserOtherFreeTextAnswer(t *testing.T) {
+	ctx := browser(t)
+	e := start(t, setup{})
+	s := e.subscribe("")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Emulate(device.IPhone12)), "a phone: 390×844, touch")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.url), chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
+
+	// Nothing in the header is cut or pushed off the screen.
+	fits, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]bool](`(() => {
+		const out = {};
+		for (const id of ["agent", "chats", "newchat"]) {
+			const n = document.getElementById(id), r = n.getBoundingClientRect();
+			out[id] = r.width > 0 && r.left >= 0 && r.right <= document.documentElement.clientWidth && n.scrollWidth <= Math.ceil(r.width);
+		}
+		return out;
+	})()`))
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"agent": true, "chats": true, "newchat": true}, fits, "header items whole and on screen at 390 px")
+	agent, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#agent")))
+	require.NoError(t, err)
+	require.Equal(t, "demo agent", agent)
+
+	sendPrompt(t, ctx, "question")
+	q1 := s.next("interaction.requested")
+	card := `.card[data-id="` + id(q1) + `"]`
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(card+` .row input[placeholder="Other: type your answer"]`)),
+		chromedp.SendKeys(chromedp.CSS(card+" .row input"), "DuckDB, embedded"),
+		chromedp.Click(chromedp.CSS(card+" .row button"), chromedp.NodeVisible),
+	))
+	r1 := s.resolved(id(q1))
+	require.Equal(t, "answered", r1.Data["status"])
+	require.Equal(t, "DuckDB, embedded", r1.Data["answer"], "the typed text is the answer, not \"Other\"")
+
+	// The multi-select question takes typed text too, sent with Enter.
+	q2 := s.next("interaction.requested")
+	card = `.card[data-id="` + id(q2) + `"]`
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(card+" .row input")),
+		chromedp.SendKeys(chromedp.CSS(card+" .row input"), "Audit log\r"),
+	))
+	require.Equal(t, "Audit log", s.resolved(id(q2)).Data["answer"])
+
+	report := `Your questions have been answered: "Which database?"="DuckDB, embedded", "Which features?"="Audit log"`
+	waitText(t, ctx, report)
+	s.saying(report) // what the agent received, as it reported it
+	require.Zero(t, count(t, ctx, ".card .actions"), "no buttons left on answered cards")
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	artifact(t, "web-question-other.png", shot)
 }
