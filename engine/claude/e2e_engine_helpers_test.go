@@ -68,6 +68,12 @@ func newStackWith(t testing.TB, coordOpts []interactions.Opt, engineOpts ...engi
 // is idempotent and also runs at cleanup).
 func newStoppableStack(t testing.TB, coordOpts []interactions.Opt, engineOpts ...engine.Option) (*stack, func() error) {
 	t.Helper()
+	return newAgentStack(t, nil, coordOpts, engineOpts...)
+}
+
+// newAgentStack is newStoppableStack with options for the Claude agent.
+func newAgentStack(t testing.TB, agentOpts []claude.Option, coordOpts []interactions.Opt, engineOpts ...engine.Option) (*stack, func() error) {
+	t.Helper()
 	real := testenv.Claude(t)
 	api := fakeapi.New(t)
 	home := t.TempDir()
@@ -78,7 +84,7 @@ func newStoppableStack(t testing.TB, coordOpts []interactions.Opt, engineOpts ..
 	script := "#!/bin/sh\necho \"$$ $*\" >> " + strconv.Quote(logFile) + "\nexec " + strconv.Quote(real) + " \"$@\"\n"
 	require.NoError(t, os.WriteFile(wrapper, []byte(script), 0o755))
 
-	agent := claude.New(wrapper, claude.WithEnv(api.Env(home)), claude.WithLogger(testLogger(t)), claude.WithCloseTimeout(3*time.Second))
+	agent := claude.New(wrapper, append([]claude.Option{claude.WithEnv(api.Env(home)), claude.WithLogger(testLogger(t)), claude.WithCloseTimeout(3 * time.Second)}, agentOpts...)...)
 	coord := interactions.New(coordOpts...)
 	opts := append([]engine.Option{engine.WithWorkDir(dir), engine.WithLogger(testLogger(t)), engine.WithCloseTimeout(15 * time.Second)}, engineOpts...)
 	e := engine.New(agent, coord, opts...)

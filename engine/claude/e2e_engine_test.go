@@ -2,12 +2,14 @@ package claude_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/engine/claude"
 	"github.com/leashd/leashd/engine/claude/fakeapi"
 )
 
@@ -34,6 +36,24 @@ func TestE2EPromptStreamsTextAndSummary(t *testing.T) {
 	calls := s.api.Calls()
 	require.Len(t, calls, 1)
 	assert.True(t, calls[0].HasUserText("say hello"))
+}
+
+// With WithPartialText (as leashd runs), the chat gets the text in pieces
+// as the model writes it, each piece once, and the summary the whole.
+func TestE2EPartialTextStreamsToTheChat(t *testing.T) {
+	s, _ := newAgentStack(t, []claude.Option{claude.WithPartialText(true)}, nil)
+	s.api.Reply(fakeapi.Reply{Text: "Looking at the files first.", Tools: []fakeapi.ToolUse{{Name: "Bash", Input: map[string]string{"command": "ls"}}}},
+		fakeapi.Text("Hello from the fake model"))
+	s.send(t, "say hello")
+	sum := s.conn.waitDone(t, 1)
+	assert.Equal(t, "Hello from the fake model", sum.Result)
+	assert.Equal(t, []string{"Bash"}, sum.Tools)
+	s.conn.mu.Lock()
+	defer s.conn.mu.Unlock()
+	// the fake API streams each text block in three deltas: each reaches
+	// the chat as it comes, once (not again as the finished block)
+	assert.Len(t, s.conn.stream, 6, "%q", s.conn.stream)
+	assert.Equal(t, "Looking at the files first.Hello from the fake model", strings.Join(s.conn.stream, ""))
 }
 
 func TestE2EAskUserQuestionByTapsAndTypedText(t *testing.T) {
