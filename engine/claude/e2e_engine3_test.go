@@ -220,8 +220,8 @@ func TestE2EShutdownWithAPendingQuestion(t *testing.T) {
 		}
 	}
 	s.conn.mu.Unlock()
-	assert.Equal(t, interactions.StatusInterrupted, res.Status, "the question's message says leashd is restarting")
-	assert.Contains(t, res.Text, "restarting")
+	assert.Equal(t, interactions.StatusInterrupted, res.Status, "the question's message says leashd restarted")
+	assert.Equal(t, interactions.InterruptedNotice, res.Text, "and that a tap still reaches the agent")
 	assert.Error(t, syscall.Kill(pid, 0), "the CLI process is gone after shutdown")
 }
 
