@@ -684,7 +684,7 @@ func TestInterruptedRequestAnswerableAfterCrash(t *testing.T) {
 	again := s2.next("interaction.requested")
 	assert.Equal(t, id(b), id(again))
 	assert.Equal(t, true, again.Data["interrupted"])
-	assert.Contains(t, again.Data["notice"], "You can still answer")
+	assert.Equal(t, "leashd restarted — tap again to send this answer to the agent", again.Data["notice"], "the page says the buttons still work")
 	_, body := e2.do("GET", "/api/interactions?chat=rr", "")
 	var pending []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(body), &pending))
