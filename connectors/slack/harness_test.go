@@ -167,6 +167,10 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 	case "tool":
 		r := ask("Bash", `{"command":"rm -rf build && make"}`)
 		return engine.Result{Text: fmt.Sprintf("tool allow=%v %s", r.Allow, r.Message)}, nil
+	case "raw": // "raw <tool> <input JSON>": ask permission for exactly that
+		tool, input, _ := strings.Cut(arg, " ")
+		r := ask(tool, input)
+		return engine.Result{Text: fmt.Sprintf("%s allow=%v", tool, r.Allow)}, nil
 	case "stream":
 		s.a.mu.Lock()
 		chunks := append([]string(nil), s.a.stream...)
@@ -287,6 +291,9 @@ func start(t testing.TB, o envOpt) *env {
 		}
 		if e.http != nil {
 			e.http.Close()
+		}
+		for _, r := range e.fake.Rejected() { // every message leashd sent must be one Slack takes
+			t.Errorf("Slack would refuse the blocks of this %s: %v\n%s", r.Method, r.Errors, r.Blocks)
 		}
 		e.fake.Close()
 		for _, s := range []string{botToken, appToken, signingSecret} {

@@ -4,6 +4,11 @@
 // Mode websocket that pushes events_api, interactive and slash_commands
 // envelopes and records their acknowledgements. Point slack-go at it with
 // slack.OptionAPIURL(fake.APIURL()).
+//
+// Like Slack, it refuses blocks that break Block Kit's limits with
+// {"ok":false,"error":"invalid_blocks"} and posts nothing (see
+// ValidateBlocks); Rejected lists every refusal, so a test can prove that
+// everything it saw sent was valid.
 package slackfake
 
 import (
@@ -17,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 )
@@ -87,6 +93,14 @@ type Server struct {
 	sent      map[string]time.Time
 	envSeq    int
 	users     map[string]string // user ID → name
+	rejected  []Rejection
+}
+
+// Rejection is a call refused because its blocks broke Slack's limits.
+type Rejection struct {
+	Method string
+	Blocks string
+	Errors []string
 }
 
 type wsConn struct {
@@ -238,6 +252,14 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch method {
+	case "chat.postMessage", "chat.update", "chat.postEphemeral":
+		if errs := ValidateBlocks(p["blocks"]); len(errs) > 0 {
+			s.rejected = append(s.rejected, Rejection{Method: method, Blocks: p["blocks"], Errors: errs})
+			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_blocks", "errors": errs})
+			return
+		}
+	}
+	switch method {
 	case "auth.test":
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "url": "https://fake.slack.test/", "team": "Fake", "user": "leashd", "team_id": TeamID, "user_id": BotUserID, "bot_id": BotID})
 	case "apps.connections.open":
@@ -282,6 +304,131 @@ func rawBlocks(s string) json.RawMessage {
 		return nil
 	}
 	return json.RawMessage(s)
+}
+
+// Block Kit limits the fake enforces, as Slack does.
+const (
+	MaxBlocks         = 50   // blocks in a message
+	MaxTextObject     = 3000 // characters of a section's or context element's text
+	MaxButtonText     = 75   // characters of a button's (plain_text) text
+	MaxButtonValue    = 2000 // characters of a button's value
+	MaxID             = 255  // characters of an action_id or block_id
+	MaxActionElements = 25   // elements in an actions block
+	MaxContextElems   = 10   // elements in a context block
+)
+
+// ValidateBlocks checks a message's blocks (JSON, as sent in the blocks
+// field; empty means none) against Slack's limits and returns what is
+// wrong, each problem with its JSON pointer as Slack reports it.
+func ValidateBlocks(raw string) []string {
+	if strings.TrimSpace(raw) == "" {
+		return nil
+	}
+	var blocks []map[string]any
+	if err := json.Unmarshal([]byte(raw), &blocks); err != nil {
+		return []string{"blocks are not a JSON array of objects: " + err.Error()}
+	}
+	var errs []string
+	bad := func(ptr, format string, args ...any) {
+		errs = append(errs, fmt.Sprintf(format, args...)+" [json-pointer:"+ptr+"]")
+	}
+	if len(blocks) > MaxBlocks {
+		bad("/blocks", "no more than %d items allowed, got %d", MaxBlocks, len(blocks))
+	}
+	blockIDs := map[string]bool{}
+	actionIDs := map[string]bool{}
+	id := func(ptr, kind string, v any, seen map[string]bool) {
+		s, _ := v.(string)
+		if v == nil {
+			return // Slack generates one
+		}
+		switch n := utf8.RuneCountInString(s); {
+		case n == 0:
+			bad(ptr, "%s must not be empty", kind)
+		case n > MaxID:
+			bad(ptr, "%s must be at most %d characters, got %d", kind, MaxID, n)
+		}
+		if seen[s] {
+			bad(ptr, "%s %q is not unique within the message", kind, s)
+		}
+		seen[s] = true
+	}
+	text := func(ptr string, v any, max int, plainOnly bool) {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			bad(ptr, "a text object is required")
+			return
+		}
+		typ, _ := obj["type"].(string)
+		if typ != "plain_text" && (plainOnly || typ != "mrkdwn") {
+			bad(ptr+"/type", "text type %q not allowed here", typ)
+		}
+		t, _ := obj["text"].(string)
+		switch n := utf8.RuneCountInString(t); {
+		case strings.TrimSpace(t) == "":
+			bad(ptr+"/text", "must be more than 0 characters")
+		case n > max:
+			bad(ptr+"/text", "must be less than %d characters, got %d", max+1, n)
+		}
+	}
+	for i, b := range blocks {
+		ptr := fmt.Sprintf("/blocks/%d", i)
+		id(ptr+"/block_id", "block_id", b["block_id"], blockIDs)
+		switch b["type"] {
+		case "section":
+			if b["text"] == nil && b["fields"] == nil {
+				bad(ptr, "a section needs text or fields")
+			}
+			if b["text"] != nil {
+				text(ptr+"/text", b["text"], MaxTextObject, false)
+			}
+			fields, _ := b["fields"].([]any)
+			for j, f := range fields {
+				text(fmt.Sprintf("%s/fields/%d", ptr, j), f, 2000, false)
+			}
+		case "context":
+			els, _ := b["elements"].([]any)
+			if len(els) == 0 || len(els) > MaxContextElems {
+				bad(ptr+"/elements", "a context block needs 1 to %d elements, got %d", MaxContextElems, len(els))
+			}
+			for j, el := range els {
+				if m, ok := el.(map[string]any); ok && m["type"] == "image" {
+					continue
+				}
+				text(fmt.Sprintf("%s/elements/%d", ptr, j), el, MaxTextObject, false)
+			}
+		case "actions":
+			els, _ := b["elements"].([]any)
+			if len(els) == 0 || len(els) > MaxActionElements {
+				bad(ptr+"/elements", "an actions block needs 1 to %d elements, got %d", MaxActionElements, len(els))
+			}
+			for j, el := range els {
+				eptr := fmt.Sprintf("%s/elements/%d", ptr, j)
+				m, _ := el.(map[string]any)
+				id(eptr+"/action_id", "action_id", m["action_id"], actionIDs)
+				if m["type"] != "button" {
+					continue
+				}
+				text(eptr+"/text", m["text"], MaxButtonText, true)
+				if v, ok := m["value"].(string); ok && utf8.RuneCountInString(v) > MaxButtonValue {
+					bad(eptr+"/value", "must be at most %d characters, got %d", MaxButtonValue, utf8.RuneCountInString(v))
+				}
+			}
+		case "header":
+			text(ptr+"/text", b["text"], 150, true)
+		case "divider", "image", "rich_text", "input", "file", "video":
+		default:
+			bad(ptr+"/type", "unknown block type %v", b["type"])
+		}
+	}
+	return errs
+}
+
+// Rejected returns the calls refused as invalid_blocks so far.
+func (s *Server) Rejected() []Rejection {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.rejected)
 }
 
 // Seed adds a message as if the bot had posted it earlier (e.g. before a
