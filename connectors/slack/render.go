@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
@@ -81,7 +82,9 @@ func render(it interactions.Interaction, pl place, selected []string) []outMsg {
 	}
 }
 
-func questionTitle(it interactions.Interaction) string {
+// questionTitle is the question's header and text as sections, the text
+// split to fit (nothing of a long question is cut off).
+func questionTitle(it interactions.Interaction) []string {
 	var b strings.Builder
 	if it.Header != "" {
 		b.WriteString("*" + strings.ReplaceAll(escape(it.Header), "*", "") + "*")
@@ -91,24 +94,127 @@ func questionTitle(it interactions.Interaction) string {
 	if it.Total > 1 {
 		fmt.Fprintf(&b, " · %d of %d", it.Index, it.Total)
 	}
-	b.WriteString("\n" + Mrkdwn(it.Question))
-	return b.String()
+	head := b.String()
+	q := Mrkdwn(it.Question)
+	if utf8.RuneCountInString(head)+1+utf8.RuneCountInString(q) <= MaxSection {
+		return []string{head + "\n" + q}
+	}
+	texts := []string{head}
+	for _, p := range splitMarkdown(it.Question, MaxSection) {
+		if strings.TrimSpace(p) != "" {
+			texts = append(texts, Mrkdwn(p))
+		}
+	}
+	return capTexts(texts, maxTitleSections)
+}
+
+// Blocks a message's texts may take, so that with the buttons, the hint
+// and a note it stays within Slack's 50 blocks.
+const (
+	maxTitleSections = 20 // of a question
+	maxDetailBlocks  = 20
+	maxCodeSections  = 45 // of a tool approval
+)
+
+// details are the options' long labels and descriptions as context texts,
+// each within Slack's limit: an option whose line would be too long is
+// split over several (shown plain rather than with its label in bold).
+func details(it interactions.Interaction) []string {
+	var lines []string
+	for _, o := range it.Options {
+		if o.Description == "" && utf8.RuneCountInString(o.Label) <= MaxButton-2 {
+			continue // the button shows it all
+		}
+		line := "*" + strings.ReplaceAll(escape(o.Label), "*", "") + "*"
+		raw := o.Label
+		if o.Description != "" {
+			line += " — " + escape(o.Description)
+			raw += " — " + o.Description
+		}
+		if utf8.RuneCountInString(line) <= MaxSection {
+			lines = append(lines, line)
+			continue
+		}
+		lines = append(lines, splitFit(raw, MaxSection, escape)...)
+	}
+	var texts []string
+	cur := ""
+	for _, l := range lines {
+		switch {
+		case cur == "":
+			cur = l
+		case utf8.RuneCountInString(cur)+1+utf8.RuneCountInString(l) <= MaxSection:
+			cur += "\n" + l
+		default:
+			texts = append(texts, cur)
+			cur = l
+		}
+	}
+	if cur != "" {
+		texts = append(texts, cur)
+	}
+	return capTexts(texts, maxDetailBlocks)
+}
+
+// splitFit cuts raw into parts whose rendering each fits in max
+// characters, filling each part with as many whole lines as fit and
+// cutting inside a line only when it alone is too long, and returns the
+// renderings. The parts joined (with "\n" where a cut fell at a line end)
+// are raw again.
+func splitFit(raw string, max int, render func(string) string) []string {
+	fits := func(s string) bool { return utf8.RuneCountInString(render(s)) <= max }
+	var out []string
+	cur, has := "", false
+	for _, line := range strings.Split(raw, "\n") {
+		if has && fits(cur+"\n"+line) {
+			cur += "\n" + line
+			continue
+		}
+		if has {
+			out = append(out, render(cur))
+		}
+		for !fits(line) { // a line too long alone: cut it where it still fits
+			r := []rune(line)
+			lo, hi := 1, len(r)-1
+			for lo < hi {
+				mid := (lo + hi + 1) / 2
+				if fits(string(r[:mid])) {
+					lo = mid
+				} else {
+					hi = mid - 1
+				}
+			}
+			out = append(out, render(string(r[:lo])))
+			line = string(r[lo:])
+		}
+		cur, has = line, true
+	}
+	if has {
+		out = append(out, render(cur))
+	}
+	return out
+}
+
+// capTexts keeps at most n texts; when there are more, the last kept one
+// says how much is not shown, so nothing is lost silently.
+func capTexts(texts []string, n int) []string {
+	if len(texts) <= n {
+		return texts
+	}
+	left := 0
+	for _, t := range texts[n-1:] {
+		left += utf8.RuneCountInString(t)
+	}
+	return append(texts[:n-1:n-1], fmt.Sprintf("_… and %d more characters, too long for one Slack message._", left))
 }
 
 func questionMsg(it interactions.Interaction, pl place, selected []string) outMsg {
-	blocks := []slack.Block{section(it.ID+":q", questionTitle(it))}
-	var details []string
-	for _, o := range it.Options {
-		if o.Description != "" || len([]rune(o.Label)) > MaxButton-2 {
-			line := "*" + strings.ReplaceAll(escape(o.Label), "*", "") + "*"
-			if o.Description != "" {
-				line += " — " + escape(o.Description)
-			}
-			details = append(details, line)
-		}
+	var blocks []slack.Block
+	for i, t := range questionTitle(it) {
+		blocks = append(blocks, section(blockID(it.ID+":q", i), t))
 	}
-	if len(details) > 0 {
-		blocks = append(blocks, contextBlock(it.ID+":d", strings.Join(details, "\n")))
+	for i, t := range details(it) {
+		blocks = append(blocks, contextBlock(blockID(it.ID+":d", i), t))
 	}
 	on := make(map[string]bool, len(selected))
 	for _, s := range selected {
@@ -162,22 +268,58 @@ func planMessages(it interactions.Interaction) []outMsg {
 	return msgs
 }
 
-func decisionTitle(it interactions.Interaction) string {
+// blockID is the i-th block_id of a kind: the first keeps the plain one.
+func blockID(base string, i int) string {
+	if i == 0 {
+		return base
+	}
+	return base + strconv.Itoa(i)
+}
+
+// decisionTitle is a plan review's question, or a tool approval's tool
+// and its whole command or diff in code blocks (split over several
+// sections when long).
+func decisionTitle(it interactions.Interaction) []string {
 	if it.Kind == interactions.KindPlanReview {
-		return "*Plan review:* how should the agent go on?"
+		return []string{"*Plan review:* how should the agent go on?"}
 	}
 	summary := it.ToolSummary
 	if strings.TrimSpace(summary) == "" {
 		summary = string(it.ToolInput)
 	}
-	summary = connectors.Truncate(summary, MaxSection-200)
-	return "*Tool approval:* the agent wants to use `" + escape(it.ToolName) + "`\n```" + escape(summary) + "```"
+	head := "*Tool approval:* the agent wants to use `" + escape(it.ToolName) + "`"
+	code := splitFit(summary, MaxSection, codeBlock)
+	if len(code) == 1 && utf8.RuneCountInString(head)+1+utf8.RuneCountInString(code[0]) <= MaxSection {
+		return []string{head + "\n" + code[0]}
+	}
+	return capTexts(append([]string{head}, code...), maxCodeSections)
+}
+
+// codeBlock shows text verbatim in a Slack code block. A run of backticks
+// inside would end the block early, so each is broken with a zero-width
+// space, as are backticks touching the fences.
+func codeBlock(text string) string {
+	t := escape(text)
+	if strings.Contains(t, "``") {
+		t = strings.ReplaceAll(t, "``", "`\u200b`")
+		t = strings.ReplaceAll(t, "``", "`\u200b`") // runs of odd length
+	}
+	if strings.HasPrefix(t, "`") {
+		t = "\u200b" + t
+	}
+	if strings.HasSuffix(t, "`") {
+		t += "\u200b"
+	}
+	return "```" + t + "```"
 }
 
 // decisionMsg is a plan review's or tool approval's buttons message; note
 // is an extra line (the adjust prompt, an interruption).
 func decisionMsg(it interactions.Interaction, pl place, note string) outMsg {
-	blocks := []slack.Block{section(it.ID+":q", decisionTitle(it))}
+	var blocks []slack.Block
+	for i, t := range decisionTitle(it) {
+		blocks = append(blocks, section(blockID(it.ID+":q", i), t))
+	}
 	if note != "" {
 		blocks = append(blocks, section(it.ID+":n", note))
 	}
@@ -237,7 +379,8 @@ func renderUpdate(ev interactions.Event, pl place) outMsg {
 		note := "⚠️ " + escape(res.Text)
 		if it.Kind == interactions.KindQuestion {
 			m := questionMsg(it, pl, nil)
-			m.blocks = append(m.blocks[:1], append([]slack.Block{section(it.ID+":n", note)}, m.blocks[1:]...)...)
+			n := len(questionTitle(it)) // the note goes after the question's sections
+			m.blocks = append(m.blocks[:n:n], append([]slack.Block{section(it.ID+":n", note)}, m.blocks[n:]...)...)
 			return m
 		}
 		return decisionMsg(it, pl, note)
@@ -247,22 +390,26 @@ func renderUpdate(ev interactions.Event, pl place) outMsg {
 	case interactions.KindQuestion:
 		title = questionTitle(it)
 	case interactions.KindPlanReview:
-		title = "*Plan review*"
+		title = []string{"*Plan review*"}
+	}
+	var blocks []slack.Block
+	for i, t := range title {
+		blocks = append(blocks, section(blockID(it.ID+":q", i), t))
 	}
 	outcome := outcomeLine(it, res)
-	return outMsg{text: connectors.Truncate(outcome, 200), blocks: []slack.Block{section(it.ID+":q", title), section(it.ID+":r", outcome)}}
+	return outMsg{text: connectors.Truncate(outcome, 200), blocks: append(blocks, section(it.ID+":r", outcome))}
 }
 
 func outcomeLine(it interactions.Interaction, res interactions.Resolution) string {
 	by := " — " + who(res.By)
 	reason := ""
 	if t := strings.TrimSpace(res.Text); t != "" {
-		reason = ": " + escape(connectors.Truncate(t, 1500))
+		reason = ": " + truncEscaped(t, 1500)
 	}
 	switch res.Status {
 	case interactions.StatusAnswered:
 		if it.Kind == interactions.KindQuestion {
-			return "✅ *Answer:* " + escape(res.Answer) + by
+			return "✅ *Answer:* " + truncEscaped(res.Answer, 2000) + by
 		}
 		return "✅ *" + connectors.DecisionLabel(res.Decision) + "*" + by
 	case interactions.StatusRejected:
@@ -277,4 +424,23 @@ func outcomeLine(it interactions.Interaction, res interactions.Resolution) strin
 		return "🚫 *Cancelled*" + reason
 	}
 	return "*" + escape(string(res.Status)) + "*" + reason
+}
+
+// truncEscaped is text escaped and, when that is longer than max
+// characters, cut before the escaping (so no entity is split) with "…".
+func truncEscaped(text string, max int) string {
+	if e := escape(text); utf8.RuneCountInString(e) <= max {
+		return e
+	}
+	r := []rune(text)
+	lo, hi := 0, min(len(r), max) // the longest prefix that fits
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if utf8.RuneCountInString(escape(string(r[:mid])))+1 <= max {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return escape(string(r[:lo])) + "…"
 }

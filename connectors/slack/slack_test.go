@@ -2,6 +2,7 @@ package slack_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -546,4 +547,67 @@ func TestRateLimitStormAcrossChats(t *testing.T) {
 	}
 	assert.Equal(t, 6, limited, "the whole storm was answered")
 	assert.Equal(t, int64(6), e.stats.limited.Load(), "each 429 counted")
+}
+
+// Extreme but possible inputs of every kind, end to end: Slack (the fake
+// enforces Block Kit's limits) takes every message leashd sends, and
+// nothing the person must read is cut off.
+func TestExtremeInteractionsAllValidForSlack(t *testing.T) {
+	e := start(t, envOpt{approvers: []string{}})
+	raw := func(tool string, input any) string {
+		b, err := json.Marshal(input)
+		require.NoError(t, err)
+		return "raw " + tool + " " + string(b)
+	}
+
+	// A command with code fences, long enough to need several sections.
+	var cmd strings.Builder
+	cmd.WriteString("cat > NOTES.md <<'EOF'\n```sh\nmake && make test\n```\nEOF\n")
+	for i := range 150 {
+		fmt.Fprintf(&cmd, "grep -q '<tag%d>' a.txt && echo \"`date`\" >> log%d\n", i, i)
+	}
+	cmd.WriteString("rm -rf ./build # the-last-line")
+	e.dm(allowedUser, raw("Bash", map[string]string{"command": cmd.String()}))
+	q := e.waitButtons("D1", "Tool approval")
+	shown := strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">", "\u200b", "").Replace(slackfake.Texts(q.Blocks))
+	assert.Contains(t, shown, "rm -rf ./build # the-last-line", "the end of a long command is shown")
+	assert.Contains(t, shown, "grep -q '<tag149>' a.txt && echo \"`date`\" >> log149")
+	reason := strings.Repeat("no <script> & no ``` please; ", 200)
+	e.dm(allowedUser, reason)
+	r := e.agent.waitResponses(t, 1)
+	assert.False(t, r[0].Allow)
+	e.waitText("D1", "❌ *Deny* — <@U1>: no &lt;script&gt; &amp; no")
+
+	// A question with four long descriptions and over-long labels, multi-select.
+	var opts []map[string]string
+	for i := range 4 {
+		opts = append(opts, map[string]string{
+			"label":       fmt.Sprintf("Option %d ", i) + strings.Repeat("with a long label ", 6),
+			"description": strings.Repeat("because & <reasons> ", 120) + fmt.Sprintf("end-%d", i),
+		})
+	}
+	e.dm(allowedUser, raw("AskUserQuestion", map[string]any{"questions": []any{map[string]any{
+		"question": strings.Repeat("Which? ", 600) + "last-words", "header": "Choose", "options": opts, "multiSelect": true}}}))
+	mq := e.waitButtons("D1", "last-words")
+	for i := range 4 {
+		assert.Contains(t, slackfake.Texts(mq.Blocks), fmt.Sprintf("end-%d", i), "every description shown to its end")
+	}
+	btns := slackfake.Buttons(mq.Blocks)
+	require.Len(t, btns, 5)
+	e.tap(allowedUser, mq, btns[1].Text)
+	e.waitMsg("D1", "ticked", func(m slackfake.Message) bool { return m.TS == mq.TS && m.Edits > 0 })
+	e.tap(allowedUser, mq, "Done")
+	r = e.agent.waitResponses(t, 2)
+	assert.True(t, r[1].Allow)
+
+	// A plan with a code fence and one very long line.
+	plan := "# Plan\n```go\nfunc main() {}\n```\n" + strings.Repeat("word&", 3000) + "\n- the-final-step"
+	e.dm(allowedUser, "plan "+plan)
+	btn := e.waitButtons("D1", "Plan review")
+	e.waitText("D1", "the-final-step")
+	e.tap(allowedUser, btn, "Approve, review edits")
+	r = e.agent.waitResponses(t, 3)
+	assert.True(t, r[2].Allow)
+	e.settle()
+	assert.Empty(t, e.fake.Rejected(), "Slack refused something leashd sent")
 }
