@@ -136,6 +136,8 @@ func TestSocketModeAcksBeforeWork(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, e.fake.WaitFor(wait, func() bool { _, ok := e.fake.Acked(env); return ok }))
 	assert.Empty(t, posted(e), "acknowledged before the work (stalled ≥ 4 s by 429s) was done")
+	d, _ := e.fake.AckDelay(env)
+	assert.Less(t, d, ackDeadline, "within Slack's 3 s although the work takes longer")
 	e.waitText("D1", "echo: hello")
 }
 
