@@ -1,7 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +46,8 @@ func TestServeSlackSocketMode(t *testing.T) {
 		env, err := fake.Push(typ, payload, 0)
 		require.NoError(t, err)
 		require.True(t, fake.WaitFor(10*time.Second, func() bool { _, ok := fake.Acked(env); return ok }), "envelope %s acknowledged", env)
+		d, _ := fake.AckDelay(env)
+		require.Less(t, d, 3*time.Second, "Slack waits 3 s for the acknowledgement of %s", env)
 	}
 	waitMsg := func(what string, ok func(slackfake.Message) bool) slackfake.Message {
 		t.Helper()
@@ -100,6 +110,98 @@ func TestServeSlackSocketMode(t *testing.T) {
 	})
 	assert.NotContains(t, logs.String(), bot)
 	assert.NotContains(t, logs.String(), app)
+}
+
+// TestServeSlackHTTPMode runs leashd with a bot token and a signing
+// secret (no app token: HTTP mode) against a fake Slack Web API, Slack's
+// requests posted to /slack/events on the web address: a correctly signed
+// mention reaches the demo agent, whose reply goes into the thread; a
+// badly signed or stale request is refused with 401 and nothing happens.
+func TestServeSlackHTTPMode(t *testing.T) {
+	const bot, secret = "xoxb-serve-http", "serve-http-signing-secret"
+	fake := slackfake.New(bot, "")
+	defer fake.Close()
+	const dev = "UDEV"
+	url, logs, stop := startServe(t, t.TempDir(),
+		"LEASHD_SLACK_BOT_TOKEN="+bot,
+		"LEASHD_SLACK_SIGNING_SECRET="+secret,
+		"LEASHD_SLACK_API_URL="+strings.TrimSuffix(fake.APIURL(), "/"),
+		"LEASHD_SLACK_ALLOWED_USERS="+dev)
+	defer func() { assert.NoError(t, stop()) }()
+	require.Eventually(t, func() bool { return getJSON(t, url+"/readyz", nil) == http.StatusOK }, 10*time.Second, 10*time.Millisecond,
+		"leashd ready (the bot authenticated): %s", logs)
+
+	post := func(body []byte, at time.Time, key string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, url+"/slack/events", bytes.NewReader(body))
+		require.NoError(t, err)
+		stamp := strconv.FormatInt(at.Unix(), 10)
+		mac := hmac.New(sha256.New, []byte(key))
+		mac.Write([]byte("v0:" + stamp + ":"))
+		mac.Write(body)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Slack-Request-Timestamp", stamp)
+		req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Less(t, time.Since(start), 3*time.Second, "Slack waits 3 s for the answer")
+		return resp.StatusCode, string(b)
+	}
+	event := func(id string, inner map[string]any) []byte {
+		b, err := json.Marshal(slackfake.EventCallback(id, inner))
+		require.NoError(t, err)
+		return b
+	}
+	replies := func(thread, substr string) int {
+		n := 0
+		for _, m := range fake.Messages("C1") {
+			if m.ThreadTS == thread && strings.Contains(m.Text, substr) {
+				n++
+			}
+		}
+		return n
+	}
+
+	code, body := post([]byte(`{"type":"url_verification","token":"x","challenge":"ch4llenge"}`), time.Now(), secret)
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "ch4llenge", "the URL verification challenge is answered")
+
+	// A mention, delivered as Slack does (app_mention and message).
+	const root = "1700000000.000001"
+	text := "<@" + slackfake.BotUserID + "> hello there"
+	code, _ = post(event("EvH1", slackfake.MentionEvent("C1", dev, root, "", text)), time.Now(), secret)
+	require.Equal(t, http.StatusOK, code)
+	code, _ = post(event("EvH2", slackfake.MessageEvent("C1", "channel", dev, root, "", text)), time.Now(), secret)
+	require.Equal(t, http.StatusOK, code)
+	require.True(t, fake.WaitFor(10*time.Second, func() bool { return replies(root, `You said: "hello there"`) > 0 }),
+		"the demo agent replies in the mention's thread; messages:\n%s", dumpSlack(fake))
+
+	// In the thread: a reply signed with the wrong secret, and one signed
+	// correctly but five minutes old (a replay), are refused.
+	code, _ = post(event("EvBad", slackfake.MessageEvent("C1", "channel", dev, "1700000000.000002", root, "forged words")), time.Now(), "not-the-secret")
+	assert.Equal(t, http.StatusUnauthorized, code)
+	code, _ = post(event("EvOld", slackfake.MessageEvent("C1", "channel", dev, "1700000000.000003", root, "replayed words")), time.Now().Add(-6*time.Minute), secret)
+	assert.Equal(t, http.StatusUnauthorized, code)
+	// The chat's next, genuine message is answered; nothing came of the
+	// refused ones before it (a chat's messages are handled in order).
+	code, _ = post(event("EvH3", slackfake.MessageEvent("C1", "channel", dev, "1700000000.000004", root, "and again")), time.Now(), secret)
+	require.Equal(t, http.StatusOK, code)
+	require.True(t, fake.WaitFor(10*time.Second, func() bool { return replies(root, `You said: "and again"`) > 0 }),
+		"the genuine reply is answered; messages:\n%s", dumpSlack(fake))
+	assert.Equal(t, 1, replies(root, `You said: "hello there"`), "the mention delivered twice is one prompt")
+	for _, m := range fake.Messages("") {
+		assert.NotContains(t, m.Text, "forged", "a badly signed request reached the agent")
+		assert.NotContains(t, m.Text, "replayed", "a stale request reached the agent")
+		assert.Equal(t, root, m.ThreadTS, "everything goes into the thread")
+	}
+	assert.Empty(t, fake.Ephemerals())
+	assert.Empty(t, fake.Rejected(), "Slack would refuse a message leashd sent")
+	assert.NotContains(t, logs.String(), bot)
+	assert.NotContains(t, logs.String(), secret)
 }
 
 func dumpSlack(fake *slackfake.Server) string {
