@@ -44,7 +44,8 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // ErrReadOnly is returned by writes to a Store opened with ReadOnly.
@@ -135,7 +136,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	s.w.SetConnMaxLifetime(0)
 	s.w.SetConnMaxIdleTime(0)
 	var mode string
-	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+	// Switching a new file to WAL takes an exclusive lock that SQLite does
+	// not always wait for with busy_timeout (two processes opening a fresh
+	// database at once: one gets SQLITE_BUSY at once). Retry it within the
+	// same timeout.
+	if err := retryBusy(ctx, o.busyTimeout, func() error {
+		return s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode)
+	}); err != nil {
 		s.w.Close()
 		return nil, fmt.Errorf("opening database %s: %w%s", abs, err, damagedHint(err))
 	}
@@ -206,6 +213,25 @@ func checkReadable(v, latest int) error {
 }
 
 // damagedHint says what to do about a file SQLite cannot read.
+// retryBusy runs f until it does not fail with SQLITE_BUSY, for at most d.
+func retryBusy(ctx context.Context, d time.Duration, f func() error) error {
+	deadline := time.Now().Add(d)
+	wait := 5 * time.Millisecond
+	for {
+		err := f()
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
+}
+
 func damagedHint(err error) string {
 	msg := err.Error()
 	if strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") {
