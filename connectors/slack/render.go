@@ -161,13 +161,21 @@ func details(it interactions.Interaction) []string {
 // cutting inside a line only when it alone is too long, and returns the
 // renderings. The parts joined (with "\n" where a cut fell at a line end)
 // are raw again.
+//
+// render must treat lines alike wherever they are (escaping, a code
+// block): what it adds around any text, render(""), is counted once per
+// part, so that a part's length is at most the sum of its lines'.
 func splitFit(raw string, max int, render func(string) string) []string {
-	fits := func(s string) bool { return utf8.RuneCountInString(render(s)) <= max }
+	size := func(s string) int { return utf8.RuneCountInString(render(s)) }
+	fits := func(s string) bool { return size(s) <= max }
+	base := size("")
 	var out []string
-	cur, has := "", false
+	cur, curLen, has := "", 0, false // curLen: at least cur's rendered length
 	for _, line := range strings.Split(raw, "\n") {
-		if has && fits(cur+"\n"+line) {
+		n := size(line)
+		if has && curLen+1+n-base <= max {
 			cur += "\n" + line
+			curLen += 1 + n - base
 			continue
 		}
 		if has {
@@ -187,7 +195,7 @@ func splitFit(raw string, max int, render func(string) string) []string {
 			out = append(out, render(string(r[:lo])))
 			line = string(r[lo:])
 		}
-		cur, has = line, true
+		cur, curLen, has = line, size(line), true
 	}
 	if has {
 		out = append(out, render(cur))
