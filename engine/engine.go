@@ -157,10 +157,14 @@ func (e *Engine) Run(ctx context.Context) error {
 	conns := slices.Clone(e.connectors)
 	e.mu.Unlock()
 
+	// Updates already under way when shutdown's time is up are given up
+	// (fwdCtx), so one chat app pausing for a 429 cannot hold the exit.
+	fwdCtx, stopFwd := context.WithCancel(context.Background())
+	defer stopFwd()
 	fwdDone := make(chan struct{})
 	go func() {
 		defer close(fwdDone)
-		e.forward(e.events)
+		e.forward(fwdCtx, e.events)
 	}()
 
 	var wg sync.WaitGroup
@@ -186,20 +190,24 @@ func (e *Engine) Run(ctx context.Context) error {
 	wg.Wait() // connectors stop taking updates first
 	<-recovered
 
+	// Closing sessions, telling chats and flushing share one bound.
+	deadline := time.Now().Add(e.opts.closeTimeout)
+	giveUp := time.AfterFunc(e.opts.closeTimeout, stopFwd)
+	defer giveUp.Stop()
 	e.shutdown()
 	e.unsubscribe() // what shutdown published is still forwarded
 	<-fwdDone
-	e.flush(conns)
+	flushCtx, cancelFlush := context.WithDeadline(context.Background(), deadline)
+	e.flush(flushCtx, conns)
+	cancelFlush()
 	close(errs)
 	return <-errs // nil when none failed
 }
 
-// flush waits, within the close timeout, for connectors that send in the
+// flush waits, until ctx is done, for connectors that send in the
 // background (connectors.Flusher), so that the edits shutdown caused reach
 // the chats before the process exits.
-func (e *Engine) flush(conns []connectors.Connector) {
-	ctx, cancel := context.WithTimeout(context.Background(), e.opts.closeTimeout)
-	defer cancel()
+func (e *Engine) flush(ctx context.Context, conns []connectors.Connector) {
 	var wg sync.WaitGroup
 	for _, c := range conns {
 		if f, ok := c.(connectors.Flusher); ok {
@@ -255,21 +263,58 @@ func (e *Engine) shutdown() {
 	}
 }
 
-// forward delivers coordinator events to the chat's connectors, one event
-// at a time and in order.
-func (e *Engine) forward(events <-chan interactions.Event) {
+// forward delivers coordinator events to the chats' connectors: in order
+// within a chat, and each chat on its own, so that a chat app that is slow
+// or rate-limited (a Slack chat.update waiting out a 429) delays only its
+// own chat's updates, never another chat's. It returns when events is
+// closed and every chat's updates are delivered, or given up once ctx is
+// done.
+func (e *Engine) forward(ctx context.Context, events <-chan interactions.Event) {
+	var (
+		mu sync.Mutex
+		// queued holds the events waiting behind a chat's running
+		// delivery; a chat is in the map while its worker runs.
+		queued  = map[string][]interactions.Event{}
+		workers sync.WaitGroup
+	)
+	deliver := func(ev interactions.Event) {
+		uctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		for _, o := range e.outputs(ev.Interaction.ChatID) {
+			if err := o.Update(uctx, ev); err != nil {
+				e.log.Warn("updating interaction message", "chat", ev.Interaction.ChatID, "id", ev.Interaction.ID, "err", err)
+			}
+		}
+	}
 	for ev := range events {
 		if ev.Type == interactions.EventRequested {
 			continue // shown by Present
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		for _, o := range e.outputs(ev.Interaction.ChatID) {
-			if err := o.Update(ctx, ev); err != nil {
-				e.log.Warn("updating interaction message", "chat", ev.Interaction.ChatID, "id", ev.Interaction.ID, "err", err)
-			}
+		chat := ev.Interaction.ChatID
+		mu.Lock()
+		if q, busy := queued[chat]; busy {
+			queued[chat] = append(q, ev)
+			mu.Unlock()
+			continue
 		}
-		cancel()
+		queued[chat] = nil
+		mu.Unlock()
+		workers.Go(func() {
+			for {
+				deliver(ev)
+				mu.Lock()
+				q := queued[chat]
+				if len(q) == 0 {
+					delete(queued, chat)
+					mu.Unlock()
+					return
+				}
+				ev, queued[chat] = q[0], q[1:]
+				mu.Unlock()
+			}
+		})
 	}
+	workers.Wait()
 }
 
 // owner returns the connector that owns a chat, or nil.
