@@ -621,3 +621,30 @@ func TestStartMarksInteractionsACrashLeftPending(t *testing.T) {
 	require.Len(t, agent.promptsCopy(), 1)
 	assert.Contains(t, agent.promptsCopy()[0], `The user answered: "8080"`)
 }
+
+// A person who rejects a request outright may say why (the page's reject
+// with text, the terminal's /reject): the agent reads that it was a
+// rejection and the reason, not the reason alone as if it were feedback.
+func TestRejectionWithAReasonTellsTheAgentBoth(t *testing.T) {
+	results := make(chan engine.PermissionResponse, 2)
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		results <- h.Permission(ctx, bashReq(prompt))
+		return engine.Result{}, nil
+	}}
+	e, conn, _ := start(t, agent, nil)
+
+	send(t, e, "c1", "rm -rf build")
+	it := conn.waitShown(t, 1)
+	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Reject: true, Text: "not on a Friday"})
+	require.NoError(t, err)
+	r := <-results
+	assert.False(t, r.Allow)
+	assert.Equal(t, "The user rejected this request: not on a Friday", r.Message)
+
+	send(t, e, "c1", "rm -rf dist")
+	it = conn.waitShown(t, 2)
+	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Reject: true})
+	require.NoError(t, err)
+	r = <-results
+	assert.Equal(t, "The user rejected this request.", r.Message)
+}

@@ -127,6 +127,9 @@ func TestPlanDecisions(t *testing.T) {
 		{"rejected", func(engine.PermissionRequest) engine.PermissionResponse {
 			return engine.PermissionResponse{Message: "The user rejected this request."}
 		}, `Plan rejected ("The user rejected this request."), so I stop here and change nothing.`, engine.ModePlan},
+		{"rejected with a reason", func(engine.PermissionRequest) engine.PermissionResponse {
+			return engine.PermissionResponse{Message: "The user rejected this request: not now"}
+		}, `Plan rejected ("The user rejected this request: not now"), so I stop here and change nothing.`, engine.ModePlan},
 		{"expired", func(engine.PermissionRequest) engine.PermissionResponse {
 			return engine.PermissionResponse{Message: "No answer came within 10m0s; the user did not respond."}
 		}, `Plan review expired ("No answer came within 10m0s; the user did not respond."), so I stay in plan mode and change nothing.`, engine.ModePlan},
