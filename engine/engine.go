@@ -195,11 +195,17 @@ func (e *Engine) Run(ctx context.Context) error {
 	giveUp := time.AfterFunc(e.opts.closeTimeout, stopFwd)
 	defer giveUp.Stop()
 	e.shutdown()
+	tailCtx, cancelTail := context.WithDeadline(context.Background(), deadline)
+	defer cancelTail()
+	// Each interrupted request publishes its resolved event as its Request
+	// returns: wait for them, or the unsubscribe below could drop the
+	// "leashd restarted" edits of chats whose agents are slow to let go.
+	if err := e.coord.Wait(tailCtx); err != nil {
+		e.log.Warn("not every interrupted request was shown as interrupted", "err", err)
+	}
 	e.unsubscribe() // what shutdown published is still forwarded
 	<-fwdDone
-	flushCtx, cancelFlush := context.WithDeadline(context.Background(), deadline)
-	e.flush(flushCtx, conns)
-	cancelFlush()
+	e.flush(tailCtx, conns)
 	close(errs)
 	return <-errs // nil when none failed
 }

@@ -57,6 +57,10 @@ type Coordinator struct {
 	gone   tombstones
 	closed bool
 
+	// inflight counts Request calls that have not returned: each publishes
+	// its interaction's resolved event just before it returns (Wait).
+	inflight sync.WaitGroup
+
 	subs subscribers
 }
 
@@ -136,6 +140,8 @@ func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction,
 		c.mu.Unlock()
 		return it, Resolution{}, ErrClosed
 	}
+	c.inflight.Add(1) // under the lock: never after Interrupt closed c
+	defer c.inflight.Done()
 	it.ID = c.newIDLocked()
 	p.it = it
 	c.byID[it.ID] = p
@@ -543,6 +549,24 @@ func (c *Coordinator) settleLocked(ps []*pending, res Resolution) []Interaction 
 		}
 	}
 	return out
+}
+
+// Wait waits, until ctx is done, for every Request call to return. After
+// Interrupt (which refuses new requests) that means every interrupted
+// interaction's resolved event has been published, so a subscriber that
+// stops after Wait misses none of them.
+func (c *Coordinator) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		c.inflight.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("interactions still being resolved: %w", context.Cause(ctx))
+	}
 }
 
 // Get returns a pending interaction by ID.
