@@ -818,7 +818,7 @@ func TestWaitIsBoundedByItsContext(t *testing.T) {
 type blockingJournal struct{ release chan struct{} }
 
 func (blockingJournal) Requested(context.Context, interactions.Interaction) error { return nil }
-func (blockingJournal) Presented(context.Context, string, string) error          { return nil }
+func (blockingJournal) Presented(context.Context, string, string) error           { return nil }
 func (j *blockingJournal) Resolved(context.Context, interactions.Interaction, interactions.Resolution) error {
 	<-j.release
 	return nil
