@@ -75,7 +75,14 @@ type Request struct {
 	System   json.RawMessage
 	// Reply is what the fake answered.
 	Reply Reply
+
+	abandoned chan struct{}
 }
+
+// Abandoned is closed when the client went away while the fake held the
+// reply open (Reply.Hold): the CLI interrupted or dropped the call. It
+// stays open for a call the fake answered in full.
+func (r *Request) Abandoned() <-chan struct{} { return r.abandoned }
 
 // Message is a conversation message, content normalised to blocks.
 type Message struct {
@@ -305,7 +312,7 @@ type wireRequest struct {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
-	req := &Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw}
+	req := &Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw, abandoned: make(chan struct{})}
 	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/v1/messages") {
 		var wr wireRequest
 		if err := json.Unmarshal(raw, &wr); err != nil {
@@ -469,6 +476,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, req *Request, r
 		select {
 		case <-reply.Hold:
 		case <-r.Context().Done():
+			close(req.abandoned)
 			return
 		}
 	}

@@ -3,6 +3,7 @@ package fakeapi_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -150,4 +151,41 @@ func TestAPIErrorAndHold(t *testing.T) {
 	evs := readSSE(t, &http.Response{Body: io.NopCloser(bytes.NewReader(body))})
 	require.NotEmpty(t, evs)
 	assert.Equal(t, "message_stop", evs[len(evs)-1].event)
+}
+
+func TestAbandonedHold(t *testing.T) {
+	api := fakeapi.New(t)
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	api.Reply(fakeapi.Reply{Hold: hold}, fakeapi.Text("answered in full"))
+
+	ctx, cancel := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, api.URL+"/v1/messages", strings.NewReader(callBody))
+	require.NoError(t, err)
+	go func() {
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	held := api.WaitCalls(t, 1, 10*time.Second)[0]
+	select {
+	case <-held.Abandoned():
+		t.Fatal("a held call is abandoned before the client went away")
+	default:
+	}
+	cancel()
+	select {
+	case <-held.Abandoned():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client went away but the held call is not marked abandoned")
+	}
+
+	readSSE(t, post(t, api.URL, callBody))
+	full := api.Calls()[1]
+	select {
+	case <-full.Abandoned():
+		t.Fatal("a call answered in full is marked abandoned")
+	default:
+	}
 }
