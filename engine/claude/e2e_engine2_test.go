@@ -260,10 +260,40 @@ func TestE2ETurnTimeout(t *testing.T) {
 	t.Cleanup(func() { close(hold) })
 	s.api.Reply(fakeapi.Reply{Hold: hold}, fakeapi.Text("quick one"))
 	s.send(t, "take forever")
+	held := s.api.WaitCalls(t, 1, 30*time.Second)[0]
 	s.conn.waitSaid(t, "The turn took longer than 1.5s")
-	s.conn.waitDone(t, 1)
+	assert.True(t, s.conn.waitDone(t, 1).IsError, "a timed-out turn ends as an error result")
+	// hold is never released: the stream ends only because the CLI, told
+	// to interrupt, dropped the call
+	select {
+	case <-held.Abandoned():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the CLI kept waiting on the model call after the turn timed out")
+	}
 	s.send(t, "something quick")
 	assert.Equal(t, "quick one", s.conn.waitDone(t, 2).Result)
+
+	calls := s.api.Calls()
+	require.Len(t, calls, 2, "no model call between the timeout and the next prompt")
+	next := calls[1]
+	assert.Equal(t, held.Header.Get("X-Claude-Code-Session-Id"), next.Header.Get("X-Claude-Code-Session-Id"), "the same conversation goes on")
+	var prompts []string
+	for _, m := range next.Messages {
+		assert.NotEqual(t, "assistant", m.Role, "nothing of the abandoned reply reached the conversation")
+		if m.Role != "user" {
+			continue
+		}
+		for _, b := range m.Content {
+			if text := strings.TrimSpace(b.Text); b.Type == "text" && !strings.HasPrefix(text, "<system-reminder>") {
+				prompts = append(prompts, text)
+			}
+		}
+	}
+	// what the CLI sends after an interrupted turn: the old prompt, its
+	// interruption, then the new prompt
+	assert.Equal(t, []string{"take forever", "[Request interrupted by user]", "something quick"}, prompts)
+	assert.Equal(t, 1, len(s.starts(t)), "the timeout interrupts the turn; the process goes on")
+	assert.Equal(t, 0, s.api.Unscripted())
 }
 
 func TestE2EClearDuringQuestion(t *testing.T) {
