@@ -255,7 +255,7 @@ func TestBashApprovals(t *testing.T) {
 	b = s.next("interaction.requested")
 	st, _ = e.post("/api/interactions/"+id(b)+"/reject", `{"text":"no shell"}`)
 	require.Equal(t, http.StatusNoContent, st)
-	s.saying("Bash `echo hello` denied: no shell")
+	s.saying("Bash `echo hello` denied: The user rejected this request: no shell") // a rejection, with its reason
 }
 
 func TestCommandsAndEcho(t *testing.T) {
