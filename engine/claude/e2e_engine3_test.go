@@ -243,12 +243,15 @@ func TestE2EUnansweredQuestionExpires(t *testing.T) {
 
 func TestE2EStopDuringAPendingQuestion(t *testing.T) {
 	s := newStack(t)
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
 	s.api.Reply(fakeapi.Tool("AskUserQuestion", twoQuestions))
 	s.api.Otherwise(func(r *fakeapi.Request) fakeapi.Reply {
 		if strings.Contains(lastPrompt(r), "next topic") {
 			return fakeapi.Text("on to the next topic")
 		}
-		return fakeapi.Text("(continuing after the cancelled question)")
+		// the model going on after /stop: only an interrupt ends this
+		return fakeapi.Reply{Hold: hold}
 	})
 	s.send(t, "ask me")
 	it := s.conn.waitShown(t, 1)
@@ -274,6 +277,47 @@ func TestE2EStopDuringAPendingQuestion(t *testing.T) {
 		return false
 	})
 	assert.Len(t, s.starts(t), 1, "the same CLI process goes on")
+
+	// What the model received: the question withdrawn, never answered, and
+	// the next prompt in the same conversation.
+	calls := s.api.Calls()
+	require.GreaterOrEqual(t, len(calls), 2)
+	askedID := calls[0].Reply.Tools[0].ID
+	session := calls[0].Header.Get("X-Claude-Code-Session-Id")
+	require.NotEmpty(t, session)
+	for i, c := range calls {
+		assert.Equal(t, session, c.Header.Get("X-Claude-Code-Session-Id"), "call %d is in the same session", i)
+		if res, ok := c.ToolResult(askedID); ok {
+			assert.True(t, res.IsError, "call %d: the withdrawn question's tool_result is a denial", i)
+			for _, answer := range []string{"have been answered", "Postgres", "SQLite", "Auth", "Search", "Billing"} {
+				assert.NotContains(t, res.ResultText(), answer, "call %d: no answer reached the model", i)
+			}
+		}
+	}
+	last := calls[len(calls)-1]
+	assert.Equal(t, "next topic", lastPrompt(last))
+	res, ok := last.ToolResult(askedID)
+	require.True(t, ok, "the conversation carries the withdrawn question's tool_result")
+	t.Logf("tool_result the model read: %s", res.ResultText())
+	assert.True(t, last.HasUserText("[Request interrupted by user for tool use]"), "the model reads that the turn was interrupted")
+	// /stop both denies the question ("Cancelled by /stop.") and interrupts
+	// the turn; the CLI takes the interrupt first (in every run seen) and
+	// the model reads the CLI's own rejection. Should the denial win the
+	// race, the model reads it and the CLI calls the model again: that call
+	// must then have been cut off by the interrupt.
+	if strings.Contains(res.ResultText(), "Cancelled by /stop.") {
+		t.Log("the denial reached the CLI before the interrupt")
+	} else {
+		assert.Contains(t, res.ResultText(), "The user doesn't want to proceed with this tool use.")
+		assert.Len(t, calls, 2, "the interrupted turn made no further model call")
+	}
+	for i, c := range calls[1 : len(calls)-1] {
+		select {
+		case <-c.Abandoned():
+		case <-time.After(10 * time.Second):
+			t.Errorf("model call %d after /stop was not interrupted", i+1)
+		}
+	}
 }
 
 // BenchmarkE2EPromptToSummary measures a prompt's way through the engine,
