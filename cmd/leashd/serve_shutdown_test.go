@@ -46,7 +46,7 @@ func TestServeShutdownIsBoundedWithAWedgedAgent(t *testing.T) {
 	require.NoError(t, os.WriteFile(cli, []byte(wedgedCLI), 0o755))
 	pidFile := filepath.Join(dir, "cli.pid")
 
-	const bound = 2 * time.Second
+	const bound = 4 * time.Second // the engine gets 3 s of it to close sessions
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), runMainEnv+"=1", runMainArgs+"=",
 		"LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH="+cli, "LEASHD_TEST_WEDGED_PID="+pidFile,
