@@ -236,8 +236,11 @@ func (e *Engine) session(ctx context.Context, c *chat) (Session, error) {
 	}
 	if c.sess != nil {
 		select {
-		case <-c.sess.Done():
-			e.dropSessionLocked(c) // died while idle
+		case <-c.sess.Done(): // died while idle: its process is gone
+			dead := c.sess
+			e.dropSessionLocked(c)
+			delete(e.closing, dead)
+			e.releaseSlotLocked()
 		default:
 			s := c.sess
 			e.mu.Unlock()
@@ -249,9 +252,11 @@ func (e *Engine) session(ctx context.Context, c *chat) (Session, error) {
 	if e.live < e.opts.maxConcurrent {
 		e.live++
 	} else if victim := e.idleVictimLocked(c); victim != nil {
+		// The victim's slot passes to this chat once its process has
+		// exited (closed below, before this chat's starts).
 		evict = victim.sess
-		e.dropSessionLocked(victim) // frees a slot…
-		e.live++                    // …which this chat takes
+		e.dropSessionLocked(victim)
+		delete(e.closing, evict)
 	} else {
 		w = &waiter{chat: c, ready: make(chan struct{})}
 		e.waiters = append(e.waiters, w)
@@ -259,7 +264,7 @@ func (e *Engine) session(ctx context.Context, c *chat) (Session, error) {
 	pos := len(e.waiters)
 	e.mu.Unlock()
 	if evict != nil {
-		go e.closeSession(evict)
+		e.closeSession(evict)
 	}
 	if w != nil {
 		e.say(ctx, c.id, fmt.Sprintf("All %d agent slots are busy; you are number %d in the queue. Your prompt runs as soon as one frees up.", e.opts.maxConcurrent, pos))
@@ -323,8 +328,9 @@ func (e *Engine) idleVictimLocked(except *chat) *chat {
 	return victim
 }
 
-// dropSessionLocked forgets a chat's live session and frees its slot; the
-// caller closes the session without the lock.
+// dropSessionLocked forgets a chat's live session; the caller closes it
+// with closeSession (without the lock), which frees its slot once the
+// process has exited: one still exiting counts against the limit.
 func (e *Engine) dropSessionLocked(c *chat) {
 	if c.sess == nil {
 		return
@@ -332,13 +338,12 @@ func (e *Engine) dropSessionLocked(c *chat) {
 	if id := c.sess.ID(); id != "" && c.agentID == "" {
 		c.agentID = id
 	}
+	e.closing[c.sess] = struct{}{}
 	c.sess = nil
 	if c.idle != nil {
 		c.idle.Stop()
 		c.idle = nil
 	}
-	e.releaseSlotLocked()
-	e.reportSessionsLocked()
 }
 
 // releaseSlotLocked hands a freed slot to the first waiting chat, or
@@ -359,12 +364,21 @@ func (e *Engine) reportSessionsLocked() {
 	}
 }
 
+// closeSession closes a session and, when it was dropped, frees its slot
+// (once; closing it again does nothing more).
 func (e *Engine) closeSession(s Session) {
 	ctx, cancel := context.WithTimeout(context.Background(), e.opts.closeTimeout)
 	defer cancel()
 	if err := s.Close(ctx); err != nil {
 		e.log.Warn("closing agent session", "err", err)
 	}
+	e.mu.Lock()
+	if _, ok := e.closing[s]; ok {
+		delete(e.closing, s)
+		e.releaseSlotLocked()
+		e.reportSessionsLocked()
+	}
+	e.mu.Unlock()
 }
 
 // SessionsActive is how many agent sessions hold a slot.

@@ -32,8 +32,9 @@ type Engine struct {
 	owners     map[string]connectors.Connector // by Name
 	connectors []connectors.Connector
 	watchers   []connectors.Connector
-	live       int       // sessions holding a slot
-	waiters    []*waiter // chats queued for a slot, first first
+	live       int                  // sessions holding a slot, including ones still closing
+	closing    map[Session]struct{} // dropped sessions whose slot closeSession frees
+	waiters    []*waiter            // chats queued for a slot, first first
 	// agentCtx bounds agent turns; it outlives the connectors' context so
 	// that shutdown can interrupt pending interactions first.
 	agentCtx    context.Context
@@ -123,6 +124,7 @@ func New(agent Agent, coord *interactions.Coordinator, opts ...Option) *Engine {
 		store:   o.store,
 		metrics: o.metrics,
 		chats:   make(map[string]*chat),
+		closing: make(map[Session]struct{}),
 		owners:  make(map[string]connectors.Connector),
 	}
 	e.agentCtx, e.agentCancel = context.WithCancel(context.Background())

@@ -453,7 +453,8 @@ func TestIdleSessionClosedAndResumed(t *testing.T) {
 		defer agent.mu.Unlock()
 		return len(agent.live) == 1 && agent.live[0].isClosed()
 	})
-	assert.Equal(t, 0, e.SessionsActive())
+	// the slot is freed once Close has returned
+	require.Eventually(t, func() bool { return e.SessionsActive() == 0 }, 5*time.Second, time.Millisecond)
 	send(t, e, "c1", "two")
 	conn.waitFor(t, "second turn", func() bool { return len(conn.done) == 2 })
 	opened := agent.openedCopy()
