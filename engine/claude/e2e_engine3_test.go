@@ -33,7 +33,9 @@ func lastPrompt(r *fakeapi.Request) string {
 }
 
 func TestE2ESeveralChatsAtOnce(t *testing.T) {
-	s := newStack(t, engine.WithMaxConcurrent(2))
+	const limit = 2
+	s := newStack(t, engine.WithMaxConcurrent(limit))
+	peak := s.countProcesses(t)
 	s.api.Otherwise(func(r *fakeapi.Request) fakeapi.Reply {
 		p := lastPrompt(r)
 		if strings.Contains(p, "ask") {
@@ -46,7 +48,7 @@ func TestE2ESeveralChatsAtOnce(t *testing.T) {
 		}
 		return fakeapi.Text("answer to " + p)
 	})
-	chats := []string{"c1", "c2", "c3"}
+	chats := []string{"c1", "c2", "c3", "c4"}
 	var wg sync.WaitGroup
 	for _, c := range chats {
 		wg.Go(func() {
@@ -55,7 +57,7 @@ func TestE2ESeveralChatsAtOnce(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	// answer each chat's question as it comes; the third chat waits for a slot
+	// answer each chat's question as it comes; two chats wait for a slot
 	for range chats {
 		var it interactions.Interaction
 		s.conn.waitFor(t, "an unanswered question", func() bool {
@@ -71,16 +73,34 @@ func TestE2ESeveralChatsAtOnce(t *testing.T) {
 		require.NoError(t, err)
 		s.conn.waitFor(t, "the answer to be resolved", func() bool { return answered(s.conn.updates, it.ID) })
 	}
-	s.conn.waitFor(t, "three summaries", func() bool { return len(s.conn.done) == 3 })
+	s.conn.waitFor(t, "four summaries", func() bool { return len(s.conn.done) == len(chats) })
 	var results []string
+	queued := map[string]string{} // chat → what it was told about the queue
 	s.conn.mu.Lock()
 	for _, d := range s.conn.done {
 		results = append(results, d.Result)
 	}
+	for i, said := range s.conn.said {
+		if strings.Contains(said, "agent slots are busy") {
+			assert.NotContains(t, queued, s.conn.saidIn[i], "a chat is told its place once")
+			queued[s.conn.saidIn[i]] = said
+		}
+	}
 	s.conn.mu.Unlock()
-	assert.ElementsMatch(t, []string{"answer to ask c1", "answer to ask c2", "answer to ask c3"}, results)
-	assert.LessOrEqual(t, s.e.SessionsActive(), 2)
-	assert.Contains(t, s.conn.saidText(), "All 2 agent slots are busy")
+	assert.ElementsMatch(t, []string{"answer to ask c1", "answer to ask c2", "answer to ask c3", "answer to ask c4"}, results)
+	assert.LessOrEqual(t, s.e.SessionsActive(), limit)
+	// every chat had its own CLI, never more than limit alive at once
+	assert.Len(t, s.starts(t), len(chats))
+	assert.Equal(t, limit, peak(), "CLI processes alive at once")
+	// the two chats beyond the limit were told their place
+	var told []string
+	for _, said := range queued {
+		told = append(told, said)
+	}
+	assert.ElementsMatch(t, []string{
+		"All 2 agent slots are busy; you are number 1 in the queue. Your prompt runs as soon as one frees up.",
+		"All 2 agent slots are busy; you are number 2 in the queue. Your prompt runs as soon as one frees up.",
+	}, told, "queued chats: %v", queued)
 	for _, c := range s.api.Calls() {
 		if res, ok := c.ToolResult(askID(c)); ok {
 			assert.Contains(t, res.ResultText(), `"="Blue"`)

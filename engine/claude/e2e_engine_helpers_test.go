@@ -33,6 +33,7 @@ type stack struct {
 	conn  *recConn
 	dir   string
 	log   string // the wrapper's log: "<pid> <args>" a start
+	cli   string // the real CLI the wrapper runs
 	home  string
 }
 
@@ -107,7 +108,7 @@ func newAgentStack(t testing.TB, agentOpts []claude.Option, coordOpts []interact
 		return runErr
 	}
 	t.Cleanup(func() { _ = stop() })
-	return &stack{api: api, e: e, coord: coord, conn: conn, dir: dir, log: logFile, home: home}, stop
+	return &stack{api: api, e: e, coord: coord, conn: conn, dir: dir, log: logFile, cli: real, home: home}, stop
 }
 
 // starts lists the CLI processes started: pid and arguments.
@@ -119,6 +120,46 @@ func (s *stack) starts(t testing.TB) []string {
 	}
 	require.NoError(t, err)
 	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+// countProcesses replaces the stack's CLI wrapper (before any start) with
+// one that stays the CLI's parent and appends "start <pid>" before the CLI
+// runs and "exit <pid>" once it has exited to one log. The driver waits for
+// the wrapper, so a CLI counts as live until the engine could see it gone.
+// Signals reach this CLI through its process group only (not killLast).
+// peak reads the log: the most CLI processes alive at one time so far.
+func (s *stack) countProcesses(t testing.TB) (peak func() int) {
+	t.Helper()
+	require.Empty(t, s.starts(t), "count processes before the first start")
+	bin := filepath.Dir(s.log)
+	live := filepath.Join(bin, "live.log")
+	script := "#!/bin/sh\n" +
+		"echo \"$$ $*\" >> " + strconv.Quote(s.log) + "\n" +
+		"echo \"start $$\" >> " + strconv.Quote(live) + "\n" +
+		"trap 'echo \"exit $$\" >> " + strconv.Quote(live) + "; exit 143' TERM\n" +
+		strconv.Quote(s.cli) + " \"$@\"\n" +
+		"rc=$?\n" +
+		"echo \"exit $$\" >> " + strconv.Quote(live) + "\n" +
+		"exit $rc\n"
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "claude"), []byte(script), 0o755))
+	return func() int {
+		b, err := os.ReadFile(live)
+		if os.IsNotExist(err) {
+			return 0
+		}
+		require.NoError(t, err)
+		n, most := 0, 0
+		for line := range strings.Lines(string(b)) {
+			switch {
+			case strings.HasPrefix(line, "start "):
+				n++
+			case strings.HasPrefix(line, "exit "):
+				n--
+			}
+			most = max(most, n)
+		}
+		return most
+	}
 }
 
 // killLast kills the most recently started CLI with SIGKILL.
@@ -159,6 +200,7 @@ type recConn struct {
 
 	mu      sync.Mutex
 	said    []string
+	saidIn  []string // the chat of each said, same index
 	stream  []string
 	done    []connectors.Summary
 	shown   []interactions.Interaction
@@ -185,7 +227,7 @@ func (r *recConn) note(f func()) {
 	}
 }
 func (r *recConn) Say(_ context.Context, chatID, text string) error {
-	r.note(func() { r.said = append(r.said, text) })
+	r.note(func() { r.said, r.saidIn = append(r.said, text), append(r.saidIn, chatID) })
 	return nil
 }
 func (r *recConn) StreamText(_ context.Context, chatID, text string) error {
