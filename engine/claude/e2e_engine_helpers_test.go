@@ -34,6 +34,7 @@ type stack struct {
 	dir   string
 	log   string // the wrapper's log: "<pid> <args>" a start
 	cli   string // the real CLI the wrapper runs
+	spy   *spyAgent
 	home  string
 }
 
@@ -85,7 +86,7 @@ func newAgentStack(t testing.TB, agentOpts []claude.Option, coordOpts []interact
 	script := "#!/bin/sh\necho \"$$ $*\" >> " + strconv.Quote(logFile) + "\nexec " + strconv.Quote(real) + " \"$@\"\n"
 	require.NoError(t, os.WriteFile(wrapper, []byte(script), 0o755))
 
-	agent := claude.New(wrapper, append([]claude.Option{claude.WithEnv(api.Env(home)), claude.WithLogger(testLogger(t)), claude.WithCloseTimeout(3 * time.Second)}, agentOpts...)...)
+	agent := &spyAgent{Agent: claude.New(wrapper, append([]claude.Option{claude.WithEnv(api.Env(home)), claude.WithLogger(testLogger(t)), claude.WithCloseTimeout(3 * time.Second)}, agentOpts...)...)}
 	coord := interactions.New(coordOpts...)
 	opts := append([]engine.Option{engine.WithWorkDir(dir), engine.WithLogger(testLogger(t)), engine.WithCloseTimeout(15 * time.Second)}, engineOpts...)
 	e := engine.New(agent, coord, opts...)
@@ -108,7 +109,53 @@ func newAgentStack(t testing.TB, agentOpts []claude.Option, coordOpts []interact
 		return runErr
 	}
 	t.Cleanup(func() { _ = stop() })
-	return &stack{api: api, e: e, coord: coord, conn: conn, dir: dir, log: logFile, cli: real, home: home}, stop
+	return &stack{api: api, e: e, coord: coord, conn: conn, dir: dir, log: logFile, cli: real, home: home, spy: agent}, stop
+}
+
+// spyAgent is the Claude agent, recording each permission request
+// (can_use_tool) the CLI sends as it reaches the engine.
+type spyAgent struct {
+	engine.Agent
+
+	mu    sync.Mutex
+	asked []string // tool names, in order
+}
+
+func (a *spyAgent) Open(ctx context.Context, o engine.SessionOptions) (engine.Session, error) {
+	s, err := a.Agent.Open(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return &spySession{Session: s, a: a}, nil
+}
+
+type spySession struct {
+	engine.Session
+	a *spyAgent
+}
+
+func (s *spySession) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	return s.Session.Turn(ctx, prompt, spyHandler{TurnHandler: h, a: s.a})
+}
+
+type spyHandler struct {
+	engine.TurnHandler
+	a *spyAgent
+}
+
+func (h spyHandler) Permission(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+	h.a.mu.Lock()
+	h.a.asked = append(h.a.asked, req.ToolName)
+	h.a.mu.Unlock()
+	return h.TurnHandler.Permission(ctx, req)
+}
+
+// asked lists the tools the CLI asked the engine about (can_use_tool), in
+// order, whether or not the engine then asked a person.
+func (s *stack) asked() []string {
+	s.spy.mu.Lock()
+	defer s.spy.mu.Unlock()
+	return append([]string(nil), s.spy.asked...)
 }
 
 // starts lists the CLI processes started: pid and arguments.
