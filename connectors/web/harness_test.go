@@ -109,14 +109,22 @@ func (e *env) stop() {
 // body.
 func (e *env) do(method, path, body string, hdr ...string) (int, string) {
 	e.t.Helper()
+	st, _, b := e.request(e.t, method, path, body, e.token, hdr...)
+	return st, b
+}
+
+// request sends a request with token (none when empty) and returns the
+// status, the response headers and the body.
+func (e *env) request(t testing.TB, method, path, body, token string, hdr ...string) (int, http.Header, string) {
+	t.Helper()
 	var r io.Reader
 	if body != "" {
 		r = strings.NewReader(body)
 	}
 	req, err := http.NewRequest(method, e.url+path, r)
-	require.NoError(e.t, err)
-	if e.token != "" {
-		req.Header.Set("Authorization", "Bearer "+e.token)
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -125,11 +133,11 @@ func (e *env) do(method, path, body string, hdr ...string) (int, string) {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
-	require.NoError(e.t, err)
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	require.NoError(e.t, err)
-	return resp.StatusCode, string(b)
+	require.NoError(t, err)
+	return resp.StatusCode, resp.Header, string(b)
 }
 
 func (e *env) post(path, body string) (int, string) { e.t.Helper(); return e.do("POST", path, body) }

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"regexp"
@@ -93,18 +92,9 @@ func TestEveryAPIRouteNeedsTheToken(t *testing.T) {
 
 	for _, r := range routes {
 		t.Run(r.pattern, func(t *testing.T) {
-			req, err := http.NewRequest(r.method, e.url+r.path, strings.NewReader(r.body))
-			require.NoError(t, err)
-			if r.body != "" {
-				req.Header.Set("Content-Type", "application/json")
-			}
-			resp, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
-			defer resp.Body.Close()
-			b, err := io.ReadAll(resp.Body)
-			require.NoError(t, err)
-			require.Equal(t, http.StatusUnauthorized, resp.StatusCode, string(b))
-			assert.Contains(t, errorOf(t, resp.Header, string(b)), "a token is required: send Authorization: Bearer <LEASHD_WEB_TOKEN>")
+			st, hdr, b := e.request(t, r.method, r.path, r.body, "")
+			require.Equal(t, http.StatusUnauthorized, st, b)
+			assert.Contains(t, errorOf(t, hdr, b), "a token is required: send Authorization: Bearer <LEASHD_WEB_TOKEN>")
 		})
 	}
 
@@ -116,17 +106,9 @@ func TestEveryAPIRouteNeedsTheToken(t *testing.T) {
 					body = r.body
 				}
 			}
-			req, err := http.NewRequest("POST", e.url+"/api/interactions/nope/"+route, strings.NewReader(body))
-			require.NoError(t, err)
-			req.Header.Set("Authorization", "Bearer s3cret")
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			require.NoError(t, err)
-			defer resp.Body.Close()
-			b, err := io.ReadAll(resp.Body)
-			require.NoError(t, err)
-			require.Equal(t, http.StatusNotFound, resp.StatusCode, string(b))
-			assert.Equal(t, `no such interaction: "nope"`, errorOf(t, resp.Header, string(b)))
+			st, hdr, b := e.request(t, "POST", "/api/interactions/nope/"+route, body, "s3cret")
+			require.Equal(t, http.StatusNotFound, st, b)
+			assert.Equal(t, `no such interaction: "nope"`, errorOf(t, hdr, b))
 		})
 	}
 }
