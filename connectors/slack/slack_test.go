@@ -421,15 +421,21 @@ func TestLongPlanSplitUnderLimits(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
+// streamLines makes the agent's next turn stream n numbered lines, each
+// "line <i> <fill>".
+func (a *agent) streamLines(n int, fill string) {
+	chunks := make([]string, n)
+	for i := range n {
+		chunks[i] = "line " + itoa(i) + " " + fill + "\n"
+	}
+	a.mu.Lock()
+	a.stream = chunks
+	a.mu.Unlock()
+}
+
 func TestStreamingEditsAndContinues(t *testing.T) {
 	e := start(t, envOpt{})
-	var chunks []string
-	for i := range 300 {
-		chunks = append(chunks, "line "+itoa(i)+" "+strings.Repeat("y", 30)+"\n")
-	}
-	e.agent.mu.Lock()
-	e.agent.stream = chunks
-	e.agent.mu.Unlock()
+	e.agent.streamLines(300, strings.Repeat("y", 30))
 	e.dm(allowedUser, "stream")
 	e.waitText("D1", "Done")
 	msgs := e.fake.Messages("D1")
@@ -497,13 +503,7 @@ func TestReadyAndBadTokens(t *testing.T) {
 // was answered may arrive in the first moments of the pause).
 func TestRateLimitStormAcrossChats(t *testing.T) {
 	e := start(t, envOpt{})
-	var chunks []string
-	for i := range 120 {
-		chunks = append(chunks, "line "+itoa(i)+" "+strings.Repeat("z", 40)+"\n")
-	}
-	e.agent.mu.Lock()
-	e.agent.stream = chunks
-	e.agent.mu.Unlock()
+	e.agent.streamLines(120, strings.Repeat("z", 40))
 	e.fake.RateLimit("chat.postMessage", 1, 1, 1)
 	e.fake.RateLimit("chat.update", 1, 1, 1)
 	chats := []string{"D1", "D2", "D3", "D4"}
