@@ -373,35 +373,31 @@ func TestTimeoutAndStopEditTheMessage(t *testing.T) {
 	assert.Equal(t, telegram.StaleText, h.answer(q).Text)
 }
 
-func TestStopCancelsThePendingQuestion(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
-	h.fake.Text(me, me, "pick")
-	m := h.botMessage(me, "Which database")
-	data := *m.Markup.InlineKeyboard[0][0].CallbackData
-	h.fake.Text(me, me, "/stop")
-	m = h.waitMessage(me, m.ID, "cancelled", func(m tgfake.Message) bool { return m.Markup == nil })
-	assert.Contains(t, m.Text, telegram.CancelledText)
-	assert.False(t, h.response(1).Allow)
-	q := h.fake.Tap(me, me, m.ID, data)
-	assert.Equal(t, telegram.StaleText, h.answer(q).Text)
-}
-
-func TestClearCancelsThePendingQuestion(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
-	h.fake.Text(me, me, "pick")
-	m := h.botMessage(me, "Which database")
-	data := *m.Markup.InlineKeyboard[0][0].CallbackData
-	h.fake.Text(me, me, "/clear")
-	m = h.waitMessage(me, m.ID, "cancelled", func(m tgfake.Message) bool { return m.Markup == nil })
-	assert.Contains(t, m.Text, "Which database should the service use?", "the question stays readable")
-	assert.Contains(t, m.Text, telegram.CancelledText)
-	h.botMessage(me, "Cleared. Pending questions were cancelled")
-	assert.False(t, h.response(1).Allow, "the agent is told the question was not answered")
-	q := h.fake.Tap(me, me, m.ID, data)
-	assert.Equal(t, telegram.StaleText, h.answer(q).Text)
-	assert.Equal(t, []string{"pick"}, h.prompts(), "neither /clear nor the old tap became a prompt")
+// /stop and /clear cancel a pending question: its message keeps the
+// question, says Cancelled and loses its buttons, the agent is told it was
+// not answered, the command says what it did, and an old tap is stale.
+func TestStopAndClearCancelThePendingQuestion(t *testing.T) {
+	for _, tc := range []struct{ command, says string }{
+		{"/stop", "Stopped."},
+		{"/clear", "Cleared. Pending questions were cancelled"},
+	} {
+		t.Run(tc.command, func(t *testing.T) {
+			var h *harness
+			h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
+			h.fake.Text(me, me, "pick")
+			m := h.botMessage(me, "Which database")
+			data := *m.Markup.InlineKeyboard[0][0].CallbackData
+			h.fake.Text(me, me, tc.command)
+			m = h.waitMessage(me, m.ID, "cancelled", func(m tgfake.Message) bool { return m.Markup == nil })
+			assert.Contains(t, m.Text, "Which database should the service use?", "the question stays readable")
+			assert.Contains(t, m.Text, telegram.CancelledText)
+			h.botMessage(me, tc.says)
+			assert.False(t, h.response(1).Allow, "the agent is told the question was not answered")
+			q := h.fake.Tap(me, me, m.ID, data)
+			assert.Equal(t, telegram.StaleText, h.answer(q).Text)
+			assert.Equal(t, []string{"pick"}, h.prompts(), "neither the command nor the old tap became a prompt")
+		})
+	}
 }
 
 // An edit that changes nothing gets Telegram's 400 "message is not
