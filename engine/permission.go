@@ -56,20 +56,19 @@ func allow(req PermissionRequest, updates ...PermissionUpdate) PermissionRespons
 
 func deny(msg string) PermissionResponse { return PermissionResponse{Message: msg} }
 
-// What the agent reads when a person rejects a request outright.
-const (
-	rejected           = "The user rejected this request."
-	rejectedWithReason = "The user rejected this request: "
-)
+// RejectedBecause starts what the agent reads when a person rejects a
+// request outright and says why; the reason follows. Without a reason it
+// reads interactions.RejectedText.
+const RejectedBecause = "The user rejected this request: "
 
 // notAnswered is what the agent reads when nobody answered.
 func notAnswered(res interactions.Resolution) PermissionResponse {
 	switch res.Status {
 	case interactions.StatusRejected:
-		if res.Decision == interactions.DecisionReject && res.Text != "" && res.Text != rejected {
-			return deny(rejectedWithReason + res.Text) // a rejection with the person's reason
+		if res.Decision == interactions.DecisionReject && res.Text != "" && res.Text != interactions.RejectedText {
+			return deny(RejectedBecause + res.Text) // a rejection with the person's reason
 		}
-		return deny(orDefault(res.Text, rejected))
+		return deny(orDefault(res.Text, interactions.RejectedText))
 	case interactions.StatusInterrupted:
 		// res.Text is the notice for people; the agent is told what happens.
 		return PermissionResponse{Message: "leashd is restarting; if the user answers after the restart, the answer arrives as a new prompt.", Interrupt: true}

@@ -419,7 +419,7 @@ func Evaluate(it Interaction, r Reply) (Resolution, Outcome, error) {
 		res.Status, res.Decision = StatusRejected, DecisionReject
 		res.Text = text
 		if res.Text == "" {
-			res.Text = "The user rejected this request."
+			res.Text = RejectedText
 		}
 		return res, Resolved, nil
 	}

@@ -51,6 +51,9 @@ const (
 	DecisionDeny         = "deny"
 )
 
+// RejectedText is a rejection's text when the person gave no reason.
+const RejectedText = "The user rejected this request."
+
 // DecisionReject is recorded when a person rejects an interaction outright
 // (a question declined, /reject, Ctrl+C in the terminal).
 const DecisionReject = "reject"

@@ -26,6 +26,7 @@ import (
 	"unicode"
 
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/interactions"
 )
 
 // Agent is the demo agent; it implements engine.Agent and engine.Helper.
@@ -437,10 +438,8 @@ func (t *run) reviewPlan() bool {
 // sees only the message): adjust sends the person's feedback as written;
 // these are its fixed texts for the other outcomes.
 const (
-	rejectedMessage      = "The user rejected this request."
-	rejectedReasonPrefix = "The user rejected this request: " // followed by the person's reason
-	noAnswerMessage      = "No answer was given."
-	expiredPrefix        = "No answer came within " // "… 10m0s; the user did not respond."
+	noAnswerMessage = "No answer was given."
+	expiredPrefix   = "No answer came within " // "… 10m0s; the user did not respond."
 )
 
 // cancelledPrefixes start the reasons the engine gives when it cancels a
@@ -455,7 +454,7 @@ func planDenied(resp engine.PermissionResponse) string {
 	switch {
 	case resp.Interrupt:
 		return fmt.Sprintf("Plan review interrupted (%q), so I stop here.", msg)
-	case msg == rejectedMessage || strings.HasPrefix(msg, rejectedReasonPrefix):
+	case msg == interactions.RejectedText || strings.HasPrefix(msg, engine.RejectedBecause):
 		return fmt.Sprintf("Plan rejected (%q), so I stop here and change nothing.", msg)
 	case msg == noAnswerMessage || strings.HasPrefix(msg, expiredPrefix):
 		return fmt.Sprintf("Plan review expired (%q), so I stay in plan mode and change nothing.", msg)
