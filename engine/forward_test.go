@@ -49,16 +49,29 @@ func (c *stuckConn) receivedCopy() []string {
 	return append([]string(nil), c.received...)
 }
 
-// ask starts a question in chat and returns once it is shown.
-func ask(t *testing.T, coord *interactions.Coordinator, conn *recConn, chat string, n int) interactions.Interaction {
+// ask starts a question in chat and returns once it is shown. The channel
+// is closed when Request has returned, that is once the question's resolved
+// event has been published.
+func ask(t *testing.T, coord *interactions.Coordinator, conn *recConn, chat string, n int) (interactions.Interaction, <-chan struct{}) {
 	t.Helper()
+	returned := make(chan struct{})
 	go func() {
+		defer close(returned)
 		_, _, _ = coord.Request(context.Background(), interactions.Interaction{
 			ChatID: chat, Kind: interactions.KindQuestion, Question: "Which one?",
 			Options: []interactions.Option{{Label: "A"}, {Label: "B"}},
 		})
 	}()
-	return conn.waitShown(t, n)
+	return conn.waitShown(t, n), returned
+}
+
+func waitReturned(t *testing.T, returned <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Request did not return after its question was settled")
+	}
 }
 
 // A chat whose app is stuck on an update does not hold back the updates of
@@ -76,11 +89,16 @@ func TestASlowChatDoesNotDelayOtherChatsUpdates(t *testing.T) {
 		require.NoError(t, <-done)
 	}()
 
-	slow1 := ask(t, coord, conn.recConn, "slow", 1)
+	// The coordinator publishes a resolved event from the Request that
+	// settles, not from Reply or Cancel, so events of two questions are
+	// published in a known order only once the first Request has returned.
+	// What this test holds the engine to is that it keeps that order.
+	slow1, slow1Returned := ask(t, coord, conn.recConn, "slow", 1)
 	require.NoError(t, ignoreOutcome(coord.Reply(slow1.ID, interactions.Reply{By: "u", Answers: []string{"A"}})))
-	slow2 := ask(t, coord, conn.recConn, "slow", 2)
+	waitReturned(t, slow1Returned)
+	slow2, _ := ask(t, coord, conn.recConn, "slow", 2)
 	require.True(t, coord.Cancel(slow2.ID, "cancelled by /stop"))
-	fast := ask(t, coord, conn.recConn, "fast", 3)
+	fast, _ := ask(t, coord, conn.recConn, "fast", 3)
 	require.NoError(t, ignoreOutcome(coord.Reply(fast.ID, interactions.Reply{By: "u", Answers: []string{"B"}})))
 
 	conn.waitFor(t, "the fast chat's answer shown while the slow chat is stuck", func() bool {
@@ -114,7 +132,7 @@ func TestShutdownGivesUpAStuckUpdateAtTheCloseTimeout(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
 
-	q := ask(t, coord, conn.recConn, "slow", 1)
+	q, _ := ask(t, coord, conn.recConn, "slow", 1)
 	cancel()
 	select {
 	case err := <-done:
