@@ -429,9 +429,11 @@ func (t *run) reviewPlan() bool {
 	t.s.mode = mode
 	t.s.mu.Unlock()
 	if clean {
-		// Approved with a clear context: the engine stops this turn and a
-		// fresh session implements the plan, so this one says nothing more
-		// (a sentence begun here would be cut off by the interrupt).
+		// Approved with a clear context: as with Claude Code, the engine
+		// interrupts this turn and a fresh session implements the plan.
+		// Until then this one says nothing (a sentence begun here was cut
+		// off by the interrupt: "Plan approved (decision:").
+		<-t.ctx.Done()
 		return false
 	}
 	// The engine has told the chat the plan was approved and in which

@@ -132,7 +132,7 @@ func TestPlanDecisions(t *testing.T) {
 			return allowWith(r, nil, engine.PermissionUpdate{Type: "setMode", Mode: engine.ModeDefault, Destination: "session"})
 		}, "Going ahead with the plan. (The demo changes nothing; put \"edit\" or \"bash\" in a message to see what real work would ask.)", engine.ModeDefault},
 		{"clean", func(r engine.PermissionRequest) engine.PermissionResponse { return allowWith(r, nil) },
-			"Here is my plan; please review it.", engine.ModeAcceptEdits}, // the engine stops the turn: nothing more is said
+			"Interrupted by the user.", engine.ModeAcceptEdits}, // it waits, saying nothing, for the engine to stop the turn
 		{"adjust", func(engine.PermissionRequest) engine.PermissionResponse {
 			return engine.PermissionResponse{Message: "use tabs"}
 		}, `Plan not approved, so I stay in plan mode. Your feedback: "use tabs"`, engine.ModePlan},
@@ -155,7 +155,12 @@ func TestPlanDecisions(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t, engine.ModePlan)
-			h := &handler{decide: func(_ context.Context, r engine.PermissionRequest) engine.PermissionResponse { return tc.resp(r) }}
+			h := &handler{decide: func(ctx context.Context, r engine.PermissionRequest) engine.PermissionResponse {
+				if tc.name == "clean" { // the engine interrupts the turn after a clean approval
+					go func() { _ = s.Interrupt(context.WithoutCancel(ctx)) }()
+				}
+				return tc.resp(r)
+			}}
 			res, err := s.Turn(context.Background(), "make a plan", h)
 			require.NoError(t, err)
 			require.Len(t, h.reqs, 1)
@@ -189,7 +194,12 @@ func TestBashOutcomes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t, engine.ModeDefault)
-			h := &handler{decide: func(_ context.Context, r engine.PermissionRequest) engine.PermissionResponse { return tc.resp(r) }}
+			h := &handler{decide: func(ctx context.Context, r engine.PermissionRequest) engine.PermissionResponse {
+				if tc.name == "clean" { // the engine interrupts the turn after a clean approval
+					go func() { _ = s.Interrupt(context.WithoutCancel(ctx)) }()
+				}
+				return tc.resp(r)
+			}}
 			res, err := s.Turn(context.Background(), "please run bash", h)
 			require.NoError(t, err)
 			require.Len(t, h.reqs, 1)
