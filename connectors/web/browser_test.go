@@ -269,9 +269,9 @@ func TestBrowserLoginAndEscaping(t *testing.T) {
 	ctx := browser(t)
 	e := start(t, setup{token: "pa ss/word"})
 	s := e.subscribe("")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.url), chromedp.WaitVisible(chromedp.CSS("#login"))))
+	checkTapAndContrast(t, ctx, "the token form", 2)
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Navigate(e.url),
-		chromedp.WaitVisible(chromedp.CSS("#login")),
 		chromedp.SendKeys(chromedp.CSS("#tokenin"), "pa ss/word"),
 		chromedp.Click(chromedp.CSS("#login button")),
 		chromedp.WaitVisible(chromedp.CSS("#dot.on")),
