@@ -24,7 +24,7 @@ func TestTeamPlanApprovalWithDemoAgent(t *testing.T) {
 			e.waitEphemeral(allowedUser, "only approvers")
 			e.tap(approverUser, btn, "Approve, auto-accept edits")
 			e.waitText("C7", "✅ *Approve, auto-accept edits* — <@U2>")
-			m := e.waitText("C7", "Plan approved (decision: edit)")
+			m := e.waitText("C7", "Going ahead with the plan.")
 			assert.Equal(t, root, m.ThreadTS)
 			// A reply in the thread is the same session's next prompt.
 			e.push(slackfake.MessageEvent("C7", "channel", allowedUser, e.nextTS(), root, "ask me a question"))

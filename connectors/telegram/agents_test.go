@@ -53,7 +53,7 @@ func TestDemoAgentEveryKindThroughTelegram(t *testing.T) {
 	assert.Contains(t, p.Text, "<b>Plan: add a greeting</b>")
 	assert.Contains(t, p.Text, `<pre><code class="language-bash">echo hello</code></pre>`)
 	h.answer(h.tap(me, me, p.ID, "Approve, auto-accept edits"))
-	h.botMessage(me, "Plan approved (decision: edit); mode is now acceptEdits.")
+	h.botMessage(me, "Plan approved. Mode: acceptEdits — edits are applied without asking.")
 }
 
 // The real Claude Code CLI against a fake model, driven from Telegram: the

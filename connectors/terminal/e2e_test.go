@@ -408,7 +408,8 @@ func TestChatPlanReviewWithArrows(t *testing.T) {
 	s.waitText("❯ 3) Approve, review edits")
 	s.send(keyEnter)
 	s.waitText("  → Approve, review edits")
-	s.waitText("Plan approved (decision: default); mode is now default.")
+	s.waitText("Plan approved. Mode: default — each edit asks for approval.")
+	s.waitText("Going ahead with the plan.")
 	s.waitIdle()
 }
 
@@ -419,7 +420,7 @@ func TestChatPlanCleanApprovalGoesOnInAFreshSession(t *testing.T) {
 	s.send("1", keyEnter)
 	s.waitText("  → Approve, clear context")
 	s.waitText("• Plan approved. Starting a fresh session to implement it (mode: acceptEdits).")
-	s.waitText("Implementing the approved plan in a fresh session (mode: acceptEdits).")
+	s.waitText("Working through the plan: writing hello.txt, then running `echo hello`.")
 	// Edits are accepted in that mode; the command still asks.
 	s.waitText("The agent wants to run Bash:")
 	assert.NotContains(t, s.screen(), "The agent wants to run Write:")
@@ -443,7 +444,7 @@ func TestChatPlanAdjustIsAskedAsText(t *testing.T) {
 	s.send("   ", keyEnter)
 	s.waitCursor("?")
 	s.send("add tests first", keyEnter)
-	s.waitText(`Plan not approved (adjust), so I stay in plan mode. Your feedback: "add tests first"`)
+	s.waitText(`Plan not approved, so I stay in plan mode. Your feedback: "add tests first"`)
 	s.waitIdle()
 }
 

@@ -461,7 +461,7 @@ func (c *Connector) postMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.mu.Lock()
-	c.publishLocked("user.message", chat, userEvent{chat, text, webUser}, text, 0)
+	c.publishLocked("user.message", chat, userEvent{chat, text, webUser, time.Now()}, text, 0)
 	c.mu.Unlock()
 	// The message is handled even if the client goes away meanwhile.
 	route, err := h.HandleMessage(context.WithoutCancel(r.Context()), connectors.Incoming{

@@ -164,7 +164,7 @@ func TestPlanReviewAdjustThenApprove(t *testing.T) {
 	assert.Equal(t, "rejected", r.Data["status"])
 	assert.Equal(t, "adjust", r.Data["decision"])
 	assert.Equal(t, "use a table", r.Data["text"])
-	s.saying(`Plan not approved (adjust), so I stay in plan mode. Your feedback: "use a table"`)
+	s.saying(`Plan not approved, so I stay in plan mode. Your feedback: "use a table"`)
 	s.next("agent.done")
 
 	// adjust with the feedback in the same body resolves at once.
@@ -182,7 +182,7 @@ func TestPlanReviewAdjustThenApprove(t *testing.T) {
 	r = s.resolved(id(p3))
 	assert.Equal(t, "answered", r.Data["status"])
 	assert.Equal(t, "edit", r.Data["decision"])
-	s.saying("Plan approved (decision: edit); mode is now acceptEdits.")
+	s.saying("Plan approved. Mode: acceptEdits — edits are applied without asking.")
 }
 
 // After a plan approved with "edit" the Write is allowed by the engine
@@ -213,7 +213,7 @@ func TestCleanApprovalStartsFreshSession(t *testing.T) {
 	st, _ := e.reply(id(p), `{"answers":[["clean_edit"]]}`)
 	require.Equal(t, http.StatusNoContent, st)
 	s.saying("Starting a fresh session to implement it")
-	s.saying("Implementing the approved plan in a fresh session (mode: acceptEdits).")
+	s.saying("Working through the plan: writing hello.txt, then running `echo hello`.")
 	b := s.next("interaction.requested")
 	assert.Equal(t, "Bash", b.Data["tool_name"])
 }

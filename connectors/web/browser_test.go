@@ -165,7 +165,7 @@ func TestBrowserQuestionFlow(t *testing.T) {
 	report := `Your questions have been answered: "Which database?"="SQLite", "Which features?"="Auth, Billing"`
 	waitText(t, ctx, report)
 	s.saying(report) // what the agent received, as it reported it
-	waitText(t, ctx, "Answered by web: Auth, Billing")
+	waitText(t, ctx, "Answered: Auth, Billing · by you")
 	require.Zero(t, count(t, ctx, ".card .actions"), "no buttons left on answered cards")
 	require.Zero(t, count(t, ctx, "button[data-label]"))
 
@@ -209,7 +209,7 @@ func TestBrowserPlanAndTool(t *testing.T) {
 	require.Equal(t, "adjust", r.Data["decision"])
 	require.Equal(t, "use tabs", r.Data["text"])
 	waitText(t, ctx, `Your feedback: "use tabs"`)
-	waitText(t, ctx, "Adjust by web: use tabs")
+	waitText(t, ctx, "Changes asked for: use tabs · by you")
 
 	sendPrompt(t, ctx, "bash")
 	b := s.next("interaction.requested")
@@ -269,9 +269,9 @@ func TestBrowserLoginAndEscaping(t *testing.T) {
 	ctx := browser(t)
 	e := start(t, setup{token: "pa ss/word"})
 	s := e.subscribe("")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.url), chromedp.WaitVisible(chromedp.CSS("#login"))))
+	checkTapAndContrast(t, ctx, "the token form", 2)
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Navigate(e.url),
-		chromedp.WaitVisible(chromedp.CSS("#login")),
 		chromedp.SendKeys(chromedp.CSS("#tokenin"), "pa ss/word"),
 		chromedp.Click(chromedp.CSS("#login button")),
 		chromedp.WaitVisible(chromedp.CSS("#dot.on")),
@@ -279,7 +279,7 @@ func TestBrowserLoginAndEscaping(t *testing.T) {
 	evil := `<img src=x onerror="window.pwned=1"> **bold** <script>window.pwned=2</script>`
 	sendPrompt(t, ctx, evil)
 	s.next("agent.done")
-	waitText(t, ctx, `You said: "<img src=x onerror=\"window.pwned=1\"> bold <script>window.pwned=2</script>"`)
+	waitText(t, ctx, `You said: "<img src=x onerror="window.pwned=1"> bold <script>window.pwned=2</script>"`)
 	require.Zero(t, count(t, ctx, "main img"), "no element made from the text")
 	require.Zero(t, count(t, ctx, "main script"))
 	require.Equal(t, 1, count(t, ctx, ".msg.bot strong"), "Markdown still works")
@@ -287,7 +287,7 @@ func TestBrowserLoginAndEscaping(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, pwned)
 	var user string
-	user, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".msg.user")))
+	user, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".msg.user .body")))
 	require.NoError(t, err)
 	require.Equal(t, evil, user)
 }
@@ -307,7 +307,7 @@ func TestBrowserAnswersAnotherConnectorsChat(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(`#chats option[value="telegram:42"]`))))
 	label, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(`#chats option[value="telegram:42"]`)))
 	require.NoError(t, err)
-	require.Regexp(t, `^telegram:42 \(\d+\)$`, label, "unread count shown")
+	require.Regexp(t, `^Telegram \(\d+\)$`, label, "named by its app, with the unread count")
 
 	// Choose it as a person does: the value and its change event in one
 	// task (events arriving meanwhile re-render the list).

@@ -28,7 +28,9 @@
 // selected, awaiting_feedback; interrupted and notice for a request a
 // restart interrupted that still takes an answer). interaction.updated has
 // selected and awaiting_feedback; interaction.resolved has status, answer,
-// decision, text and by.
+// decision, text and by. Events people see carry the time it happened:
+// asked_at on requests, at on messages (when first shown), user messages,
+// resolutions and agent.done.
 //
 // Errors are JSON {"error":"…"}: 400 bad request (naming what is accepted),
 // 401 no or wrong token, 403 cross-site request, foreign host without a
@@ -95,6 +97,7 @@ type route struct {
 
 type streaming struct {
 	id   string
+	at   time.Time // when its first text was shown
 	text []byte
 	last uint64 // seq of the last update event, replaced by the next
 }
@@ -273,23 +276,27 @@ type messageEvent struct {
 	ChatID    string `json:"chat_id"`
 	MessageID string `json:"message_id"`
 	Text      string `json:"text"`
+	// At is when the message was first shown (an update keeps it).
+	At time.Time `json:"at"`
 }
 
 type userEvent struct {
-	ChatID string `json:"chat_id"`
-	Text   string `json:"text"`
-	By     string `json:"by"`
+	ChatID string    `json:"chat_id"`
+	Text   string    `json:"text"`
+	By     string    `json:"by"`
+	At     time.Time `json:"at"`
 }
 
 type doneEvent struct {
-	ChatID     string   `json:"chat_id"`
-	Result     string   `json:"result"`
-	IsError    bool     `json:"is_error"`
-	CostUSD    float64  `json:"cost_usd"`
-	NumTurns   int      `json:"num_turns"`
-	Tools      []string `json:"tools"`
-	DurationMS int64    `json:"duration_ms"`
-	Summary    string   `json:"summary"`
+	ChatID     string    `json:"chat_id"`
+	Result     string    `json:"result"`
+	IsError    bool      `json:"is_error"`
+	CostUSD    float64   `json:"cost_usd"`
+	NumTurns   int       `json:"num_turns"`
+	Tools      []string  `json:"tools"`
+	DurationMS int64     `json:"duration_ms"`
+	Summary    string    `json:"summary"`
+	At         time.Time `json:"at"`
 }
 
 // interactionView is an interaction as the API shows it: every field is
@@ -346,6 +353,7 @@ type resolvedEvent struct {
 	Decision string              `json:"decision"`
 	Text     string              `json:"text"`
 	By       string              `json:"by"`
+	At       time.Time           `json:"at"`
 }
 
 // maxStreamMessage starts a new message when streamed text grows past it.
@@ -382,7 +390,7 @@ func (c *Connector) Say(_ context.Context, chatID, text string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.streams, chatID) // later agent text goes below this
-	c.publishLocked("message", chatID, messageEvent{chatID, c.newMessageIDLocked(), text}, text, 0)
+	c.publishLocked("message", chatID, messageEvent{chatID, c.newMessageIDLocked(), text, time.Now()}, text, 0)
 	return nil
 }
 
@@ -402,14 +410,14 @@ func (c *Connector) StreamText(_ context.Context, chatID, text string) error {
 		if text == "" {
 			return nil
 		}
-		s = &streaming{id: c.newMessageIDLocked()}
+		s = &streaming{id: c.newMessageIDLocked(), at: time.Now()}
 		c.streams[chatID] = s
 		s.text = append(s.text, text...)
-		c.publishLocked("message", chatID, messageEvent{chatID, s.id, string(s.text)}, string(s.text), 0)
+		c.publishLocked("message", chatID, messageEvent{chatID, s.id, string(s.text), s.at}, string(s.text), 0)
 		return nil
 	}
 	s.text = append(s.text, text...)
-	s.last = c.publishLocked("message.updated", chatID, messageEvent{chatID, s.id, string(s.text)}, string(s.text), s.last)
+	s.last = c.publishLocked("message.updated", chatID, messageEvent{chatID, s.id, string(s.text), s.at}, string(s.text), s.last)
 	return nil
 }
 
@@ -424,7 +432,7 @@ func (c *Connector) Done(_ context.Context, chatID string, s connectors.Summary)
 	}
 	c.publishLocked("agent.done", chatID, doneEvent{
 		ChatID: chatID, Result: s.Result, IsError: s.IsError, CostUSD: s.CostUSD, NumTurns: s.NumTurns,
-		Tools: tools, DurationMS: s.Duration.Milliseconds(), Summary: s.Line(),
+		Tools: tools, DurationMS: s.Duration.Milliseconds(), Summary: s.Line(), At: time.Now(),
 	}, s.Line(), 0)
 	return nil
 }
@@ -509,7 +517,7 @@ func (c *Connector) Update(_ context.Context, ev interactions.Event) error {
 		delete(c.interrupted, it.ID)
 		c.publishLocked("interaction.resolved", it.ChatID, resolvedEvent{
 			ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Status: r.Status,
-			Answer: r.Answer, Decision: r.Decision, Text: r.Text, By: r.By,
+			Answer: r.Answer, Decision: r.Decision, Text: r.Text, By: r.By, At: r.At,
 		}, "", 0)
 	}
 	return nil

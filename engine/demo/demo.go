@@ -303,7 +303,9 @@ func (t *run) script(prompt string) string {
 		return t.result()
 	}
 	if w.implement {
-		t.say("Implementing the approved plan in a fresh session (mode: " + string(t.s.Mode()) + ").")
+		// The engine has said the plan was approved and a fresh session
+		// starts: the demo says what it does, not that again.
+		t.say("Working through the plan: writing hello.txt, then running `echo hello`.")
 	}
 	if w.question {
 		t.askQuestions()
@@ -323,7 +325,7 @@ func (t *run) script(prompt string) string {
 		t.bash()
 	}
 	if w == (words{}) {
-		t.say(fmt.Sprintf("You said: %q. I am the demo agent: I only pretend to work. Try a message with the word \"question\", \"plan\", \"bash\" or \"edit\" to see how leashd asks you.", prompt))
+		t.say("You said: " + quote(prompt) + ". I am the demo agent: I only pretend to work. Try a message with the word \"question\", \"plan\", \"bash\" or \"edit\" to see how leashd asks you.")
 	}
 	return t.result()
 }
@@ -417,20 +419,26 @@ func (t *run) reviewPlan() bool {
 		t.say(planDenied(resp))
 		return false
 	}
-	decision, mode := "clean_edit", engine.ModeAcceptEdits
+	mode, clean := engine.ModeAcceptEdits, true
 	for _, u := range resp.UpdatedPermissions {
 		if u.Type == "setMode" {
-			mode = u.Mode
-			decision = "edit"
-			if u.Mode == engine.ModeDefault {
-				decision = "default"
-			}
+			mode, clean = u.Mode, false
 		}
 	}
 	t.s.mu.Lock()
 	t.s.mode = mode
 	t.s.mu.Unlock()
-	t.say(fmt.Sprintf("Plan approved (decision: %s); mode is now %s.", decision, mode))
+	if clean {
+		// Approved with a clear context: as with Claude Code, the engine
+		// interrupts this turn and a fresh session implements the plan.
+		// Until then this one says nothing (a sentence begun here was cut
+		// off by the interrupt: "Plan approved (decision:").
+		<-t.ctx.Done()
+		return false
+	}
+	// The engine has told the chat the plan was approved and in which
+	// mode; the demo does not say it again.
+	t.say("Going ahead with the plan. (The demo changes nothing; put \"edit\" or \"bash\" in a message to see what real work would ask.)")
 	return true
 }
 
@@ -464,8 +472,12 @@ func planDenied(resp engine.PermissionResponse) string {
 			return fmt.Sprintf("Plan review cancelled (%q), so I stay in plan mode and change nothing.", msg)
 		}
 	}
-	return fmt.Sprintf("Plan not approved (adjust), so I stay in plan mode. Your feedback: %q", msg)
+	return "Plan not approved, so I stay in plan mode. Your feedback: " + quote(msg)
 }
+
+// quote puts a person's text in quotes as they wrote it: line breaks stay
+// line breaks (Go's %q would show them as a literal \n).
+func quote(s string) string { return `"` + s + `"` }
 
 func (t *run) write() {
 	path := "hello.txt"

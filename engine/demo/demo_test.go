@@ -57,6 +57,18 @@ func allowWith(req engine.PermissionRequest, input json.RawMessage, ups ...engin
 	return engine.PermissionResponse{Allow: true, UpdatedInput: input, UpdatedPermissions: ups}
 }
 
+// A prompt of several lines is echoed with its line breaks, as the person
+// wrote it: never a literal "\n" (Go's %q) in what people read.
+func TestEchoKeepsLineBreaks(t *testing.T) {
+	s := open(t, engine.ModeDefault)
+	h := &handler{}
+	_, err := s.Turn(context.Background(), "first line\nsecond \"line\"", h)
+	require.NoError(t, err)
+	assert.Contains(t, h.said(), "You said: \"first line\nsecond \"line\"\". I am the demo agent")
+	assert.NotContains(t, h.said(), `\n`)
+	assert.NotContains(t, h.said(), `\"`)
+}
+
 func TestEchoHintsTheWords(t *testing.T) {
 	s := open(t, engine.ModeDefault)
 	h := &handler{}
@@ -115,15 +127,15 @@ func TestPlanDecisions(t *testing.T) {
 	}{
 		{"edit", func(r engine.PermissionRequest) engine.PermissionResponse {
 			return allowWith(r, nil, engine.PermissionUpdate{Type: "setMode", Mode: engine.ModeAcceptEdits, Destination: "session"})
-		}, "Plan approved (decision: edit); mode is now acceptEdits.", engine.ModeAcceptEdits},
+		}, "Going ahead with the plan. (The demo changes nothing; put \"edit\" or \"bash\" in a message to see what real work would ask.)", engine.ModeAcceptEdits},
 		{"default", func(r engine.PermissionRequest) engine.PermissionResponse {
 			return allowWith(r, nil, engine.PermissionUpdate{Type: "setMode", Mode: engine.ModeDefault, Destination: "session"})
-		}, "Plan approved (decision: default); mode is now default.", engine.ModeDefault},
+		}, "Going ahead with the plan. (The demo changes nothing; put \"edit\" or \"bash\" in a message to see what real work would ask.)", engine.ModeDefault},
 		{"clean", func(r engine.PermissionRequest) engine.PermissionResponse { return allowWith(r, nil) },
-			"Plan approved (decision: clean_edit); mode is now acceptEdits.", engine.ModeAcceptEdits},
+			"Interrupted by the user.", engine.ModeAcceptEdits}, // it waits, saying nothing, for the engine to stop the turn
 		{"adjust", func(engine.PermissionRequest) engine.PermissionResponse {
 			return engine.PermissionResponse{Message: "use tabs"}
-		}, `Plan not approved (adjust), so I stay in plan mode. Your feedback: "use tabs"`, engine.ModePlan},
+		}, `Plan not approved, so I stay in plan mode. Your feedback: "use tabs"`, engine.ModePlan},
 		{"rejected", func(engine.PermissionRequest) engine.PermissionResponse {
 			return engine.PermissionResponse{Message: "The user rejected this request."}
 		}, `Plan rejected ("The user rejected this request."), so I stop here and change nothing.`, engine.ModePlan},
@@ -143,7 +155,12 @@ func TestPlanDecisions(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t, engine.ModePlan)
-			h := &handler{decide: func(_ context.Context, r engine.PermissionRequest) engine.PermissionResponse { return tc.resp(r) }}
+			h := &handler{decide: func(ctx context.Context, r engine.PermissionRequest) engine.PermissionResponse {
+				if tc.name == "clean" { // the engine interrupts the turn after a clean approval
+					go func() { _ = s.Interrupt(context.WithoutCancel(ctx)) }()
+				}
+				return tc.resp(r)
+			}}
 			res, err := s.Turn(context.Background(), "make a plan", h)
 			require.NoError(t, err)
 			require.Len(t, h.reqs, 1)
@@ -177,7 +194,12 @@ func TestBashOutcomes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t, engine.ModeDefault)
-			h := &handler{decide: func(_ context.Context, r engine.PermissionRequest) engine.PermissionResponse { return tc.resp(r) }}
+			h := &handler{decide: func(ctx context.Context, r engine.PermissionRequest) engine.PermissionResponse {
+				if tc.name == "clean" { // the engine interrupts the turn after a clean approval
+					go func() { _ = s.Interrupt(context.WithoutCancel(ctx)) }()
+				}
+				return tc.resp(r)
+			}}
 			res, err := s.Turn(context.Background(), "please run bash", h)
 			require.NoError(t, err)
 			require.Len(t, h.reqs, 1)
@@ -241,7 +263,7 @@ func TestImplementsApprovedPlan(t *testing.T) {
 	require.Len(t, h.reqs, 2)
 	assert.Equal(t, "Write", h.reqs[0].ToolName)
 	assert.Equal(t, "Bash", h.reqs[1].ToolName)
-	assert.Contains(t, h.said(), "Implementing the approved plan")
+	assert.Contains(t, h.said(), "Working through the plan: writing hello.txt, then running `echo hello`.")
 }
 
 func TestInterruptWithdrawsPendingPermission(t *testing.T) {
@@ -372,7 +394,7 @@ func TestPlanModePlansAnyPrompt(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, h.reqs, 1)
 	assert.Equal(t, engine.ToolExitPlanMode, h.reqs[0].ToolName)
-	assert.Equal(t, "Plan approved (decision: default); mode is now default.", res.Text)
+	assert.Equal(t, "Going ahead with the plan. (The demo changes nothing; put \"edit\" or \"bash\" in a message to see what real work would ask.)", res.Text)
 	assert.NotContains(t, h.said(), "You said", "no echo once planned")
 
 	// Questions are still asked in plan mode, without a plan.

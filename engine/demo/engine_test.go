@@ -102,7 +102,7 @@ func TestPlanDenialsThroughTheEngine(t *testing.T) {
 	}
 	t.Run("adjust", func(t *testing.T) {
 		said := planReview(t, reply(interactions.Reply{Answers: []string{interactions.DecisionAdjust}, Text: "add tests first"}))
-		assert.Contains(t, said, `Plan not approved (adjust), so I stay in plan mode. Your feedback: "add tests first"`)
+		assert.Contains(t, said, `Plan not approved, so I stay in plan mode. Your feedback: "add tests first"`)
 	})
 	t.Run("adjust, feedback typed as a message", func(t *testing.T) {
 		said := planReview(t, func(e *engine.Engine, it interactions.Interaction) {
