@@ -39,13 +39,13 @@ type Config struct {
 	ShutdownTimeoutSeconds int    `split_words:"true" default:"20" max:"3600" desc:"Seconds a graceful shutdown may take before leashd exits anyway; 0 = no limit; at most 3600 (1 hour)"`
 
 	WebAddr  string `split_words:"true" default:"127.0.0.1:8080" desc:"Address of the web page, HTTP API, health and metrics; off disables"`
-	WebToken string `split_words:"true" desc:"Bearer token required on /api routes; required when the web address is not loopback"`
+	WebToken string `split_words:"true" desc:"Bearer token required on /api routes; required when the web address is not loopback, and then at least 16 characters, not one character repeated"`
 
 	TelegramBotToken      string   `split_words:"true" desc:"Telegram bot token from @BotFather; enables the Telegram connector"`
 	TelegramApiURL        string   `split_words:"true" default:"https://api.telegram.org" desc:"Telegram Bot API base URL; leashd appends /bot<token>/<method>"`
 	TelegramAllowedUsers  []string `split_words:"true" desc:"Comma-separated numeric Telegram user IDs allowed to use the bot (empty: nobody)"`
 	TelegramWebhookURL    string   `split_words:"true" desc:"Public HTTPS URL for webhook mode (empty: long polling)"`
-	TelegramWebhookSecret string   `split_words:"true" desc:"Secret Telegram sends in X-Telegram-Bot-Api-Secret-Token in webhook mode (required with the webhook URL)"`
+	TelegramWebhookSecret string   `split_words:"true" desc:"Secret Telegram sends in X-Telegram-Bot-Api-Secret-Token in webhook mode (required with the webhook URL): 16-256 characters A-Z, a-z, 0-9, _ and -, not one character repeated"`
 
 	SlackBotToken      string   `split_words:"true" desc:"Slack bot token (xoxb-…); enables the Slack connector"`
 	SlackAppToken      string   `split_words:"true" desc:"Slack app-level token (xapp-…) for Socket Mode"`
@@ -176,6 +176,8 @@ func (c Config) Validate() error {
 			bad("WEB_ADDR", c.WebAddr, "the port must be a number from 0 to 65535")
 		} else if !IsLoopback(host) && c.WebToken == "" {
 			bad("WEB_ADDR", c.WebAddr, "a non-loopback address serves the API to the network: set LEASHD_WEB_TOKEN too, or bind 127.0.0.1")
+		} else if why := WeakSecret(c.WebToken); !IsLoopback(host) && why != "" {
+			bad("WEB_TOKEN", "…", fmt.Sprintf("LEASHD_WEB_ADDR=%s serves the API to the network and this token is weak (%s): use %d or more %s", c.WebAddr, why, MinSecretLength, weakSecretAdvice))
 		}
 	}
 	if c.TelegramBotToken != "" {
@@ -194,6 +196,8 @@ func (c Config) Validate() error {
 		}
 		if c.TelegramWebhookSecret == "" {
 			errs = append(errs, fmt.Errorf("%s_TELEGRAM_WEBHOOK_SECRET is empty: webhook mode needs a secret (1-256 characters A-Z, a-z, 0-9, _ and -)", Prefix))
+		} else if why := WeakSecret(c.TelegramWebhookSecret); why != "" && validWebhookSecret(c.TelegramWebhookSecret) {
+			bad("TELEGRAM_WEBHOOK_SECRET", "…", fmt.Sprintf("the webhook is public and this secret is weak (%s): use %d to 256 %s", why, MinSecretLength, weakSecretAdvice))
 		}
 	}
 	if s := c.TelegramWebhookSecret; s != "" && !validWebhookSecret(s) {

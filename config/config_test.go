@@ -226,12 +226,12 @@ func TestEveryVariableIsRead(t *testing.T) {
 		"LEASHD_LOG_FORMAT":               "json",
 		"LEASHD_SHUTDOWN_TIMEOUT_SECONDS": "5",
 		"LEASHD_WEB_ADDR":                 "0.0.0.0:9000",
-		"LEASHD_WEB_TOKEN":                "web-token",
+		"LEASHD_WEB_TOKEN":                "w3b-t0ken-9f8e7d6c5b4a",
 		"LEASHD_TELEGRAM_BOT_TOKEN":       "123:abc",
 		"LEASHD_TELEGRAM_API_URL":         "http://127.0.0.1:8081",
 		"LEASHD_TELEGRAM_ALLOWED_USERS":   "42",
 		"LEASHD_TELEGRAM_WEBHOOK_URL":     "https://bot.example.com/telegram",
-		"LEASHD_TELEGRAM_WEBHOOK_SECRET":  "s3cr3t_-",
+		"LEASHD_TELEGRAM_WEBHOOK_SECRET":  "s3cr3t_-0123456789",
 		"LEASHD_SLACK_BOT_TOKEN":          "xoxb-1",
 		"LEASHD_SLACK_APP_TOKEN":          "xapp-1",
 		"LEASHD_SLACK_SIGNING_SECRET":     "signing",
@@ -252,9 +252,9 @@ func TestEveryVariableIsRead(t *testing.T) {
 		ApprovalTimeoutSeconds: 0, Agent: "demo", ClaudePath: "/opt/claude/bin/claude", ClaudeModel: "sonnet",
 		Workdir: dir, DefaultMode: "acceptEdits", MaxConcurrentAgents: 2, AgentIdleSeconds: 60, AgentTimeoutSeconds: 0,
 		DBPath: filepath.Join(dir, "l.db"), LogLevel: "debug", LogFormat: "json", ShutdownTimeoutSeconds: 5,
-		WebAddr: "0.0.0.0:9000", WebToken: "web-token",
+		WebAddr: "0.0.0.0:9000", WebToken: "w3b-t0ken-9f8e7d6c5b4a",
 		TelegramBotToken: "123:abc", TelegramApiURL: "http://127.0.0.1:8081", TelegramAllowedUsers: []string{"42"},
-		TelegramWebhookURL: "https://bot.example.com/telegram", TelegramWebhookSecret: "s3cr3t_-",
+		TelegramWebhookURL: "https://bot.example.com/telegram", TelegramWebhookSecret: "s3cr3t_-0123456789",
 		SlackBotToken: "xoxb-1", SlackAppToken: "xapp-1", SlackSigningSecret: "signing",
 		SlackApiURL: "http://127.0.0.1:8082/api/", SlackAllowedUsers: []string{"U1"}, SlackApprovers: []string{"U2"},
 	}, c)
@@ -264,7 +264,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 	assert.True(t, c.SlackEnabled())
 	assert.True(t, c.SlackSocketMode())
 	assert.Equal(t, []string{"U2"}, c.Approvers())
-	assert.ElementsMatch(t, []string{"web-token", "123:abc", "s3cr3t_-", "xoxb-1", "xapp-1", "signing"}, c.Secrets())
+	assert.ElementsMatch(t, []string{"w3b-t0ken-9f8e7d6c5b4a", "123:abc", "s3cr3t_-0123456789", "xoxb-1", "xapp-1", "signing"}, c.Secrets())
 }
 
 func TestLists(t *testing.T) {
@@ -461,6 +461,9 @@ func TestSecondsMaximaAreDocumented(t *testing.T) {
 	}
 }
 
+// strongSecret passes config.WeakSecret.
+const strongSecret = "Zq3-vL8_kT2mW9xR4nB7"
+
 func valid(t *testing.T) config.Config {
 	t.Helper()
 	cleanEnv(t)
@@ -525,6 +528,20 @@ func TestValidateRejects(t *testing.T) {
 			[]string{`LEASHD_WEB_ADDR=":8080"`, "LEASHD_WEB_TOKEN"}},
 		{"a public name without a token", func(c *config.Config) { c.WebAddr = "leashd.example.com:443" },
 			[]string{`LEASHD_WEB_ADDR="leashd.example.com:443"`, "LEASHD_WEB_TOKEN"}},
+		{"a space as the token", func(c *config.Config) { c.WebAddr = "0.0.0.0:8080"; c.WebToken = " " },
+			[]string{`LEASHD_WEB_TOKEN="…" is invalid`, "LEASHD_WEB_ADDR=0.0.0.0:8080", "weak (it is 1 character long)", "16 or more random characters"}},
+		{"a one-letter token", func(c *config.Config) { c.WebAddr = ":8080"; c.WebToken = "a" },
+			[]string{`LEASHD_WEB_TOKEN="…" is invalid`, "weak (it is 1 character long)"}},
+		{"a 15-character token", func(c *config.Config) { c.WebAddr = "10.0.0.1:8080"; c.WebToken = "0123456789abcde" },
+			[]string{`LEASHD_WEB_TOKEN="…" is invalid`, "weak (it is 15 characters long)"}},
+		{"a token of one repeated character", func(c *config.Config) { c.WebAddr = "0.0.0.0:8080"; c.WebToken = strings.Repeat("a", 64) },
+			[]string{`LEASHD_WEB_TOKEN="…" is invalid`, "weak (it is one character repeated)"}},
+		{"a token of repeated spaces", func(c *config.Config) { c.WebAddr = "0.0.0.0:8080"; c.WebToken = strings.Repeat(" ", 20) },
+			[]string{`LEASHD_WEB_TOKEN="…" is invalid`, "weak (it is one character repeated)"}},
+		{"a token ending in a newline", func(c *config.Config) { c.WebAddr = "0.0.0.0:8080"; c.WebToken = strongSecret + "\n" },
+			[]string{`LEASHD_WEB_TOKEN="…" is invalid`, "ends with a space or holds a control character"}},
+		{"a token of 16 multi-byte characters counts characters", func(c *config.Config) { c.WebAddr = "0.0.0.0:8080"; c.WebToken = strings.Repeat("é", 7) + "a" },
+			[]string{`LEASHD_WEB_TOKEN="…" is invalid`, "it is 8 characters long"}},
 		{"web address without a port", func(c *config.Config) { c.WebAddr = "8080" },
 			[]string{`LEASHD_WEB_ADDR="8080"`, "host:port", "off"}},
 		{"web port by name", func(c *config.Config) { c.WebAddr = "127.0.0.1:http" },
@@ -543,14 +560,24 @@ func TestValidateRejects(t *testing.T) {
 		{"webhook URL not https", func(c *config.Config) {
 			c.TelegramBotToken = "1:a"
 			c.TelegramWebhookURL = "http://bot.example.com/tg"
-			c.TelegramWebhookSecret = "abc"
+			c.TelegramWebhookSecret = strongSecret
 		}, []string{`LEASHD_TELEGRAM_WEBHOOK_URL="http://bot.example.com/tg"`, "https://"}},
 		{"webhook with the web page off", func(c *config.Config) {
 			c.WebAddr = "off"
 			c.TelegramBotToken = "1:a"
 			c.TelegramWebhookURL = "https://bot.example.com/tg"
-			c.TelegramWebhookSecret = "abc"
+			c.TelegramWebhookSecret = strongSecret
 		}, []string{`LEASHD_TELEGRAM_WEBHOOK_URL="https://bot.example.com/tg"`, "LEASHD_WEB_ADDR", "off", "long polling"}},
+		{"weak webhook secret", func(c *config.Config) {
+			c.TelegramBotToken = "1:a"
+			c.TelegramWebhookURL = "https://bot.example.com/tg"
+			c.TelegramWebhookSecret = "abc"
+		}, []string{`LEASHD_TELEGRAM_WEBHOOK_SECRET="…" is invalid`, "weak (it is 3 characters long)", "16 to 256"}},
+		{"webhook secret of one repeated character", func(c *config.Config) {
+			c.TelegramBotToken = "1:a"
+			c.TelegramWebhookURL = "https://bot.example.com/tg"
+			c.TelegramWebhookSecret = strings.Repeat("x", 40)
+		}, []string{`LEASHD_TELEGRAM_WEBHOOK_SECRET="…" is invalid`, "one character repeated"}},
 		{"webhook secret with bad characters", func(c *config.Config) { c.TelegramWebhookSecret = "has space!" },
 			[]string{`LEASHD_TELEGRAM_WEBHOOK_SECRET="…"`, "1-256 characters"}},
 		{"webhook secret too long", func(c *config.Config) { c.TelegramWebhookSecret = strings.Repeat("a", 257) },
@@ -581,7 +608,9 @@ func TestValidateRejects(t *testing.T) {
 				assert.Contains(t, err.Error(), s)
 			}
 			for _, secret := range c.Secrets() {
-				assert.NotContains(t, err.Error(), secret, "a secret was printed")
+				if len(strings.TrimSpace(secret)) >= 6 { // shorter ones occur in any text
+					assert.NotContains(t, err.Error(), secret, "a secret was printed")
+				}
 			}
 		})
 	}
@@ -593,8 +622,14 @@ func TestValidateAccepts(t *testing.T) {
 		mutate func(*config.Config)
 	}{
 		{"defaults", func(*config.Config) {}},
-		{"non-loopback with a token", func(c *config.Config) { c.WebAddr = "0.0.0.0:8080"; c.WebToken = "t" }},
-		{"all interfaces with a token", func(c *config.Config) { c.WebAddr = ":8080"; c.WebToken = "t" }},
+		{"non-loopback with a token", func(c *config.Config) { c.WebAddr = "0.0.0.0:8080"; c.WebToken = strongSecret }},
+		{"all interfaces with a token", func(c *config.Config) { c.WebAddr = ":8080"; c.WebToken = strongSecret }},
+		{"a token of exactly 16 characters", func(c *config.Config) { c.WebAddr = ":8080"; c.WebToken = "0123456789abcdef" }},
+		{"a token of two characters repeated", func(c *config.Config) { c.WebAddr = ":8080"; c.WebToken = strings.Repeat("ab", 8) }},
+		{"a weak token on loopback", func(c *config.Config) { c.WebToken = "a" }},
+		{"a space as the token on localhost", func(c *config.Config) { c.WebAddr = "localhost:8080"; c.WebToken = " " }},
+		{"a weak token with the web page off", func(c *config.Config) { c.WebAddr = "off"; c.WebToken = "a" }},
+		{"a weak webhook secret without a webhook", func(c *config.Config) { c.TelegramWebhookSecret = "abc" }},
 		{"off", func(c *config.Config) { c.WebAddr = "off" }},
 		{"OFF", func(c *config.Config) { c.WebAddr = "OFF" }},
 		{"localhost", func(c *config.Config) { c.WebAddr = "localhost:8080" }},
@@ -615,7 +650,7 @@ func TestValidateAccepts(t *testing.T) {
 		{"Telegram webhook", func(c *config.Config) {
 			c.TelegramBotToken = "1:a"
 			c.TelegramWebhookURL = "https://bot.example.com/tg"
-			c.TelegramWebhookSecret = "Abc_-09"
+			c.TelegramWebhookSecret = "Abc_-09" + strings.Repeat("x", 9)
 		}},
 		{"Telegram API URL of a fake server", func(c *config.Config) { c.TelegramBotToken = "1:a"; c.TelegramApiURL = "http://127.0.0.1:1234" }},
 		{"Slack Socket Mode with the web page off", func(c *config.Config) {

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,6 +21,9 @@ func FuzzValidate(f *testing.F) {
 	f.Add("0", "demo", "plan", "off", "", ",,", " , ", "https://bot.example.com/tg", "bad secret", "", "xapp", "sig", "")
 	f.Add("0x10", "claude", "acceptEdits", "[::1]:8080", "tok", "9223372036854775808", "U\n1", "https://%zz", "s", "xoxb", "", "sig", "http://[::1]:namedport")
 	f.Add("abc", "", "", ":", "", "1,\t2", "", "", strings.Repeat("a", 300), "", "", "", "\x00")
+	f.Add("300", "auto", "default", "0.0.0.0:8080", " ", "", "", "", "", "", "", "", "")
+	f.Add("300", "auto", "default", ":8080", strings.Repeat("z", 32), "", "", "https://bot.example.com/tg", "abc", "", "", "", "")
+	f.Add("300", "auto", "default", "[::]:8080", "0123456789abcdef", "", "", "", "", "", "", "", "")
 	f.Fuzz(func(t *testing.T, timeout, agent, mode, webAddr, webToken, tgUsers, slackUsers, webhookURL, webhookSecret, slackBot, slackApp, slackSigning, apiURL string) {
 		cleanEnv(t)
 		set := func(k, v string) {
@@ -71,6 +75,12 @@ func FuzzValidate(f *testing.F) {
 
 		err = c.Validate()
 		if err == nil {
+			// A weak token never guards an address the network reaches.
+			if host, _, herr := net.SplitHostPort(c.WebAddr); c.WebEnabled() && herr == nil && !config.IsLoopback(host) {
+				if why := config.WeakSecret(c.WebToken); why != "" {
+					t.Fatalf("LEASHD_WEB_ADDR=%s accepted with a weak token (%s)", c.WebAddr, why)
+				}
+			}
 			return
 		}
 		msg := err.Error()
