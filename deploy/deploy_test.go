@@ -851,3 +851,17 @@ func TestComposeConfigValidates(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 }
+
+// TestREADMENamesRealVariables: every LEASHD_ variable the walkthroughs in
+// deploy/README.md tell a newcomer to set is one leashd reads.
+func TestREADMENamesRealVariables(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	known := knownVars(t)
+	notConfig := map[string]bool{"LEASHD_TARGET": true, "LEASHD_NAME": true} // compose's build target; the format's placeholder
+	for _, name := range regexp.MustCompile(`LEASHD_[A-Z][A-Z_]*[A-Z]`).FindAllString(string(b), -1) {
+		if !notConfig[name] && !strings.HasPrefix(name, "LEASHD_TEST_") {
+			assert.Contains(t, known, name, "deploy/README.md names %s, which leashd does not read", name)
+		}
+	}
+}
