@@ -168,6 +168,9 @@ func (h *RedactingHandler) WithGroup(name string) slog.Handler {
 // new occurrence (bounded: a secret inside "[REDACTED]" cannot be removed).
 func (h *RedactingHandler) redact(s string) string {
 	for range 4 {
+		if !h.contains(s) {
+			return s
+		}
 		out, changed := h.replace(s)
 		if !changed {
 			return s
@@ -179,8 +182,19 @@ func (h *RedactingHandler) redact(s string) string {
 
 // contains reports whether s holds a secret redact would replace.
 func (h *RedactingHandler) contains(s string) bool {
-	_, changed := h.replace(s)
-	return changed
+	for _, p := range h.secrets {
+		for off := 0; off <= len(s); {
+			i := strings.Index(s[off:], p.s)
+			if i < 0 {
+				break
+			}
+			if p.fits(s, off+i, off+i+len(p.s)) {
+				return true
+			}
+			off += i + 1
+		}
+	}
+	return false
 }
 
 // replace makes one pass over s, replacing at each position the longest

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/url"
@@ -413,4 +414,26 @@ func FuzzParseLogLevel(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, want, level)
 	})
+}
+
+// BenchmarkRedactingLogger logs a typical line (message, a chat, an error
+// with a URL) through the JSON logger with every secret configured: strong
+// ones, and a weak loopback web token matched as a whole word.
+func BenchmarkRedactingLogger(b *testing.B) {
+	for _, weak := range []bool{false, true} {
+		b.Run(fmt.Sprintf("weak_web_token=%v", weak), func(b *testing.B) {
+			cfg := secretConfig()
+			cfg.LogFormat = "json"
+			if weak {
+				cfg.WebToken = "a"
+			}
+			log, err := config.NewLogger(cfg, io.Discard)
+			require.NoError(b, err)
+			apiErr := fmt.Errorf("polling: %w", &url.Error{Op: "Post", URL: "https://api.telegram.org/bot" + tgToken + "/getUpdates", Err: errors.New("connection reset")})
+			b.ReportAllocs()
+			for b.Loop() {
+				log.Info("a message was sent to the chat", "chat", "telegram:42", "err", apiErr, "n", 3)
+			}
+		})
+	}
 }
