@@ -134,6 +134,8 @@ func TestInvalidConfigurationNamesTheVariable(t *testing.T) {
 			[]string{`LEASHD_AGENT_TIMEOUT_SECONDS="18446744074" is invalid: accepted: a whole number of seconds from 0 to 604800 (7 days)`}},
 		{"public web address without token", map[string]string{"LEASHD_WEB_ADDR": "0.0.0.0:8080"}, nil,
 			[]string{`LEASHD_WEB_ADDR="0.0.0.0:8080"`, "LEASHD_WEB_TOKEN"}},
+		{"public web address with a weak token", map[string]string{"LEASHD_WEB_ADDR": "0.0.0.0:8080", "LEASHD_WEB_TOKEN": "a"}, nil,
+			[]string{`LEASHD_WEB_TOKEN="…" is invalid`, "weak (it is 1 character long)", "16 or more"}},
 		{"Telegram user ID", map[string]string{"LEASHD_TELEGRAM_ALLOWED_USERS": "12, alice"}, nil,
 			[]string{`LEASHD_TELEGRAM_ALLOWED_USERS="alice"`, "numbers"}},
 		{"several at once", map[string]string{"LEASHD_AGENT": "gpt", "LEASHD_DEFAULT_MODE": "yolo", "LEASHD_LOG_FORMAT": "xml"}, nil,
