@@ -195,7 +195,7 @@ func (c Config) Validate() error {
 			bad("TELEGRAM_WEBHOOK_URL", c.TelegramWebhookURL, "use a public https:// URL")
 		}
 		if c.TelegramWebhookSecret == "" {
-			errs = append(errs, fmt.Errorf("%s_TELEGRAM_WEBHOOK_SECRET is empty: webhook mode needs a secret (1-256 characters A-Z, a-z, 0-9, _ and -)", Prefix))
+			errs = append(errs, fmt.Errorf("%s_TELEGRAM_WEBHOOK_SECRET is empty: webhook mode needs a secret (16-256 random characters A-Z, a-z, 0-9, _ and -, e.g. from `openssl rand -hex 32`)", Prefix))
 		} else if why := WeakSecret(c.TelegramWebhookSecret); why != "" && validWebhookSecret(c.TelegramWebhookSecret) {
 			bad("TELEGRAM_WEBHOOK_SECRET", "…", fmt.Sprintf("the webhook is public and this secret is weak (%s): use %d to 256 %s", why, MinSecretLength, weakSecretAdvice))
 		}
