@@ -24,28 +24,28 @@ const Prefix = "LEASHD"
 // Config is leashd's whole configuration. The zero value is not valid; use
 // Load (or Defaults for tests) to get one with defaults applied.
 type Config struct {
-	ApprovalTimeoutSeconds int    `split_words:"true" default:"300" desc:"Seconds a question, plan review or tool approval waits for an answer before the agent is told none came; 0 waits forever"`
+	ApprovalTimeoutSeconds int    `split_words:"true" default:"300" max:"604800" desc:"Seconds a question, plan review or tool approval waits for an answer before the agent is told none came; 0 waits forever; at most 604800 (7 days)"`
 	Agent                  string `default:"auto" desc:"Agent backend: auto (Claude Code when found, else demo), claude or demo"`
 	ClaudePath             string `split_words:"true" default:"claude" desc:"Path or name of the Claude Code CLI"`
 	ClaudeModel            string `split_words:"true" desc:"Model passed to claude --model (empty: the CLI's default)"`
 	Workdir                string `desc:"Working directory of the agent (default: the current directory)"`
 	DefaultMode            string `split_words:"true" default:"default" desc:"Permission mode of a new chat: default, plan or acceptEdits"`
-	MaxConcurrentAgents    int    `split_words:"true" default:"4" desc:"Agent processes that may run at once; further chats queue"`
-	AgentIdleSeconds       int    `split_words:"true" default:"600" desc:"An idle agent process is shut down after this many seconds and resumed on the next prompt"`
-	AgentTimeoutSeconds    int    `split_words:"true" default:"3600" desc:"Longest agent turn in seconds, not counting time spent waiting for a human; 0 = no limit"`
+	MaxConcurrentAgents    int    `split_words:"true" default:"4" min:"1" max:"1000" desc:"Agent processes that may run at once (1 to 1000); further chats queue"`
+	AgentIdleSeconds       int    `split_words:"true" default:"600" max:"86400" desc:"An idle agent process is shut down after this many seconds and resumed on the next prompt; 0 = never; at most 86400 (1 day)"`
+	AgentTimeoutSeconds    int    `split_words:"true" default:"3600" max:"604800" desc:"Longest agent turn in seconds, not counting time spent waiting for a human; 0 = no limit; at most 604800 (7 days)"`
 	DBPath                 string `split_words:"true" desc:"SQLite database file (default: $XDG_STATE_HOME/leashd/leashd.db or ~/.local/state/leashd/leashd.db)"`
 	LogLevel               string `split_words:"true" default:"info" desc:"Log level: debug, info, warn or error"`
 	LogFormat              string `split_words:"true" default:"text" desc:"Log format: text or json"`
-	ShutdownTimeoutSeconds int    `split_words:"true" default:"20" desc:"Seconds a graceful shutdown may take before leashd exits anyway; 0 = no limit"`
+	ShutdownTimeoutSeconds int    `split_words:"true" default:"20" max:"3600" desc:"Seconds a graceful shutdown may take before leashd exits anyway; 0 = no limit; at most 3600 (1 hour)"`
 
 	WebAddr  string `split_words:"true" default:"127.0.0.1:8080" desc:"Address of the web page, HTTP API, health and metrics; off disables"`
-	WebToken string `split_words:"true" desc:"Bearer token required on /api routes; required when the web address is not loopback"`
+	WebToken string `split_words:"true" desc:"Bearer token required on /api routes; required when the web address is not loopback, and then at least 16 characters, not one character repeated"`
 
 	TelegramBotToken      string   `split_words:"true" desc:"Telegram bot token from @BotFather; enables the Telegram connector"`
 	TelegramApiURL        string   `split_words:"true" default:"https://api.telegram.org" desc:"Telegram Bot API base URL; leashd appends /bot<token>/<method>"`
 	TelegramAllowedUsers  []string `split_words:"true" desc:"Comma-separated numeric Telegram user IDs allowed to use the bot (empty: nobody)"`
 	TelegramWebhookURL    string   `split_words:"true" desc:"Public HTTPS URL for webhook mode (empty: long polling)"`
-	TelegramWebhookSecret string   `split_words:"true" desc:"Secret Telegram sends in X-Telegram-Bot-Api-Secret-Token in webhook mode (required with the webhook URL)"`
+	TelegramWebhookSecret string   `split_words:"true" desc:"Secret Telegram sends in X-Telegram-Bot-Api-Secret-Token in webhook mode (required with the webhook URL): 16-256 characters A-Z, a-z, 0-9, _ and -, not one character repeated"`
 
 	SlackBotToken      string   `split_words:"true" desc:"Slack bot token (xoxb-…); enables the Slack connector"`
 	SlackAppToken      string   `split_words:"true" desc:"Slack app-level token (xapp-…) for Socket Mode"`
@@ -67,8 +67,8 @@ const (
 // validate; call Validate.
 func Load() (Config, error) {
 	var c Config
-	if err := envconfig.Process(Prefix, &c); err != nil {
-		return Config{}, fmt.Errorf("reading %s_* environment: %w", Prefix, err)
+	if err := process(Prefix, os.LookupEnv, &c); err != nil {
+		return Config{}, err
 	}
 	if err := c.fillMachineDefaults(); err != nil {
 		return Config{}, err
@@ -82,7 +82,7 @@ func Defaults() Config {
 	var c Config
 	// Processing an empty lookup only applies defaults; it cannot fail for
 	// the tags above.
-	_ = envconfig.Process("leashd_defaults_never_set_"+strconv.Itoa(os.Getpid()), &c)
+	_ = process("leashd_defaults_never_set_"+strconv.Itoa(os.Getpid()), func(string) (string, bool) { return "", false }, &c)
 	_ = c.fillMachineDefaults()
 	return c
 }
@@ -133,18 +133,8 @@ func (c Config) Validate() error {
 	bad := func(name, value, accepted string) {
 		errs = append(errs, fmt.Errorf("%s_%s=%q is invalid: %s", Prefix, name, value, accepted))
 	}
-	nonNeg := func(name string, v int) {
-		if v < 0 {
-			bad(name, strconv.Itoa(v), "use a whole number of seconds, 0 or more")
-		}
-	}
-	nonNeg("APPROVAL_TIMEOUT_SECONDS", c.ApprovalTimeoutSeconds)
-	nonNeg("AGENT_IDLE_SECONDS", c.AgentIdleSeconds)
-	nonNeg("AGENT_TIMEOUT_SECONDS", c.AgentTimeoutSeconds)
-	nonNeg("SHUTDOWN_TIMEOUT_SECONDS", c.ShutdownTimeoutSeconds)
-	if c.MaxConcurrentAgents < 1 {
-		bad("MAX_CONCURRENT_AGENTS", strconv.Itoa(c.MaxConcurrentAgents), "use a whole number, 1 or more")
-	}
+	// Every number within its range (min and max tags; see numbers.go).
+	errs = append(errs, c.checkRanges()...)
 	switch c.Agent {
 	case AgentAuto, AgentClaude, AgentDemo:
 	default:
@@ -186,6 +176,8 @@ func (c Config) Validate() error {
 			bad("WEB_ADDR", c.WebAddr, "the port must be a number from 0 to 65535")
 		} else if !IsLoopback(host) && c.WebToken == "" {
 			bad("WEB_ADDR", c.WebAddr, "a non-loopback address serves the API to the network: set LEASHD_WEB_TOKEN too, or bind 127.0.0.1")
+		} else if why := WeakSecret(c.WebToken); !IsLoopback(host) && why != "" {
+			bad("WEB_TOKEN", "…", fmt.Sprintf("LEASHD_WEB_ADDR=%s serves the API to the network and this token is weak (%s): use %d or more %s", c.WebAddr, why, MinSecretLength, weakSecretAdvice))
 		}
 	}
 	if c.TelegramBotToken != "" {
@@ -203,7 +195,9 @@ func (c Config) Validate() error {
 			bad("TELEGRAM_WEBHOOK_URL", c.TelegramWebhookURL, "use a public https:// URL")
 		}
 		if c.TelegramWebhookSecret == "" {
-			errs = append(errs, fmt.Errorf("%s_TELEGRAM_WEBHOOK_SECRET is empty: webhook mode needs a secret (1-256 characters A-Z, a-z, 0-9, _ and -)", Prefix))
+			errs = append(errs, fmt.Errorf("%s_TELEGRAM_WEBHOOK_SECRET is empty: webhook mode needs a secret (16-256 random characters A-Z, a-z, 0-9, _ and -, e.g. from `openssl rand -hex 32`)", Prefix))
+		} else if why := WeakSecret(c.TelegramWebhookSecret); why != "" && validWebhookSecret(c.TelegramWebhookSecret) {
+			bad("TELEGRAM_WEBHOOK_SECRET", "…", fmt.Sprintf("the webhook is public and this secret is weak (%s): use %d to 256 %s", why, MinSecretLength, weakSecretAdvice))
 		}
 	}
 	if s := c.TelegramWebhookSecret; s != "" && !validWebhookSecret(s) {
@@ -253,20 +247,20 @@ func (c Config) WebEnabled() bool {
 
 // ApprovalTimeout is the interaction timeout; 0 means wait forever.
 func (c Config) ApprovalTimeout() time.Duration {
-	return time.Duration(c.ApprovalTimeoutSeconds) * time.Second
+	return seconds(c.ApprovalTimeoutSeconds)
 }
 
 // AgentIdle is how long an idle agent process is kept.
-func (c Config) AgentIdle() time.Duration { return time.Duration(c.AgentIdleSeconds) * time.Second }
+func (c Config) AgentIdle() time.Duration { return seconds(c.AgentIdleSeconds) }
 
 // AgentTimeout bounds a turn (not counting human waits); 0 means no limit.
 func (c Config) AgentTimeout() time.Duration {
-	return time.Duration(c.AgentTimeoutSeconds) * time.Second
+	return seconds(c.AgentTimeoutSeconds)
 }
 
 // ShutdownTimeout bounds a graceful shutdown.
 func (c Config) ShutdownTimeout() time.Duration {
-	return time.Duration(c.ShutdownTimeoutSeconds) * time.Second
+	return seconds(c.ShutdownTimeoutSeconds)
 }
 
 // TelegramEnabled reports whether the Telegram connector should run.

@@ -27,6 +27,10 @@ const envExampleHeader = `# leashd configuration: one LEASHD_ variable per line,
 # and compose (env_file). Uncomment and set what you need; a commented line
 # shows the default. Secrets (tokens) belong only in this file (mode 0600).
 #
+# The Claude Code CLI (LEASHD_AGENT=claude, the claude image) inherits this
+# environment; give it its API key here:
+#ANTHROPIC_API_KEY=
+#
 # Generated from config.Config: go test ./deploy -run TestEnvExample -update
 `
 

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"maps"
 	"net/url"
 	"strings"
 	"testing"
@@ -174,15 +176,60 @@ func TestRedactingHandlerWithoutSecretsPassesThrough(t *testing.T) {
 }
 
 func TestRedactingHandlerReformsNoSecret(t *testing.T) {
-	// Replacing "ab" in "aab" leaves "a[REDACTED]": no new occurrence. A
-	// secret ending in the replacement's first letters could form one
-	// across the boundary; the handler repeats until none is left.
+	// Replacing a secret leaves "[REDACTED]"; a second secret starting
+	// with "D]" could form across that boundary. The handler repeats until
+	// none is left.
+	const first, second = "0123456789abcdefXY", "D]tail-tail-tail-00"
 	var buf bytes.Buffer
-	log := slog.New(config.NewRedactingHandler(slog.NewTextHandler(&buf, nil), []string{"ab", "D]x"}))
-	log.Info("aab", "v", "abxx")
+	log := slog.New(config.NewRedactingHandler(slog.NewTextHandler(&buf, nil), []string{first, second}))
+	log.Info("x", "v", first+"tail-tail-tail-00")
 	out := buf.String()
-	assert.NotContains(t, out, "ab")
-	assert.NotContains(t, out, "D]x")
+	assert.NotContains(t, out, first)
+	assert.NotContains(t, out, second)
+	assert.Contains(t, out, "v=[REDACTE"+config.Redacted)
+}
+
+// TestRedactionReplacesWholeTokensOnly: a weak secret (allowed with a
+// loopback web address) is replaced where it stands as a token, never
+// inside other words: the token "a" used to turn every "a" of every line
+// into [REDACTED], mangling the log and showing the token by what was left.
+func TestRedactionReplacesWholeTokensOnly(t *testing.T) {
+	tests := []struct {
+		token, in, want string
+	}{
+		{"a", "a cat ate a banana", "[REDACTED] cat ate [REDACTED] banana"},
+		{"a", "GET /api/chats?token=a&chat=telegram:42", "GET /api/chats?token=[REDACTED]&chat=telegram:42"},
+		{"a", "Bearer a", "Bearer [REDACTED]"},
+		{"abc", "abcd xabc x-abc abc_ abc", "abcd xabc x-abc abc_ [REDACTED]"},
+		{" ", "hello world, all  fine", "hello world, all  fine"},
+		{" ", " ", "[REDACTED]"},
+		{"--", "a -- b --", "a -- b --"},
+		{"hunter2", "pw=hunter2; hunter22 hunter2x", "pw=[REDACTED]; hunter22 hunter2x"},
+		{"café", "un café, cafés", "un [REDACTED], cafés"},
+		// A strong secret is replaced everywhere, also inside a word such
+		// as the bot token in /bot<token>/getMe.
+		{tgToken, "https://api.telegram.org/bot" + tgToken + "/getMe", "https://api.telegram.org/bot[REDACTED]/getMe"},
+		{webToken, "x" + webToken + "y", "x[REDACTED]y"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.token+" in "+tt.in, func(t *testing.T) {
+			cfg := config.Defaults()
+			cfg.WebToken = tt.token
+			cfg.LogFormat = "json"
+			require.NoError(t, cfg.Validate(), "a weak token is allowed on loopback")
+			var buf bytes.Buffer
+			log, err := config.NewLogger(cfg, &buf)
+			require.NoError(t, err)
+			log.Info(tt.in, "v", tt.in, "err", errors.New(tt.in), "unrelated", "banana bread")
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(buf.Bytes(), &m), buf.String())
+			assert.Equal(t, tt.want, m["msg"])
+			assert.Equal(t, tt.want, m["v"])
+			assert.Equal(t, tt.want, m["err"])
+			assert.Equal(t, "banana bread", m["unrelated"])
+			assert.Equal(t, "INFO", m["level"], "the keys of the line stay intact")
+		})
+	}
 }
 
 func TestRedactingHandlerEnabledFollowsNext(t *testing.T) {
@@ -201,19 +248,26 @@ func dropTime(t *testing.T, b []byte) string {
 	return string(out)
 }
 
-// FuzzRedact checks that a secret never survives, whatever the message,
-// key and value it hides in. Secrets are token-like (letters, digits, _ - :
-// and at least 6 long) so that they cannot be formed by the format's own
+// FuzzRedact checks that a strong secret never survives, whatever the
+// message, key and value it hides in, that a weak secret never survives as a
+// whole token, and that text without the secret comes out unchanged (no
+// mangling). Strong secrets checked in the text output are token-like
+// (letters, digits, _ - :) so that they cannot be formed by the format's own
 // punctuation around the logged values.
 func FuzzRedact(f *testing.F) {
 	f.Add(tgToken, "token "+tgToken+" end", "k", tgToken+tgToken)
 	f.Add("abcabc", "aabcabcc", "abcabc", "ababcabcc")
 	f.Add("123456", "n", "n", "123456")
 	f.Add("xoxb-1", "x\"oxb-1", "xoxb-1\n", "é xoxb-1é")
+	f.Add("a", "a cat ate a banana", "a", "?token=a&x=1")
+	f.Add(" ", "hello world", " ", "  ")
+	f.Add("aaaaaaaaaaaaaaaaaaaa", "aaaaaaaaaaaaaaaaaaaaaa", "k", "x aaaaaaaaaaaaaaaaaaaa")
+	f.Add("0123456789abcdefXY", "[REDACTED]0123456789abcdefXY", "D]", "0123456789abcdefXY0123456789abcdefXY")
 	f.Fuzz(func(t *testing.T, secret, msg, key, val string) {
-		if !tokenLike(secret) {
+		if secret == "" || strings.Contains(config.Redacted, secret) || !utf8.ValidString(secret) {
 			t.Skip()
 		}
+		strong := config.WeakSecret(secret) == ""
 		noTime := &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && a.Key == slog.TimeKey {
 				return slog.Attr{}
@@ -228,15 +282,72 @@ func FuzzRedact(f *testing.F) {
 		// The text handler escapes control characters, quotes and
 		// backslashes ("\x00"); an escape can spell a digit-only secret
 		// that was never logged, so only plain values are checked there.
-		if plain(msg) && plain(key) && plain(val) {
+		if strong && tokenLike(secret) && plain(msg) && plain(key) && plain(val) {
 			require.NotContains(t, text.String(), secret)
 		}
-		var m any
+		var m map[string]any
 		require.NoError(t, json.Unmarshal(js.Bytes(), &m), js.String())
-		for _, s := range jsonStrings(m) {
-			require.NotContains(t, s, secret)
+		all := maps.Clone(m)
+		if !strings.ContainsFunc(secret, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+			// Punctuation or spaces alone are replaced only where they
+			// are a whole string value, not an element of a logged list.
+			delete(all, "any")
+		}
+		for _, s := range jsonStrings(all) {
+			if strong {
+				if tokenLike(secret) {
+					require.NotContains(t, s, secret)
+				}
+			} else {
+				require.False(t, standsAlone(s, secret), "weak secret %q left as a token in %q", secret, s)
+			}
+		}
+		// Text in which the secret does not occur is not touched: the
+		// message comes out as it went in (JSON turns invalid UTF-8 into
+		// U+FFFD, so only valid text is compared).
+		if utf8.ValidString(msg) && !strings.Contains(msg, secret) && !strings.Contains(msg, url.QueryEscape(secret)) &&
+			!strings.Contains(msg, url.PathEscape(secret)) && !strings.Contains(msg, jsonEscaped(secret)) {
+			require.Equal(t, msg, m[slog.MessageKey], "a message without the secret was changed")
+		}
+		if !strong && utf8.ValidString(msg) && !standsAloneAnyForm(msg, secret) {
+			require.Equal(t, msg, m[slog.MessageKey], "a message where the weak secret is no token of its own was changed")
 		}
 	})
+}
+
+func jsonEscaped(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
+
+// standsAlone reports whether secret occurs in s as a token of its own,
+// written independently of the handler: not next to a letter, digit, '_'
+// or '-' (for a secret without letters and digits: only as the whole of s).
+func standsAlone(s, secret string) bool {
+	if !strings.ContainsFunc(secret, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+		return s == secret
+	}
+	word := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-' }
+	for i := 0; i+len(secret) <= len(s); i++ {
+		if s[i:i+len(secret)] != secret {
+			continue
+		}
+		before, _ := utf8.DecodeLastRuneInString(s[:i])
+		after, _ := utf8.DecodeRuneInString(s[i+len(secret):])
+		if (i == 0 || !word(before)) && (i+len(secret) == len(s) || !word(after)) {
+			return true
+		}
+	}
+	return false
+}
+
+func standsAloneAnyForm(s, secret string) bool {
+	for _, f := range []string{secret, url.QueryEscape(secret), url.PathEscape(secret), jsonEscaped(secret)} {
+		if standsAlone(s, f) {
+			return true
+		}
+	}
+	return false
 }
 
 func tokenLike(s string) bool {
@@ -303,4 +414,26 @@ func FuzzParseLogLevel(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, want, level)
 	})
+}
+
+// BenchmarkRedactingLogger logs a typical line (message, a chat, an error
+// with a URL) through the JSON logger with every secret configured: strong
+// ones, and a weak loopback web token matched as a whole word.
+func BenchmarkRedactingLogger(b *testing.B) {
+	for _, weak := range []bool{false, true} {
+		b.Run(fmt.Sprintf("weak_web_token=%v", weak), func(b *testing.B) {
+			cfg := secretConfig()
+			cfg.LogFormat = "json"
+			if weak {
+				cfg.WebToken = "a"
+			}
+			log, err := config.NewLogger(cfg, io.Discard)
+			require.NoError(b, err)
+			apiErr := fmt.Errorf("polling: %w", &url.Error{Op: "Post", URL: "https://api.telegram.org/bot" + tgToken + "/getUpdates", Err: errors.New("connection reset")})
+			b.ReportAllocs()
+			for b.Loop() {
+				log.Info("a message was sent to the chat", "chat", "telegram:42", "err", apiErr, "n", 3)
+			}
+		})
+	}
 }

@@ -187,12 +187,23 @@ func TestKubernetesManifests(t *testing.T) {
 	assert.Equal(t, strconv.Itoa(port), p)
 	assert.NotEmpty(t, env["LEASHD_WEB_TOKEN"], "a non-loopback web address needs LEASHD_WEB_TOKEN")
 
-	// The configuration as the pod would see it passes leashd's validation
-	// (with the pod's directories swapped for temporary ones).
+	// The configuration as the pod would see it (with the pod's directories
+	// swapped for temporary ones) is refused while the Secret holds its
+	// placeholder token, naming the variable and the rule, and passes
+	// leashd's validation once the token is what secret.yaml says to put
+	// there.
 	cfg := config.Defaults()
 	cfg.WebAddr, cfg.WebToken = env["LEASHD_WEB_ADDR"], env["LEASHD_WEB_TOKEN"]
 	cfg.LogFormat, cfg.LogLevel = env["LEASHD_LOG_FORMAT"], env["LEASHD_LOG_LEVEL"]
 	cfg.Workdir = t.TempDir()
+	err = cfg.Validate()
+	require.Error(t, err, "leashd must refuse to start with the Secret's placeholder token %q", env["LEASHD_WEB_TOKEN"])
+	assert.Contains(t, err.Error(), `LEASHD_WEB_TOKEN="…" is invalid`)
+	assert.Contains(t, err.Error(), "16 or more random characters")
+	secretText, err := os.ReadFile(sec.path)
+	require.NoError(t, err)
+	assert.Contains(t, string(secretText), "openssl rand -hex 32", "secret.yaml says how to make a token")
+	cfg.WebToken = "3f9c2a7be1d04c58a6f1e2d3c4b5a697" // what openssl rand -hex 16 prints
 	require.NoError(t, cfg.Validate())
 
 	// The database lives on the PersistentVolumeClaim.
@@ -258,7 +269,15 @@ func TestCompose(t *testing.T) {
 			require.Contains(t, known, k)
 		}
 		env[k] = str(v)
+		// environment: wins over env_file. A value taken from the shell
+		// (${X:-}) replaces what leashd.env sets with whatever the shell
+		// has, usually nothing: ANTHROPIC_API_KEY never reached the CLI.
+		assert.NotContains(t, str(v), "$", "compose.yaml environment.%s interpolates the shell and overrides leashd.env", k)
 	}
+	assert.NotContains(t, env, "ANTHROPIC_API_KEY", "the API key comes from leashd.env (env_file); environment: would override it")
+	example, err := os.ReadFile("leashd.env.example")
+	require.NoError(t, err)
+	assert.Contains(t, string(example), "\n#ANTHROPIC_API_KEY=\n", "leashd.env.example shows where the Claude Code CLI's key goes")
 	_, p, err := net.SplitHostPort(env["LEASHD_WEB_ADDR"])
 	require.NoError(t, err)
 	published := str(dig(svc, "ports", 0))
@@ -335,28 +354,163 @@ func TestSystemdUnitIsHardened(t *testing.T) {
 	assert.Greater(t, stop, config.Defaults().ShutdownTimeout(), "systemd must wait longer than leashd's own shutdown bound")
 }
 
+// TestSystemdUnitVerifies installs the unit as deploy/README.md says (its
+// install commands, run into a scratch root) and has systemd-analyze verify
+// it there, unchanged: ExecStart must be where the README installs the
+// binary, and verify must print nothing.
 func TestSystemdUnitVerifies(t *testing.T) {
 	sa := testenv.Require(t, "LEASHD_TEST_SYSTEMD_ANALYZE", "systemd-analyze") // Debian's systemd; .ci/test installs it
-	// verify requires ExecStart's binary to exist: point it at one that does.
-	b, err := os.ReadFile("leashd.service")
-	require.NoError(t, err)
+	root := t.TempDir()
+	installs := documentedInstalls(t)
+	require.NotEmpty(t, installs, "deploy/README.md's systemd section has no install commands")
 	self, err := os.Executable()
 	require.NoError(t, err)
-	unit := filepath.Join(t.TempDir(), "leashd.service")
-	require.NoError(t, os.WriteFile(unit, bytes.ReplaceAll(b, []byte("/usr/local/bin/leashd"), []byte(self)), 0o644))
+	for _, in := range installs {
+		dst := filepath.Join(root, in.dst)
+		if in.dir {
+			require.NoError(t, os.MkdirAll(dst, in.mode))
+			continue
+		}
+		src := in.src
+		switch {
+		case src == "leashd": // the binary the README builds: any executable does for verify
+			src = self
+		case strings.HasPrefix(src, "deploy/"):
+			src = strings.TrimPrefix(src, "deploy/")
+		default:
+			t.Fatalf("deploy/README.md installs %q, which is neither the binary nor a file in deploy/", in.src)
+		}
+		b, err := os.ReadFile(src)
+		require.NoError(t, err, "deploy/README.md installs %s", in.src)
+		require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
+		require.NoError(t, os.WriteFile(dst, b, in.mode))
+	}
+	const unit = "/etc/systemd/system/leashd.service"
+	require.FileExists(t, filepath.Join(root, unit), "deploy/README.md installs the unit to %s", unit)
+	exec0 := unitDirectives(t)["Service.ExecStart"][0]
+	require.FileExists(t, filepath.Join(root, strings.Fields(exec0)[0]), "ExecStart=%s is not where deploy/README.md installs leashd", exec0)
 
-	out, err := exec.Command(sa, "verify", unit).CombinedOutput()
+	// What verify needs from the system besides leashd: the unit's targets
+	// and the other programs it runs.
+	hostUnits := "/usr/lib/systemd/system"
+	if _, err := os.Stat(hostUnits); err != nil {
+		hostUnits = "/lib/systemd/system"
+	}
+	copyTree(t, hostUnits, filepath.Join(root, "usr/lib/systemd/system"))
+	for k, vs := range unitDirectives(t) {
+		if !strings.HasPrefix(k, "Service.Exec") || k == "Service.ExecStart" {
+			continue
+		}
+		for _, v := range vs {
+			prog := strings.TrimLeft(strings.Fields(v)[0], "-+!@:")
+			b, err := os.ReadFile(prog)
+			require.NoError(t, err, "%s=%s: the program is missing on this machine too", k, v)
+			require.NoError(t, os.MkdirAll(filepath.Join(root, filepath.Dir(prog)), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(root, prog), b, 0o755))
+		}
+	}
+
+	out, err := exec.Command(sa, "verify", "--root="+root, unit).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	// verify exits 0 on unknown keys and bad values; it only warns.
 	assert.Empty(t, strings.TrimSpace(string(out)), "systemd-analyze verify warnings")
 
+	// The check has teeth: without the binary at the documented place,
+	// verify fails.
+	require.NoError(t, os.Remove(filepath.Join(root, strings.Fields(exec0)[0])))
+	out, err = exec.Command(sa, "verify", "--root="+root, unit).CombinedOutput()
+	require.Error(t, err, "verify passed without %s:\n%s", exec0, out)
+	assert.Contains(t, string(out), "is not executable")
+
 	// The offline security analysis rates the sandbox (0 = best, 10 = none;
 	// --threshold is in tenths).
-	out, err = exec.Command(sa, "security", "--offline=yes", "--threshold=20", "--no-pager", unit).CombinedOutput()
+	out, err = exec.Command(sa, "security", "--offline=yes", "--threshold=20", "--no-pager", "--root="+root, unit).CombinedOutput()
 	require.NoError(t, err, "exposure above 2.0:\n%s", out)
 	m := regexp.MustCompile(`Overall exposure level for leashd\.service: ([0-9.]+)`).FindSubmatch(out)
 	require.NotNil(t, m, "%s", out)
 	t.Logf("systemd-analyze security exposure: %s", m[1])
+}
+
+// install is one `install` command of deploy/README.md.
+type install struct {
+	src, dst string
+	dir      bool
+	mode     os.FileMode
+}
+
+// documentedInstalls reads the install commands of the systemd section of
+// deploy/README.md.
+func documentedInstalls(t *testing.T) []install {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(b), "\n## systemd\n")
+	require.True(t, ok, "deploy/README.md has no systemd section")
+	section, _, _ = strings.Cut(section, "\n## ")
+	var out []install
+	for line := range strings.SplitSeq(section, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		f := strings.Fields(line)
+		if len(f) > 0 && f[0] == "sudo" {
+			f = f[1:]
+		}
+		if len(f) == 0 || f[0] != "install" {
+			continue
+		}
+		in := install{mode: 0o755}
+		var args []string
+		for i := 1; i < len(f); i++ {
+			switch f[i] {
+			case "-d":
+				in.dir = true
+			case "-m":
+				i++
+				m, err := strconv.ParseUint(f[i], 8, 32)
+				require.NoError(t, err, line)
+				in.mode = os.FileMode(m)
+			default:
+				args = append(args, f[i])
+			}
+		}
+		if in.dir {
+			require.Len(t, args, 1, line)
+			in.dst = args[0]
+		} else {
+			require.Len(t, args, 2, line)
+			in.src, in.dst = args[0], args[1]
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(dst, 0o755)
+		case d.Type()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, dst)
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(dst, b, 0o644)
+		}
+		return nil
+	})
+	require.NoError(t, err)
 }
 
 // --- Dockerfile --------------------------------------------------------------
@@ -481,7 +635,9 @@ func TestDockerfileBuildCommandMakesAStaticBinary(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "leashd")
 	cmdline = strings.Replace(cmdline, "-o /out/leashd", "-o "+out, 1)
 	sh := exec.Command("sh", "-c", cmdline)
-	sh.Dir = ".."
+	// In the build context Docker would send: the repository minus what
+	// .dockerignore keeps out.
+	sh.Dir = buildContext(t)
 	sh.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
 	b, err := sh.CombinedOutput()
 	require.NoError(t, err, "%s\n%s", cmdline, b)
@@ -501,6 +657,147 @@ func TestDockerfileBuildCommandMakesAStaticBinary(t *testing.T) {
 	b, err = help.CombinedOutput()
 	require.NoError(t, err, "%s", b)
 	assert.Contains(t, string(b), "LEASHD_WEB_ADDR")
+}
+
+// dockerignore is .dockerignore read the way Docker reads it: patterns
+// relative to the context root, * and ? within one path element, ** across
+// any number, a pattern matching a directory excludes what is in it, ! lets
+// a path back in, and the last matching pattern decides.
+type dockerignore []struct {
+	re     *regexp.Regexp
+	negate bool
+}
+
+func readDockerignore(t *testing.T) dockerignore {
+	t.Helper()
+	b, err := os.ReadFile("../.dockerignore")
+	require.NoError(t, err, "the repository root needs a .dockerignore: the build context is the whole checkout")
+	var out dockerignore
+	for line := range strings.SplitSeq(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		negate := strings.HasPrefix(line, "!")
+		pat := filepath.Clean(strings.TrimPrefix(strings.TrimPrefix(line, "!"), "/"))
+		var re strings.Builder
+		re.WriteString("^")
+		for i := 0; i < len(pat); i++ {
+			switch {
+			case strings.HasPrefix(pat[i:], "**/"):
+				re.WriteString("(.*/)?")
+				i += 2
+			case strings.HasPrefix(pat[i:], "**"):
+				re.WriteString(".*")
+				i++
+			case pat[i] == '*':
+				re.WriteString("[^/]*")
+			case pat[i] == '?':
+				re.WriteString("[^/]")
+			default:
+				re.WriteString(regexp.QuoteMeta(pat[i : i+1]))
+			}
+		}
+		re.WriteString("$")
+		out = append(out, struct {
+			re     *regexp.Regexp
+			negate bool
+		}{regexp.MustCompile(re.String()), negate})
+	}
+	return out
+}
+
+// excludes reports whether the context leaves out path (slash-separated,
+// relative to the repository root).
+func (d dockerignore) excludes(path string) bool {
+	excluded := false
+	for _, p := range d {
+		match := false
+		for prefix := path; ; {
+			if p.re.MatchString(prefix) {
+				match = true
+				break
+			}
+			i := strings.LastIndexByte(prefix, '/')
+			if i < 0 {
+				break
+			}
+			prefix = prefix[:i]
+		}
+		if match {
+			excluded = !p.negate
+		}
+	}
+	return excluded
+}
+
+// buildContext copies the repository as Docker's build context would hold
+// it into a temporary directory.
+func buildContext(t *testing.T) string {
+	t.Helper()
+	ign := readDockerignore(t)
+	dir := t.TempDir()
+	err := filepath.WalkDir("..", func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel("..", p)
+		if err != nil || rel == "." {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if ign.excludes(rel) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		dst := filepath.Join(dir, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	require.NoError(t, err)
+	return dir
+}
+
+// TestDockerignore: the build context leaves out the git history, secrets
+// and state a checkout may hold, and keeps every file go build needs for
+// cmd/leashd (TestDockerfileBuildCommandMakesAStaticBinary builds from it).
+func TestDockerignore(t *testing.T) {
+	ign := readDockerignore(t)
+	for _, p := range []string{
+		".git", ".git/config", ".ci/test", "deploy/leashd.env", ".env", "leashd.db", "state/leashd.db-wal",
+		"leashd.db.lock", "config/config_test.go", "engine/store/testdata/old.db", "leashd", "x/node_modules/a.js",
+	} {
+		assert.True(t, ign.excludes(p), ".dockerignore lets %s into the build context", p)
+	}
+	for _, p := range []string{"go.mod", "go.sum", "cmd/leashd/main.go", "deploy/Dockerfile", "deploy/leashd.env.example", "connectors/web/static/index.html"} {
+		assert.False(t, ign.excludes(p), ".dockerignore keeps %s out of the build context", p)
+	}
+
+	// Every file of the module that building cmd/leashd reads.
+	out, err := exec.Command("go", "list", "-deps", "-f",
+		`{{if .Module}}{{if .Module.Main}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{range .EmbedFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{end}}{{end}}`,
+		"../cmd/leashd").Output()
+	require.NoError(t, err)
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	files := strings.Fields(string(out))
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		rel, err := filepath.Rel(root, f)
+		require.NoError(t, err)
+		assert.False(t, ign.excludes(filepath.ToSlash(rel)), ".dockerignore keeps %s out, but go build needs it", rel)
+	}
 }
 
 // TestDockerImageBuilds builds the default image when a Docker daemon is
@@ -553,4 +850,18 @@ func TestComposeConfigValidates(t *testing.T) {
 	cmd := exec.Command(docker, "compose", "-f", filepath.Join(dir, "compose.yaml"), "config", "--quiet")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
+}
+
+// TestREADMENamesRealVariables: every LEASHD_ variable the walkthroughs in
+// deploy/README.md tell a newcomer to set is one leashd reads.
+func TestREADMENamesRealVariables(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	known := knownVars(t)
+	notConfig := map[string]bool{"LEASHD_TARGET": true, "LEASHD_NAME": true} // compose's build target; the format's placeholder
+	for _, name := range regexp.MustCompile(`LEASHD_[A-Z][A-Z_]*[A-Z]`).FindAllString(string(b), -1) {
+		if !notConfig[name] && !strings.HasPrefix(name, "LEASHD_TEST_") {
+			assert.Contains(t, known, name, "deploy/README.md names %s, which leashd does not read", name)
+		}
+	}
 }

@@ -61,7 +61,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	cfg, err := config.Load()
 	if err != nil {
-		return err
+		return fmt.Errorf("invalid configuration:\n%w", err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("invalid configuration:\n%w", err)
