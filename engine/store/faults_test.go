@@ -1,0 +1,217 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/config/testenv"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/interactions"
+)
+
+// counter is a store.ErrorCounter.
+type counter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *counter) StoreError(op string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[op]++
+}
+
+func (c *counter) get(op string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[op]
+}
+
+// logLines is a JSON slog sink the test reads back line by line.
+type logLines struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// errors returns the ERROR records, decoded.
+func (l *logLines) errors(t *testing.T) []map[string]any {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]any
+	for line := range strings.Lines(l.b.String()) {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		if m["level"] == "ERROR" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// find returns the first ERROR record with these attributes.
+func (l *logLines) find(t *testing.T, attrs map[string]any) map[string]any {
+	t.Helper()
+	for _, m := range l.errors(t) {
+		ok := true
+		for k, v := range attrs {
+			ok = ok && m[k] == v
+		}
+		if ok {
+			return m
+		}
+	}
+	t.Fatalf("no ERROR log line with %v; errors logged: %v", attrs, l.errors(t))
+	return nil
+}
+
+func openWatched(t *testing.T, path string) (*store.Store, *counter, *logLines) {
+	t.Helper()
+	c, l := &counter{}, &logLines{}
+	s := open(t, path, store.WithErrorCounter(c), store.WithLogger(slog.New(slog.NewJSONHandler(l, nil))))
+	return s, c, l
+}
+
+// TestDiskFullWritesAreLoggedCountedAndMakeTheStoreNotReady fills a real
+// (tmpfs) disk under the database: the answer that cannot be recorded is
+// logged at ERROR with the interaction, chat and answer, every failed write
+// is counted by op, Ready names the database until a write succeeds again,
+// and once there is room the next write is recorded.
+func TestDiskFullWritesAreLoggedCountedAndMakeTheStoreNotReady(t *testing.T) {
+	dir := testenv.Tmpfs(t, 4<<20)
+	path := filepath.Join(dir, "leashd.db")
+	s, c, logs := openWatched(t, path)
+	ctx := context.Background()
+	require.NoError(t, s.Ready())
+
+	q := question("q1", "telegram:42", t0)
+	require.NoError(t, s.Requested(ctx, q))
+
+	fill := testenv.Fill(t, dir)
+	res := interactions.Resolution{Status: interactions.StatusAnswered, Answer: "SQLite", By: "alice", At: t0.Add(time.Minute)}
+	err := s.Resolved(ctx, q, res)
+	require.Error(t, err, "a full disk cannot take the answer")
+	line := logs.find(t, map[string]any{"op": "resolved"})
+	assert.Equal(t, "q1", line["id"])
+	assert.Equal(t, "telegram:42", line["chat"])
+	assert.Equal(t, "SQLite", line["answer"], "the answer a person gave is in the log when the database cannot take it")
+	assert.Equal(t, "alice", line["by"])
+	assert.Contains(t, line["lost"], "not in the audit log")
+	assert.Equal(t, 1, c.get(store.OpResolved))
+
+	q2 := question("q2", "telegram:42", t0.Add(2*time.Minute))
+	require.Error(t, s.Requested(ctx, q2))
+	assert.Equal(t, "Which database?", logs.find(t, map[string]any{"op": "requested"})["question"])
+	require.Error(t, s.SaveSession(ctx, engine.SessionRecord{ChatID: "telegram:42", AgentSessionID: "sess-1", Mode: engine.ModeDefault}))
+	assert.Equal(t, "sess-1", logs.find(t, map[string]any{"op": "session"})["agent_session"])
+	assert.Equal(t, 1, c.get(store.OpRequested))
+	assert.Equal(t, 1, c.get(store.OpSession))
+
+	err = s.Ready()
+	require.Error(t, err, "not ready while the disk is full")
+	assert.Contains(t, err.Error(), path, "the error names the database")
+	assert.Contains(t, err.Error(), "3 write(s) failed")
+
+	require.NoError(t, os.Remove(fill))
+	require.NoError(t, s.Ready(), "ready again once a write succeeds (Ready's own probe)")
+
+	// The outcome recorded late carries the interaction asked while full.
+	res2 := interactions.Resolution{Status: interactions.StatusAnswered, Answer: "Postgres", By: "bob", At: t0.Add(3 * time.Minute)}
+	require.NoError(t, s.Resolved(ctx, q2, res2))
+	assert.Equal(t, "Postgres", record(t, s, "q2").Resolution.Answer)
+	assert.Equal(t, "pending", record(t, s, "q1").Status(), "the answer lost to the full disk is not in the audit log: the ERROR line is its record")
+}
+
+// TestReadOnlyFileWritesAreLoggedCountedAndMakeTheStoreNotReady makes the
+// database's files immutable (read-only even for root, through the
+// descriptors leashd holds): writes fail, are logged and counted, and the
+// store is not ready until they succeed again.
+func TestReadOnlyFileWritesAreLoggedCountedAndMakeTheStoreNotReady(t *testing.T) {
+	path := dbPath(t)
+	s, c, logs := openWatched(t, path)
+	ctx := context.Background()
+	q := toolApproval("t1", "slack:C1", t0)
+	require.NoError(t, s.Requested(ctx, q))
+
+	undoWAL := testenv.Immutable(t, path+"-wal")
+	undoDB := testenv.Immutable(t, path)
+	res := interactions.Resolution{Status: interactions.StatusRejected, Decision: "deny", Text: "not in prod", By: "carol", At: t0.Add(time.Minute)}
+	require.Error(t, s.Resolved(ctx, q, res))
+	line := logs.find(t, map[string]any{"op": "resolved"})
+	assert.Equal(t, "t1", line["id"])
+	assert.Equal(t, "deny", line["decision"])
+	assert.Equal(t, "not in prod", line["text"])
+	assert.Equal(t, 1, c.get(store.OpResolved))
+	require.Error(t, s.Presented(ctx, "t1", "slack:C1:1700000000.1"))
+	assert.Equal(t, 1, c.get(store.OpPresented))
+	require.Error(t, s.Ready())
+
+	undoWAL()
+	undoDB()
+	require.NoError(t, s.Resolved(ctx, q, res), "writable again: the answer is recorded when retried")
+	require.NoError(t, s.Ready())
+	assert.Equal(t, "rejected", record(t, s, "t1").Status())
+}
+
+// TestDeletedDatabaseFileIsNoticed deletes the database file while the
+// store has it open: SQLite keeps writing to the deleted file, so writes
+// "succeed" into a file nobody can open again. The store notices: Ready
+// says so, the deletion is logged and counted once, and each later write
+// is logged as lost.
+func TestDeletedDatabaseFileIsNoticed(t *testing.T) {
+	path := dbPath(t)
+	s, c, logs := openWatched(t, path)
+	ctx := context.Background()
+	require.NoError(t, s.Requested(ctx, question("q1", "web:a", t0)))
+	require.NoError(t, s.Ready())
+
+	require.NoError(t, os.Remove(path))
+	err := s.Ready()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "was deleted while leashd runs")
+	assert.Equal(t, 1, c.get(store.OpFile))
+	logs.find(t, map[string]any{"msg": "database file lost"})
+
+	res := interactions.Resolution{Status: interactions.StatusAnswered, Answer: "SQLite", By: "dave", At: t0.Add(time.Minute)}
+	_ = s.Resolved(ctx, question("q1", "web:a", t0), res) // commits into the deleted file
+	line := logs.find(t, map[string]any{"op": "resolved"})
+	assert.Equal(t, "SQLite", line["answer"], "the answer that only reached the deleted file is in the log")
+	assert.Equal(t, 1, c.get(store.OpResolved))
+	assert.Equal(t, 1, c.get(store.OpFile), "the deletion is counted once")
+	require.Error(t, s.Ready(), "still not ready: only a restart with the file restored helps")
+}
+
+// TestRefusedWritesAreNotDiskFailures: a duplicate or unknown record is the
+// caller's mistake, not the disk's; the store stays ready.
+func TestRefusedWritesAreNotDiskFailures(t *testing.T) {
+	s, c, logs := openWatched(t, dbPath(t))
+	ctx := context.Background()
+	q := question("q1", "web:a", t0)
+	require.NoError(t, s.Requested(ctx, q))
+	require.Error(t, s.Requested(ctx, q), "a duplicate")
+	_, err := s.Recovered(ctx, "nope", interactions.Resolution{Status: interactions.StatusAnswered, Answer: "x"})
+	require.Error(t, err)
+	require.NoError(t, s.Ready())
+	assert.Zero(t, c.get(store.OpRequested)+c.get(store.OpRecovered))
+	assert.Empty(t, logs.errors(t))
+}

@@ -1,0 +1,176 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+)
+
+// Ops name the store's writes, as the leashd_store_errors_total metric and
+// the ERROR log lines label them. OpFile is the database file itself
+// (deleted or replaced while leashd runs).
+const (
+	OpRequested = "requested" // an interaction asked (the journal)
+	OpPresented = "presented" // the chat message that shows it
+	OpResolved  = "resolved"  // how it ended: the answer
+	OpRecovered = "recovered" // an answer given after a restart
+	OpInterrupt = "interrupt" // marking the last run's pending interactions
+	OpSession   = "session"   // a chat's agent session, mode and workdir
+	OpFile      = "file"      // the database file went away
+)
+
+// Ops are every op a write error is counted under.
+var Ops = []string{OpRequested, OpPresented, OpResolved, OpRecovered, OpInterrupt, OpSession, OpFile}
+
+// ErrorCounter counts failed writes by op (the metrics package implements
+// it as leashd_store_errors_total).
+type ErrorCounter interface {
+	StoreError(op string)
+}
+
+// WithErrorCounter counts every failed write (see Ops).
+func WithErrorCounter(c ErrorCounter) Option { return func(o *options) { o.errs = c } }
+
+// health is what the store knows about its own writes: whether the last
+// one failed and whether the file is still the one it opened.
+type health struct {
+	mu       sync.Mutex
+	ident    os.FileInfo // the file as opened; nil when read-only
+	failing  error       // the last write's error; nil once one succeeds
+	failOp   string
+	failAt   time.Time
+	failures int   // writes failed since the last success
+	gone     error // the file was deleted or replaced
+}
+
+// failed records a write that did not reach the disk: it is logged at
+// ERROR with what was lost and counted.
+func (s *Store) failed(op string, lost []any, err error) {
+	s.h.mu.Lock()
+	first := s.h.failing == nil
+	s.h.failing, s.h.failOp, s.h.failAt = err, op, s.now()
+	s.h.failures++
+	s.h.mu.Unlock()
+	s.count(op)
+	attrs := append([]any{"op", op, "db", s.path, "err", err}, lost...)
+	s.log.Error("database write failed; this record is lost", attrs...)
+	if first {
+		s.log.Error("the database cannot be written: /readyz reports the store not ready until a write succeeds again",
+			"db", s.path, "err", err)
+	}
+}
+
+func (s *Store) count(op string) {
+	if s.errs != nil {
+		s.errs.StoreError(op)
+	}
+}
+
+// succeeded records a write that committed. A write into a file that was
+// deleted meanwhile committed only to a file nobody can open again: that is
+// a failure too.
+func (s *Store) succeeded(op string, lost []any) {
+	if err := s.checkFile(); err != nil {
+		s.count(op)
+		attrs := append([]any{"op", op, "db", s.path, "err", err}, lost...)
+		s.log.Error("database write went to a deleted file; this record is lost at the next restart", attrs...)
+		return
+	}
+	s.h.mu.Lock()
+	was, n := s.h.failing, s.h.failures
+	s.h.failing, s.h.failures = nil, 0
+	s.h.mu.Unlock()
+	if was != nil {
+		s.log.Info("database writes succeed again", "db", s.path, "failed_writes", n)
+	}
+}
+
+// checkFile reports whether the database file is still the one Open
+// opened. The first time it is not, that is logged at ERROR and counted.
+func (s *Store) checkFile() error {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	if s.h.gone != nil || s.h.ident == nil {
+		return s.h.gone
+	}
+	fi, err := os.Stat(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		s.h.gone = fmt.Errorf("the database file %s was deleted while leashd runs: everything is now written to a deleted file that is gone at the next restart (copy it back from /proc/%d/fd before restarting, or restore a backup)", s.path, os.Getpid())
+	case err != nil:
+		return nil // cannot tell (e.g. a permission change): writes will say
+	case !os.SameFile(fi, s.h.ident):
+		s.h.gone = fmt.Errorf("the database file %s was replaced while leashd runs: leashd still writes to the file it opened, which is gone at the next restart; stop leashd and restore the file", s.path)
+	default:
+		return nil
+	}
+	s.count(OpFile)
+	s.log.Error("database file lost", "db", s.path, "err", s.h.gone)
+	return s.h.gone
+}
+
+// Ready reports whether the store can record what happens: nil when the
+// last write succeeded and the file is the one it opened. After a failed
+// write it tries a one-page write (rewriting the schema version) so that a
+// disk that has room again is noticed without waiting for the next
+// interaction. The error names the file and what failed; /readyz shows it.
+func (s *Store) Ready() error {
+	if s.w == nil {
+		return ErrReadOnly
+	}
+	if err := s.checkFile(); err != nil {
+		return err
+	}
+	s.h.mu.Lock()
+	failing, op, at, n := s.h.failing, s.h.failOp, s.h.failAt, s.h.failures
+	s.h.mu.Unlock()
+	if failing == nil {
+		return nil
+	}
+	if err := s.probe(); err == nil {
+		s.succeeded("probe", nil)
+		return s.checkFile()
+	}
+	return fmt.Errorf("the database %s cannot be written: %d write(s) failed since %s (last: %s): %w",
+		s.path, n, at.UTC().Format(time.RFC3339), op, failing)
+}
+
+// probe writes one page without changing anything: the schema version is
+// set to what it is. It fails as a real write would on a full or read-only
+// disk.
+func (s *Store) probe() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	v, err := userVersion(ctx, s.w)
+	if err != nil {
+		return err
+	}
+	_, err = s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v))
+	return err
+}
+
+// Monitor checks every interval, until ctx is done, that the database file
+// is still there, so that its deletion is logged even when nothing is
+// written.
+func (s *Store) Monitor(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_ = s.checkFile() // logs the first time
+		}
+	}
+}
+
+// attrs helpers for what a failed write loses.
+func lostAttrs(what string, kv ...any) []any {
+	return append([]any{slog.String("lost", what)}, kv...)
+}
