@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"os"
@@ -45,7 +46,8 @@ func scrapeMetric(t *testing.T, url, series string) string {
 // while nothing can be written. The agent still gets the answer; the
 // answer is in an ERROR log line with the interaction and chat;
 // leashd_store_errors_total counts the failed writes; /readyz answers 503
-// naming the store until there is room again.
+// naming the store until there is room again, and then the answer is in
+// the audit log after all.
 func TestServeDiskFullIsLoggedCountedAndNotReady(t *testing.T) {
 	dir := testenv.Tmpfs(t, 8<<20)
 	url, logs, stop := startServe(t, dir)
@@ -92,6 +94,12 @@ func TestServeDiskFullIsLoggedCountedAndNotReady(t *testing.T) {
 
 	require.NoError(t, os.Remove(fill))
 	assert.Equal(t, http.StatusOK, getJSON(t, url+"/readyz", &ready), "ready again once the disk has room: %+v", ready)
+	// Nothing the person answered is lost: the writes kept in memory are
+	// in the audit log now.
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"audit", "--json", "--chat", chat}, nil, &out, io.Discard))
+	assert.Contains(t, out.String(), `"answer":"SQLite"`)
+	assert.Contains(t, out.String(), `"status":"answered"`)
 }
 
 // TestServeNoticesItsDatabaseFileDeleted: the file deleted under a running

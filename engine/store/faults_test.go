@@ -92,12 +92,13 @@ func openWatched(t *testing.T, path string) (*store.Store, *counter, *logLines) 
 	return s, c, l
 }
 
-// TestDiskFullWritesAreLoggedCountedAndMakeTheStoreNotReady fills a real
-// (tmpfs) disk under the database: the answer that cannot be recorded is
-// logged at ERROR with the interaction, chat and answer, every failed write
-// is counted by op, Ready names the database until a write succeeds again,
-// and once there is room the next write is recorded.
-func TestDiskFullWritesAreLoggedCountedAndMakeTheStoreNotReady(t *testing.T) {
+// TestDiskFullWritesAreLoggedCountedRetriedAndMakeTheStoreNotReady fills a
+// real (tmpfs) disk under the database: the answer that cannot be recorded
+// is logged at ERROR with the interaction, chat and answer, every failed
+// write is counted by op and kept in memory, Ready names the database while
+// it cannot be written, and once there is room the kept writes are
+// recorded in order: nothing a person answered is lost.
+func TestDiskFullWritesAreLoggedCountedRetriedAndMakeTheStoreNotReady(t *testing.T) {
 	dir := testenv.Tmpfs(t, 4<<20)
 	path := filepath.Join(dir, "leashd.db")
 	s, c, logs := openWatched(t, path)
@@ -117,29 +118,64 @@ func TestDiskFullWritesAreLoggedCountedAndMakeTheStoreNotReady(t *testing.T) {
 	assert.Equal(t, "SQLite", line["answer"], "the answer a person gave is in the log when the database cannot take it")
 	assert.Equal(t, "alice", line["by"])
 	assert.Contains(t, line["lost"], "not in the audit log")
+	assert.Contains(t, line["err"], "full")
 	assert.Equal(t, 1, c.get(store.OpResolved))
 
+	// Asked, shown and answered while the disk is full.
 	q2 := question("q2", "telegram:42", t0.Add(2*time.Minute))
 	require.Error(t, s.Requested(ctx, q2))
 	assert.Equal(t, "Which database?", logs.find(t, map[string]any{"op": "requested"})["question"])
-	require.Error(t, s.SaveSession(ctx, engine.SessionRecord{ChatID: "telegram:42", AgentSessionID: "sess-1", Mode: engine.ModeDefault}))
+	require.Error(t, s.Presented(ctx, "q2", "42:7"))
+	res2 := interactions.Resolution{Status: interactions.StatusAnswered, Answer: "Postgres", By: "bob", At: t0.Add(3 * time.Minute)}
+	require.Error(t, s.Resolved(ctx, q2, res2))
+	for _, mode := range []engine.Mode{engine.ModePlan, engine.ModeAcceptEdits} { // the later one wins
+		require.Error(t, s.SaveSession(ctx, engine.SessionRecord{ChatID: "telegram:42", AgentSessionID: "sess-1", Mode: mode}))
+	}
 	assert.Equal(t, "sess-1", logs.find(t, map[string]any{"op": "session"})["agent_session"])
 	assert.Equal(t, 1, c.get(store.OpRequested))
-	assert.Equal(t, 1, c.get(store.OpSession))
+	assert.Equal(t, 1, c.get(store.OpPresented))
+	assert.Equal(t, 2, c.get(store.OpResolved))
+	assert.Equal(t, 2, c.get(store.OpSession))
+	assert.Equal(t, 5, s.Queued(), "every failed write is kept; the two session saves of one chat as one")
 
 	err = s.Ready()
 	require.Error(t, err, "not ready while the disk is full")
 	assert.Contains(t, err.Error(), path, "the error names the database")
-	assert.Contains(t, err.Error(), "3 write(s) failed")
+	assert.Contains(t, err.Error(), "6 write(s) failed")
+	assert.Contains(t, err.Error(), "5 kept in memory")
 
 	require.NoError(t, os.Remove(fill))
-	require.NoError(t, s.Ready(), "ready again once a write succeeds (Ready's own probe)")
+	require.NoError(t, s.Ready(), "ready again once the kept writes are recorded")
+	assert.Zero(t, s.Queued())
+	r1, r2 := record(t, s, "q1"), record(t, s, "q2")
+	assert.Equal(t, "answered", r1.Status())
+	assert.Equal(t, "SQLite", r1.Resolution.Answer)
+	assert.Equal(t, "alice", r1.Resolution.By)
+	assert.Equal(t, "Postgres", r2.Resolution.Answer)
+	assert.Equal(t, "42:7", r2.Ref)
+	assert.Equal(t, []string{"requested", "presented", "resolved"}, events(t, path, "q2"))
+	rec, ok, err := s.LoadSession(ctx, "telegram:42")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, engine.ModeAcceptEdits, rec.Mode)
+}
 
-	// The outcome recorded late carries the interaction asked while full.
-	res2 := interactions.Resolution{Status: interactions.StatusAnswered, Answer: "Postgres", By: "bob", At: t0.Add(3 * time.Minute)}
-	require.NoError(t, s.Resolved(ctx, q2, res2))
-	assert.Equal(t, "Postgres", record(t, s, "q2").Resolution.Answer)
-	assert.Equal(t, "pending", record(t, s, "q1").Status(), "the answer lost to the full disk is not in the audit log: the ERROR line is its record")
+// TestWritesStillFailingAtCloseAreLoggedAsLost: when leashd stops before
+// the disk has room, each kept write is logged at ERROR as lost, with what
+// it held.
+func TestWritesStillFailingAtCloseAreLoggedAsLost(t *testing.T) {
+	dir := testenv.Tmpfs(t, 4<<20)
+	c, logs := &counter{}, &logLines{}
+	s, err := store.Open(context.Background(), filepath.Join(dir, "leashd.db"), store.WithErrorCounter(c), store.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
+	require.NoError(t, err)
+	q := question("q1", "telegram:42", t0)
+	require.NoError(t, s.Requested(context.Background(), q))
+	testenv.Fill(t, dir)
+	require.Error(t, s.Resolved(context.Background(), q, interactions.Resolution{Status: interactions.StatusAnswered, Answer: "SQLite", By: "alice"}))
+	_ = s.Close()
+	line := logs.find(t, map[string]any{"msg": "database write still failing at shutdown; this record is lost"})
+	assert.Equal(t, "SQLite", line["answer"])
+	assert.Equal(t, "q1", line["id"])
 }
 
 // TestReadOnlyFileWritesAreLoggedCountedAndMakeTheStoreNotReady makes the
@@ -168,9 +204,11 @@ func TestReadOnlyFileWritesAreLoggedCountedAndMakeTheStoreNotReady(t *testing.T)
 
 	undoWAL()
 	undoDB()
-	require.NoError(t, s.Resolved(ctx, q, res), "writable again: the answer is recorded when retried")
-	require.NoError(t, s.Ready())
-	assert.Equal(t, "rejected", record(t, s, "t1").Status())
+	require.NoError(t, s.Ready(), "writable again: the kept writes are recorded")
+	r := record(t, s, "t1")
+	assert.Equal(t, "rejected", r.Status())
+	assert.Equal(t, "not in prod", r.Resolution.Text)
+	assert.Equal(t, "slack:C1:1700000000.1", r.Ref)
 }
 
 // TestDeletedDatabaseFileIsNoticed deletes the database file while the

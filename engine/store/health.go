@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 )
@@ -39,6 +41,9 @@ func WithErrorCounter(c ErrorCounter) Option { return func(o *options) { o.errs 
 // health is what the store knows about its own writes: whether the last
 // one failed and whether the file is still the one it opened.
 type health struct {
+	wmu     sync.Mutex // serialises writes and the backlog
+	backlog []queued   // failed retryable writes, oldest first
+
 	mu       sync.Mutex
 	ident    os.FileInfo // the file as opened; nil when read-only
 	failing  error       // the last write's error; nil once one succeeds
@@ -48,9 +53,34 @@ type health struct {
 	gone     error // the file was deleted or replaced
 }
 
+// MaxBacklog bounds the failed writes kept in memory for a retry; past it
+// the oldest is dropped (and logged as lost).
+const MaxBacklog = 4096
+
+// queued is a failed write waiting to be retried.
+type queued struct {
+	op   string
+	key  string // a later write with the same key replaces it (sessions)
+	lost []any
+	f    func(tx *sql.Tx) error
+}
+
+// retryable reports whether a failed write of op is kept and retried.
+// Marking the last run's interactions interrupted and recording an answer
+// given after a restart are not: the engine needs their result now (and
+// the person who answered is told it failed).
+func retryable(op string) bool {
+	switch op {
+	case OpRequested, OpPresented, OpResolved, OpSession:
+		return true
+	}
+	return false
+}
+
 // failed records a write that did not reach the disk: it is logged at
-// ERROR with what was lost and counted.
-func (s *Store) failed(op string, lost []any, err error) {
+// ERROR with what it held, counted, and kept for a retry when its op is
+// retryable. Called with wmu held.
+func (s *Store) failed(op string, lost []any, f func(tx *sql.Tx) error, err error) {
 	s.h.mu.Lock()
 	first := s.h.failing == nil
 	s.h.failing, s.h.failOp, s.h.failAt = err, op, s.now()
@@ -58,11 +88,82 @@ func (s *Store) failed(op string, lost []any, err error) {
 	s.h.mu.Unlock()
 	s.count(op)
 	attrs := append([]any{"op", op, "db", s.path, "err", err}, lost...)
-	s.log.Error("database write failed; this record is lost", attrs...)
+	if !retryable(op) {
+		s.log.Error("database write failed; this record is lost", attrs...)
+	} else {
+		q := queued{op: op, lost: lost, f: f}
+		if op == OpSession {
+			q.key = op + "\x00" + attrString(lost, "chat")
+			s.h.backlog = slices.DeleteFunc(s.h.backlog, func(o queued) bool { return o.key == q.key })
+		}
+		s.h.backlog = append(s.h.backlog, q)
+		if len(s.h.backlog) > MaxBacklog {
+			d := s.h.backlog[0]
+			s.h.backlog = s.h.backlog[1:]
+			s.log.Error("database write dropped from the retry queue (full); this record is lost",
+				append([]any{"op", d.op, "db", s.path, "queue", MaxBacklog}, d.lost...)...)
+		}
+		s.log.Error("database write failed; kept in memory and retried when the database can be written (lost if leashd stops first)",
+			append(attrs, "queued", len(s.h.backlog))...)
+	}
 	if first {
 		s.log.Error("the database cannot be written: /readyz reports the store not ready until a write succeeds again",
 			"db", s.path, "err", err)
 	}
+}
+
+// flushLocked retries the queued writes in order until one fails, and
+// returns how many are still queued and why. Called with wmu held.
+func (s *Store) flushLocked() (int, error) {
+	for len(s.h.backlog) > 0 {
+		q := s.h.backlog[0]
+		err := s.tx(context.Background(), q.f)
+		var r *refusal
+		switch {
+		case err == nil:
+			s.log.Info("database write recorded after a retry", append([]any{"op", q.op, "db", s.path}, q.lost...)...)
+		case errors.As(err, &r):
+			s.log.Error("database write refused on retry; this record is lost",
+				append([]any{"op", q.op, "db", s.path, "err", err}, q.lost...)...)
+		default:
+			return len(s.h.backlog), err
+		}
+		s.h.backlog = s.h.backlog[1:]
+	}
+	s.h.backlog = nil
+	return 0, nil
+}
+
+// Queued is how many failed writes wait in memory for a retry.
+func (s *Store) Queued() int {
+	s.h.wmu.Lock()
+	defer s.h.wmu.Unlock()
+	return len(s.h.backlog)
+}
+
+// closeBacklog makes a last attempt at the queued writes when the store
+// closes, and logs each that could not be written as lost.
+func (s *Store) closeBacklog() {
+	if s.w == nil {
+		return
+	}
+	s.h.wmu.Lock()
+	defer s.h.wmu.Unlock()
+	_, _ = s.flushLocked()
+	for _, q := range s.h.backlog {
+		s.log.Error("database write still failing at shutdown; this record is lost",
+			append([]any{"op", q.op, "db", s.path}, q.lost...)...)
+	}
+	s.h.backlog = nil
+}
+
+func attrString(kv []any, key string) string {
+	for i := 0; i+1 < len(kv); i += 2 {
+		if k, ok := kv[i].(string); ok && k == key {
+			return fmt.Sprint(kv[i+1])
+		}
+	}
+	return ""
 }
 
 func (s *Store) count(op string) {
@@ -127,17 +228,31 @@ func (s *Store) Ready() error {
 		return err
 	}
 	s.h.mu.Lock()
+	failing := s.h.failing
+	s.h.mu.Unlock()
+	if failing == nil {
+		return nil
+	}
+	s.h.wmu.Lock()
+	queued, err := s.flushLocked()
+	if queued == 0 {
+		err = s.probe()
+	}
+	if err == nil {
+		s.succeeded("probe", nil)
+	}
+	s.h.wmu.Unlock()
+	if err := s.checkFile(); err != nil {
+		return err
+	}
+	s.h.mu.Lock()
 	failing, op, at, n := s.h.failing, s.h.failOp, s.h.failAt, s.h.failures
 	s.h.mu.Unlock()
 	if failing == nil {
 		return nil
 	}
-	if err := s.probe(); err == nil {
-		s.succeeded("probe", nil)
-		return s.checkFile()
-	}
-	return fmt.Errorf("the database %s cannot be written: %d write(s) failed since %s (last: %s): %w",
-		s.path, n, at.UTC().Format(time.RFC3339), op, failing)
+	return fmt.Errorf("the database %s cannot be written: %d write(s) failed since %s (last: %s), %d kept in memory for a retry: %w",
+		s.path, n, at.UTC().Format(time.RFC3339), op, queued, failing)
 }
 
 // probe writes one page without changing anything: the schema version is
@@ -156,7 +271,8 @@ func (s *Store) probe() error {
 
 // Monitor checks every interval, until ctx is done, that the database file
 // is still there, so that its deletion is logged even when nothing is
-// written.
+// written, and retries the writes that failed, so that they are recorded
+// soon after the disk has room again.
 func (s *Store) Monitor(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -165,7 +281,7 @@ func (s *Store) Monitor(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			_ = s.checkFile() // logs the first time
+			_ = s.Ready() // logs a deleted file, retries queued writes
 		}
 	}
 }

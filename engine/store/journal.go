@@ -28,7 +28,8 @@ var _ interactions.Journal = (*Store)(nil)
 // Requested implements interactions.Journal: it records it as pending,
 // before it is shown, so a crash right after loses nothing.
 func (s *Store) Requested(ctx context.Context, it interactions.Interaction) error {
-	lost := lostAttrs("the interaction is not in the audit log and cannot be recovered after a restart (it is recorded with its outcome if that write succeeds)",
+	ctx = context.WithoutCancel(ctx) // a failed write is retried later
+	lost := lostAttrs("the interaction is not in the audit log and cannot be recovered after a restart",
 		"id", it.ID, "chat", it.ChatID, "kind", string(it.Kind), "question", it.Question, "tool", it.ToolName, "tool_summary", it.ToolSummary)
 	err := s.write(ctx, OpRequested, lost, func(tx *sql.Tx) error { return s.insertRequested(ctx, tx, it) })
 	if err != nil {
@@ -130,6 +131,7 @@ func (s *Store) Presented(ctx context.Context, id, ref string) error {
 // warning is logged. An interruption (leashd shutting down) makes the
 // interaction recoverable like one Interrupt found.
 func (s *Store) Resolved(ctx context.Context, it interactions.Interaction, res interactions.Resolution) error {
+	ctx = context.WithoutCancel(ctx) // the record is written even when the caller gave up; a failed write is retried later
 	if !validOutcome(res.Status) {
 		return fmt.Errorf("recording the outcome of interaction %s: unknown status %q", it.ID, res.Status)
 	}

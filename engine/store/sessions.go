@@ -37,6 +37,7 @@ func (s *Store) SaveSession(ctx context.Context, rec engine.SessionRecord) error
 	if rec.ChatID == "" {
 		return errors.New("saving a session without a chat ID")
 	}
+	ctx = context.WithoutCancel(ctx) // a failed write is retried later
 	lost := lostAttrs("the chat's agent session, mode and workdir: after a restart the chat may start a new agent session",
 		"chat", rec.ChatID, "agent_session", rec.AgentSessionID, "mode", string(rec.Mode), "workdir", rec.WorkDir)
 	err := s.write(ctx, OpSession, lost, func(tx *sql.Tx) error {

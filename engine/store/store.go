@@ -303,6 +303,7 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.closeBacklog()
 	var errs []error
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
@@ -319,18 +320,29 @@ func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 
 // write runs f in a write transaction and commits it. A failure is logged
 // at ERROR with lost (what the record held, as slog key-value pairs),
-// counted under op, and makes Ready fail until a write succeeds again.
+// counted under op, and makes Ready fail until a write succeeds again. A
+// failed write of a retryable op (see retryable) is kept in memory and
+// written, in order, once the database can be written again; while earlier
+// writes wait, later ones of those ops queue behind them. f must not use a
+// context that ends: a retry runs it later.
 func (s *Store) write(ctx context.Context, op string, lost []any, f func(tx *sql.Tx) error) error {
 	if s.w == nil {
 		return ErrReadOnly
 	}
-	err := s.tx(ctx, f)
+	s.h.wmu.Lock()
+	defer s.h.wmu.Unlock()
+	var err error
+	if n, ferr := s.flushLocked(); n > 0 && retryable(op) {
+		err = fmt.Errorf("queued behind %d earlier write(s) the database did not take: %w", n, ferr)
+	} else {
+		err = s.tx(ctx, f)
+	}
 	var r *refusal
 	switch {
 	case errors.As(err, &r):
 		return err // nothing wrong with the disk: the record was refused
 	case err != nil:
-		s.failed(op, lost, err)
+		s.failed(op, lost, f, err)
 		return err
 	}
 	s.succeeded(op, lost)
