@@ -174,13 +174,16 @@ func (s *Store) count(op string) {
 
 // succeeded records a write that committed. A write into a file that was
 // deleted meanwhile committed only to a file nobody can open again: that is
-// a failure too.
+// a failure too. Called with wmu held.
 func (s *Store) succeeded(op string, lost []any) {
 	if err := s.checkFile(); err != nil {
 		s.count(op)
 		attrs := append([]any{"op", op, "db", s.path, "err", err}, lost...)
 		s.log.Error("database write went to a deleted file; this record is lost at the next restart", attrs...)
 		return
+	}
+	if len(s.h.backlog) > 0 {
+		return // earlier writes still wait
 	}
 	s.h.mu.Lock()
 	was, n := s.h.failing, s.h.failures
