@@ -29,7 +29,7 @@ type readiness struct {
 	} `json:"checks"`
 }
 
-func scrapeMetric(t *testing.T, url, series string) string {
+func scrapeMetric(t testing.TB, url, series string) string {
 	t.Helper()
 	resp, err := http.Get(url + "/metrics")
 	require.NoError(t, err)
