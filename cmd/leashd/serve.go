@@ -60,8 +60,9 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	}()
 
 	monitorCtx, stopMonitor := context.WithCancel(ctx)
-	defer stopMonitor()
-	go db.Monitor(monitorCtx, 10*time.Second) // a deleted database file is noticed without a write
+	monitorDone := make(chan struct{})
+	go func() { defer close(monitorDone); db.Monitor(monitorCtx, 10*time.Second) }() // retries failed writes; notices a deleted file
+	defer func() { stopMonitor(); <-monitorDone }()
 	coord := interactions.New(
 		interactions.WithTimeout(cfg.ApprovalTimeout()),
 		interactions.WithJournal(db),
@@ -164,7 +165,7 @@ func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agen
 		return conns, nil
 	}
 
-	// Readiness covers every connector, the web one included, and the CLI.
+	// Readiness covers the store, every connector (the web one included) and the CLI.
 	checks := append([]metrics.Check(nil), extra...) // the store
 	if a, ok := agent.(*claude.Agent); ok {
 		checks = append(checks, metrics.BinaryCheck("claude", a.Path()))
