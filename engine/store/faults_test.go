@@ -123,8 +123,11 @@ func TestDiskFullWritesAreLoggedCountedRetriedAndMakeTheStoreNotReady(t *testing
 
 	// Asked, shown and answered while the disk is full.
 	q2 := question("q2", "telegram:42", t0.Add(2*time.Minute))
+	q2.Question = "Which database? " + strings.Repeat("x", 10000)
 	require.Error(t, s.Requested(ctx, q2))
-	assert.Equal(t, "Which database?", logs.find(t, map[string]any{"op": "requested"})["question"])
+	logged := logs.find(t, map[string]any{"op": "requested"})["question"].(string)
+	assert.True(t, strings.HasPrefix(logged, "Which database? xxx"))
+	assert.True(t, strings.HasSuffix(logged, "… truncated (5920 bytes)"), "a huge question makes no huge log line")
 	require.Error(t, s.Presented(ctx, "q2", "42:7"))
 	res2 := interactions.Resolution{Status: interactions.StatusAnswered, Answer: "Postgres", By: "bob", At: t0.Add(3 * time.Minute)}
 	require.Error(t, s.Resolved(ctx, q2, res2))

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Ops name the store's writes, as the leashd_store_errors_total metric and
@@ -289,7 +290,22 @@ func (s *Store) Monitor(ctx context.Context, every time.Duration) {
 	}
 }
 
-// attrs helpers for what a failed write loses.
+// maxLoggedValue bounds each value a lost-write log line carries, so that
+// a huge question cannot make huge log lines.
+const maxLoggedValue = 4096
+
+// lostAttrs describes what a failed write loses, for its log line: what
+// (the consequence) and the record's fields as key-value pairs.
 func lostAttrs(what string, kv ...any) []any {
-	return append([]any{slog.String("lost", what)}, kv...)
+	out := append([]any{slog.String("lost", what)}, kv...)
+	for i, v := range out {
+		if s, ok := v.(string); ok && i%2 == 1 && len(s) > maxLoggedValue {
+			cut := maxLoggedValue
+			for cut > 0 && !utf8.RuneStart(s[cut]) {
+				cut--
+			}
+			out[i] = s[:cut] + fmt.Sprintf("… truncated (%d bytes)", len(s)-cut)
+		}
+	}
+	return out
 }
