@@ -127,7 +127,7 @@ func TestDiskFullWritesAreLoggedCountedRetriedAndMakeTheStoreNotReady(t *testing
 	require.Error(t, s.Requested(ctx, q2))
 	logged := logs.find(t, map[string]any{"op": "requested"})["question"].(string)
 	assert.True(t, strings.HasPrefix(logged, "Which database? xxx"))
-	assert.True(t, strings.HasSuffix(logged, "… truncated (5920 bytes)"), "a huge question makes no huge log line")
+	assert.True(t, strings.HasSuffix(logged, "… truncated (5920 bytes)"), "a huge question makes no huge log line: %q", logged[max(0, len(logged)-60):])
 	require.Error(t, s.Presented(ctx, "q2", "42:7"))
 	res2 := interactions.Resolution{Status: interactions.StatusAnswered, Answer: "Postgres", By: "bob", At: t0.Add(3 * time.Minute)}
 	require.Error(t, s.Resolved(ctx, q2, res2))

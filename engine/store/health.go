@@ -299,7 +299,7 @@ const maxLoggedValue = 4096
 func lostAttrs(what string, kv ...any) []any {
 	out := append([]any{slog.String("lost", what)}, kv...)
 	for i, v := range out {
-		if s, ok := v.(string); ok && i%2 == 1 && len(s) > maxLoggedValue {
+		if s, ok := v.(string); ok && i > 0 && i%2 == 0 && len(s) > maxLoggedValue { // values follow the Attr and each key
 			cut := maxLoggedValue
 			for cut > 0 && !utf8.RuneStart(s[cut]) {
 				cut--
