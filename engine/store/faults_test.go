@@ -256,3 +256,24 @@ func TestRefusedWritesAreNotDiskFailures(t *testing.T) {
 	assert.Zero(t, c.get(store.OpRequested)+c.get(store.OpRecovered))
 	assert.Empty(t, logs.errors(t))
 }
+
+// TestARetryThatCannotSucceedDoesNotHoldUpTheQueue: a kept write that fails
+// on retry for a reason other than the disk (here: the message of an
+// interaction that was never recorded) is logged as lost and dropped; the
+// writes behind it are recorded.
+func TestARetryThatCannotSucceedDoesNotHoldUpTheQueue(t *testing.T) {
+	dir := testenv.Tmpfs(t, 4<<20)
+	s, _, logs := openWatched(t, filepath.Join(dir, "leashd.db"))
+	ctx := context.Background()
+	fill := testenv.Fill(t, dir)
+	require.Error(t, s.Presented(ctx, "never-asked", "42:1"))
+	q := question("q1", "telegram:42", t0)
+	require.Error(t, s.Requested(ctx, q))
+	require.Equal(t, 1, s.Queued(), "the retry before this write dropped the one that cannot succeed")
+	require.NoError(t, os.Remove(fill))
+	require.NoError(t, s.Ready())
+	assert.Zero(t, s.Queued())
+	assert.Equal(t, "pending", record(t, s, "q1").Status(), "the write behind it was recorded")
+	line := logs.find(t, map[string]any{"msg": "database write refused on retry; this record is lost"})
+	assert.Equal(t, "never-asked", line["id"])
+}

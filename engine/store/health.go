@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"modernc.org/sqlite"
 )
 
 // Ops name the store's writes, as the leashd_store_errors_total metric and
@@ -119,11 +121,14 @@ func (s *Store) flushLocked() (int, error) {
 	for len(s.h.backlog) > 0 {
 		q := s.h.backlog[0]
 		err := s.tx(context.Background(), q.f)
-		var r *refusal
+		var se *sqlite.Error
 		switch {
 		case err == nil:
 			s.log.Info("database write recorded after a retry", append([]any{"op", q.op, "db", s.path}, q.lost...)...)
-		case errors.As(err, &r):
+		case !errors.As(err, &se):
+			// Not the disk (a refusal, a row that was never recorded):
+			// retrying cannot help, and must not hold up the writes
+			// behind it.
 			s.log.Error("database write refused on retry; this record is lost",
 				append([]any{"op", q.op, "db", s.path, "err", err}, q.lost...)...)
 		default:
