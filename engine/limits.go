@@ -15,7 +15,8 @@ func TruncatedNote(n int) string { return fmt.Sprintf("… truncated (%d bytes)"
 // n bytes (0: no limit): what comes after is left out, and the turn's
 // output ends with a TruncatedNote. It bounds the messages a hostile or
 // runaway agent makes leashd post (Telegram splits at 4,096 characters, so
-// 64 KiB is at most 17 messages) and the memory connectors keep per turn.
+// 64 KiB of plain text is about 16 messages) and the memory connectors keep
+// per turn.
 func WithMaxTurnOutput(n int) Option { return func(o *options) { o.maxTurnOutput = max(n, 0) } }
 
 // capText returns the part of text that fits in room bytes (cut at a rune
