@@ -53,6 +53,10 @@ type Config struct {
 	SlackApiURL        string   `split_words:"true" desc:"Slack Web API base URL (empty: Slack's own)"`
 	SlackAllowedUsers  []string `split_words:"true" desc:"Comma-separated Slack user IDs allowed to prompt the agent and answer questions (empty: nobody)"`
 	SlackApprovers     []string `split_words:"true" desc:"Comma-separated Slack user IDs allowed to decide plan reviews and tool approvals (default: the allowed users)"`
+
+	// Bounds on what an agent can make leashd hold and post.
+	MaxAgentMessageBytes int `split_words:"true" default:"4194304" min:"262144" max:"1073741824" desc:"Longest message from the agent read whole (bytes); the rest of a longer one is left out with a note, and a tool request that long is refused"`
+	MaxTurnOutputBytes   int `split_words:"true" default:"65536" max:"1073741824" desc:"Agent text of one turn sent to the chats (bytes); the rest is left out with a note; 0 = no limit"`
 }
 
 // Agent backends.
@@ -135,6 +139,9 @@ func (c Config) Validate() error {
 	}
 	// Every number within its range (min and max tags; see numbers.go).
 	errs = append(errs, c.checkRanges()...)
+	if c.MaxTurnOutputBytes > 0 && c.MaxTurnOutputBytes < 1024 {
+		bad("MAX_TURN_OUTPUT_BYTES", strconv.Itoa(c.MaxTurnOutputBytes), "accepted: a number of bytes from 1024 to 1073741824 (1 GiB), or 0 for no limit")
+	}
 	switch c.Agent {
 	case AgentAuto, AgentClaude, AgentDemo:
 	default:

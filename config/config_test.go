@@ -109,6 +109,8 @@ func TestDefaults(t *testing.T) {
 		ShutdownTimeoutSeconds: 20,
 		WebAddr:                "127.0.0.1:8080",
 		TelegramApiURL:         "https://api.telegram.org",
+		MaxAgentMessageBytes:   4 << 20,
+		MaxTurnOutputBytes:     64 << 10,
 	}
 	assert.Equal(t, want, config.Defaults())
 	loaded, err := config.Load()
@@ -238,6 +240,8 @@ func TestEveryVariableIsRead(t *testing.T) {
 		"LEASHD_SLACK_API_URL":            "http://127.0.0.1:8082/api/",
 		"LEASHD_SLACK_ALLOWED_USERS":      "U1",
 		"LEASHD_SLACK_APPROVERS":          "U2",
+		"LEASHD_MAX_AGENT_MESSAGE_BYTES":  "1048576",
+		"LEASHD_MAX_TURN_OUTPUT_BYTES":    "0",
 	}
 	names := envNames(t)
 	for name := range names {
@@ -257,6 +261,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 		TelegramWebhookURL: "https://bot.example.com/telegram", TelegramWebhookSecret: "s3cr3t_-0123456789",
 		SlackBotToken: "xoxb-1", SlackAppToken: "xapp-1", SlackSigningSecret: "signing",
 		SlackApiURL: "http://127.0.0.1:8082/api/", SlackAllowedUsers: []string{"U1"}, SlackApprovers: []string{"U2"},
+		MaxAgentMessageBytes: 1 << 20, MaxTurnOutputBytes: 0,
 	}, c)
 	require.NoError(t, c.Validate())
 	assert.Zero(t, c.ApprovalTimeout(), "0 waits forever")
@@ -514,6 +519,14 @@ func TestValidateRejects(t *testing.T) {
 			[]string{`LEASHD_LOG_LEVEL="loud"`, "debug, info, warn, error"}},
 		{"log format", func(c *config.Config) { c.LogFormat = "xml" },
 			[]string{`LEASHD_LOG_FORMAT="xml"`, "text, json"}},
+		{"agent message limit too small", func(c *config.Config) { c.MaxAgentMessageBytes = 1000 },
+			[]string{`LEASHD_MAX_AGENT_MESSAGE_BYTES="1000"`, "from 262144 to 1073741824"}},
+		{"agent message limit of 0", func(c *config.Config) { c.MaxAgentMessageBytes = 0 },
+			[]string{`LEASHD_MAX_AGENT_MESSAGE_BYTES="0"`, "from 262144"}},
+		{"turn output limit too small", func(c *config.Config) { c.MaxTurnOutputBytes = 10 },
+			[]string{`LEASHD_MAX_TURN_OUTPUT_BYTES="10"`, "from 1024", "or 0 for no limit"}},
+		{"negative turn output limit", func(c *config.Config) { c.MaxTurnOutputBytes = -1 },
+			[]string{`LEASHD_MAX_TURN_OUTPUT_BYTES="-1"`, "from 0 to 1073741824"}},
 		{"empty claude path", func(c *config.Config) { c.ClaudePath = "" },
 			[]string{`LEASHD_CLAUDE_PATH=""`, "path or name"}},
 		{"missing workdir", func(c *config.Config) { c.Workdir = "/does/not/exist" },
@@ -643,6 +656,8 @@ func TestValidateAccepts(t *testing.T) {
 		{"demo", func(c *config.Config) { c.Agent = "demo" }},
 		{"log level any case", func(c *config.Config) { c.LogLevel = "DEBUG" }},
 		{"warning", func(c *config.Config) { c.LogLevel = "warning" }},
+		{"output limits at their bounds", func(c *config.Config) { c.MaxAgentMessageBytes = 256 << 10; c.MaxTurnOutputBytes = 1024 }},
+		{"no turn output limit", func(c *config.Config) { c.MaxAgentMessageBytes = 1 << 30; c.MaxTurnOutputBytes = 0 }},
 		{"Telegram long polling", func(c *config.Config) {
 			c.TelegramBotToken = "1:a"
 			c.TelegramAllowedUsers = []string{"123456789", "-100200300"}

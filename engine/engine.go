@@ -59,6 +59,7 @@ type options struct {
 	recovery      Recovery
 	metrics       Metrics
 	closeTimeout  time.Duration
+	maxTurnOutput int // bytes of agent text per turn sent to chats; 0: no limit (limits.go)
 }
 
 // Option configures an Engine.

@@ -139,19 +139,24 @@ func (t *turn) reviewPlan(ctx context.Context, req PermissionRequest) Permission
 		t.e.say(ctx, t.c.id, "The agent sent a plan leashd could not read ("+err.Error()+"); it was told so.")
 		return deny("leashd could not read the ExitPlanMode input: " + err.Error())
 	}
-	plan := in.Plan
+	plan, fromFile := in.Plan, false
 	if strings.TrimSpace(plan) == "" && in.PlanFilePath != "" {
 		p, err := readPlanFile(in.PlanFilePath, t.c.workDir)
 		if err != nil {
 			t.e.say(ctx, t.c.id, "The agent's plan file could not be read ("+err.Error()+"); it was told to send the plan as text.")
 			return deny("leashd could not read the plan file (" + err.Error() + "); call ExitPlanMode again with the whole plan in \"plan\".")
 		}
-		plan = p
+		plan, fromFile = p, true // already cut to maxPlanBytes
 	}
 	if strings.TrimSpace(plan) == "" {
 		return deny("The plan is empty; write the plan before asking for review.")
 	}
-	_, res, err := t.e.coord.ReviewPlan(ctx, t.c.id, plan)
+	shown := plan
+	if !fromFile && len(shown) > maxPlanBytes { // cut like a plan file: megabytes would be hundreds of chat messages
+		part, cut := capText(shown, maxPlanBytes)
+		shown = part + "\n\n" + TruncatedNote(cut) + " — the plan is longer than leashd shows for review"
+	}
+	_, res, err := t.e.coord.ReviewPlan(ctx, t.c.id, shown)
 	if err != nil {
 		return deny("The plan could not be shown: " + err.Error())
 	}

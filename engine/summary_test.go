@@ -121,3 +121,32 @@ func TestPlanFileOversizedIsShownCutWithANote(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, (<-got).Allow)
 }
+
+// TestInlinePlanOversizedIsShownCutWithANote: a plan of megabytes in the
+// ExitPlanMode input is shown cut like an oversized plan file (not as
+// hundreds of chat messages), with a "… truncated (N bytes)" note.
+func TestInlinePlanOversizedIsShownCutWithANote(t *testing.T) {
+	const limit = 256 << 10
+	plan := "# Huge plan\n" + strings.Repeat("ü", 2<<20) // 4 MiB
+	got := make(chan engine.PermissionResponse, 1)
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		got <- h.Permission(ctx, engine.PermissionRequest{ToolName: engine.ToolExitPlanMode, Input: mustJSON(map[string]string{"plan": plan})})
+		return engine.Result{}, nil
+	}}
+	e, conn, _ := start(t, agent, nil, engine.WithDefaultMode(engine.ModePlan))
+	send(t, e, "c1", "plan it")
+	it := conn.waitShown(t, 1)
+	shown, note, ok := strings.Cut(it.Plan, "\n\n… truncated (")
+	require.True(t, ok, "a note says the plan was cut: %q", it.Plan[max(0, len(it.Plan)-200):])
+	assert.Equal(t, strconv.Itoa(len(plan)-len(shown))+" bytes) — the plan is longer than leashd shows for review", note)
+	assert.True(t, strings.HasPrefix(plan, shown), "the start of the plan, unchanged")
+	assert.LessOrEqual(t, len(shown), limit)
+	assert.Greater(t, len(shown), limit-4, "cut only to keep whole characters")
+	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionDefault}})
+	require.NoError(t, err)
+	resp := <-got
+	assert.True(t, resp.Allow)
+	var in map[string]string
+	require.NoError(t, json.Unmarshal(resp.UpdatedInput, &in))
+	assert.Equal(t, plan, in["plan"], "the agent's input is sent back whole")
+}

@@ -27,6 +27,8 @@ type turn struct {
 	// fresh session with; the rest of this turn is stopped.
 	cleanPlan *string
 	rules     *ruleSet
+	shown     int // bytes of agent text streamed to the chats (limits.go)
+	cut       int // bytes left out over the turn's output limit
 }
 
 // runTurn runs one prompt in the chat's session and reports the result.
@@ -72,6 +74,10 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 	start := time.Now()
 	res, err := sess.Turn(turnCtx, prompt, t)
 	t.budget.stop()
+	if note := t.truncationNote(); note != "" {
+		e.log.Warn("agent output over LEASHD_MAX_TURN_OUTPUT_BYTES was left out", "chat", c.id, "limit", e.opts.maxTurnOutput, "note", note)
+		e.stream(e.agentCtx, c.id, note)
+	}
 
 	e.mu.Lock()
 	c.cancel = nil
@@ -154,7 +160,7 @@ func (t *turn) summary(res Result, d time.Duration) connectors.Summary {
 			tools = append(tools, name)
 		}
 	}
-	return connectors.Summary{Result: res.Text, IsError: res.IsError, CostUSD: res.CostUSD, NumTurns: res.NumTurns, Tools: tools, Duration: d}
+	return connectors.Summary{Result: t.capResult(res.Text), IsError: res.IsError, CostUSD: res.CostUSD, NumTurns: res.NumTurns, Tools: tools, Duration: d}
 }
 
 // rememberSessionID saves the agent's session ID as soon as the turn sees
@@ -188,6 +194,9 @@ func (t *turn) Text(text string) {
 	t.mu.Lock()
 	t.texted = true
 	t.mu.Unlock()
+	if text = t.limitText(text); text == "" {
+		return // over the turn's output limit
+	}
 	t.e.stream(t.e.agentCtx, t.c.id, text)
 }
 

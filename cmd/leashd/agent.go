@@ -21,7 +21,8 @@ func selectAgent(cfg config.Config, log *slog.Logger) (engine.Agent, error) {
 	path, err := claude.Find(cfg.ClaudePath)
 	switch {
 	case err == nil:
-		return claude.New(path, claude.WithLogger(log), claude.WithPartialText(true)), nil
+		return claude.New(path, claude.WithLogger(log), claude.WithPartialText(true),
+			claude.WithMaxMessageBytes(cfg.MaxAgentMessageBytes)), nil
 	case cfg.Agent == config.AgentAuto && errors.Is(err, engine.ErrAgentNotFound):
 		log.Warn("Claude Code not found: using the built-in demo agent (install @anthropic-ai/claude-code, set LEASHD_CLAUDE_PATH, or set LEASHD_AGENT=demo to silence this)",
 			"claude_path", cfg.ClaudePath)

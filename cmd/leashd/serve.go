@@ -45,7 +45,11 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		return err
 	}
 	defer release()
-	db, err := store.Open(ctx, cfg.DBPath, store.WithLogger(log.With("component", "store")))
+	// Interactions are logged once, by the metrics watcher; the coordinator
+	// gets no logger of its own. The store logs and counts its own failed
+	// writes, with what each lost, and /readyz reports them.
+	m := metrics.New(metrics.WithLogger(log))
+	db, err := store.Open(ctx, cfg.DBPath, store.WithLogger(log.With("component", "store")), store.WithErrorCounter(m))
 	if err != nil {
 		return fmt.Errorf("LEASHD_DB_PATH=%q: %w", cfg.DBPath, err)
 	}
@@ -55,9 +59,10 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		}
 	}()
 
-	// Interactions are logged once, by the metrics watcher; the coordinator
-	// gets no logger of its own.
-	m := metrics.New(metrics.WithLogger(log))
+	monitorCtx, stopMonitor := context.WithCancel(ctx)
+	monitorDone := make(chan struct{})
+	go func() { defer close(monitorDone); db.Monitor(monitorCtx, 10*time.Second) }() // retries failed writes; notices a deleted file
+	defer func() { stopMonitor(); <-monitorDone }()
 	coord := interactions.New(
 		interactions.WithTimeout(cfg.ApprovalTimeout()),
 		interactions.WithJournal(db),
@@ -79,6 +84,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		engine.WithSessionStore(db),
 		engine.WithRecovery(db),
 		engine.WithMetrics(m),
+		engine.WithMaxTurnOutput(cfg.MaxTurnOutputBytes),
 	}
 	if d := cfg.ShutdownTimeout(); d > 0 {
 		// Leave a quarter for the chats' last edits and the database.
@@ -86,7 +92,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	}
 	eng := engine.New(agent, coord, opts...)
 
-	conns, err := connectorsFor(cfg, log, m, agent)
+	conns, err := connectorsFor(cfg, log, m, agent, metrics.Check{Name: "store", Ready: db.Ready})
 	if err != nil {
 		return err
 	}
@@ -120,7 +126,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 // connectorsFor builds the connectors the configuration enables. The web
 // connector comes last: it serves the others' HTTP endpoints (Telegram
 // webhook, Slack HTTP mode) and the health, readiness and metrics routes.
-func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agent engine.Agent) ([]connectors.Connector, error) {
+func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agent engine.Agent, extra ...metrics.Check) ([]connectors.Connector, error) {
 	var conns []connectors.Connector
 	if cfg.TelegramEnabled() {
 		ids, err := telegram.ParseUserIDs(cfg.TelegramAllowedUsers)
@@ -159,8 +165,8 @@ func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agen
 		return conns, nil
 	}
 
-	// Readiness covers every connector, the web one included, and the CLI.
-	var checks []metrics.Check
+	// Readiness covers the store, every connector (the web one included) and the CLI.
+	checks := append([]metrics.Check(nil), extra...) // the store
 	if a, ok := agent.(*claude.Agent); ok {
 		checks = append(checks, metrics.BinaryCheck("claude", a.Path()))
 	}

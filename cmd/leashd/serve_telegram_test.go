@@ -80,7 +80,7 @@ func TestServeTelegram(t *testing.T) {
 	for _, c := range ready.Checks {
 		names = append(names, c.Name)
 	}
-	assert.ElementsMatch(t, []string{"telegram", "web"}, names)
+	assert.ElementsMatch(t, []string{"store", "telegram", "web"}, names)
 
 	fake.Text(me, me, "question")
 	q := waitBot(me, "the first question's buttons", func(m tgfake.Message) bool {

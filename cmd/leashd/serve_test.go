@@ -154,8 +154,9 @@ func TestServeAnswersAToolApprovalAndAuditsIt(t *testing.T) {
 	}
 	assert.Equal(t, http.StatusOK, getJSON(t, url+"/readyz", &ready))
 	assert.True(t, ready.Ready)
-	require.Len(t, ready.Checks, 1, "only the web connector with the demo agent")
-	assert.Equal(t, "web", ready.Checks[0].Name)
+	require.Len(t, ready.Checks, 2, "the store and the web connector with the demo agent")
+	assert.Equal(t, "store", ready.Checks[0].Name)
+	assert.Equal(t, "web", ready.Checks[1].Name)
 	var info struct{ Agent string }
 	getJSON(t, url+"/api/info", &info)
 	assert.Equal(t, "demo agent", info.Agent)

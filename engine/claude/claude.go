@@ -32,9 +32,15 @@ const (
 	DefaultCloseTimeout = 5 * time.Second
 	// DefaultStartTimeout bounds the initialize handshake.
 	DefaultStartTimeout = 60 * time.Second
-	// MaxLineBytes is the longest stdout line accepted; a longer one is
-	// logged and skipped. Tool results (a file read whole) make long lines.
-	MaxLineBytes = 64 << 20
+	// MaxLineBytes is the default longest stdout line (one message from
+	// the CLI) read whole (LEASHD_MAX_AGENT_MESSAGE_BYTES). Of a longer one
+	// only the first MaxLineBytes are kept: its text ends with a
+	// "… truncated (N bytes)" note, a tool request in it is refused. Tool
+	// results (a file read whole) make long lines, but leashd shows none.
+	MaxLineBytes = 4 << 20
+	// MinLineBytes is the smallest limit WithMaxMessageBytes accepts: the
+	// CLI's start-up messages (tools, commands, models) must fit.
+	MinLineBytes = 256 << 10
 )
 
 // Agent starts Claude Code CLI sessions. Create it with New.
@@ -67,6 +73,17 @@ func WithCloseTimeout(d time.Duration) Option { return func(a *Agent) { a.closeT
 
 // WithStartTimeout bounds the start-up handshake (default 60s).
 func WithStartTimeout(d time.Duration) Option { return func(a *Agent) { a.startTimeout = d } }
+
+// WithMaxMessageBytes sets the longest message (stdout line) read whole
+// (default MaxLineBytes; at least MinLineBytes). It bounds the memory a
+// session's reader uses however long a line the agent prints.
+func WithMaxMessageBytes(n int) Option {
+	return func(a *Agent) {
+		if n > 0 {
+			a.maxLine = max(n, MinLineBytes)
+		}
+	}
+}
 
 // WithPartialText streams assistant text to TurnHandler.Text as the model
 // writes it (the CLI's --include-partial-messages), in small pieces,

@@ -32,6 +32,15 @@ const hugeText = 16<<20 + 1
 // over-long line need not be 64 MiB.
 const fakeLimit = 16<<20 + 64<<10
 
+// floodBytes is the size of each huge line the "flood" turn prints
+// (LEASHD_FAKE_FLOOD_BYTES, default 50 MB).
+func floodBytes() int {
+	if n, err := strconv.Atoi(os.Getenv("LEASHD_FAKE_FLOOD_BYTES")); err == nil && n > 0 {
+		return n
+	}
+	return 50 << 20
+}
+
 func fakeCLI(mode string) int {
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
 	out := func(v any) {
@@ -207,6 +216,17 @@ func fakeCLI(mode string) int {
 			out(map[string]any{"type": "assistant", "parent_tool_use_id": "toolu_1", "message": map[string]any{"content": []any{map[string]any{"type": "text", "text": "a subagent's text"}}}})
 			out(map[string]any{"type": "assistant", "parent_tool_use_id": nil, "message": map[string]any{"content": "plain string content"}})
 			result("survived", false, "success")
+		case "flood": // hostile output: huge lines of every kind that matters
+			n := floodBytes()
+			big := strings.Repeat("A", n)
+			raw(`{"type":"assistant","parent_tool_use_id":null,"message":{"id":"msg_f","content":[{"type":"text","text":"` + big + `"}]}}`)
+			raw(`{"type":"control_request","request_id":"big1","request":{"subtype":"can_use_tool","tool_name":"Write","input":{"file_path":"/tmp/x","content":"` + big + `"},"tool_use_id":"toolu_big1"}}`)
+			r, ok := waitResponse("big1", 10*time.Second)
+			if !ok {
+				r = "no response to big1"
+			}
+			out(map[string]any{"type": "assistant", "parent_tool_use_id": nil, "message": map[string]any{"content": []any{map[string]any{"type": "text", "text": "big1 answered: " + r}}}})
+			raw(`{"type":"result","subtype":"success","is_error":false,"session_id":"` + sid + `","num_turns":1,"total_cost_usd":0.5,"result":"` + big + `"}`)
 		case "die":
 			askTool("q1", "AskUserQuestion", map[string]any{"questions": []any{}})
 			time.Sleep(200 * time.Millisecond)

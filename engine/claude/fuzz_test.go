@@ -102,6 +102,8 @@ func FuzzReadLine(f *testing.F) {
 				got = append(got, []byte("<too long>"))
 				assert.Greater(t, tl.n, max)
 				assert.LessOrEqual(t, len(tl.start), maxQuoted)
+				assert.Equal(t, min(max, tl.n), len(tl.head), "the first max bytes are kept, no more")
+				assert.True(t, bytes.HasPrefix(tl.head, tl.start))
 				continue
 			}
 			if len(b) > 0 || err == nil {

@@ -190,7 +190,7 @@ func (s *session) read() {
 		var tl *lineTooLongError
 		switch {
 		case errors.As(err, &tl):
-			s.log.Error("skipping a line from claude longer than the limit", "bytes", tl.n, "limit", s.a.maxLine, "start", quote(tl.start))
+			s.handleTooLong(tl)
 			continue
 		case len(b) > 0:
 			s.handle(b)
@@ -206,7 +206,8 @@ func (s *session) read() {
 
 type lineTooLongError struct {
 	n     int
-	start []byte
+	start []byte // at most maxQuoted bytes, for the log
+	head  []byte // the first max bytes
 }
 
 func (e *lineTooLongError) Error() string {
@@ -214,23 +215,17 @@ func (e *lineTooLongError) Error() string {
 }
 
 // readLine returns the next line without its newline. A line longer than
-// max is consumed and reported as a *lineTooLongError. At EOF the last
-// unterminated line is returned along with io.EOF.
+// max is consumed, keeping only its first max bytes, and reported as a
+// *lineTooLongError: memory stays bounded by max however long the line.
+// At EOF the last unterminated line is returned along with io.EOF.
 func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	var buf []byte
 	n := 0
-	tooLong := false
 	for {
 		chunk, err := br.ReadSlice('\n')
 		n += len(chunk)
-		if !tooLong {
-			if n > max+1 { // +1: the newline
-				tooLong = true
-				buf = append(buf, chunk[:min(len(chunk), maxQuoted)]...)
-				buf = buf[:min(len(buf), maxQuoted)]
-			} else {
-				buf = append(buf, chunk...)
-			}
+		if room := max + 1 - len(buf); room > 0 { // +1: the newline
+			buf = append(buf, chunk[:min(len(chunk), room)]...)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
@@ -239,12 +234,9 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 		if err == nil {
 			length-- // the newline
 		}
-		if !tooLong && length > max { // at EOF, without a newline
-			tooLong = true
-			buf = buf[:min(len(buf), maxQuoted)]
-		}
-		if tooLong {
-			return nil, &lineTooLongError{n: length, start: buf}
+		if length > max {
+			head := buf[:min(len(buf), max)]
+			return nil, &lineTooLongError{n: length, start: head[:min(len(head), maxQuoted)], head: head}
 		}
 		return bytes.TrimSuffix(buf, []byte("\n")), err
 	}
@@ -260,6 +252,11 @@ func (s *session) handle(raw []byte) {
 	if l == nil {
 		return
 	}
+	s.dispatch(l, raw)
+}
+
+// dispatch acts on one parsed stdout line (raw is for log messages).
+func (s *session) dispatch(l *line, raw []byte) {
 	switch l.Type {
 	case typeControlResponse:
 		r, err := l.response()

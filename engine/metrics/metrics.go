@@ -29,6 +29,8 @@ var (
 	Kinds      = []interactions.Kind{interactions.KindQuestion, interactions.KindPlanReview, interactions.KindToolApproval}
 	Statuses   = []interactions.Status{interactions.StatusAnswered, interactions.StatusRejected, interactions.StatusExpired, interactions.StatusCancelled, interactions.StatusInterrupted}
 	Connectors = []string{"telegram", "slack"}
+	// StoreOps are the store's writes (store.Ops; a test keeps them equal).
+	StoreOps = []string{"requested", "presented", "resolved", "recovered", "interrupt", "session", "file"}
 )
 
 // AnswerBuckets are the bounds (seconds) of leashd_interaction_answer_seconds:
@@ -50,6 +52,7 @@ type Metrics struct {
 	outbound    *prometheus.CounterVec
 	rateLimited *prometheus.CounterVec
 	sessions    prometheus.Gauge
+	storeErrors *prometheus.CounterVec
 }
 
 // Option configures New.
@@ -103,11 +106,15 @@ func New(opts ...Option) *Metrics {
 			Name: "leashd_sessions_active",
 			Help: "Agent processes running.",
 		}),
+		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "leashd_store_errors_total",
+			Help: "Database writes that failed (disk full, I/O error, read-only or deleted file), by op: requested, presented, resolved, recovered, interrupt, session; file counts the database file found deleted or replaced.",
+		}, []string{"op"}),
 	}
 	for _, o := range opts {
 		o(m)
 	}
-	m.reg.MustRegister(m.pending, m.resolved, m.answer, m.turns, m.agentErrors, m.outbound, m.rateLimited, m.sessions)
+	m.reg.MustRegister(m.pending, m.resolved, m.answer, m.turns, m.agentErrors, m.outbound, m.rateLimited, m.sessions, m.storeErrors)
 	if !m.noRuntime {
 		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
@@ -121,6 +128,9 @@ func New(opts ...Option) *Metrics {
 	for _, c := range Connectors {
 		m.outbound.WithLabelValues(c)
 		m.rateLimited.WithLabelValues(c)
+	}
+	for _, op := range StoreOps {
+		m.storeErrors.WithLabelValues(op)
 	}
 	return m
 }
@@ -148,6 +158,9 @@ func (m *Metrics) SessionsActive(n int) { m.sessions.Set(float64(n)) }
 
 // Outbound counts a message sent or edited by connector.
 func (m *Metrics) Outbound(connector string) { m.outbound.WithLabelValues(connector).Inc() }
+
+// StoreError counts a failed database write (store.ErrorCounter).
+func (m *Metrics) StoreError(op string) { m.storeErrors.WithLabelValues(op).Inc() }
 
 // RateLimited counts a 429 answer to connector.
 func (m *Metrics) RateLimited(connector string) { m.rateLimited.WithLabelValues(connector).Inc() }

@@ -85,6 +85,9 @@ func TestEverySeriesIsPresentAtZeroFromStartUp(t *testing.T) {
 			fmt.Sprintf(`leashd_outbound_messages_total{connector="%s"}`, c),
 			fmt.Sprintf(`leashd_outbound_rate_limited_total{connector="%s"}`, c))
 	}
+	for _, op := range []string{"requested", "presented", "resolved", "recovered", "interrupt", "session", "file"} {
+		want = append(want, fmt.Sprintf(`leashd_store_errors_total{op="%s"}`, op))
+	}
 	for _, name := range want {
 		v, ok := s[name]
 		if assert.True(t, ok, "missing %s", name) {
@@ -124,6 +127,8 @@ func TestEngineAndConnectorCounters(t *testing.T) {
 	m.Outbound("matrix") // a connector not known in advance still counts
 	m.RateLimited("telegram")
 	connectors.CountOutbound(m, "web")
+	m.StoreError("resolved")
+	m.StoreError("resolved")
 
 	s := samples(t, scrape(t, m))
 	assert.Equal(t, "4", s["leashd_agent_turns_total"])
@@ -135,6 +140,8 @@ func TestEngineAndConnectorCounters(t *testing.T) {
 	assert.Equal(t, "1", s[`leashd_outbound_messages_total{connector="web"}`])
 	assert.Equal(t, "1", s[`leashd_outbound_rate_limited_total{connector="telegram"}`])
 	assert.Equal(t, "0", s[`leashd_outbound_rate_limited_total{connector="slack"}`])
+	assert.Equal(t, "2", s[`leashd_store_errors_total{op="resolved"}`])
+	assert.Equal(t, "0", s[`leashd_store_errors_total{op="session"}`])
 }
 
 // syncBuffer is a log sink safe for the watcher goroutine and the test.

@@ -28,7 +28,10 @@ var _ interactions.Journal = (*Store)(nil)
 // Requested implements interactions.Journal: it records it as pending,
 // before it is shown, so a crash right after loses nothing.
 func (s *Store) Requested(ctx context.Context, it interactions.Interaction) error {
-	err := s.write(ctx, func(tx *sql.Tx) error { return s.insertRequested(ctx, tx, it) })
+	ctx = context.WithoutCancel(ctx) // a failed write is retried later
+	lost := lostAttrs("the interaction is not in the audit log and cannot be recovered after a restart",
+		"id", it.ID, "chat", it.ChatID, "kind", string(it.Kind), "question", it.Question, "tool", it.ToolName, "tool_summary", it.ToolSummary)
+	err := s.write(ctx, OpRequested, lost, func(tx *sql.Tx) error { return s.insertRequested(ctx, tx, it) })
 	if err != nil {
 		return fmt.Errorf("recording interaction %s: %w", it.ID, err)
 	}
@@ -43,7 +46,7 @@ const MaxToolInput = 64 << 10
 
 func (s *Store) insertRequested(ctx context.Context, tx *sql.Tx, it interactions.Interaction) error {
 	if it.ID == "" {
-		return errors.New("the interaction has no ID")
+		return refused("the interaction has no ID")
 	}
 	if it.AskedAt.IsZero() {
 		it.AskedAt = s.now()
@@ -62,7 +65,7 @@ func (s *Store) insertRequested(ctx context.Context, tx *sql.Tx, it interactions
 	var toolInput any
 	if len(it.ToolInput) > 0 {
 		if !json.Valid(it.ToolInput) {
-			return errors.New("the tool input is not valid JSON")
+			return refused("the tool input is not valid JSON")
 		}
 		toolInput = string(it.ToolInput)
 	}
@@ -79,7 +82,7 @@ func (s *Store) insertRequested(ctx context.Context, tx *sql.Tx, it interactions
 		fmtTime(it.AskedAt), fmtTime(it.Deadline))
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
-			return errors.New("an interaction with this ID is already recorded")
+			return refused("an interaction with this ID is already recorded")
 		}
 		return err
 	}
@@ -94,7 +97,9 @@ func (s *Store) insertRequested(ctx context.Context, tx *sql.Tx, it interactions
 func (s *Store) Presented(ctx context.Context, id, ref string) error {
 	ctx = context.WithoutCancel(ctx)
 	data, _ := json.Marshal(map[string]string{"ref": ref}) // cannot fail
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	lost := lostAttrs("the reference of the chat message showing the interaction: after a restart that message cannot be edited",
+		"id", id, "ref", ref)
+	err := s.write(ctx, OpPresented, lost, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE interactions SET ref = ? WHERE id = ? AND ref = ''`, ref, id)
 		if err != nil {
 			return err
@@ -107,7 +112,7 @@ func (s *Store) Presented(ctx context.Context, id, ref string) error {
 			case err != nil:
 				return err
 			case old != ref:
-				return fmt.Errorf("it is already shown as %q", old)
+				return refused(fmt.Sprintf("it is already shown as %q", old))
 			}
 			return nil // the same reference again
 		}
@@ -126,6 +131,7 @@ func (s *Store) Presented(ctx context.Context, id, ref string) error {
 // warning is logged. An interruption (leashd shutting down) makes the
 // interaction recoverable like one Interrupt found.
 func (s *Store) Resolved(ctx context.Context, it interactions.Interaction, res interactions.Resolution) error {
+	ctx = context.WithoutCancel(ctx) // the record is written even when the caller gave up; a failed write is retried later
 	if !validOutcome(res.Status) {
 		return fmt.Errorf("recording the outcome of interaction %s: unknown status %q", it.ID, res.Status)
 	}
@@ -136,7 +142,10 @@ func (s *Store) Resolved(ctx context.Context, it interactions.Interaction, res i
 	if err != nil {
 		return fmt.Errorf("recording the outcome of interaction %s: %w", it.ID, err)
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	lost := lostAttrs("the outcome is not in the audit log (the agent got it); after a restart the interaction counts as interrupted and can be answered again",
+		"id", it.ID, "chat", it.ChatID, "kind", string(it.Kind), "status", string(res.Status),
+		"answer", res.Answer, "decision", res.Decision, "text", res.Text, "by", res.By)
+	err = s.write(ctx, OpResolved, lost, func(tx *sql.Tx) error {
 		var st string
 		switch err := tx.QueryRowContext(ctx, `SELECT status FROM interactions WHERE id = ?`, it.ID).Scan(&st); {
 		case errors.Is(err, sql.ErrNoRows):

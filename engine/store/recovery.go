@@ -27,7 +27,8 @@ const InterruptedText = "leashd stopped before anyone answered"
 // interrupted, through Resolved).
 func (s *Store) Interrupt(ctx context.Context) ([]engine.Interrupted, error) {
 	var out []engine.Interrupted
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	lost := lostAttrs("interactions the last run left pending are not marked interrupted (they are marked at the next start or when answered)")
+	err := s.write(ctx, OpInterrupt, lost, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+recordColumns+` FROM interactions
 			WHERE status = 'pending' AND seq <= ? ORDER BY asked_at, seq`, s.orphanSeq)
 		if err != nil {
@@ -98,7 +99,9 @@ func (s *Store) Recovered(ctx context.Context, id string, res interactions.Resol
 		return false, fmt.Errorf("recording the recovered answer to %s: %w", id, err)
 	}
 	first := false
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	lost := lostAttrs("an answer given after a restart was not recorded and not passed to the agent; the person is told it failed and can answer again",
+		"id", id, "status", string(res.Status), "answer", res.Answer, "decision", res.Decision, "text", res.Text, "by", res.By)
+	err = s.write(ctx, OpRecovered, lost, func(tx *sql.Tx) error {
 		// Left pending by an earlier run and not yet marked: mark it now.
 		now := s.now()
 		r, err := tx.ExecContext(ctx, `UPDATE interactions SET status = 'interrupted', text = ?,
@@ -126,11 +129,11 @@ func (s *Store) Recovered(ctx context.Context, id string, res interactions.Resol
 			err := tx.QueryRowContext(ctx, `SELECT interrupted_at IS NOT NULL FROM interactions WHERE id = ?`, id).Scan(&interrupted)
 			switch {
 			case errors.Is(err, sql.ErrNoRows):
-				return fmt.Errorf("no interaction %q is recorded", id)
+				return refused(fmt.Sprintf("no interaction %q is recorded", id))
 			case err != nil:
 				return err
 			case !interrupted:
-				return fmt.Errorf("interaction %s was not interrupted by a restart", id)
+				return refused(fmt.Sprintf("interaction %s was not interrupted by a restart", id))
 			}
 			return nil // already recovered
 		}

@@ -37,7 +37,10 @@ func (s *Store) SaveSession(ctx context.Context, rec engine.SessionRecord) error
 	if rec.ChatID == "" {
 		return errors.New("saving a session without a chat ID")
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	ctx = context.WithoutCancel(ctx) // a failed write is retried later
+	lost := lostAttrs("the chat's agent session, mode and workdir: after a restart the chat may start a new agent session",
+		"chat", rec.ChatID, "agent_session", rec.AgentSessionID, "mode", string(rec.Mode), "workdir", rec.WorkDir)
+	err := s.write(ctx, OpSession, lost, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (chat_id, agent_session_id, mode, workdir, last_active)
 			VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (chat_id) DO UPDATE SET agent_session_id = excluded.agent_session_id,

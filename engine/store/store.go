@@ -59,6 +59,8 @@ type Store struct {
 	r    *sql.DB // read-only connections
 	now  func() time.Time
 	log  *slog.Logger
+	errs ErrorCounter // nil: not counted
+	h    health
 	// orphanSeq is the last interaction row that existed when the store
 	// was opened: pending rows up to it were left by an earlier run.
 	orphanSeq int64
@@ -69,6 +71,7 @@ type options struct {
 	readOnly    bool
 	now         func() time.Time
 	log         *slog.Logger
+	errs        ErrorCounter
 }
 
 // An Option configures Open.
@@ -117,7 +120,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("database path %q: %w", path, err)
 	}
-	s := &Store{path: abs, now: o.now, log: o.log}
+	s := &Store{path: abs, now: o.now, log: o.log, errs: o.errs}
 	if o.readOnly {
 		if err := s.openReadOnly(ctx, o); err != nil {
 			return nil, err
@@ -164,6 +167,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("opening database %s for reading: %w", abs, err)
 	}
 	s.r.SetMaxOpenConns(4)
+	if s.h.ident, err = os.Stat(abs); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("database %s: %w", abs, err)
+	}
 	return s, nil
 }
 
@@ -296,6 +303,7 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.closeBacklog()
 	var errs []error
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
@@ -310,11 +318,46 @@ func (s *Store) Close() error {
 // (only Open with ReadOnly reports that).
 func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 
-// write runs f in a write transaction and commits it.
-func (s *Store) write(ctx context.Context, f func(tx *sql.Tx) error) error {
+// write runs f in a write transaction and commits it. A failure is logged
+// at ERROR with lost (what the record held, as slog key-value pairs),
+// counted under op, and makes Ready fail until a write succeeds again. A
+// failed write of a retryable op (see retryable) is kept in memory and
+// written, in order, once the database can be written again; while earlier
+// writes wait, later ones of those ops queue behind them. f must not use a
+// context that ends: a retry runs it later.
+func (s *Store) write(ctx context.Context, op string, lost []any, f func(tx *sql.Tx) error) error {
 	if s.w == nil {
 		return ErrReadOnly
 	}
+	s.h.wmu.Lock()
+	defer s.h.wmu.Unlock()
+	var err error
+	if n, ferr := s.flushLocked(); n > 0 && retryable(op) {
+		err = fmt.Errorf("queued behind %d earlier write(s) the database did not take: %w", n, ferr)
+	} else {
+		err = s.tx(ctx, f)
+	}
+	var r *refusal
+	switch {
+	case errors.As(err, &r):
+		return err // nothing wrong with the disk: the record was refused
+	case err != nil:
+		s.failed(op, lost, f, err)
+		return err
+	}
+	s.succeeded(op, lost)
+	return nil
+}
+
+// refusal is an error of a write the store refuses (bad or duplicate
+// input), as opposed to one the disk failed.
+type refusal struct{ msg string }
+
+func (r *refusal) Error() string { return r.msg }
+
+func refused(msg string) error { return &refusal{msg} }
+
+func (s *Store) tx(ctx context.Context, f func(tx *sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// TruncatedNote ends text cut to a limit (an agent message over
+// LEASHD_MAX_AGENT_MESSAGE_BYTES, a turn's output over
+// LEASHD_MAX_TURN_OUTPUT_BYTES): "… truncated (N bytes)", N being the bytes
+// left out.
+func TruncatedNote(n int) string { return fmt.Sprintf("… truncated (%d bytes)", n) }
+
+// WithMaxTurnOutput bounds the agent text of one turn sent to the chats at
+// n bytes (0: no limit): what comes after is left out, and the turn's
+// output ends with a TruncatedNote. It bounds the messages a hostile or
+// runaway agent makes leashd post (Telegram splits at 4,096 characters, so
+// 64 KiB of plain text is about 16 messages) and the memory connectors keep
+// per turn.
+func WithMaxTurnOutput(n int) Option { return func(o *options) { o.maxTurnOutput = max(n, 0) } }
+
+// capText returns the part of text that fits in room bytes (cut at a rune
+// boundary) and how many bytes were left out.
+func capText(text string, room int) (string, int) {
+	if room >= len(text) {
+		return text, 0
+	}
+	room = max(room, 0)
+	for room > 0 && !utf8.RuneStart(text[room]) {
+		room--
+	}
+	return text[:room], len(text) - room
+}
+
+// limitText applies the turn's output limit to text about to be streamed:
+// it returns what may be sent.
+func (t *turn) limitText(text string) string {
+	limit := t.e.opts.maxTurnOutput
+	if limit <= 0 {
+		return text
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	part, cut := capText(text, limit-t.shown)
+	t.shown += len(part)
+	t.cut += cut
+	return part
+}
+
+// truncationNote is the note ending a turn whose output was cut ("" when
+// nothing was).
+func (t *turn) truncationNote() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cut == 0 {
+		return ""
+	}
+	return "\n\n" + TruncatedNote(t.cut)
+}
+
+// capResult bounds a turn's final text (shown by connectors that did not
+// stream it) like its streamed output.
+func (t *turn) capResult(text string) string {
+	limit := t.e.opts.maxTurnOutput
+	if limit <= 0 || len(text) <= limit {
+		return text
+	}
+	part, cut := capText(text, limit)
+	return part + "\n\n" + TruncatedNote(cut)
+}

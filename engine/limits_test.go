@@ -1,0 +1,59 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/leashd/leashd/engine"
+)
+
+// TestTurnOutputIsCappedWithANote: an agent that writes far more than the
+// turn's output limit (in many pieces, as a streaming agent does) gets only
+// the limit through to the chat, cut at a character boundary, followed by
+// one "… truncated (N bytes)" note; the summary's result is capped the same
+// way; the next turn starts with a fresh allowance.
+func TestTurnOutputIsCappedWithANote(t *testing.T) {
+	const limit = 1000
+	piece := strings.Repeat("é", 50) + "\n" // 101 bytes
+	agent := &scriptAgent{turn: func(_ context.Context, _ *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		if prompt == "small" {
+			h.Text("short answer")
+			return engine.Result{Text: "short answer"}, nil
+		}
+		for range 100 { // 10,100 bytes
+			h.Text(piece)
+		}
+		return engine.Result{Text: strings.Repeat(piece, 100)}, nil
+	}}
+	e, conn, _ := start(t, agent, nil, engine.WithMaxTurnOutput(limit))
+	send(t, e, "c1", "flood")
+	conn.waitFor(t, "the summary", func() bool { return len(conn.done) == 1 })
+
+	var shown strings.Builder
+	for _, s := range conn.stream {
+		shown.WriteString(strings.TrimPrefix(s, "c1|"))
+	}
+	out := shown.String()
+	body, note, ok := strings.Cut(out, "\n\n… truncated (")
+	if assert.True(t, ok, "a note ends the output: %q", out[max(0, len(out)-80):]) {
+		assert.LessOrEqual(t, len(body), limit)
+		assert.Greater(t, len(body), limit-4, "cut at the limit (within one character)")
+		assert.Equal(t, strings.Count(out, "truncated"), 1, "one note")
+		assert.Equal(t, fmt.Sprintf("%d bytes)", 100*len(piece)-len(body)), note, "what was left out: all of it minus what was shown")
+		assert.Equal(t, 999, len(body), "999: the 1,000th byte would split an é")
+	}
+	assert.True(t, strings.HasPrefix(body, piece), "the first part is shown as written")
+	assert.True(t, strings.ToValidUTF8(body, "?") == body, "never cut inside a character")
+	res := conn.done[0].Result
+	assert.LessOrEqual(t, len(res), limit+40)
+	assert.Contains(t, res, "… truncated (9101 bytes)")
+
+	send(t, e, "c1", "small")
+	conn.waitFor(t, "the second summary", func() bool { return len(conn.done) == 2 })
+	assert.Equal(t, "c1|short answer", conn.stream[len(conn.stream)-1], "a new turn, a new allowance")
+	assert.Equal(t, "short answer", conn.done[1].Result)
+}
