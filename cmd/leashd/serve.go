@@ -40,6 +40,9 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if a, ok := agent.(*claude.Agent); ok {
+		a.LogVersion(ctx) // warns outside the tested range
+	}
 	release, err := lockInstance(cfg.DBPath)
 	if err != nil {
 		return err
