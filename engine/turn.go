@@ -27,6 +27,7 @@ type turn struct {
 	// fresh session with; the rest of this turn is stopped.
 	cleanPlan *string
 	rules     *ruleSet
+	again     *allowedAgain // see allowedAgain; used once
 }
 
 // runTurn runs one prompt in the chat's session and reports the result.
@@ -52,7 +53,8 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	e.mu.Lock()
-	t := &turn{e: e, c: c, sess: sess, gen: c.gen, toolCount: map[string]int{}, rules: c.rules()}
+	t := &turn{e: e, c: c, sess: sess, gen: c.gen, toolCount: map[string]int{}, rules: c.rules(), again: c.again}
+	c.again = nil
 	c.cancel = cancel
 	c.current = t
 	c.active = time.Now()
