@@ -29,6 +29,7 @@ type chat struct {
 	gen     int // bumped by /clear: a running turn's results no longer count
 	allowed *ruleSet
 	again   *allowedAgain // the next turn's, taken by runTurn
+	limit   *limited      // a usage limit stopped the last turn; see limit.go
 }
 
 // queued is a prompt waiting for its turn.

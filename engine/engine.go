@@ -59,6 +59,7 @@ type options struct {
 	recovery      Recovery
 	metrics       Metrics
 	closeTimeout  time.Duration
+	limits        limitOptions // see limit.go
 }
 
 // Option configures an Engine.

@@ -139,6 +139,7 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 		return
 	}
 	e.done(ctx, c.id, t.summary(res, time.Since(start)))
+	e.afterLimit(ctx, c, res.UsageLimit)
 }
 
 func cleanPlanPrompt(plan string) string {

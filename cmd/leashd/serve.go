@@ -82,6 +82,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		engine.WithSessionStore(db),
 		engine.WithRecovery(db),
 		engine.WithMetrics(m),
+		engine.WithResumeAfterLimit(cfg.ResumeAfterLimitOn()),
 	}
 	if d := cfg.ShutdownTimeout(); d > 0 {
 		// Leave a quarter for the chats' last edits and the database.

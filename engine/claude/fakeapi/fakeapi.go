@@ -60,6 +60,9 @@ type Reply struct {
 	// error whose message is Error.
 	Status int
 	Error  string
+	// Header holds extra response headers (an error's retry-after, a
+	// usage limit's anthropic-ratelimit-unified-* headers).
+	Header http.Header
 }
 
 // ToolUse is a tool_use block. ID is generated when empty.
@@ -67,6 +70,29 @@ type ToolUse struct {
 	ID    string
 	Name  string
 	Input any // marshalled to JSON; json.RawMessage is sent as is
+}
+
+// UsageLimit is the reply of an account whose usage limit is reached until
+// resetsAt: HTTP 429 with the anthropic-ratelimit-unified-* headers
+// api.anthropic.com sends its subscribers (kind is the representative
+// claim: five_hour, seven_day, …). A CLI signed in as a subscriber
+// (Subscriber) reports it as a rate_limit_event and "You've hit your …
+// limit · resets …"; one using an API key only as an API error.
+func UsageLimit(resetsAt time.Time, kind string) Reply {
+	h := http.Header{}
+	h.Set("anthropic-ratelimit-unified-status", "rejected")
+	h.Set("anthropic-ratelimit-unified-reset", fmt.Sprint(resetsAt.Unix()))
+	h.Set("anthropic-ratelimit-unified-representative-claim", kind)
+	h.Set("retry-after", fmt.Sprint(max(0, int(time.Until(resetsAt).Seconds()))))
+	h.Set("x-should-retry", "false")
+	return Reply{Status: http.StatusTooManyRequests, Error: "usage limit reached", Header: h}
+}
+
+// Subscriber is the environment, appended after Env, that signs the CLI in
+// with a (fake) subscription token instead of the API key, as people using
+// Claude Code with a Pro or Max plan are; the fake does not check it.
+func Subscriber() []string {
+	return []string{"ANTHROPIC_API_KEY=", "CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat01-fakeapi-test"}
 }
 
 // Text is a reply with just text.
@@ -644,6 +670,11 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, req *Request, r
 			typ = "rate_limit_error"
 		case 529:
 			typ = "overloaded_error"
+		}
+		for k, vs := range reply.Header {
+			for _, v := range vs {
+				w.Header().Add(k, v)
+			}
 		}
 		apiError(w, reply.Status, typ, reply.Error)
 		return
