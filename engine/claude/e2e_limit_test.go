@@ -1,7 +1,6 @@
 package claude_test
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -11,43 +10,8 @@ import (
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/claude"
 	"github.com/leashd/leashd/engine/claude/fakeapi"
+	"github.com/leashd/leashd/engine/clocktest"
 )
-
-// fakeClock is a clock whose timers fire when the test says.
-type fakeClock struct {
-	now time.Time
-
-	mu     sync.Mutex
-	timers []fakeTimer
-}
-
-type fakeTimer struct {
-	d       time.Duration
-	f       func()
-	stopped *bool
-}
-
-func (c *fakeClock) Now() time.Time { return c.now }
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	stopped := new(bool)
-	c.timers = append(c.timers, fakeTimer{d: d, f: f, stopped: stopped})
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		was := !*stopped
-		*stopped = true
-		return was
-	}
-}
-
-func (c *fakeClock) scheduled() []fakeTimer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]fakeTimer(nil), c.timers...)
-}
 
 // The account's usage limit stops a turn: the chat is told when it resets,
 // /status shows it, and with resume on the turn goes on by itself after the
@@ -57,7 +21,7 @@ func TestE2EUsageLimitResetIsShownAndTheTurnResumes(t *testing.T) {
 	reset := time.Now().Add(2 * time.Hour).Truncate(time.Second).UTC()
 	for _, resume := range []bool{true, false} {
 		t.Run(map[bool]string{true: "resume on", false: "resume off"}[resume], func(t *testing.T) {
-			clock := &fakeClock{now: reset.Add(-2*time.Hour - 5*time.Minute)}
+			clock := clocktest.New(reset.Add(-2*time.Hour - 5*time.Minute))
 			s, _ := newAgentStack(t, []claude.Option{claude.WithEnv(fakeapi.Subscriber())}, nil,
 				engine.WithResumeAfterLimit(resume), engine.WithClock(clock))
 			// Every call of the first turn meets the limit (newer CLIs may
@@ -79,16 +43,16 @@ func TestE2EUsageLimitResetIsShownAndTheTurnResumes(t *testing.T) {
 			if !resume {
 				assert.Contains(t, s.conn.saidText(), "Send a message after that to continue.")
 				assert.Contains(t, status, "Usage limit (5-hour): resets "+when+"\n")
-				assert.Empty(t, clock.scheduled(), "nothing resumes by itself")
+				assert.Empty(t, clock.Timers(), "nothing resumes by itself")
 				return
 			}
 			assert.Contains(t, s.conn.saidText(), "leashd will resume this turn then by itself.")
 			assert.Contains(t, status, "Usage limit (5-hour): resets "+when+"; the turn resumes then by itself")
-			timers := clock.scheduled()
+			timers := clock.Timers()
 			require.Len(t, timers, 1)
-			assert.Equal(t, 2*time.Hour+5*time.Minute+30*time.Second, timers[0].d, "the resume waits until just after the reset")
+			assert.Equal(t, 2*time.Hour+5*time.Minute+30*time.Second, timers[0].D, "the resume waits until just after the reset")
 
-			timers[0].f() // the reset has passed
+			require.True(t, timers[0].Fire()) // the reset has passed
 			s.conn.waitSaid(t, "The usage limit has reset; resuming.")
 			assert.Equal(t, "Resumed where I stopped.", s.conn.waitDone(t, 2).Result)
 			calls := s.api.Calls()
