@@ -3,6 +3,7 @@ package claude_test
 import (
 	"context"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,24 +22,78 @@ import (
 // without showing anything, once, recording it linked to the tap. The same
 // call a third time is asked about as usual.
 func TestE2EAllowedAfterRestartIsNotAskedAgain(t *testing.T) {
+	t.Run("SIGKILL", func(t *testing.T) { allowedAfterRestart(t, true) })
+	t.Run("graceful stop", func(t *testing.T) { allowedAfterRestart(t, false) })
+}
+
+// deadJournal is the store as a killed leashd leaves it: after die, the
+// dying process records nothing more.
+type deadJournal struct {
+	*store.Store
+	dead atomic.Bool
+}
+
+func (j *deadJournal) Requested(ctx context.Context, it interactions.Interaction) error {
+	if j.dead.Load() {
+		return nil
+	}
+	return j.Store.Requested(ctx, it)
+}
+
+func (j *deadJournal) Presented(ctx context.Context, id, ref string) error {
+	if j.dead.Load() {
+		return nil
+	}
+	return j.Store.Presented(ctx, id, ref)
+}
+
+func (j *deadJournal) Resolved(ctx context.Context, it interactions.Interaction, res interactions.Resolution) error {
+	if j.dead.Load() {
+		return nil
+	}
+	return j.Store.Resolved(ctx, it, res)
+}
+
+func (j *deadJournal) SaveSession(ctx context.Context, rec engine.SessionRecord) error {
+	if j.dead.Load() {
+		return nil
+	}
+	return j.Store.SaveSession(ctx, rec)
+}
+
+func allowedAfterRestart(t *testing.T, kill bool) {
 	const touch = "touch made-after-restart.txt"
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "leashd.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	withStore := []engine.Option{engine.WithSessionStore(st), engine.WithRecovery(st)}
-	journal := []interactions.Opt{interactions.WithJournal(st)}
-
-	s1, stop1 := newAgentStack(t, nil, journal, withStore...)
+	path := filepath.Join(t.TempDir(), "leashd.db")
+	open := func() *store.Store {
+		st, err := store.Open(ctx, path)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	first := &deadJournal{Store: open()}
+	s1, stop1 := newAgentStack(t, nil, []interactions.Opt{interactions.WithJournal(first)},
+		engine.WithSessionStore(first), engine.WithRecovery(first.Store))
 	bash := func() fakeapi.Reply { return fakeapi.Tool("Bash", map[string]string{"command": touch}) }
 	s1.api.Reply(bash())
 	s1.send(t, "touch the file")
 	it := s1.conn.waitShown(t, 1)
 	require.Equal(t, "Bash", it.ToolName)
 	s1.waitTranscript(t, "touch the file")
-	require.NoError(t, stop1(), "leashd stops with the approval pending")
+	if kill {
+		// Killed, leashd records nothing more and its CLI dies too.
+		first.dead.Store(true)
+		s1.killLast(t)
+	}
+	require.NoError(t, stop1())
+	pending, err := first.Audit(ctx, store.AuditFilter{Status: "pending"})
+	require.NoError(t, err)
+	assert.Equal(t, kill, len(pending) == 1, "a killed leashd leaves the approval pending in the database")
 
-	s2, stop2 := restartStack(t, s1, nil, journal, withStore...)
+	// The next leashd opens the database anew, as a new process does.
+	st := open()
+	s2, stop2 := restartStack(t, s1, nil, []interactions.Opt{interactions.WithJournal(st)},
+		engine.WithSessionStore(st), engine.WithRecovery(st))
 	t.Cleanup(func() { require.NoError(t, stop2()) })
 	s2.api.Then(func(r *fakeapi.Request) fakeapi.Reply {
 		if !r.HasUserText(engine.RecoveredPromptPrefix) || !r.HasUserText("Run it again to continue") {
