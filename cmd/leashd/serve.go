@@ -41,7 +41,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		return err
 	}
 	if a, ok := agent.(*claude.Agent); ok {
-		a.LogVersion(ctx) // warns outside the tested range
+		go a.LogVersion(ctx) // warns outside the tested range; a hung CLI does not delay the start
 	}
 	release, err := lockInstance(cfg.DBPath)
 	if err != nil {

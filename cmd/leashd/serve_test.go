@@ -328,8 +328,9 @@ func TestServeLogsTheClaudeVersion(t *testing.T) {
 			bin := filepath.Join(dir, "claude")
 			require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho '"+version+" (Claude Code)'\n"), 0o755))
 			_, logs, stop := startServe(t, dir, "LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH="+bin)
+			require.Eventually(t, func() bool { return strings.Contains(logs.String(), "version="+version) },
+				15*time.Second, 10*time.Millisecond, "the version is logged: %s", logs)
 			require.NoError(t, stop())
-			assert.Contains(t, logs.String(), "version="+version)
 			assert.Equal(t, warns, strings.Contains(logs.String(), "outside the range leashd is tested with"), logs.String())
 		})
 	}

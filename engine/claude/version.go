@@ -77,10 +77,11 @@ func TestedRange(v Version) bool {
 
 // Version runs `claude --version` and parses what it prints.
 func (a *Agent) Version(ctx context.Context) (Version, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, a.path, "--version")
 	cmd.Env = append(os.Environ(), a.env...)
+	cmd.WaitDelay = time.Second // a child holding stdout open does not hold us
 	out, err := cmd.Output()
 	if err != nil {
 		return Version{}, fmt.Errorf("%s --version: %w", a.path, err)
