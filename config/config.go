@@ -33,6 +33,7 @@ type Config struct {
 	MaxConcurrentAgents    int    `split_words:"true" default:"4" min:"1" max:"1000" desc:"Agent processes that may run at once (1 to 1000); further chats queue"`
 	AgentIdleSeconds       int    `split_words:"true" default:"600" max:"86400" desc:"An idle agent process is shut down after this many seconds and resumed on the next prompt; 0 = never; at most 86400 (1 day)"`
 	AgentTimeoutSeconds    int    `split_words:"true" default:"3600" max:"604800" desc:"Longest agent turn in seconds, not counting time spent waiting for a human; 0 = no limit; at most 604800 (7 days)"`
+	ResumeAfterLimit       string `split_words:"true" default:"off" desc:"on: a turn stopped by the Claude account's usage limit resumes by itself once the limit resets; off: the chat is told when it resets"`
 	DBPath                 string `split_words:"true" desc:"SQLite database file (default: $XDG_STATE_HOME/leashd/leashd.db or ~/.local/state/leashd/leashd.db)"`
 	LogLevel               string `split_words:"true" default:"info" desc:"Log level: debug, info, warn or error"`
 	LogFormat              string `split_words:"true" default:"text" desc:"Log format: text or json"`
@@ -147,6 +148,11 @@ func (c Config) Validate() error {
 	default:
 		bad("AGENT", c.Agent, "accepted: auto, claude, demo")
 	}
+	switch c.ResumeAfterLimit {
+	case "on", "off":
+	default:
+		bad("RESUME_AFTER_LIMIT", c.ResumeAfterLimit, "accepted: on, off")
+	}
 	switch c.DefaultMode {
 	case "default", "plan", "acceptEdits":
 	default:
@@ -246,6 +252,9 @@ func IsLoopback(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// ResumeAfterLimitOn reports whether LEASHD_RESUME_AFTER_LIMIT is on.
+func (c Config) ResumeAfterLimitOn() bool { return c.ResumeAfterLimit == "on" }
 
 // WebEnabled reports whether the web address is not "off".
 func (c Config) WebEnabled() bool {

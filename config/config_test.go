@@ -84,7 +84,7 @@ func TestEveryFieldIsNamedAndDescribed(t *testing.T) {
 		"LEASHD_WEB_ADDR", "LEASHD_WEB_TOKEN", "LEASHD_TELEGRAM_BOT_TOKEN", "LEASHD_TELEGRAM_API_URL",
 		"LEASHD_TELEGRAM_ALLOWED_USERS", "LEASHD_TELEGRAM_WEBHOOK_URL", "LEASHD_TELEGRAM_WEBHOOK_SECRET",
 		"LEASHD_SLACK_BOT_TOKEN", "LEASHD_SLACK_APP_TOKEN", "LEASHD_SLACK_SIGNING_SECRET",
-		"LEASHD_SLACK_API_URL", "LEASHD_SLACK_ALLOWED_USERS", "LEASHD_SLACK_APPROVERS",
+		"LEASHD_SLACK_API_URL", "LEASHD_SLACK_ALLOWED_USERS", "LEASHD_SLACK_APPROVERS", "LEASHD_RESUME_AFTER_LIMIT",
 	} {
 		assert.Contains(t, names, want)
 	}
@@ -103,6 +103,7 @@ func TestDefaults(t *testing.T) {
 		MaxConcurrentAgents:    4,
 		AgentIdleSeconds:       600,
 		AgentTimeoutSeconds:    3600,
+		ResumeAfterLimit:       "off",
 		DBPath:                 filepath.Join(state, "leashd", "leashd.db"),
 		LogLevel:               "info",
 		LogFormat:              "text",
@@ -223,6 +224,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 		"LEASHD_MAX_CONCURRENT_AGENTS":    "2",
 		"LEASHD_AGENT_IDLE_SECONDS":       "60",
 		"LEASHD_AGENT_TIMEOUT_SECONDS":    "0",
+		"LEASHD_RESUME_AFTER_LIMIT":       "on",
 		"LEASHD_DB_PATH":                  filepath.Join(dir, "l.db"),
 		"LEASHD_LOG_LEVEL":                "debug",
 		"LEASHD_LOG_FORMAT":               "json",
@@ -254,7 +256,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, config.Config{
 		ApprovalTimeoutSeconds: 0, Agent: "demo", ClaudePath: "/opt/claude/bin/claude", ClaudeModel: "sonnet",
-		Workdir: dir, DefaultMode: "acceptEdits", MaxConcurrentAgents: 2, AgentIdleSeconds: 60, AgentTimeoutSeconds: 0,
+		Workdir: dir, DefaultMode: "acceptEdits", MaxConcurrentAgents: 2, AgentIdleSeconds: 60, AgentTimeoutSeconds: 0, ResumeAfterLimit: "on",
 		DBPath: filepath.Join(dir, "l.db"), LogLevel: "debug", LogFormat: "json", ShutdownTimeoutSeconds: 5,
 		WebAddr: "0.0.0.0:9000", WebToken: "w3b-t0ken-9f8e7d6c5b4a",
 		TelegramBotToken: "123:abc", TelegramApiURL: "http://127.0.0.1:8081", TelegramAllowedUsers: []string{"42"},
@@ -269,6 +271,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 	assert.True(t, c.SlackEnabled())
 	assert.True(t, c.SlackSocketMode())
 	assert.Equal(t, []string{"U2"}, c.Approvers())
+	assert.True(t, c.ResumeAfterLimitOn())
 	assert.ElementsMatch(t, []string{"w3b-t0ken-9f8e7d6c5b4a", "123:abc", "s3cr3t_-0123456789", "xoxb-1", "xapp-1", "signing"}, c.Secrets())
 }
 
@@ -517,6 +520,8 @@ func TestValidateRejects(t *testing.T) {
 			[]string{`LEASHD_DEFAULT_MODE="bypassPermissions"`, "default, plan, acceptEdits"}},
 		{"log level", func(c *config.Config) { c.LogLevel = "loud" },
 			[]string{`LEASHD_LOG_LEVEL="loud"`, "debug, info, warn, error"}},
+		{"resume after limit", func(c *config.Config) { c.ResumeAfterLimit = "yes" },
+			[]string{`LEASHD_RESUME_AFTER_LIMIT="yes"`, "on, off"}},
 		{"log format", func(c *config.Config) { c.LogFormat = "xml" },
 			[]string{`LEASHD_LOG_FORMAT="xml"`, "text, json"}},
 		{"agent message limit too small", func(c *config.Config) { c.MaxAgentMessageBytes = 1000 },

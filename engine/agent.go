@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 )
 
 // Mode is an agent permission mode, as Claude Code names them.
@@ -128,6 +129,15 @@ type Result struct {
 	IsError    bool    `json:"is_error"`
 	Subtype    string  `json:"subtype"` // e.g. success, error_during_execution
 	DurationMS int64   `json:"duration_ms"`
+	// UsageLimit is set when the account's usage limit stopped the turn.
+	UsageLimit *UsageLimit `json:"-"`
+}
+
+// UsageLimit is an account usage limit that stopped a turn: nothing runs
+// until ResetsAt.
+type UsageLimit struct {
+	ResetsAt time.Time
+	Kind     string // the agent's name for it, e.g. five_hour, seven_day ("" if unknown)
 }
 
 // ErrSessionEnded is returned by a Session whose process has gone.

@@ -28,6 +28,8 @@ type chat struct {
 	idle    *time.Timer
 	gen     int // bumped by /clear: a running turn's results no longer count
 	allowed *ruleSet
+	again   *allowedAgain // the next turn's, taken by runTurn
+	limit   *limited      // a usage limit stopped the last turn; see limit.go
 }
 
 // queued is a prompt waiting for its turn.
@@ -36,6 +38,9 @@ type queued struct {
 	// fresh: run it in a new agent session, not the chat's current one
 	// (a plan approved with a clean context).
 	fresh bool
+	// again: the tool call a person allowed after a restart, which this
+	// turn (the recovered answer) may re-issue without being asked again.
+	again *allowedAgain
 }
 
 type waiter struct {
@@ -191,6 +196,7 @@ func (e *Engine) worker(c *chat) {
 			c.agentID = ""
 			c.allowed = nil
 		}
+		c.again = q.again
 		e.mu.Unlock()
 		if q.fresh {
 			e.save(c)

@@ -136,6 +136,9 @@ func (e *Engine) status(ctx context.Context, chatID string) string {
 	if !c.active.IsZero() {
 		lines = append(lines, "Last activity: "+c.active.Format(time.RFC3339))
 	}
+	if l := e.limitStatus(c); l != "" {
+		lines = append(lines, l)
+	}
 	e.mu.Unlock()
 	if len(pending) == 0 {
 		lines = append(lines, "Pending: nothing")

@@ -59,7 +59,8 @@ type options struct {
 	recovery      Recovery
 	metrics       Metrics
 	closeTimeout  time.Duration
-	maxTurnOutput int // bytes of agent text per turn sent to chats; 0: no limit (limits.go)
+	maxTurnOutput int          // bytes of agent text per turn sent to chats; 0: no limit (limits.go)
+	limits        limitOptions // see limit.go
 }
 
 // Option configures an Engine.

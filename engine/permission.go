@@ -228,6 +228,9 @@ func (t *turn) approveTool(ctx context.Context, req PermissionRequest) Permissio
 	if t.e.engineRules() && t.rules.allows(req.ToolName, req.Input) {
 		return allow(req)
 	}
+	if res, ok := t.allowedAgain(ctx, req); ok {
+		return res
+	}
 	_, res, err := t.e.coord.ApproveTool(ctx, t.c.id, req.ToolName, req.Input, ToolSummary(req.ToolName, req.Input))
 	if err != nil {
 		return deny("The approval could not be asked: " + err.Error())

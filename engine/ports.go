@@ -50,3 +50,11 @@ type Metrics interface {
 	TurnFinished(err error, isError bool)
 	SessionsActive(n int)
 }
+
+// AllowedAgainRecorder records, in the audit log, a tool call the engine
+// allowed without asking because it repeats the call a person allowed after
+// a restart (the agent re-issues it in the resumed turn); the record links
+// to that person's interaction, from. The persistence layer implements it.
+type AllowedAgainRecorder interface {
+	AllowedAgain(ctx context.Context, it interactions.Interaction, res interactions.Resolution, from string) error
+}

@@ -72,7 +72,7 @@ func (e *Engine) recover(ctx context.Context, id string, r interactions.Reply, n
 			e.setMode(ctx, it.ChatID, ModeDefault)
 		}
 	}
-	e.prompt(ctx, it.ChatID, RecoveredPrompt(it, res))
+	e.enqueue(ctx, it.ChatID, queued{text: RecoveredPrompt(it, res), again: allowAgain(it, res)})
 	if out == interactions.AwaitingFeedback {
 		return interactions.AwaitingFeedback, nil
 	}

@@ -27,8 +27,9 @@ type turn struct {
 	// fresh session with; the rest of this turn is stopped.
 	cleanPlan *string
 	rules     *ruleSet
-	shown     int // bytes of agent text streamed to the chats (limits.go)
-	cut       int // bytes left out over the turn's output limit
+	shown     int           // bytes of agent text streamed to the chats (limits.go)
+	cut       int           // bytes left out over the turn's output limit
+	again     *allowedAgain // see allowedAgain; used once
 }
 
 // runTurn runs one prompt in the chat's session and reports the result.
@@ -54,7 +55,8 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	e.mu.Lock()
-	t := &turn{e: e, c: c, sess: sess, gen: c.gen, toolCount: map[string]int{}, rules: c.rules()}
+	t := &turn{e: e, c: c, sess: sess, gen: c.gen, toolCount: map[string]int{}, rules: c.rules(), again: c.again}
+	c.again = nil
 	c.cancel = cancel
 	c.current = t
 	c.active = time.Now()
@@ -143,6 +145,7 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 		return
 	}
 	e.done(ctx, c.id, t.summary(res, time.Since(start)))
+	e.afterLimit(ctx, c, res.UsageLimit)
 }
 
 func cleanPlanPrompt(plan string) string {

@@ -162,6 +162,7 @@ type auditLine struct {
 	LatencyMS     *int64                `json:"latency_ms"`
 	InterruptedAt *time.Time            `json:"interrupted_at,omitempty"`
 	RecoveredAt   *time.Time            `json:"recovered_at,omitempty"`
+	RecoveredFrom string                `json:"recovered_from,omitempty"`
 	Ref           string                `json:"message_ref,omitempty"`
 }
 
@@ -185,6 +186,7 @@ func writeAuditJSON(w io.Writer, recs []store.AuditRecord) error {
 			Answer: res.Answer, Decision: res.Decision, Text: res.Text, Status: r.Status(), By: res.By,
 			AskedAt: it.AskedAt.UTC(), ResolvedAt: timePtr(res.At),
 			InterruptedAt: timePtr(r.InterruptedAt), RecoveredAt: timePtr(r.RecoveredAt), Ref: r.Ref,
+			RecoveredFrom: r.RecoveredFrom,
 		}
 		if l.Options == nil {
 			l.Options = []interactions.Option{}
@@ -224,6 +226,9 @@ func writeAuditTable(w io.Writer, recs []store.AuditRecord) error {
 		status := r.Status()
 		if !r.RecoveredAt.IsZero() {
 			status += " (after restart)"
+		}
+		if r.RecoveredFrom != "" {
+			status += " (again: " + r.RecoveredFrom + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			it.AskedAt.Local().Format("2006-01-02 15:04:05"), cell(it.ChatID, 24), it.Kind,

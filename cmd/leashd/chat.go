@@ -87,6 +87,7 @@ func runChat(ctx context.Context, cfg config.Config, args []string, stdin io.Rea
 		engine.WithMaxConcurrent(cfg.MaxConcurrentAgents),
 		engine.WithIdleTimeout(time.Duration(cfg.AgentIdleSeconds)*time.Second),
 		engine.WithTurnTimeout(time.Duration(cfg.AgentTimeoutSeconds)*time.Second),
+		engine.WithResumeAfterLimit(cfg.ResumeAfterLimitOn()),
 		engine.WithCloseTimeout(time.Duration(max(cfg.ShutdownTimeoutSeconds, 1))*time.Second),
 		engine.WithLogger(log),
 	)

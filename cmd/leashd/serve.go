@@ -40,6 +40,9 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if a, ok := agent.(*claude.Agent); ok {
+		go a.LogVersion(ctx) // warns outside the tested range; a hung CLI does not delay the start
+	}
 	release, err := lockInstance(cfg.DBPath)
 	if err != nil {
 		return err
@@ -85,6 +88,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		engine.WithRecovery(db),
 		engine.WithMetrics(m),
 		engine.WithMaxTurnOutput(cfg.MaxTurnOutputBytes),
+		engine.WithResumeAfterLimit(cfg.ResumeAfterLimitOn()),
 	}
 	if d := cfg.ShutdownTimeout(); d > 0 {
 		// Leave a quarter for the chats' last edits and the database.

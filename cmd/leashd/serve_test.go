@@ -20,6 +20,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/engine/claude"
 )
 
 // syncBuffer is a bytes.Buffer the server's logger and the test may use at
@@ -316,4 +318,21 @@ func TestServeAutoFallsBackToTheDemoAgent(t *testing.T) {
 	p := waitPending(t, url, "first", func(p pendingView) bool { return p.Kind == "tool_approval" })
 	assert.Equal(t, "Bash", p.ToolName)
 	require.NoError(t, stop())
+}
+
+// leashd logs the Claude Code version at start and warns when it is
+// outside the range CI tests.
+func TestServeLogsTheClaudeVersion(t *testing.T) {
+	for version, warns := range map[string]bool{claude.NewestTestedVersion: false, "9.0.0": true} {
+		t.Run(version, func(t *testing.T) {
+			dir := t.TempDir()
+			bin := filepath.Join(dir, "claude")
+			require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho '"+version+" (Claude Code)'\n"), 0o755))
+			_, logs, stop := startServe(t, dir, "LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH="+bin)
+			require.Eventually(t, func() bool { return strings.Contains(logs.String(), "version="+version) },
+				15*time.Second, 10*time.Millisecond, "the version is logged: %s", logs)
+			require.NoError(t, stop())
+			assert.Equal(t, warns, strings.Contains(logs.String(), "outside the range leashd is tested with"), logs.String())
+		})
+	}
 }

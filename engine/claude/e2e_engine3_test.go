@@ -157,7 +157,14 @@ func TestE2EKilledInItsFirstTurn(t *testing.T) {
 
 func TestE2EAPIErrorIsShownAsAnErrorResult(t *testing.T) {
 	s := newStack(t)
-	s.api.Reply(fakeapi.Reply{Status: 400, Error: "fakeapi refuses: messages.0.content is malformed"}, fakeapi.Text("recovered"))
+	// Newer CLIs try a refused call again (six times in all), so the
+	// refusal answers every call of the first turn, not just one.
+	s.api.Otherwise(func(r *fakeapi.Request) fakeapi.Reply {
+		if r.HasUserText("shorter") {
+			return fakeapi.Text("recovered")
+		}
+		return fakeapi.Reply{Status: 400, Error: "fakeapi refuses: messages.0.content is malformed"}
+	})
 	s.send(t, "a very long prompt")
 	sum := s.conn.waitDone(t, 1)
 	t.Logf("summary: %+v", sum)

@@ -85,7 +85,15 @@ func newAgentStack(t testing.TB, agentOpts []claude.Option, coordOpts []interact
 	wrapper := filepath.Join(bin, "claude")
 	script := "#!/bin/sh\necho \"$$ $*\" >> " + strconv.Quote(logFile) + "\nexec " + strconv.Quote(real) + " \"$@\"\n"
 	require.NoError(t, os.WriteFile(wrapper, []byte(script), 0o755))
+	return restartStack(t, &stack{api: api, dir: dir, log: logFile, cli: real, home: home}, agentOpts, coordOpts, engineOpts...)
+}
 
+// restartStack starts a new engine, coordinator and connector (a restarted
+// leashd) on base's fake API, HOME, working directory and CLI wrapper.
+func restartStack(t testing.TB, base *stack, agentOpts []claude.Option, coordOpts []interactions.Opt, engineOpts ...engine.Option) (*stack, func() error) {
+	t.Helper()
+	api, home, dir, logFile, real := base.api, base.home, base.dir, base.log, base.cli
+	wrapper := filepath.Join(filepath.Dir(logFile), "claude")
 	agent := &spyAgent{Agent: claude.New(wrapper, append([]claude.Option{claude.WithEnv(api.Env(home)), claude.WithLogger(testLogger(t)), claude.WithCloseTimeout(3 * time.Second)}, agentOpts...)...)}
 	coord := interactions.New(coordOpts...)
 	opts := append([]engine.Option{engine.WithWorkDir(dir), engine.WithLogger(testLogger(t)), engine.WithCloseTimeout(15 * time.Second)}, engineOpts...)

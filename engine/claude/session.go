@@ -80,6 +80,7 @@ type turnState struct {
 	ctx      context.Context // cancelled when the turn ends
 	result   chan engine.Result
 	finished chan struct{}
+	limit    *engine.UsageLimit // a usage limit reported during the turn (s.mu)
 }
 
 // start launches the process and its reader; the handshake is separate.
@@ -324,12 +325,14 @@ func (s *session) dispatch(l *line, raw []byte) {
 			return
 		}
 		select {
-		case ts.result <- l.result():
+		case ts.result <- s.withLimit(ts, l.result()):
 		default:
 			s.log.Warn("a second result for one turn; ignored", "subtype", l.Subtype)
 		}
 	case typeStreamEvent:
 		s.streamEvent(l)
+	case typeRateLimitEvent:
+		s.rateLimit(raw)
 	default:
 		s.log.Debug("ignoring a message from claude", "type", l.Type, "subtype", l.Subtype, "raw", quote(raw))
 	}

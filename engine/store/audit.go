@@ -40,6 +40,10 @@ type AuditRecord struct {
 	InterruptedAt time.Time
 	// RecoveredAt is when an answer given after the restart was recorded.
 	RecoveredAt time.Time
+	// RecoveredFrom, on a tool call allowed without asking, is the ID of
+	// the interaction whose answer after a restart allowed the identical
+	// call ("" for every other record).
+	RecoveredFrom string
 }
 
 // Status is the record's status: "pending" or how it ended.
@@ -113,7 +117,7 @@ func joinKinds() string {
 // recordColumns are the interactions columns scanRecords reads.
 const recordColumns = `id, chat_id, kind, header, question, options, multi_select, idx, total,
 	plan, tool_name, tool_input, tool_summary, asked_at, deadline, ref,
-	status, answer, decision, text, resolved_by, resolved_at, interrupted_at, recovered_at`
+	status, answer, decision, text, resolved_by, resolved_at, interrupted_at, recovered_at, recovered_from`
 
 // scanRecords reads and closes rows selected with recordColumns.
 func scanRecords(rows *sql.Rows) ([]AuditRecord, error) {
@@ -130,7 +134,7 @@ func scanRecords(rows *sql.Rows) ([]AuditRecord, error) {
 		err := rows.Scan(&it.ID, &it.ChatID, &kind, &it.Header, &it.Question, &options, &it.MultiSelect,
 			&it.Index, &it.Total, &it.Plan, &it.ToolName, &toolInput, &it.ToolSummary, &asked, &deadline,
 			&r.Ref, &status, &r.Resolution.Answer, &r.Resolution.Decision, &r.Resolution.Text,
-			&r.Resolution.By, &resolved, &interrupted, &recovered)
+			&r.Resolution.By, &resolved, &interrupted, &recovered, &r.RecoveredFrom)
 		if err != nil {
 			return nil, err
 		}

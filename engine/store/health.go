@@ -27,10 +27,11 @@ const (
 	OpInterrupt = "interrupt" // marking the last run's pending interactions
 	OpSession   = "session"   // a chat's agent session, mode and workdir
 	OpFile      = "file"      // the database file went away
+	OpAgain     = "again"     // a call allowed again without asking after a restart
 )
 
 // Ops are every op a write error is counted under.
-var Ops = []string{OpRequested, OpPresented, OpResolved, OpRecovered, OpInterrupt, OpSession, OpFile}
+var Ops = []string{OpRequested, OpPresented, OpResolved, OpRecovered, OpInterrupt, OpSession, OpFile, OpAgain}
 
 // ErrorCounter counts failed writes by op (the metrics package implements
 // it as leashd_store_errors_total).

@@ -109,6 +109,14 @@ var migrations = []migration{
 		WHEN OLD.ref <> '' AND NEW.ref IS NOT OLD.ref
 		BEGIN SELECT RAISE(ABORT, 'an interaction''s message reference is set once'); END`,
 	)},
+	{Version: 2, Name: "a tool call allowed again after a restart links to the answer that allowed it", Up: execSQL(
+		// The interaction whose answer, given after a restart, allowed
+		// this identical call without asking ('' for all others).
+		`ALTER TABLE interactions ADD COLUMN recovered_from TEXT NOT NULL DEFAULT ''`,
+		`CREATE TRIGGER interactions_recovered_from_once BEFORE UPDATE OF recovered_from ON interactions
+		WHEN OLD.recovered_from <> '' AND NEW.recovered_from IS NOT OLD.recovered_from
+		BEGIN SELECT RAISE(ABORT, 'an interaction''s link to the answer that allowed it is set once'); END`,
+	)},
 }
 
 // migrate brings db to the last of steps, each step in its own IMMEDIATE

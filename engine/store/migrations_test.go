@@ -68,6 +68,24 @@ var fixtures = map[int]fixture{
 			first, err := s.Recovered(ctx, "v1pend", interactions.Resolution{Status: interactions.StatusAnswered, Decision: "allow", By: "1001"})
 			require.NoError(t, err)
 			assert.True(t, first)
+			assert.Empty(t, record(t, s, "v1done").RecoveredFrom, "older records link to nothing")
+		},
+	},
+	2: {
+		seed: []string{
+			`INSERT INTO interactions (id, chat_id, kind, options, tool_name, tool_input, tool_summary, asked_at, ref,
+			         status, decision, resolved_by, resolved_at, interrupted_at, recovered_at)
+			 VALUES ('v2orig', 'web:9', 'tool_approval', '[]', 'Bash', '{"command":"touch x"}', 'touch x',
+			         '2026-11-25T10:00:00.000000000Z', 'web:9:1', 'answered', 'allow', 'ann',
+			         '2026-11-25T10:05:00.000000000Z', '2026-11-25T10:01:00.000000000Z', '2026-11-25T10:05:00.000000000Z')`,
+			`INSERT INTO interactions (id, chat_id, kind, options, tool_name, tool_input, tool_summary, asked_at,
+			         status, decision, resolved_by, resolved_at, recovered_from)
+			 VALUES ('v2orig.again', 'web:9', 'tool_approval', '[]', 'Bash', '{"command":"touch x"}', 'touch x',
+			         '2026-11-25T10:05:01.000000000Z', 'answered', 'allow', 'ann', '2026-11-25T10:05:01.000000000Z', 'v2orig')`,
+		},
+		check: func(t *testing.T, s *store.Store) {
+			assert.Equal(t, "v2orig", record(t, s, "v2orig.again").RecoveredFrom)
+			assert.Empty(t, record(t, s, "v2orig").RecoveredFrom)
 		},
 	},
 }

@@ -172,3 +172,50 @@ func (s *Store) Unanswered(ctx context.Context, since time.Time) ([]engine.Inter
 	}
 	return out, nil
 }
+
+var _ engine.AllowedAgainRecorder = (*Store)(nil)
+
+// AllowedAgain implements engine.AllowedAgainRecorder: it records a tool
+// call the engine allowed without asking, because a person allowed the
+// identical call (interaction from) after a restart, as an answered
+// interaction linked to from (AuditRecord.RecoveredFrom).
+func (s *Store) AllowedAgain(ctx context.Context, it interactions.Interaction, res interactions.Resolution, from string) error {
+	if from == "" {
+		return fmt.Errorf("recording interaction %s allowed after a restart: no original interaction named", it.ID)
+	}
+	if res.At.IsZero() {
+		res.At = s.now()
+	}
+	data, err := json.Marshal(map[string]any{"resolution": res, "recovered_from": from})
+	if err != nil {
+		return fmt.Errorf("recording interaction %s allowed after a restart: %w", it.ID, err)
+	}
+	lost := lostAttrs("a tool call allowed again after a restart is missing from the audit log (the agent ran it)",
+		"id", it.ID, "chat", it.ChatID, "tool", it.ToolName, "recovered_from", from)
+	err = s.write(ctx, OpAgain, lost, func(tx *sql.Tx) error {
+		var st string
+		switch err := tx.QueryRowContext(ctx, `SELECT status FROM interactions WHERE id = ?`, from).Scan(&st); {
+		case errors.Is(err, sql.ErrNoRows):
+			return refused(fmt.Sprintf("no interaction %q is recorded", from))
+		case err != nil:
+			return err
+		case st != string(interactions.StatusAnswered):
+			return refused(fmt.Sprintf("interaction %s was not allowed (status %s)", from, st))
+		}
+		if err := s.insertRequested(ctx, tx, it); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE interactions SET status = ?, answer = ?, decision = ?, text = ?,
+				resolved_by = ?, resolved_at = ?, recovered_from = ?
+			WHERE id = ? AND status = 'pending'`,
+			string(res.Status), res.Answer, res.Decision, res.Text, res.By, fmtTime(res.At), from, it.ID)
+		if err != nil {
+			return err
+		}
+		return s.event(ctx, tx, it.ID, evResolved, data)
+	})
+	if err != nil {
+		return fmt.Errorf("recording interaction %s allowed after a restart: %w", it.ID, err)
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -282,4 +283,32 @@ func TestUnansweredListsWhatEarlierRunsLeftOpen(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, first)
 	assert.Equal(t, []string{"shutdown-new", "crash"}, ids(time.Time{}), "answered after the restart: no longer listed")
+}
+
+// A call allowed again after a restart is an answered record linked to the
+// answer that allowed it; it can only link to an allowed interaction.
+func TestAllowedAgainLinksToTheRecoveredAnswer(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, dbPath(t))
+	orig := interactions.Interaction{ID: "a1", ChatID: "web:1", Kind: interactions.KindToolApproval, ToolName: "Bash",
+		ToolInput: json.RawMessage(`{"command":"touch x"}`), ToolSummary: "touch x", AskedAt: t0}
+	again := orig
+	again.ID = "a1.again"
+	res := interactions.Resolution{Status: interactions.StatusAnswered, Decision: interactions.DecisionAllow, By: "ann", At: t0.Add(time.Minute)}
+
+	require.NoError(t, s.Requested(ctx, orig))
+	err := s.AllowedAgain(ctx, again, res, "a1")
+	require.ErrorContains(t, err, "interaction a1 was not allowed (status pending)")
+	require.ErrorContains(t, s.AllowedAgain(ctx, again, res, "nope"), `no interaction "nope" is recorded`)
+	require.ErrorContains(t, s.AllowedAgain(ctx, again, res, ""), "no original interaction named")
+
+	require.NoError(t, s.Resolved(ctx, orig, res))
+	require.NoError(t, s.AllowedAgain(ctx, again, res, "a1"))
+	r := record(t, s, "a1.again")
+	assert.Equal(t, "a1", r.RecoveredFrom)
+	assert.Equal(t, "answered", r.Status())
+	assert.Equal(t, "ann", r.Resolution.By)
+	assert.JSONEq(t, `{"command":"touch x"}`, string(r.Interaction.ToolInput))
+	assert.Empty(t, record(t, s, "a1").RecoveredFrom)
+	require.Error(t, s.AllowedAgain(ctx, again, res, "a1"), "recorded once")
 }

@@ -5,6 +5,21 @@
 // recorded, so a test can assert what the model would have received — the
 // tool_result of an answered question, a denial's reason.
 //
+// The fake plays the model of the current CLI where the CLI expects it
+// (decided by what each request shows, never by a version number), so one
+// script works with the oldest and the newest CLI leashd supports:
+//   - a scripted tool the request lists as deferred (not in its tools, but
+//     named in the "deferred tools … via ToolSearch" list of the prompt) is
+//     first loaded with ToolSearch {"query":"select:<names>"};
+//   - a scripted ExitPlanMode {"plan": …} while the prompt names a plan file
+//     ("create your plan at <path>") first Writes the plan to that file (a
+//     Read comes first when the file exists), then calls ExitPlanMode
+//     without "plan", as the current model does.
+//
+// These extra model calls are preparation: they are recorded by Prepared,
+// not by Calls, so a script's call indexes and tool_use IDs
+// (toolu_fake0001, …) are the same with every CLI.
+//
 // Replies stream as the real API does: SSE events message_start,
 // content_block_start / content_block_delta (text_delta, input_json_delta) /
 // content_block_stop, message_delta (stop_reason), message_stop.
@@ -19,6 +34,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +60,9 @@ type Reply struct {
 	// error whose message is Error.
 	Status int
 	Error  string
+	// Header holds extra response headers (an error's retry-after, a
+	// usage limit's anthropic-ratelimit-unified-* headers).
+	Header http.Header
 }
 
 // ToolUse is a tool_use block. ID is generated when empty.
@@ -50,6 +70,29 @@ type ToolUse struct {
 	ID    string
 	Name  string
 	Input any // marshalled to JSON; json.RawMessage is sent as is
+}
+
+// UsageLimit is the reply of an account whose usage limit is reached until
+// resetsAt: HTTP 429 with the anthropic-ratelimit-unified-* headers
+// api.anthropic.com sends its subscribers (kind is the representative
+// claim: five_hour, seven_day, …). A CLI signed in as a subscriber
+// (Subscriber) reports it as a rate_limit_event and "You've hit your …
+// limit · resets …"; one using an API key only as an API error.
+func UsageLimit(resetsAt time.Time, kind string) Reply {
+	h := http.Header{}
+	h.Set("anthropic-ratelimit-unified-status", "rejected")
+	h.Set("anthropic-ratelimit-unified-reset", fmt.Sprint(resetsAt.Unix()))
+	h.Set("anthropic-ratelimit-unified-representative-claim", kind)
+	h.Set("retry-after", fmt.Sprint(max(0, int(time.Until(resetsAt).Seconds()))))
+	h.Set("x-should-retry", "false")
+	return Reply{Status: http.StatusTooManyRequests, Error: "usage limit reached", Header: h}
+}
+
+// Subscriber is the environment, appended after Env, that signs the CLI in
+// with a (fake) subscription token instead of the API key, as people using
+// Claude Code with a Pro or Max plan are; the fake does not check it.
+func Subscriber() []string {
+	return []string{"ANTHROPIC_API_KEY=", "CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat01-fakeapi-test"}
 }
 
 // Text is a reply with just text.
@@ -73,7 +116,8 @@ type Request struct {
 	Messages []Message
 	Tools    []string // tool names offered to the model
 	System   json.RawMessage
-	// Reply is what the fake answered.
+	// Reply is what the fake answered: for a scripted call that needed
+	// preparation (see Prepared), the reply sent once it was done.
 	Reply Reply
 
 	abandoned chan struct{}
@@ -182,6 +226,18 @@ type Server struct {
 	fallback   Step
 	seq        int
 	changed    chan struct{}
+
+	prepared []*Request // model calls answered by preparation steps
+	prepSeq  int
+	pending  *preparation
+}
+
+// preparation is what remains of a scripted reply the fake prepares for:
+// the model calls still to make, the scripted reply last.
+type preparation struct {
+	after   []string // tool_use IDs the next request's tool_results answer
+	replies []Reply
+	call    *Request // the scripted call, whose Abandoned a held reply closes
 }
 
 // New starts a fake API, closed when the test ends.
@@ -233,6 +289,15 @@ func (s *Server) Side() []*Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]*Request(nil), s.side...)
+}
+
+// Prepared are the model calls the fake answered by itself before a
+// scripted reply (ToolSearch loading a deferred tool, Write of the plan
+// file); each carries the tool_result of the previous step.
+func (s *Server) Prepared() []*Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*Request(nil), s.prepared...)
 }
 
 // Unscripted counts model calls that found the script empty and no
@@ -328,13 +393,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			req.Tools = append(req.Tools, t.Name)
 		}
 		if len(req.Tools) > 0 && req.Stream {
+			if reply, abandoned, ok := s.continuePreparation(req); ok {
+				s.respond(w, r, req, reply, abandoned, true)
+				return
+			}
 			reply := s.next(req)
-			s.respond(w, r, req, reply)
+			s.respond(w, r, req, reply, req.abandoned, s.isPreparing(req))
 			return
 		}
 		req.Reply = Text("ok")
 		s.record(req, false)
-		s.respond(w, r, req, req.Reply)
+		s.respond(w, r, req, req.Reply, req.abandoned, false)
 		return
 	}
 	s.record(req, false)
@@ -385,9 +454,187 @@ func (s *Server) next(req *Request) Reply {
 		}
 	}
 	s.mu.Unlock()
+	steps, reply := prepare(req, reply)
 	req.Reply = reply
+	if len(steps) == 0 {
+		s.record(req, true)
+		return reply
+	}
+	s.mu.Lock()
+	for i := range steps {
+		for j := range steps[i].Tools {
+			s.prepSeq++
+			steps[i].Tools[j].ID = fmt.Sprintf("toolu_fakeprep%04d", s.prepSeq)
+		}
+	}
+	s.pending = &preparation{after: toolIDs(steps[0]), replies: append(steps[1:], reply), call: req}
+	s.mu.Unlock()
 	s.record(req, true)
-	return reply
+	return steps[0]
+}
+
+// continuePreparation answers a request that carries the results of the
+// pending preparation step with the next step (the scripted reply last).
+func (s *Server) continuePreparation(req *Request) (Reply, chan struct{}, bool) {
+	s.mu.Lock()
+	p := s.pending
+	if p == nil || !answersAll(req, p.after) {
+		s.mu.Unlock()
+		return Reply{}, nil, false
+	}
+	reply := p.replies[0]
+	p.replies = p.replies[1:]
+	p.after = toolIDs(reply)
+	abandoned := req.abandoned
+	if len(p.replies) == 0 {
+		s.pending = nil
+		abandoned = p.call.abandoned
+	}
+	req.Reply = reply
+	s.prepared = append(s.prepared, req)
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+	return reply, abandoned, true
+}
+
+// isPreparing reports whether req's reply is the first preparation step.
+func (s *Server) isPreparing(req *Request) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending != nil && s.pending.call == req
+}
+
+func toolIDs(r Reply) []string {
+	var ids []string
+	for _, t := range r.Tools {
+		ids = append(ids, t.ID)
+	}
+	return ids
+}
+
+// answersAll reports whether the request carries a tool_result for each ID.
+func answersAll(req *Request, ids []string) bool {
+	for _, id := range ids {
+		if _, ok := req.ToolResult(id); !ok {
+			return false
+		}
+	}
+	return len(ids) > 0
+}
+
+// prepare returns the model calls the current CLI's model makes before
+// reply, and reply as sent after them.
+func prepare(req *Request, reply Reply) ([]Reply, Reply) {
+	if reply.Status != 0 && reply.Status != http.StatusOK || len(reply.Tools) == 0 {
+		return nil, reply
+	}
+	var steps []Reply
+	offered := map[string]bool{}
+	for _, t := range req.Tools {
+		offered[t] = true
+	}
+	deferred := map[string]bool{}
+	for _, n := range req.DeferredTools() {
+		deferred[n] = true
+	}
+	var load []string
+	for _, t := range reply.Tools {
+		if !offered[t.Name] && deferred[t.Name] && !slices.Contains(load, t.Name) {
+			load = append(load, t.Name)
+		}
+	}
+	if len(load) > 0 {
+		steps = append(steps, Tool("ToolSearch", map[string]any{"query": "select:" + strings.Join(load, ","), "max_results": len(load)}))
+	}
+	tools := slices.Clone(reply.Tools)
+	for i, t := range tools {
+		if t.Name != "ExitPlanMode" {
+			continue
+		}
+		path := req.PlanFile()
+		var in map[string]any
+		if path == "" || json.Unmarshal(inputJSON(t.Input), &in) != nil {
+			continue
+		}
+		plan, _ := in["plan"].(string)
+		if plan == "" {
+			continue
+		}
+		if _, err := os.Stat(path); err == nil { // the CLI writes a file only after it was read
+			steps = append(steps, Tool("Read", map[string]string{"file_path": path}))
+		}
+		steps = append(steps, Tool("Write", map[string]string{"file_path": path, "content": plan}))
+		delete(in, "plan")
+		tools[i].Input = in
+	}
+	reply.Tools = tools
+	return steps, reply
+}
+
+// texts are the request's system prompt and message texts.
+func (r *Request) texts() []string {
+	var out []string
+	sys := bytes.TrimSpace(r.System)
+	if len(sys) > 0 {
+		for _, b := range normalise(sys) {
+			out = append(out, b.Text)
+		}
+	}
+	for _, m := range r.Messages {
+		for _, b := range m.Content {
+			if b.Type == "text" {
+				out = append(out, b.Text)
+			}
+		}
+	}
+	return out
+}
+
+// DeferredTools are the tool names the request lists as deferred (loaded
+// with ToolSearch before use): the lines after "deferred tools …:" in its
+// prompt. Old CLIs list none.
+func (r *Request) DeferredTools() []string {
+	var names []string
+	for _, t := range r.texts() {
+		for rest := t; ; {
+			i := strings.Index(rest, "deferred tools")
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len("deferred tools"):]
+			j := strings.Index(rest, ":\n")
+			if j < 0 {
+				break
+			}
+			for _, line := range strings.Split(rest[j+2:], "\n") {
+				line = strings.TrimSpace(line)
+				if !toolName.MatchString(line) {
+					break
+				}
+				if !slices.Contains(names, line) {
+					names = append(names, line)
+				}
+			}
+		}
+	}
+	return names
+}
+
+var (
+	toolName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*(__[A-Za-z0-9_-]+)*$`)
+	planFile = regexp.MustCompile(`(?:create your plan at|plan file already exists at) (\S+\.md)`)
+)
+
+// PlanFile is the plan file the request's plan-mode prompt names ("" when
+// it names none).
+func (r *Request) PlanFile() string {
+	for _, t := range r.texts() {
+		if m := planFile.FindStringSubmatch(t); m != nil {
+			return m[1]
+		}
+	}
+	return ""
 }
 
 func normalise(c json.RawMessage) []Block {
@@ -411,7 +658,7 @@ func apiError(w http.ResponseWriter, status int, typ, msg string) {
 	w.Write(b)
 }
 
-func (s *Server) respond(w http.ResponseWriter, r *http.Request, req *Request, reply Reply) {
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, req *Request, reply Reply, abandoned chan struct{}, prepared bool) {
 	if reply.Status != 0 && reply.Status != http.StatusOK {
 		typ := "api_error"
 		switch reply.Status {
@@ -423,6 +670,11 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, req *Request, r
 			typ = "rate_limit_error"
 		case 529:
 			typ = "overloaded_error"
+		}
+		for k, vs := range reply.Header {
+			for _, v := range vs {
+				w.Header().Add(k, v)
+			}
 		}
 		apiError(w, reply.Status, typ, reply.Error)
 		return
@@ -443,8 +695,14 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, req *Request, r
 		stop = "tool_use"
 	}
 	s.mu.Lock()
-	s.seq++
-	msgID := fmt.Sprintf("msg_fake%04d", s.seq)
+	var msgID string
+	if prepared { // its own numbering: a script's IDs do not depend on the CLI
+		s.prepSeq++
+		msgID = fmt.Sprintf("msg_fakeprep%04d", s.prepSeq)
+	} else {
+		s.seq++
+		msgID = fmt.Sprintf("msg_fake%04d", s.seq)
+	}
 	s.mu.Unlock()
 	usage := map[string]int{"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 	if !req.Stream {
@@ -476,7 +734,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, req *Request, r
 		select {
 		case <-reply.Hold:
 		case <-r.Context().Done():
-			close(req.abandoned)
+			close(abandoned)
 			return
 		}
 	}

@@ -1,0 +1,105 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/clocktest"
+	"github.com/leashd/leashd/interactions"
+)
+
+// A scheduled resume is for work that stopped: a turn that runs before the
+// reset, or /clear, cancels it; a limit hit again replaces it.
+func TestResumeAfterLimitIsCancelledByWhatHappensMeanwhile(t *testing.T) {
+	reset := time.Date(2026, 11, 25, 13, 34, 0, 0, time.UTC)
+	limited := func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		if strings.HasPrefix(prompt, "limit") {
+			return engine.Result{Text: "You've hit your limit", IsError: true, UsageLimit: &engine.UsageLimit{ResetsAt: reset, Kind: "seven_day"}}, nil
+		}
+		return engine.Result{Text: "ran: " + prompt}, nil
+	}
+	for _, tc := range []struct {
+		name     string
+		then     func(t *testing.T, e *engine.Engine, conn *recConn)
+		timers   int
+		resumes  bool
+		stopped0 bool
+	}{
+		{"nothing meanwhile", func(*testing.T, *engine.Engine, *recConn) {}, 1, true, false},
+		{"a turn ran", func(t *testing.T, e *engine.Engine, conn *recConn) {
+			send(t, e, "c1", "go on")
+			conn.waitFor(t, "second turn", func() bool { return len(conn.done) == 2 })
+		}, 1, false, true},
+		{"limit again", func(t *testing.T, e *engine.Engine, conn *recConn) {
+			send(t, e, "c1", "limit again")
+			conn.waitFor(t, "second turn", func() bool { return len(conn.done) == 2 })
+		}, 2, false, true},
+		{"/clear", func(t *testing.T, e *engine.Engine, conn *recConn) {
+			send(t, e, "c1", "/clear")
+			conn.waitSaid(t, "fresh")
+		}, 1, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := clocktest.New(reset.Add(-90 * time.Minute))
+			agent := &scriptAgent{turn: limited}
+			e, conn, _ := start(t, agent, nil, engine.WithResumeAfterLimit(true), engine.WithClock(clock))
+			send(t, e, "c1", "limit me")
+			conn.waitSaid(t, "Usage limit reached (weekly): it resets at 2026-11-25 13:34 UTC (in 1h30m). leashd will resume this turn then by itself.")
+			tc.then(t, e, conn)
+			timers := clock.Timers()
+			require.Len(t, timers, tc.timers)
+			assert.Equal(t, tc.stopped0, timers[0].Stopped())
+			timers[0].Fire()
+			if tc.resumes {
+				conn.waitFor(t, "the resumed turn", func() bool { return len(conn.done) == 2 })
+				assert.Equal(t, engine.ResumeAfterLimitPrompt, agent.promptsCopy()[1])
+				return
+			}
+			for _, p := range agent.promptsCopy() {
+				assert.NotEqual(t, engine.ResumeAfterLimitPrompt, p, "no resume after %s", tc.name)
+			}
+			assert.NotContains(t, conn.saidText(), "resuming")
+		})
+	}
+}
+
+// The call a person allowed after a restart is allowed once more without
+// asking when the agent re-issues it (input compared as JSON), not a
+// different call, and not a second time.
+func TestAllowedAfterRestartOnce(t *testing.T) {
+	input := json.RawMessage(`{"command":"make deploy","description":"ship it"}`)
+	rec := &fakeRecovery{done: map[string]interactions.Resolution{}, byID: map[string]engine.Interrupted{
+		"old1": {Interaction: interactions.Interaction{ID: "old1", ChatID: "c1", Kind: interactions.KindToolApproval,
+			ToolName: "Bash", ToolInput: input, ToolSummary: "make deploy", Options: interactions.ToolOptions}},
+	}}
+	results := make(chan engine.PermissionResponse, 3)
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		if strings.HasPrefix(prompt, engine.RecoveredPromptPrefix) {
+			// the same call, keys in another order; a different one; the same again
+			for _, in := range []string{`{"description":"ship it", "command":"make deploy"}`, `{"command":"make clean"}`, string(input)} {
+				results <- h.Permission(ctx, engine.PermissionRequest{ToolName: "Bash", Input: json.RawMessage(in)})
+			}
+		}
+		return engine.Result{}, nil
+	}}
+	e, conn, _ := start(t, agent, nil, engine.WithRecovery(rec))
+	_, err := e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAllow}})
+	require.NoError(t, err)
+	r := <-results
+	assert.True(t, r.Allow, "the re-issued call is allowed")
+	// without asking: the first call shown is the next one
+	for i, want := range []string{"make clean", "make deploy"} {
+		it := conn.waitShown(t, i+1)
+		assert.Contains(t, it.ToolSummary, want, "asked as usual")
+		_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionDeny}})
+		require.NoError(t, err)
+		assert.False(t, (<-results).Allow)
+	}
+}
