@@ -274,12 +274,12 @@ func (c *Connector) poll(ctx context.Context) error {
 			d := jitter(delay)
 			delay = min(delay*2, time.Minute)
 			if code, _, _ := apiCode(err); code == 409 {
-				c.setReady(fmt.Errorf("telegram: getUpdates conflict (409): %w", err))
 				c.log.Error("telegram getUpdates answered 409 Conflict: another process polls this bot, or a webhook is set. Stop the other leashd (or bot) using this token, or set LEASHD_TELEGRAM_WEBHOOK_URL to use the webhook; retrying",
 					"in", d, "failures", failures, "err", err)
+				c.setReady(fmt.Errorf("telegram: getUpdates conflict (409): %w", err))
 			} else {
-				c.setReady(fmt.Errorf("telegram: getUpdates failing: %w", err))
 				c.log.Warn("telegram getUpdates failed; retrying", "in", d, "failures", failures, "err", err)
+				c.setReady(fmt.Errorf("telegram: getUpdates failing: %w", err))
 			}
 			if sleepCtx(ctx, d) != nil {
 				break
