@@ -137,6 +137,9 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 		return
 	}
 	e.done(ctx, c.id, t.summary(res, time.Since(start)))
+	if res.AuthFailed {
+		e.say(ctx, c.id, notLoggedIn)
+	}
 }
 
 func cleanPlanPrompt(plan string) string {
