@@ -667,9 +667,10 @@ func TestChatPipedInputIsPlain(t *testing.T) {
 	cmd := exec.Command(leashd(t), "chat")
 	cmd.Env = baseEnv(dir)
 	cmd.Dir = dir
-	// Answers wait for their questions: 2 → SQLite, then toggle 1 and 3 and
-	// confirm, then a prompt of its own; the end of input quits.
-	cmd.Stdin = strings.NewReader("question\n2\n1\n3\n\nhello\n")
+	// Answers wait for their questions: 2 → SQLite, then toggle 1 and 3
+	// (a line's spaces are not Space keys) and confirm, then a prompt of
+	// its own; the end of input quits.
+	cmd.Stdin = strings.NewReader("question\n2\n 1, 3\n\nhello\n")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	done := make(chan error, 1)

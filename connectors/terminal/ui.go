@@ -48,6 +48,7 @@ type ui struct {
 	h   connectors.Handler
 	s   *screen
 	ctx context.Context
+	raw bool // keys are read one by one (else a line at a time)
 
 	input    []rune
 	busy     bool   // an agent turn is running
@@ -83,7 +84,7 @@ type inEvent struct {
 }
 
 func (u *ui) run(ctx context.Context, raw bool) error {
-	u.ctx = ctx
+	u.ctx, u.raw = ctx, raw
 	done := make(chan struct{})
 	defer close(done)
 	inCh := make(chan inEvent)
@@ -601,9 +602,10 @@ func (u *ui) key(k keyPress) bool {
 	}
 	switch k.Kind {
 	case keyRune:
-		// Space toggles the pointed option; once something is typed it is
-		// part of the line ("1 3", or an answer of its own).
-		if p != nil && p.mode == interactions.ModeChoice && p.it.MultiSelect && k.Rune == ' ' && len(u.input) == 0 {
+		// Space, as a key, toggles the pointed option; once something is
+		// typed, or in a line read whole, it is part of the line ("1 3",
+		// or an answer of its own).
+		if u.raw && p != nil && p.mode == interactions.ModeChoice && p.it.MultiSelect && k.Rune == ' ' && len(u.input) == 0 {
 			u.toggle(p, p.pointer)
 			break
 		}
