@@ -450,8 +450,9 @@ func TestUpAndDownRecallSentLines(t *testing.T) {
 }
 
 // bash asks for one Bash call and sends what the agent got back on got;
-// the turn goes on after the answer unless it is stopped.
-func bash(got chan<- engine.PermissionResponse, stopped chan<- bool) turnFunc {
+// then it waits to be interrupted (stopped gets true) or released to go on
+// (stopped gets false).
+func bash(got chan<- engine.PermissionResponse, release <-chan struct{}, stopped chan<- bool) turnFunc {
 	return func(ctx context.Context, _ string, h engine.TurnHandler) (engine.Result, error) {
 		in, _ := json.Marshal(map[string]string{"command": "rm -rf build"})
 		got <- h.Permission(ctx, engine.PermissionRequest{ToolName: "Bash", Input: in})
@@ -459,7 +460,7 @@ func bash(got chan<- engine.PermissionResponse, stopped chan<- bool) turnFunc {
 		case <-ctx.Done(): // interrupted
 			stopped <- true
 			return engine.Result{}, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		case <-release:
 		}
 		stopped <- false
 		h.Text("went on after the answer")
@@ -474,22 +475,27 @@ func TestToolApprovalRejectAndDenyWithAReason(t *testing.T) {
 	for _, key := range []string{"r", "2"} {
 		t.Run(key, func(t *testing.T) {
 			got, stopped := make(chan engine.PermissionResponse, 1), make(chan bool, 1)
-			p := startInproc(t, map[string]turnFunc{"go": bash(got, stopped)})
+			p := startInproc(t, map[string]turnFunc{"go": bash(got, make(chan struct{}), stopped)})
 			p.send("go\r")
 			p.waitText("[a/r/s/d]")
 			p.send(key + "\r")
 			resp := <-got
 			assert.False(t, resp.Allow)
 			assert.Equal(t, interactions.RejectedText, resp.Message, "the agent reads that the user rejected")
-			assert.True(t, <-stopped, "the turn was interrupted")
+			select {
+			case st := <-stopped:
+				assert.True(t, st, "the turn was interrupted")
+			case <-time.After(15 * time.Second): // bounds the wait only
+				t.Fatal("the turn was not interrupted")
+			}
 			s := p.waitText("Rejected. Agent response cancelled.")
 			p.waitCursor(">")
 			assert.NotContains(t, s, "Why deny it?")
 			assert.NotContains(t, s, "went on after the answer")
 		})
 	}
-	got, stopped := make(chan engine.PermissionResponse, 1), make(chan bool, 1)
-	p := startInproc(t, map[string]turnFunc{"go": bash(got, stopped)})
+	got, stopped, release := make(chan engine.PermissionResponse, 1), make(chan bool, 1), make(chan struct{})
+	p := startInproc(t, map[string]turnFunc{"go": bash(got, release, stopped)})
 	p.send("go\r")
 	p.waitText("[a/r/s/d]")
 	p.send("d\r")
@@ -498,6 +504,7 @@ func TestToolApprovalRejectAndDenyWithAReason(t *testing.T) {
 	resp := <-got
 	assert.False(t, resp.Allow)
 	assert.Equal(t, "use make clean", resp.Message)
+	close(release)
 	assert.False(t, <-stopped, "a deny with a reason lets the turn go on")
 	s := p.waitText("went on after the answer")
 	assert.NotContains(t, s, "Rejected.")
