@@ -129,6 +129,10 @@ type Result struct {
 	IsError    bool    `json:"is_error"`
 	Subtype    string  `json:"subtype"` // e.g. success, error_during_execution
 	DurationMS int64   `json:"duration_ms"`
+	// AuthFailed: the agent could not use its model because it has no
+	// valid credentials (Claude Code: not logged in, or its API key was
+	// refused). The engine then says how to log it in.
+	AuthFailed bool `json:"auth_failed,omitempty"`
 	// UsageLimit is set when the account's usage limit stopped the turn.
 	UsageLimit *UsageLimit `json:"-"`
 }

@@ -25,7 +25,17 @@ var Commands = []Command{
 	{"plan", "Plan mode: the agent plans before editing [text]"},
 	{"edit", "Auto-accept edits [text]"},
 	{"default", "Ask before each edit [text]"},
+	{"login", "How to give Claude Code its credentials"},
 }
+
+// loginSteps say how Claude Code gets its credentials. Its own /login is
+// interactive and runs on the machine, so it cannot be done from a chat.
+const loginSteps = "Claude Code logs in on the machine that runs leashd, not from the chat. On that machine, either set ANTHROPIC_API_KEY in leashd's environment (e.g. its env file) and restart leashd, or run `claude` once as the user leashd runs as, type /login there and finish the login. Then send your message again."
+
+// notLoggedIn is said after a turn the agent could not run for want of
+// credentials (Claude Code answers "Not logged in · Please run /login" or
+// "Invalid API key").
+const notLoggedIn = "Claude Code is not logged in, or its API key was refused, so the agent could not answer. " + loginSteps
 
 // Helper is implemented by agents with their own help text (the demo
 // agent's magic words).
@@ -55,6 +65,12 @@ func (e *Engine) command(ctx context.Context, in connectors.Incoming, text strin
 	case "clear":
 		e.clear(ctx, chatID)
 		e.say(ctx, chatID, "Cleared. Pending questions were cancelled; your next message starts a fresh session.")
+	case "login":
+		msg := loginSteps
+		if e.agent.Name() == "demo" {
+			msg = "The built-in demo agent needs no login. To use Claude Code instead: " + loginSteps
+		}
+		e.say(ctx, chatID, msg)
 	case "plan", "edit", "default":
 		mode := map[string]Mode{"plan": ModePlan, "edit": ModeAcceptEdits, "default": ModeDefault}[name]
 		e.setMode(ctx, chatID, mode)

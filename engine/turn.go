@@ -146,6 +146,9 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 	}
 	e.done(ctx, c.id, t.summary(res, time.Since(start)))
 	e.afterLimit(ctx, c, res.UsageLimit)
+	if res.AuthFailed {
+		e.say(ctx, c.id, notLoggedIn)
+	}
 }
 
 func cleanPlanPrompt(plan string) string {

@@ -29,9 +29,11 @@ Talks to the agent in this terminal. It runs its own engine in this process
 and the other LEASHD_* settings. The chat is "terminal:local", or
 "terminal:ID" with --chat.
 
-At a question: type the number or move with the arrow keys and press Enter;
-r or Ctrl+C rejects. Ctrl+C while the agent works stops the turn. Ctrl+D on
-an empty line, or /exit, quits.
+At a question: type the number or move with the arrow keys and press Enter,
+or type your own answer; r or Ctrl+C rejects. At a tool approval: a allows,
+s allows for the session, d denies with a reason, r or Ctrl+C rejects.
+Ctrl+C while the agent works stops the turn. Ctrl+D on an empty line, or
+/exit, quits.
 
 Flags:
   --chat ID    the chat's name (default local)

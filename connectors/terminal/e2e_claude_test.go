@@ -35,9 +35,9 @@ func TestChatWithClaudeCode(t *testing.T) {
 	s.send("pick a database", keyEnter)
 	s.waitText("Let me ask you first.")
 	// A question is a list with a Reject line, even with two options.
-	s.waitText("DB\nWhich database?\n❯ 1) Postgres — A server\n  2) SQLite — A file\n  r) Reject\nChoose 1-2 (↑/↓ Enter, r rejects):")
-	s.send("a", keyEnter)
-	s.waitText(`"a" is not a choice: type a number from 1 to 2 (or ↑/↓ and Enter), r rejects.`)
+	s.waitText("DB\nWhich database?\n❯ 1) Postgres — A server\n  2) SQLite — A file\n  r) Reject\nChoose 1-2 (↑/↓ Enter, r rejects) or type your answer:")
+	s.send("3", keyEnter)
+	s.waitText(`3 is out of range: type a number from 1 to 2 (or ↑/↓ and Enter), r rejects.`)
 	s.send("2", keyEnter)
 	s.waitText("  → SQLite")
 	s.waitText("SQLite it is.")
@@ -49,8 +49,8 @@ func TestChatWithClaudeCode(t *testing.T) {
 
 	s.send("make a file", keyEnter)
 	s.waitText("The agent wants to run Bash:\n  touch made-by-claude.txt\n  # Create a file\nAllow it?")
-	s.waitText("Allow it?\n  a/1 Allow   r/2 Deny   s/3 Allow for this session\n[a/r/s]")
-	s.send(keyCtrlC)
+	s.waitText("Allow it?\n  a/1 Allow   r/2 Reject   s/3 Allow for this session   d/4 Deny with a reason\n[a/r/s/d]")
+	s.send("r", keyEnter) // rejects at once, as Ctrl+C does
 	s.waitText(rejected)
 	s.waitIdle()
 

@@ -289,14 +289,14 @@ func TestChatQuestionsAsListsAndMultiSelect(t *testing.T) {
 
 	// A question is a choice, whatever its number of options: a numbered
 	// list with a Reject line, not an approval.
-	s.waitText("Choose 1-2 (↑/↓ Enter, r rejects):")
+	s.waitText("Choose 1-2 (↑/↓ Enter, r rejects) or type your answer:")
 	scr := s.screen()
 	assert.Contains(t, scr, "I have two questions before I start.")
 	assert.Contains(t, scr, "Database · question 1 of 2\nWhich database?\n"+
 		"❯ 1) Postgres — A server, for many users\n"+
 		"  2) SQLite — A file, nothing to run\n"+
 		"  r) Reject\n"+
-		"Choose 1-2 (↑/↓ Enter, r rejects):")
+		"Choose 1-2 (↑/↓ Enter, r rejects) or type your answer:")
 	assert.NotContains(t, scr, "a/1", "no approval keys for a question")
 	assert.Equal(t, cyan, s.attrOf("1) Postgres").fg, "numbers are coloured")
 	assert.Equal(t, cyan, s.attrOf("2) SQLite").fg, "SQLite is an option like Postgres, not a red reject")
@@ -304,15 +304,13 @@ func TestChatQuestionsAsListsAndMultiSelect(t *testing.T) {
 	assert.NotContainsf(t, s.cursorLine(), string([]rune(spinner)[0]), "no spinner while input is needed")
 	assert.False(t, strings.ContainsAny(scr, spinner), "the spinner stops when input is needed")
 
-	// Other text, or a number out of range, re-prompts with the valid range.
-	s.send("x", keyEnter)
-	s.waitText(`"x" is not a choice: type a number from 1 to 2 (or ↑/↓ and Enter), r rejects.`)
-	assert.Equal(t, yellow, s.attrOf(`"x" is not a choice`).fg)
-	s.send("3", keyEnter)
-	scr = s.waitText("3 is out of range: type a number from 1 to 2 (or ↑/↓ and Enter), r rejects.")
-	assert.NotContains(t, scr, `"x" is not a choice`, "the new hint replaces the old one")
-	s.send("a", keyEnter)
-	s.waitText(`"a" is not a choice`)
+	// A number out of range, or two numbers, re-prompts with the valid range.
+	s.send("0", keyEnter)
+	s.waitText(`0 is out of range: type a number from 1 to 2 (or ↑/↓ and Enter), r rejects. Other text is your own answer ("in quotes" if it is a number or r).`)
+	assert.Equal(t, yellow, s.attrOf(`0 is out of range`).fg)
+	s.send("1 2", keyEnter)
+	scr = s.waitText(`"1 2" names 2 options, this takes one: type a number from 1 to 2`)
+	assert.NotContains(t, scr, `0 is out of range`, "the new hint replaces the old one")
 	s.send("2", keyEnter)
 	s.waitText("  → SQLite")
 
@@ -325,7 +323,7 @@ func TestChatQuestionsAsListsAndMultiSelect(t *testing.T) {
 		"  2) [ ] Search — Full-text search\n"+
 		"  3) [ ] Billing — Plans and invoices\n"+
 		"  r) Reject\n"+
-		"Space toggles, Enter confirms (1-3 toggles, r rejects):")
+		"Space toggles, Enter confirms (1-3 toggles, r rejects) or type your answer:")
 	assert.NotContains(t, scr, "is not an answer", "the old question's hint is gone")
 	assert.Equal(t, cyan, s.attrOf("1) [ ] Auth").fg, "numbers are coloured")
 	assert.Equal(t, cyan, s.attrOf("3) [ ] Billing").fg)
@@ -340,9 +338,9 @@ func TestChatQuestionsAsListsAndMultiSelect(t *testing.T) {
 	scr = s.waitText("❯ 3) [x] Billing")
 	assert.Contains(t, scr, "  2) [x] Search")
 	s.send("9", keyEnter)
-	s.waitText("9 is out of range: type a number from 1 to 3 to toggle it (or Space), Enter confirms, r rejects.")
-	s.send("abc", keyEnter)
-	s.waitText(`"abc" is not a choice: type a number from 1 to 3`)
+	s.waitText("9 is out of range: type a number from 1 to 3 (several: 1 3) to toggle it (or Space), Enter confirms, r rejects.")
+	s.send("14", keyEnter)
+	s.waitText("14 is out of range: type a number from 1 to 3 (several: 1 3)")
 	s.send(keyUp, keyUp)
 	s.waitText("❯ 1) [ ] Auth")
 	s.send(" ")
@@ -453,19 +451,20 @@ func TestChatToolApprovalsOneAfterAnother(t *testing.T) {
 	// Two requests in one turn: a Write, then a Bash approval.
 	s.send("edit and bash", keyEnter)
 	s.waitText("The agent wants to run Write:")
-	// A tool approval is an approval: a/1 allows, r/2 denies, and s/3
-	// allows for the session.
-	s.waitText("[a/r/s]")
-	assert.Contains(t, s.screen(), "Allow it?\n  a/1 Allow   r/2 Deny   s/3 Allow for this session\n[a/r/s]")
+	// A tool approval is an approval: a/1 allows, r/2 rejects, s/3 allows
+	// for the session and d/4 denies with a reason.
+	s.waitText("[a/r/s/d]")
+	assert.Contains(t, s.screen(), "Allow it?\n  a/1 Allow   r/2 Reject   s/3 Allow for this session   d/4 Deny with a reason\n[a/r/s/d]")
 	assert.NotContains(t, s.screen(), "r) Reject", "no list")
 	assert.Equal(t, green, s.attrOf("a/1 Allow").fg)
-	assert.Equal(t, red, s.attrOf("r/2 Deny").fg)
+	assert.Equal(t, red, s.attrOf("r/2 Reject").fg)
 	assert.Equal(t, green, s.attrOf("s/3 Allow for this session").fg)
+	assert.Equal(t, yellow, s.attrOf("d/4 Deny with a reason").fg)
 	// Anything else, or Enter alone, re-prompts with the valid inputs.
 	s.send(keyEnter)
-	s.waitText("Nothing typed: type a or 1 for Allow, r or 2 for Deny, s or 3 for Allow for this session (Ctrl+C or /reject rejects).")
-	s.send("4", keyEnter)
-	scr := s.waitText(`"4" is not an answer: type a or 1 for Allow, r or 2 for Deny, s or 3 for Allow for this session`)
+	s.waitText("Nothing typed: type a or 1 for Allow, r or 2 for Reject, s or 3 for Allow for this session, d or 4 for Deny with a reason (Ctrl+C or /reject rejects).")
+	s.send("5", keyEnter)
+	scr := s.waitText(`"5" is not an answer: type a or 1 for Allow, r or 2 for Reject, s or 3 for Allow for this session, d or 4 for Deny with a reason`)
 	assert.NotContains(t, scr, "Nothing typed", "the new hint replaces the old one")
 	s.send("yes", keyEnter)
 	s.waitText(`"yes" is not an answer`)
@@ -473,8 +472,8 @@ func TestChatToolApprovalsOneAfterAnother(t *testing.T) {
 	s.waitText("  → Allow")
 	s.waitText("Write of " + s.dir + "/hello.txt allowed. (The demo writes nothing to disk.)")
 	s.waitText("The agent wants to run Bash:\n  echo hello\n  # Print hello\nAllow it?")
-	s.waitText("[a/r/s]")
-	s.send("r", keyEnter)
+	s.waitText("[a/r/s/d]")
+	s.send("d", keyEnter)
 	s.waitText("  → Deny\nWhy deny it? The agent reads your reason.")
 	s.waitCursor("?")
 	s.send(keyEnter)
@@ -485,13 +484,68 @@ func TestChatToolApprovalsOneAfterAnother(t *testing.T) {
 	s.waitIdle()
 
 	s.send("bash", keyEnter)
-	s.waitText("[a/r/s]")
+	s.waitText("[a/r/s/d]")
 	s.send("s", keyEnter)
 	s.waitText("  → Allow for this session")
 	s.waitText("Bash `echo hello` allowed for the session. Output: hello")
 	s.waitIdle()
 	s.send("bash again", keyEnter) // allowed for the session: not asked again
 	s.waitCount("Bash `echo hello` allowed", 2)
+	s.waitIdle()
+}
+
+// r (or 2) at a tool approval rejects at once, as Ctrl+C does: no reason
+// is asked, the agent is told the person rejected, the turn stops, and
+// the prompt is back.
+func TestChatToolApprovalRRejectsAtOnce(t *testing.T) {
+	s := start(t, []string{"--log", "chat.log"}, "LEASHD_LOG_LEVEL=info")
+	s.send("edit and bash", keyEnter)
+	s.waitText("The agent wants to run Write:")
+	s.waitText("[a/r/s/d]")
+	s.send("r", keyEnter)
+	scr := s.waitText(rejected)
+	s.waitIdle()
+	assert.Equal(t, red, s.attrOf(rejected).fg)
+	assert.NotContains(t, scr, "Why deny it?", "no reason is asked")
+	for _, gone := range []string{"The agent wants to run Bash:", "denied", "Done ·", "Stopped."} {
+		assert.NotContains(t, scr, gone, "the turn stopped at the rejection")
+	}
+	log, err := os.ReadFile(filepath.Join(s.dir, "chat.log"))
+	require.NoError(t, err)
+	assert.Regexp(t, `msg="interaction resolved" .*kind=tool_approval status=rejected`, string(log), "the agent was told the user rejected")
+
+	s.send("hello", keyEnter) // the next prompt works
+	s.waitText(`You said: "hello".`)
+	s.waitIdle()
+}
+
+// At a question, typed text is the person's own answer ("Other"); in a
+// multi-select, "1 3" toggles both and "23" (of three options) 2 and 3.
+func TestChatQuestionTextAnswerAndSeveralNumbers(t *testing.T) {
+	s := start(t, nil)
+	s.send("question", keyEnter)
+	s.waitText("Choose 1-2 (↑/↓ Enter, r rejects) or type your answer:")
+	s.send("MySQL, as in prod", keyEnter)
+	s.waitText("  → MySQL, as in prod")
+	s.waitText("Space toggles, Enter confirms (1-3 toggles, r rejects) or type your answer:")
+	s.send("1 3", keyEnter)
+	scr := s.waitText("❯ 3) [x] Billing")
+	assert.Contains(t, scr, "  1) [x] Auth — Sign-in and sessions\n  2) [ ] Search")
+	s.send("23", keyEnter) // of three options: 2 and 3
+	scr = s.waitText("❯ 3) [ ] Billing")
+	assert.Contains(t, scr, "  1) [x] Auth — Sign-in and sessions\n  2) [x] Search")
+	s.send(keyEnter)
+	s.waitText(`Your questions have been answered: "Which database?"="MySQL, as in prod", "Which features?"="Auth, Search"`)
+	s.waitIdle()
+
+	// In quotes a number is text; text answers a multi-select too.
+	s.send("question", keyEnter)
+	s.waitText("Choose 1-2")
+	s.send(`"3"`, keyEnter)
+	s.waitText("  → 3")
+	s.waitText("Space toggles")
+	s.send("none of these", keyEnter)
+	s.waitText(`Your questions have been answered: "Which database?"="3", "Which features?"="none of these"`)
 	s.waitIdle()
 }
 
@@ -531,15 +585,17 @@ func TestChatRejectFromEveryMode(t *testing.T) {
 		s.waitCount(rejected, n)
 		s.waitIdle()
 	}
-	reject("question", "Choose 1-2", "r", keyEnter)            // a question: r rejects, it picks no option
-	reject("bash", "[a/r/s]", "/reject", keyEnter)             // approval: /reject
-	reject("bash", "[a/r/s]", keyCtrlC)                        // approval: Ctrl+C
-	reject("plan", "Choose 1-4", "r", keyEnter)                // choice: r
-	reject("plan", "Choose 1-4", keyUp, keyEnter)              // choice: Enter on the Reject line
-	reject("plan", "Choose 1-4", keyCtrlC)                     // choice: Ctrl+C
-	reject("plan", "Choose 1-4", "4", keyEnter, "r", keyEnter) // text: r
-	reject("bash", "[a/r/s]", "r", keyEnter, keyCtrlC)         // text: Ctrl+C
-	reject("bash", "[a/r/s]", "2", keyEnter, "/reject", "\r")  // text: /reject
+	reject("question", "Choose 1-2", "r", keyEnter)             // a question: r rejects, it picks no option
+	reject("bash", "[a/r/s/d]", "/reject", keyEnter)            // approval: /reject
+	reject("bash", "[a/r/s/d]", keyCtrlC)                       // approval: Ctrl+C
+	reject("plan", "Choose 1-4", "r", keyEnter)                 // choice: r
+	reject("plan", "Choose 1-4", keyUp, keyEnter)               // choice: Enter on the Reject line
+	reject("plan", "Choose 1-4", keyCtrlC)                      // choice: Ctrl+C
+	reject("plan", "Choose 1-4", "4", keyEnter, "r", keyEnter)  // text: r
+	reject("bash", "[a/r/s/d]", "d", keyEnter, keyCtrlC)        // text: Ctrl+C
+	reject("bash", "[a/r/s/d]", "4", keyEnter, "/reject", "\r") // text: /reject
+	reject("bash", "[a/r/s/d]", "r", keyEnter)                  // approval: r
+	reject("bash", "[a/r/s/d]", "2", keyEnter)                  // approval: 2
 	s.send("question", keyEnter)
 	s.waitText("Choose 1-2")
 	s.send("1", keyEnter)
@@ -559,7 +615,7 @@ func TestChatRejectFromEveryMode(t *testing.T) {
 func TestChatExpiredQuestion(t *testing.T) {
 	s := start(t, nil, "LEASHD_APPROVAL_TIMEOUT_SECONDS=1")
 	s.send("bash", keyEnter)
-	s.waitText("[a/r/s]")
+	s.waitText("[a/r/s/d]")
 	s.waitText("✗ Expired: No answer came within 1s; the user did not respond.")
 	s.waitText("Bash `echo hello` denied:")
 	s.waitIdle()
@@ -612,9 +668,10 @@ func TestChatPipedInputIsPlain(t *testing.T) {
 	cmd := exec.Command(leashd(t), "chat")
 	cmd.Env = baseEnv(dir)
 	cmd.Dir = dir
-	// Answers wait for their questions: 2 → SQLite, then toggle 1 and 3 and
-	// confirm, then a prompt of its own; the end of input quits.
-	cmd.Stdin = strings.NewReader("question\n2\n1\n3\n\nhello\n")
+	// Answers wait for their questions: 2 → SQLite, then toggle 1 and 3
+	// (a line's spaces are not Space keys) and confirm, then a prompt of
+	// its own; the end of input quits.
+	cmd.Stdin = strings.NewReader("question\n2\n 1, 3\n\nhello\n")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	done := make(chan error, 1)

@@ -204,8 +204,8 @@ func TestListOfOneIsStillAList(t *testing.T) {
 		"question": "Ready?", "options": []map[string]string{{"label": "Continue", "description": "Go on"}},
 	}, got)})
 	p.send("go\r")
-	s := p.waitText("Choose 1 (↑/↓ Enter, r rejects):")
-	assert.Contains(t, s, "Ready?\n❯ 1) Continue — Go on\n  r) Reject\nChoose 1 (↑/↓ Enter, r rejects):")
+	s := p.waitText("Choose 1 (↑/↓ Enter, r rejects) or type your answer:")
+	assert.Contains(t, s, "Ready?\n❯ 1) Continue — Go on\n  r) Reject\nChoose 1 (↑/↓ Enter, r rejects) or type your answer:")
 	p.send("2\r")
 	p.waitText("2 is out of range: type 1 (or ↑/↓ and Enter), r rejects.")
 	p.send("1\r")
@@ -272,7 +272,7 @@ func TestParallelApprovalsOneAfterAnother(t *testing.T) {
 	}
 	p := startInproc(t, map[string]turnFunc{"go": turn})
 	p.send("go\r")
-	s := p.waitText("[a/r/s]")
+	s := p.waitText("[a/r/s/d]")
 	first := "make build"
 	if strings.Contains(s, "  make test\n") {
 		first = "make test"
@@ -282,7 +282,7 @@ func TestParallelApprovalsOneAfterAnother(t *testing.T) {
 	p.send("1\r")
 	assert.Equal(t, first+" allow=true ", <-got)
 	p.waitText("  " + second + "\n")
-	p.send("r\r", "no\r")
+	p.send("d\r", "no\r")
 	assert.Equal(t, second+" allow=false no", <-got)
 	p.waitText("Done")
 }
@@ -447,4 +447,89 @@ func TestUpAndDownRecallSentLines(t *testing.T) {
 	}
 	p.send("\x1b[A", "\x1b[A", "\r") // a recalled line is sent again
 	p.waitFor("one again", func(s string) bool { return strings.Count(s, "echo: one") == 2 })
+}
+
+// bash asks for one Bash call and sends what the agent got back on got;
+// then it waits to be interrupted (stopped gets true) or released to go on
+// (stopped gets false).
+func bash(got chan<- engine.PermissionResponse, release <-chan struct{}, stopped chan<- bool) turnFunc {
+	return func(ctx context.Context, _ string, h engine.TurnHandler) (engine.Result, error) {
+		in, _ := json.Marshal(map[string]string{"command": "rm -rf build"})
+		got <- h.Permission(ctx, engine.PermissionRequest{ToolName: "Bash", Input: in})
+		select {
+		case <-ctx.Done(): // interrupted
+			stopped <- true
+			return engine.Result{}, ctx.Err()
+		case <-release:
+		}
+		stopped <- false
+		h.Text("went on after the answer")
+		return engine.Result{NumTurns: 1}, nil
+	}
+}
+
+// r or 2 at a tool approval rejects at once: the agent is told the user
+// rejected, the turn is interrupted, the screen says so and the prompt is
+// back. d asks for a reason the agent reads, and the turn goes on.
+func TestToolApprovalRejectAndDenyWithAReason(t *testing.T) {
+	for _, key := range []string{"r", "2"} {
+		t.Run(key, func(t *testing.T) {
+			got, stopped := make(chan engine.PermissionResponse, 1), make(chan bool, 1)
+			p := startInproc(t, map[string]turnFunc{"go": bash(got, make(chan struct{}), stopped)})
+			p.send("go\r")
+			p.waitText("[a/r/s/d]")
+			p.send(key + "\r")
+			resp := <-got
+			assert.False(t, resp.Allow)
+			assert.Equal(t, interactions.RejectedText, resp.Message, "the agent reads that the user rejected")
+			select {
+			case st := <-stopped:
+				assert.True(t, st, "the turn was interrupted")
+			case <-time.After(15 * time.Second): // bounds the wait only
+				t.Fatal("the turn was not interrupted")
+			}
+			s := p.waitText("Rejected. Agent response cancelled.")
+			p.waitCursor(">")
+			assert.NotContains(t, s, "Why deny it?")
+			assert.NotContains(t, s, "went on after the answer")
+		})
+	}
+	got, stopped, release := make(chan engine.PermissionResponse, 1), make(chan bool, 1), make(chan struct{})
+	p := startInproc(t, map[string]turnFunc{"go": bash(got, release, stopped)})
+	p.send("go\r")
+	p.waitText("[a/r/s/d]")
+	p.send("d\r")
+	p.waitText("  → Deny\nWhy deny it? The agent reads your reason.")
+	p.send("use make clean\r")
+	resp := <-got
+	assert.False(t, resp.Allow)
+	assert.Equal(t, "use make clean", resp.Message)
+	close(release)
+	assert.False(t, <-stopped, "a deny with a reason lets the turn go on")
+	s := p.waitText("went on after the answer")
+	assert.NotContains(t, s, "Rejected.")
+	p.waitCursor(">")
+}
+
+// At a question with options, typed text is the answer ("Other"), as in
+// every connector; in a multi-select "1 3" toggles both.
+func TestQuestionTextAnswerAndSeveralNumbers(t *testing.T) {
+	got := make(chan engine.PermissionResponse, 1)
+	q := map[string]any{"question": "Which?", "options": []map[string]string{{"label": "A"}, {"label": "B"}, {"label": "C"}}}
+	m := map[string]any{"question": "Which ones?", "multiSelect": true, "options": []map[string]string{{"label": "A"}, {"label": "B"}, {"label": "C"}}}
+	p := startInproc(t, map[string]turnFunc{"one": ask(q, got), "many": ask(m, got)})
+	p.send("one\r")
+	p.waitText("Choose 1-3 (↑/↓ Enter, r rejects) or type your answer:")
+	p.send("neither, use D\r")
+	assert.Equal(t, map[string]string{"Which?": "neither, use D"}, answers(t, <-got))
+	p.waitText("  → neither, use D")
+	p.waitCursor(">")
+
+	p.send("many\r")
+	p.waitText("Space toggles")
+	p.send("1,3\r")
+	p.waitText("❯ 3) [x] C")
+	p.send("\r")
+	assert.Equal(t, map[string]string{"Which ones?": "A, C"}, answers(t, <-got))
+	p.waitText("  → A, C")
 }

@@ -5,13 +5,15 @@
 //
 // Interactions are shown in one of three modes (interactions.Mode):
 //   - approval (tool approvals, and two-option requests made through
-//     interactions.InputHandler): a or 1 approves, r or 2 rejects (a tool
-//     approval: Allow, Deny), and a tool approval's s or 3 allows for the
-//     session; no default.
+//     interactions.InputHandler): a or 1 approves, r or 2 the second
+//     option; at a tool approval r or 2 rejects at once (as Ctrl+C), s or
+//     3 allows for the session and d or 4 denies with a typed reason; no
+//     default.
 //   - choice (questions and plan reviews, however many options): a
 //     numbered list with a ↑/↓ pointer and an "r) Reject" line; a number or
-//     Enter on the pointer chooses; multi-select toggles with Space (or a
-//     number) and confirms with Enter.
+//     Enter on the pointer chooses; multi-select toggles with Space (or
+//     numbers: "1 3", "1,3", "13") and confirms with Enter. At a question,
+//     other text is the person's own answer ("Other").
 //   - text: a "?" prompt; empty input re-prompts.
 //
 // Ctrl+C at any interaction prompt, "/reject", or Reject in a list tells

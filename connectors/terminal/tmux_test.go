@@ -67,7 +67,7 @@ func TestChatUnderTmux(t *testing.T) {
 		"❯ 1) Postgres — A server, for many users\n" +
 		"  2) SQLite — A file, nothing to run\n" +
 		"  r) Reject\n" +
-		"Choose 1-2 (↑/↓ Enter, r rejects):")
+		"Choose 1-2 (↑/↓ Enter, r rejects) or type your answer:")
 	assert.Contains(t, capture(true), "\x1b[31mr)", "Reject in red")
 	assert.NotContains(t, capture(true), "\x1b[31m2)", "SQLite is not painted as a reject")
 	text("7")
@@ -81,13 +81,37 @@ func TestChatUnderTmux(t *testing.T) {
 	s := wait(`Your questions have been answered: "Which database?"="SQLite", "Which features?"="Search, Billing"`)
 	assert.NotContains(t, s, "7 is out of range", "hints are erased with their question")
 
-	// A tool approval: approve and reject keys in two colours, and the
-	// session-wide allow on its own key.
+	// A tool approval: approve and reject keys in two colours, the
+	// session-wide allow and the deny with a reason on their own keys.
 	text("bash")
 	keys("Enter")
-	wait("Allow it?\n  a/1 Allow   r/2 Deny   s/3 Allow for this session\n[a/r/s]")
+	wait("Allow it?\n  a/1 Allow   r/2 Reject   s/3 Allow for this session   d/4 Deny with a reason\n[a/r/s/d]")
 	assert.Contains(t, capture(true), "\x1b[32ma/1 Allow", "approve in green")
-	assert.Contains(t, capture(true), "\x1b[31mr/2 Deny", "reject in red")
+	assert.Contains(t, capture(true), "\x1b[31mr/2 Reject", "reject in red")
+	assert.Contains(t, capture(true), "\x1b[33md/4 Deny with a reason", "deny in yellow")
+	// r rejects at once: the turn stops, the prompt is back.
+	text("r")
+	keys("Enter")
+	s = wait(rejected)
+	assert.NotContains(t, s, "Why deny it?")
+	assert.NotContains(t, s, "Bash `echo hello` denied")
+
+	// Typed text answers a question; "1 3" toggles two options.
+	text("question")
+	keys("Enter")
+	wait("Choose 1-2")
+	text("DuckDB")
+	keys("Enter")
+	wait("  → DuckDB")
+	text("1 3")
+	keys("Enter")
+	wait("❯ 3) [x] Billing")
+	keys("Enter")
+	wait(`Your questions have been answered: "Which database?"="DuckDB", "Which features?"="Auth, Billing"`)
+
+	text("bash")
+	keys("Enter")
+	wait("[a/r/s/d]")
 	text("s")
 	keys("Enter")
 	wait("Bash `echo hello` allowed for the session. Output: hello")

@@ -48,6 +48,7 @@ type ui struct {
 	h   connectors.Handler
 	s   *screen
 	ctx context.Context
+	raw bool // keys are read one by one (else a line at a time)
 
 	input    []rune
 	busy     bool   // an agent turn is running
@@ -83,7 +84,7 @@ type inEvent struct {
 }
 
 func (u *ui) run(ctx context.Context, raw bool) error {
-	u.ctx = ctx
+	u.ctx, u.raw = ctx, raw
 	done := make(chan struct{})
 	defer close(done)
 	inCh := make(chan inEvent)
@@ -507,8 +508,11 @@ func (u *ui) liveLines() []string {
 		var opts, letters []string
 		for i, k := range p.keys {
 			code := sgrGreen
-			if i == 1 {
-				code = sgrRed // the second key rejects
+			switch {
+			case k.reject, i == 1 && p.it.Kind != interactions.KindToolApproval:
+				code = sgrRed // rejects, or the second option of a yes/no
+			case p.it.Kind == interactions.KindToolApproval && k.index >= 0 && p.it.Options[k.index].Label == interactions.DecisionDeny:
+				code = sgrYellow // denies, and asks for the reason
 			}
 			opts = append(opts, u.s.paint(code, k.letter+"/"+k.number+" "+sanitize(k.text)))
 			letters = append(letters, k.letter)
@@ -555,9 +559,14 @@ func (u *ui) liveLines() []string {
 			lines = append(lines, u.s.paint(sgrYellow, p.hint))
 		}
 		var ask string
+		free := p.it.Kind == interactions.KindQuestion
 		switch {
+		case p.it.MultiSelect && free:
+			ask = fmt.Sprintf("Space toggles, Enter confirms (%s toggles, r rejects) or type your answer: ", nums(n))
 		case p.it.MultiSelect:
 			ask = fmt.Sprintf("Space toggles, Enter confirms (%s toggles, r rejects): ", nums(n))
+		case free:
+			ask = fmt.Sprintf("Choose %s (↑/↓ Enter, r rejects) or type your answer: ", nums(n))
 		default:
 			ask = fmt.Sprintf("Choose %s (↑/↓ Enter, r rejects): ", nums(n))
 		}
@@ -593,7 +602,10 @@ func (u *ui) key(k keyPress) bool {
 	}
 	switch k.Kind {
 	case keyRune:
-		if p != nil && p.mode == interactions.ModeChoice && p.it.MultiSelect && k.Rune == ' ' {
+		// Space, as a key, toggles the pointed option; once something is
+		// typed, or in a line read whole, it is part of the line ("1 3",
+		// or an answer of its own).
+		if u.raw && p != nil && p.mode == interactions.ModeChoice && p.it.MultiSelect && k.Rune == ' ' && len(u.input) == 0 {
 			u.toggle(p, p.pointer)
 			break
 		}
@@ -730,7 +742,7 @@ func (u *ui) answer(p *prompt, line string) {
 	case interactions.ModeApproval:
 		a = parseApproval(line, p.keys)
 	case interactions.ModeChoice:
-		a = parseChoice(line, len(p.it.Options), p.pointer, p.it.MultiSelect)
+		a = parseChoice(line, len(p.it.Options), p.pointer, p.it.MultiSelect, p.it.Kind == interactions.KindQuestion)
 	default:
 		a = parseText(line)
 	}
@@ -744,7 +756,11 @@ func (u *ui) answer(p *prompt, line string) {
 		u.s.commit(u.s.paint(sgrBold, idleGlyph) + a.text)
 		u.send(a.text)
 	case actToggle:
-		u.toggle(p, a.index)
+		for _, i := range a.indexes {
+			if !u.toggle(p, i) {
+				break
+			}
+		}
 	case actConfirm:
 		if err := u.h.Confirm(u.ctx, p.it.ID, interactions.Reply{By: u.c.userID}); err != nil {
 			u.failed(p, err)
@@ -796,20 +812,22 @@ func (u *ui) reply(p *prompt, r interactions.Reply, shown string) {
 	u.resolved(p, shown)
 }
 
-func (u *ui) toggle(p *prompt, i int) {
+// toggle flips option i of a multi-select; it reports whether it could.
+func (u *ui) toggle(p *prompt, i int) bool {
 	if i < 0 || i >= len(p.it.Options) {
-		return
+		return false
 	}
 	sel, err := u.h.Toggle(u.ctx, p.it.ID, p.it.Options[i].Label, interactions.Reply{By: u.c.userID})
 	if err != nil {
 		u.failed(p, err)
-		return
+		return false
 	}
 	p.selected = map[string]bool{}
 	for _, l := range sel {
 		p.selected[l] = true
 	}
 	p.pointer = i
+	return true
 }
 
 // failed shows why an answer was refused; a stale interaction is dropped.

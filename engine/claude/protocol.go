@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/leashd/leashd/engine"
@@ -59,6 +60,10 @@ type line struct {
 	CostUSD    float64 `json:"total_cost_usd"`
 	NumTurns   int     `json:"num_turns"`
 	DurationMS int64   `json:"duration_ms"`
+	// APIErrorStatus is the HTTP status of the API error that ended the
+	// turn (401: the API key was refused), or null. Kept raw: only 401
+	// matters, and an unexpected shape must not lose the result.
+	APIErrorStatus json.RawMessage `json:"api_error_status"`
 }
 
 // controlRequest is the body of a control_request from the CLI.
@@ -233,7 +238,16 @@ func (l *line) result() engine.Result {
 		IsError:    l.IsError,
 		Subtype:    l.Subtype,
 		DurationMS: l.DurationMS,
+		AuthFailed: l.authFailed(),
 	}
+}
+
+// authFailed recognises a result the CLI gave for want of credentials:
+// "Not logged in · Please run /login" (no API key, never logged in; no API
+// call was made) or "Invalid API key · …" after a 401 (both CLI 2.1.197
+// and 2.1.332).
+func (l *line) authFailed() bool {
+	return l.IsError && (string(bytes.TrimSpace(l.APIErrorStatus)) == "401" || strings.Contains(l.Result, "Please run /login"))
 }
 
 // Messages leashd writes to the CLI's stdin.

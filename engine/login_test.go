@@ -1,0 +1,50 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/engine"
+)
+
+// /login is Claude Code's own command, which runs on the machine: leashd
+// answers it with how to give Claude Code its credentials, not "Unknown
+// command".
+func TestLoginCommandSaysHowToLogIn(t *testing.T) {
+	agent := &scriptAgent{turn: func(context.Context, *scriptSession, string, engine.TurnHandler) (engine.Result, error) {
+		return engine.Result{}, nil
+	}}
+	e, conn, _ := start(t, agent, nil)
+	assert.Equal(t, connectors.RouteCommand, send(t, e, "c1", "/login"))
+	conn.waitSaid(t, "c1|Claude Code logs in on the machine that runs leashd, not from the chat. On that machine, either set ANTHROPIC_API_KEY in leashd's environment")
+	assert.Contains(t, conn.saidText(), "run `claude` once as the user leashd runs as, type /login there")
+	assert.NotContains(t, conn.saidText(), "Unknown command")
+	assert.Empty(t, agent.promptsCopy(), "/login is not sent to the agent")
+
+	send(t, e, "c1", "/help")
+	conn.waitSaid(t, "/login — How to give Claude Code its credentials")
+}
+
+// A turn the agent could not run for want of credentials ends with how to
+// log in; another failed turn does not.
+func TestNotLoggedInSaysHowToLogIn(t *testing.T) {
+	agent := &scriptAgent{turn: func(_ context.Context, _ *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		if prompt == "broken" {
+			h.Text("API Error: 500")
+			return engine.Result{Text: "API Error: 500", IsError: true, NumTurns: 1}, nil
+		}
+		h.Text("Not logged in · Please run /login")
+		return engine.Result{Text: "Not logged in · Please run /login", IsError: true, AuthFailed: true, NumTurns: 1}, nil
+	}}
+	e, conn, _ := start(t, agent, nil)
+	send(t, e, "c1", "broken")
+	conn.waitFor(t, "the failed turn", func() bool { return len(conn.done) == 1 })
+	send(t, e, "c1", "hello")
+	conn.waitSaid(t, "c1|Claude Code is not logged in, or its API key was refused, so the agent could not answer. Claude Code logs in on the machine that runs leashd")
+	conn.waitFor(t, "both summaries", func() bool { return len(conn.done) == 2 })
+	assert.Equal(t, 1, strings.Count(conn.saidText(), "is not logged in"), "said once, after the turn that could not log in, not after the other failure")
+}
