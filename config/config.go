@@ -40,6 +40,9 @@ type Config struct {
 
 	WebAddr  string `split_words:"true" default:"127.0.0.1:8080" desc:"Address of the web page, HTTP API, health and metrics; off disables"`
 	WebToken string `split_words:"true" desc:"Bearer token required on /api routes; required when the web address is not loopback"`
+	// The web server's bounds (issue 15: floods of streams and connections).
+	WebMaxStreams     int `split_words:"true" default:"100" desc:"Event streams (/api/events) served at once; more are refused with 503"`
+	WebMaxConnections int `split_words:"true" default:"0" desc:"Connections the web server holds at once; at the cap the longest-idle one is closed for a new client. 0 = from the open-file limit (a quarter kept for agents, the store and outgoing connections), at most 1024"`
 
 	TelegramBotToken      string   `split_words:"true" desc:"Telegram bot token from @BotFather; enables the Telegram connector"`
 	TelegramApiURL        string   `split_words:"true" default:"https://api.telegram.org" desc:"Telegram Bot API base URL; leashd appends /bot<token>/<method>"`
@@ -167,6 +170,12 @@ func (c Config) Validate() error {
 	}
 	if c.ClaudePath == "" {
 		bad("CLAUDE_PATH", c.ClaudePath, "give the path or name of the claude executable")
+	}
+	if c.WebMaxStreams < 1 {
+		bad("WEB_MAX_STREAMS", strconv.Itoa(c.WebMaxStreams), "use a number of event streams of 1 or more (default 100)")
+	}
+	if c.WebMaxConnections < 0 {
+		bad("WEB_MAX_CONNECTIONS", strconv.Itoa(c.WebMaxConnections), "use a number of connections, or 0 to derive it from the open-file limit")
 	}
 	if fi, err := os.Stat(c.Workdir); err != nil || !fi.IsDir() {
 		bad("WORKDIR", c.Workdir, "must be an existing directory")
