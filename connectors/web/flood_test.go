@@ -285,3 +285,17 @@ func TestIdleConnectionsWithoutTheTokenAreClosedSoon(t *testing.T) {
 	resp := roundTrip(t, authed, abr, "/api/info", "Authorization", "Bearer s3cret-token-for-idle")
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "the connection with the token is still open")
 }
+
+// A request header is bounded at 64 KiB (Go's default is 1 MiB, held in
+// memory per connection while it arrives): a larger one gets 431.
+func TestLargeRequestHeadersAreRefused(t *testing.T) {
+	e := start(t, setup{webOpts: []web.Option{web.WithRoute("GET /healthz", healthz())}})
+	c, err := net.Dial("tcp", hostOf(e.url))
+	require.NoError(t, err)
+	defer c.Close()
+	br := bufio.NewReader(c)
+	resp := roundTrip(t, c, br, "/healthz", "X-Padding", strings.Repeat("p", 200<<10))
+	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+	st, _, body := e.request(t, "GET", "/healthz", "", "", "X-Padding", strings.Repeat("p", 32<<10))
+	assert.Equal(t, http.StatusOK, st, body)
+}

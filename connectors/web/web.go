@@ -189,6 +189,9 @@ func WithIdleTimeouts(authed, other time.Duration) Option {
 	return func(c *Connector) { c.idleTimeout, c.shortIdle = authed, other }
 }
 
+// maxHeaderBytes bounds a request's header.
+const maxHeaderBytes = 64 << 10
+
 // DefaultMaxStreams is how many event streams are served at once unless
 // WithMaxStreams says otherwise.
 const DefaultMaxStreams = 100
@@ -293,10 +296,13 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	srv := &http.Server{
 		Handler:           lim.wrap(handler, c.bodyTimeout),
 		ReadHeaderTimeout: c.headerTimeout,
-		IdleTimeout:       c.idleTimeout,
-		ConnState:         lim.connState,
-		ConnContext:       lim.connContext,
-		ErrorLog:          slog.NewLogLogger(c.log.Handler(), slog.LevelWarn),
+		// Headers are held in memory while they arrive: 64 KiB each (not
+		// Go's 1 MiB), so the connection cap bounds them too.
+		MaxHeaderBytes: maxHeaderBytes,
+		IdleTimeout:    c.idleTimeout,
+		ConnState:      lim.connState,
+		ConnContext:    lim.connContext,
+		ErrorLog:       slog.NewLogLogger(c.log.Handler(), slog.LevelWarn),
 	}
 	url := baseURL(ln.Addr())
 	c.mu.Lock()
