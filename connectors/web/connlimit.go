@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -126,16 +127,33 @@ func (l *limiter) refuse(c net.Conn) {
 		defer l.refusing.Add(-1)
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(time.Second))
+		// Read the request's header first: an HTTP client takes an answer
+		// that comes before its request for a broken connection.
+		readHeader(c, 8<<10)
 		body := fmt.Sprintf(`{"error":"too many connections: leashd holds at most %d (LEASHD_WEB_MAX_CONNECTIONS) and all are serving requests; try again"}`+"\n", l.max)
 		_, _ = io.WriteString(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 5\r\nConnection: close\r\n"+
 			fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body))+body)
 		if cw, ok := c.(interface{ CloseWrite() error }); ok {
 			_ = cw.CloseWrite()
 		}
-		// Read what the client sent, so that closing does not reset the
-		// connection before it reads the answer.
+		// Read what else the client sent, so that closing does not reset
+		// the connection before it reads the answer.
 		_, _ = io.Copy(io.Discard, io.LimitReader(c, 64<<10))
 	}()
+}
+
+// readHeader reads from c until the end of a request header (a blank
+// line), at most limit bytes, or an error (the deadline).
+func readHeader(c net.Conn, limit int) {
+	buf := make([]byte, 0, 1024)
+	tmp := make([]byte, 1024)
+	for len(buf) < limit {
+		n, err := c.Read(tmp)
+		buf = append(buf, tmp[:n]...)
+		if bytes.Contains(buf, []byte("\r\n\r\n")) || err != nil {
+			return
+		}
+	}
 }
 
 // open is the number of connections held.
