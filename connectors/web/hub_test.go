@@ -123,3 +123,53 @@ func BenchmarkHubPublish(b *testing.B) {
 		<-done
 	}
 }
+
+// The replay is read from what is kept as it goes: events published after
+// the stream opened come through its channel only (never twice), and kept
+// events dropped meanwhile are skipped.
+func TestHubReplayIsReadAsItGoes(t *testing.T) {
+	h := newHub(4, 1<<20, 0)
+	for range 4 {
+		h.publish("message", "c", []byte("x"), 0)
+	}
+	s, err := h.subscribe("", true, "", 0)
+	require.NoError(t, err)
+	ev, ok := h.replayNext(s)
+	require.True(t, ok)
+	assert.Equal(t, uint64(1), ev.seq)
+	h.publish("message", "c", []byte("y"), 0) // 5 and 6 push 1 and 2 out
+	h.publish("message", "c", []byte("y"), 0)
+	var rest []event
+	for {
+		ev, ok := h.replayNext(s)
+		if !ok {
+			break
+		}
+		rest = append(rest, ev)
+	}
+	assert.Equal(t, []uint64{3, 4}, seqs(rest), "2 was dropped; 5 and 6 come live")
+	assert.Equal(t, uint64(5), (<-s.ch).seq)
+	assert.Equal(t, uint64(6), (<-s.ch).seq)
+}
+
+// The cap counts every stream until it is unsubscribed, also one dropped
+// for falling behind (its handler may still be writing).
+func TestHubCapsStreams(t *testing.T) {
+	h := newHub(100, 1<<20, 2)
+	a, err := h.subscribe("", false, "", 0)
+	require.NoError(t, err)
+	_, err = h.subscribe("c", false, "", 0)
+	require.NoError(t, err)
+	_, err = h.subscribe("", false, "", 0)
+	require.ErrorIs(t, err, errTooManyStreams)
+	for range streamBuffer + 1 {
+		h.publish("message", "d", []byte("x"), 0) // drops a, which does not read
+	}
+	_, err = h.subscribe("", false, "", 0)
+	require.ErrorIs(t, err, errTooManyStreams, "a's handler has not returned yet")
+	h.unsubscribe(a)
+	h.unsubscribe(a) // twice is harmless
+	assert.Equal(t, 1, h.streams())
+	_, err = h.subscribe("", false, "", 0)
+	require.NoError(t, err)
+}
