@@ -45,6 +45,8 @@ type limiter struct {
 	mu    sync.Mutex
 	conns map[*trackedConn]struct{}
 
+	closeOnce sync.Once
+
 	refusing atomic.Int32 // refusals being written
 	evicted  atomic.Int64
 	refused  atomic.Int64
@@ -154,6 +156,15 @@ func readHeader(c net.Conn, limit int) {
 			return
 		}
 	}
+}
+
+// Close closes the listener once: Run closes it to stop taking
+// connections, and http.Server.Shutdown would otherwise report the second
+// close as its own failure.
+func (l *limiter) Close() error {
+	err := error(nil)
+	l.closeOnce.Do(func() { err = l.Listener.Close() })
+	return err
 }
 
 // open is the number of connections held.

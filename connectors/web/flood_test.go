@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"runtime"
@@ -130,7 +131,8 @@ func TestEventStreamsAreCapped(t *testing.T) {
 // restarted" notice, and shown again with it (its buttons work after the
 // restart) — and a last server.stopping event, then they end.
 func TestShutdownEventsReachOpenStreams(t *testing.T) {
-	e := start(t, setup{})
+	var logs syncBuf
+	e := start(t, setup{webOpts: []web.Option{web.WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))}})
 	s := e.subscribe("?chat=sd")
 	all := e.subscribe("")
 	e.send("sd", "question", "agent")
@@ -150,6 +152,7 @@ func TestShutdownEventsReachOpenStreams(t *testing.T) {
 		_, open := <-st.events
 		assert.False(t, open, "the stream ends after the last event")
 	}
+	assert.NotContains(t, logs.String(), "level=WARN", "a clean shutdown")
 }
 
 // holdIdle opens a connection, makes one keep-alive request on it and
