@@ -149,6 +149,7 @@ func TestServeUnderAConnectionFlood(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, st, body)
 	waitEvent(t, c.url, "flood", `You said: \"hello\"`)
 	assert.NotContains(t, c.logs.String(), "too many open files")
+	assert.Contains(t, c.logs.String(), "at the connection cap (192, LEASHD_WEB_MAX_CONNECTIONS)", "the operator is told")
 	c.stop(t)
 }
 

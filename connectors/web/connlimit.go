@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -41,9 +42,11 @@ type limiter struct {
 	net.Listener
 	max       int
 	shortIdle time.Duration
+	log       *slog.Logger
 
-	mu    sync.Mutex
-	conns map[*trackedConn]struct{}
+	mu     sync.Mutex
+	conns  map[*trackedConn]struct{}
+	warned time.Time // last "at the cap" warning; at most one a minute
 
 	closeOnce sync.Once
 
@@ -71,8 +74,8 @@ type trackedConn struct {
 	closeErr  error
 }
 
-func newLimiter(ln net.Listener, max int, shortIdle time.Duration) *limiter {
-	return &limiter{Listener: ln, max: max, shortIdle: shortIdle, conns: make(map[*trackedConn]struct{})}
+func newLimiter(ln net.Listener, max int, shortIdle time.Duration, log *slog.Logger) *limiter {
+	return &limiter{Listener: ln, max: max, shortIdle: shortIdle, log: log, conns: make(map[*trackedConn]struct{})}
 }
 
 // Accept returns the next connection, making room at the cap as described
@@ -86,6 +89,7 @@ func (l *limiter) Accept() (net.Conn, error) {
 		l.mu.Lock()
 		var victim *trackedConn
 		if len(l.conns) >= l.max {
+			l.warnLocked()
 			victim = l.oldestEvictableLocked()
 			if victim == nil {
 				l.mu.Unlock()
@@ -104,6 +108,16 @@ func (l *limiter) Accept() (net.Conn, error) {
 		}
 		return tc, nil
 	}
+}
+
+// warnLocked says, at most once a minute, that the cap is reached.
+func (l *limiter) warnLocked() {
+	if time.Since(l.warned) < time.Minute {
+		return
+	}
+	l.warned = time.Now()
+	l.log.Warn(fmt.Sprintf("web: at the connection cap (%d, LEASHD_WEB_MAX_CONNECTIONS): closing the longest-idle connection for each new one", l.max),
+		"evicted_so_far", l.evicted.Load(), "refused_so_far", l.refused.Load())
 }
 
 func (l *limiter) oldestEvictableLocked() *trackedConn {

@@ -282,7 +282,7 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 			return fmt.Errorf("web: listening on %s: %w", c.addr, err)
 		}
 	}
-	lim := newLimiter(ln, c.connCap(), c.shortIdle)
+	lim := newLimiter(ln, c.connCap(), c.shortIdle, c.log)
 	c.lim.Store(lim)
 	if c.hub.maxStreams <= 0 || c.hub.maxStreams >= lim.max {
 		// Streams never end by themselves: were they allowed to take every
