@@ -304,3 +304,42 @@ func TestLargeRequestHeadersAreRefused(t *testing.T) {
 	st, _, body := e.request(t, "GET", "/healthz", "", "", "X-Padding", strings.Repeat("p", 32<<10))
 	assert.Equal(t, http.StatusOK, st, body)
 }
+
+// A client that never reads its answer is cut off after the write
+// timeout: its connection does not stay busy, so at the cap room is made
+// again for a health check.
+func TestResponsesToClientsThatNeverReadAreCutOff(t *testing.T) {
+	const limit = 4
+	var entered sync.WaitGroup
+	entered.Add(limit)
+	big := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		entered.Done()
+		chunk := []byte(strings.Repeat("b", 64<<10))
+		for range 256 { // 16 MiB: more than the socket buffers hold (the send buffer grows to 4 MiB)
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	e := start(t, setup{webOpts: []web.Option{web.WithMaxConns(limit), web.WithWriteTimeout(time.Second),
+		web.WithRoute("GET /big", big), web.WithRoute("GET /healthz", healthz())}})
+	for range limit {
+		c := dialTiny(t, hostOf(e.url))
+		_, err := io.WriteString(c, "GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		require.NoError(t, err)
+	}
+	entered.Wait() // every connection is busy writing an answer nobody reads
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get(e.url + "/healthz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "at the cap with every connection busy")
+	require.Eventually(t, func() bool {
+		resp, err := client.Get(e.url + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 20*time.Second, 100*time.Millisecond, "the stuck responses were cut off and a health check answered")
+}

@@ -178,8 +178,8 @@ func WithMaxStreams(n int) Option { return func(c *Connector) { c.hub.maxStreams
 // fd limit allows is lowered to it (and Run logs so).
 func WithMaxConns(n int) Option { return func(c *Connector) { c.maxConns = n } }
 
-// WithWriteTimeout bounds each write to a client (default 15s): an event
-// stream whose client stops reading ends after it.
+// WithWriteTimeout bounds writing a response, and each write of an event
+// stream (default 15s): a client that stops reading is cut off after it.
 func WithWriteTimeout(d time.Duration) Option { return func(c *Connector) { c.writeTimeout = d } }
 
 // WithIdleTimeouts sets how long an idle keep-alive connection stays
@@ -300,9 +300,14 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 		// Go's 1 MiB), so the connection cap bounds them too.
 		MaxHeaderBytes: maxHeaderBytes,
 		IdleTimeout:    c.idleTimeout,
-		ConnState:      lim.connState,
-		ConnContext:    lim.connContext,
-		ErrorLog:       slog.NewLogLogger(c.log.Handler(), slog.LevelWarn),
+		// A response must be written within writeTimeout, or a client that
+		// never reads would hold its connection (busy, so never closed to
+		// make room at the cap) for ever. Event streams set their own
+		// deadline before each write.
+		WriteTimeout: c.writeTimeout,
+		ConnState:    lim.connState,
+		ConnContext:  lim.connContext,
+		ErrorLog:     slog.NewLogLogger(c.log.Handler(), slog.LevelWarn),
 	}
 	url := baseURL(ln.Addr())
 	c.mu.Lock()
