@@ -343,3 +343,19 @@ func TestResponsesToClientsThatNeverReadAreCutOff(t *testing.T) {
 		return resp.StatusCode == http.StatusOK
 	}, 20*time.Second, 100*time.Millisecond, "the stuck responses were cut off and a health check answered")
 }
+
+// An event stream that is read lives longer than the write timeout: the
+// timeout bounds each write, not the stream.
+func TestEventStreamOutlivesTheWriteTimeout(t *testing.T) {
+	e := start(t, setup{webOpts: []web.Option{web.WithWriteTimeout(200 * time.Millisecond), web.WithHeartbeat(50 * time.Millisecond)}})
+	s := e.subscribe("?chat=long")
+	for range 10 { // heartbeats over 5× the write timeout
+		select {
+		case <-s.lines:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no heartbeat")
+		}
+	}
+	e.send("long", "hello", "agent")
+	s.saying("hello")
+}
