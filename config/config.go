@@ -41,6 +41,9 @@ type Config struct {
 
 	WebAddr  string `split_words:"true" default:"127.0.0.1:8080" desc:"Address of the web page, HTTP API, health and metrics; off disables"`
 	WebToken string `split_words:"true" desc:"Bearer token required on /api routes; required when the web address is not loopback, and then at least 16 characters, not one character repeated"`
+	// The web server's bounds (issue 15: floods of streams and connections).
+	WebMaxStreams     int `split_words:"true" default:"100" min:"1" max:"100000" desc:"Event streams (/api/events) served at once; more are refused with 503"`
+	WebMaxConnections int `split_words:"true" default:"0" max:"1000000" desc:"Connections the web server holds at once; at the cap the longest-idle one is closed for a new client. 0 = from the open-file limit (a quarter kept for agents, the store and outgoing connections), at most 1024"`
 
 	TelegramBotToken      string   `split_words:"true" desc:"Telegram bot token from @BotFather; enables the Telegram connector"`
 	TelegramApiURL        string   `split_words:"true" default:"https://api.telegram.org" desc:"Telegram Bot API base URL; leashd appends /bot<token>/<method>"`

@@ -185,6 +185,8 @@ func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agen
 		web.WithRoute("/healthz", metrics.Healthz()),
 		web.WithRoute("/readyz", readyz),
 		web.WithRoute("/metrics", m.Handler()),
+		web.WithMaxStreams(cfg.WebMaxStreams),
+		web.WithMaxConns(cfg.WebMaxConnections),
 	}
 	for _, c := range conns {
 		if mt, ok := c.(connectors.Mounter); ok {

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 )
 
@@ -104,14 +103,16 @@ func TestServeTelegram(t *testing.T) {
 }
 
 // TestServeTelegramWebhook runs leashd in webhook mode: it registers the
-// webhook with its secret, serves Telegram's posts on the web address, and
-// refuses a post without the right secret before anything is handled.
+// webhook with its secret, serves Telegram's posts on the web address at
+// the webhook URL's own path (and says so in the log), and refuses a post
+// without the right secret before anything is handled.
 func TestServeTelegramWebhook(t *testing.T) {
 	fake := tgfake.New()
 	defer fake.Close()
 	const me = int64(1001)
 	const secret = "webhook-Secret_123"
-	const public = "https://leashd.example.test" + telegram.WebhookPath
+	const path = "/hooks/tg-7f3a" // not /telegram/webhook: the URL's own path is served
+	const public = "https://leashd.example.test" + path
 	url, logs, stop := startServe(t, t.TempDir(),
 		"LEASHD_TELEGRAM_BOT_TOKEN="+fake.Token(),
 		"LEASHD_TELEGRAM_API_URL="+fake.URL(),
@@ -131,7 +132,7 @@ func TestServeTelegramWebhook(t *testing.T) {
 	// fake is pointed at the web address itself, with the same secret, and
 	// then delivers updates as Telegram does.
 	resp, err := http.PostForm(fake.URL()+"/bot"+fake.Token()+"/setWebhook",
-		neturl.Values{"url": {url + telegram.WebhookPath}, "secret_token": {secret}})
+		neturl.Values{"url": {url + path}, "secret_token": {secret}})
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -159,7 +160,7 @@ func TestServeTelegramWebhook(t *testing.T) {
 		`"entities":[{"type":"bot_command","offset":0,"length":5}],` +
 		`"from":{"id":1001,"is_bot":false,"first_name":"Me"},"chat":{"id":1001,"type":"private"}}}`
 	for _, header := range []string{"wrong-secret", ""} {
-		req, err := http.NewRequest(http.MethodPost, url+telegram.WebhookPath, strings.NewReader(forged))
+		req, err := http.NewRequest(http.MethodPost, url+path, strings.NewReader(forged))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
 		if header != "" {
@@ -201,6 +202,7 @@ func TestServeTelegramWebhook(t *testing.T) {
 		}
 	}
 	assert.Contains(t, logs.String(), "request without the right secret token refused")
+	assert.Contains(t, logs.String(), "serving Telegram's posts at "+path+" ", "the log names the path served")
 	assert.NotContains(t, logs.String(), fake.Token(), "the bot token never reaches the log")
 	assert.NotContains(t, logs.String(), secret, "the webhook secret never reaches the log")
 }

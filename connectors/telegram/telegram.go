@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	pathpkg "path"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,8 +29,43 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-// WebhookPath is where the webhook handler is mounted on the web server.
-const WebhookPath = "/telegram/webhook"
+// WebhookPath is the path leashd serves Telegram's update posts on in
+// webhook mode: the webhook URL's own path ("/" when it has none), so that
+// the URL registered with Telegram and the route served are the same. It
+// fails when the URL cannot be parsed or its path cannot be a route.
+func WebhookPath(webhookURL string) (string, error) {
+	u, err := url.Parse(webhookURL)
+	if err != nil {
+		return "", fmt.Errorf("telegram: the webhook URL (LEASHD_TELEGRAM_WEBHOOK_URL) is not a URL: %w", err)
+	}
+	if u.Scheme == "" || u.Host == "" {
+		return "", fmt.Errorf("telegram: the webhook URL (LEASHD_TELEGRAM_WEBHOOK_URL) %q is not an absolute https:// URL", webhookURL)
+	}
+	p := u.Path
+	if p == "" {
+		p = "/"
+	}
+	if strings.ContainsAny(p, "{}") {
+		return "", fmt.Errorf("telegram: the webhook URL's path %q (LEASHD_TELEGRAM_WEBHOOK_URL) has { or }, which cannot be served; use letters, digits, - _ . and /", p)
+	}
+	clean := pathpkg.Clean(p)
+	if strings.HasSuffix(p, "/") && clean != "/" {
+		clean += "/"
+	}
+	if clean != p || strings.Contains(strings.ToLower(u.EscapedPath()), "%2f") {
+		return "", fmt.Errorf("telegram: the webhook URL's path %q (LEASHD_TELEGRAM_WEBHOOK_URL) has empty, . or .. segments or an escaped /, which the web server would redirect; use a clean path such as /telegram/webhook", p)
+	}
+	return p, nil
+}
+
+// webhookPattern is the http.ServeMux pattern for path: exactly that path
+// (a trailing slash does not make it a prefix of others).
+func webhookPattern(path string) string {
+	if strings.HasSuffix(path, "/") {
+		return "POST " + path + "{$}"
+	}
+	return "POST " + path
+}
 
 // Connector is the Telegram connector. Create it with New.
 type Connector struct {
@@ -85,7 +122,8 @@ func WithAllowedUsers(ids []int64) Option {
 }
 
 // WithWebhook switches from long polling to a webhook: Telegram posts
-// updates to url (which must reach WebhookPath on the web server), with
+// updates to url (served on the web server at the URL's own path; see
+// WebhookPath), with
 // secret in the X-Telegram-Bot-Api-Secret-Token header.
 func WithWebhook(url, secret string) Option {
 	return func(c *Connector) { c.webhook, c.secret = url, secret }
@@ -186,6 +224,11 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	}
 	if c.webhook != "" && !validSecret(c.secret) {
 		return errors.New("telegram: the webhook secret (LEASHD_TELEGRAM_WEBHOOK_SECRET) must be 1-256 characters of A-Z, a-z, 0-9, _ and - (Telegram's rule for secret_token)")
+	}
+	if c.webhook != "" {
+		if _, err := WebhookPath(c.webhook); err != nil {
+			return err
+		}
 	}
 	if len(c.allowed) == 0 {
 		c.log.Warn("LEASHD_TELEGRAM_ALLOWED_USERS is empty: the bot answers nobody. Add your numeric user ID (the bot tells you yours when you write to it).")
@@ -359,18 +402,24 @@ func (c *Connector) runWebhook(ctx context.Context) error {
 		delay = min(delay*2, time.Minute)
 	}
 	c.setReady(nil)
-	c.log.Info("telegram webhook set", "url", c.webhook, "path", WebhookPath)
+	path, _ := WebhookPath(c.webhook) // checked by Run
+	c.log.Info("telegram webhook set; serving Telegram's posts at "+path+" on the web address (LEASHD_WEB_ADDR)", "url", c.webhook, "path", path)
 	<-ctx.Done()
 	return nil
 }
 
 // Mount implements connectors.Mounter: in webhook mode it serves Telegram's
-// update posts on WebhookPath.
+// update posts at the webhook URL's path (WebhookPath). A URL whose path
+// cannot be served is not mounted; Run fails with why.
 func (c *Connector) Mount(mux *http.ServeMux) {
 	if c.webhook == "" {
 		return
 	}
-	mux.Handle("POST "+WebhookPath, http.HandlerFunc(c.serveWebhook))
+	path, err := WebhookPath(c.webhook)
+	if err != nil {
+		return
+	}
+	mux.Handle(webhookPattern(path), http.HandlerFunc(c.serveWebhook))
 }
 
 func (c *Connector) serveWebhook(w http.ResponseWriter, r *http.Request) {

@@ -124,16 +124,20 @@ func TestLongStreamedOutputRollsOverAndStaysValid(t *testing.T) {
 	assert.NotContains(t, h.logs.String(), "failed")
 }
 
+// hookPath is a webhook URL's path in the tests: leashd serves the path of
+// the URL it registers, whatever it is.
+const hookPath = "/hooks/tg-7f3a"
+
 func TestWebhookChecksTheSecret(t *testing.T) {
 	mux := http.NewServeMux()
 	web := httptest.NewServer(mux)
 	t.Cleanup(web.Close)
-	h := newHarness(t, setup{noRun: true, connOpts: []telegram.Option{telegram.WithWebhook(web.URL+telegram.WebhookPath, "s3cret-value")}})
+	h := newHarness(t, setup{noRun: true, connOpts: []telegram.Option{telegram.WithWebhook(web.URL+hookPath, "s3cret-value")}})
 	var m connectors.Mounter = h.conn
 	m.Mount(mux)
 	h.run()
 	u, secret := h.fake.Webhook()
-	assert.Equal(t, web.URL+telegram.WebhookPath, u)
+	assert.Equal(t, web.URL+hookPath, u)
 	assert.Equal(t, "s3cret-value", secret)
 
 	// Through the fake, which sends the secret it was given.
@@ -143,7 +147,7 @@ func TestWebhookChecksTheSecret(t *testing.T) {
 
 	body := `{"update_id": 5000, "message": {"message_id": 9, "from": {"id": 42, "first_name": "x"}, "chat": {"id": 42, "type": "private"}, "date": 1, "text": "forged"}}`
 	for _, hdr := range []string{"", "wrong", "s3cret-valuf", "s3cret-value-longer"} {
-		req, err := http.NewRequest(http.MethodPost, web.URL+telegram.WebhookPath, strings.NewReader(body))
+		req, err := http.NewRequest(http.MethodPost, web.URL+hookPath, strings.NewReader(body))
 		require.NoError(t, err)
 		if hdr != "" {
 			req.Header.Set("X-Telegram-Bot-Api-Secret-Token", hdr)
@@ -153,7 +157,7 @@ func TestWebhookChecksTheSecret(t *testing.T) {
 		resp.Body.Close()
 		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "secret %q", hdr)
 	}
-	req, _ := http.NewRequest(http.MethodPost, web.URL+telegram.WebhookPath, strings.NewReader("{not json"))
+	req, _ := http.NewRequest(http.MethodPost, web.URL+hookPath, strings.NewReader("{not json"))
 	req.Header.Set("X-Telegram-Bot-Api-Secret-Token", "s3cret-value")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -293,7 +297,7 @@ func sentWith(f *tgfake.Server, substr string) []tgfake.Request {
 }
 
 func TestWebhookWithoutSecretIsRefused(t *testing.T) {
-	c := telegram.New(tgfake.DefaultToken, telegram.WithWebhook("https://example.com"+telegram.WebhookPath, ""))
+	c := telegram.New(tgfake.DefaultToken, telegram.WithWebhook("https://example.com"+hookPath, ""))
 	err := c.Run(context.Background(), nopHandler{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "LEASHD_TELEGRAM_WEBHOOK_SECRET")
@@ -370,7 +374,7 @@ func TestPollingSurvivesServerErrors(t *testing.T) {
 }
 
 func TestWebhookSecretMustFollowTelegramsRule(t *testing.T) {
-	c := telegram.New(tgfake.DefaultToken, telegram.WithWebhook("https://example.com"+telegram.WebhookPath, "has spaces!"))
+	c := telegram.New(tgfake.DefaultToken, telegram.WithWebhook("https://example.com"+hookPath, "has spaces!"))
 	err := c.Run(context.Background(), nopHandler{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "A-Z, a-z, 0-9, _ and -")

@@ -138,6 +138,7 @@ func (c *Connector) auth(next http.HandlerFunc) http.Handler {
 				writeError(w, http.StatusUnauthorized, "wrong "+how)
 				return
 			}
+			markAuthed(r)
 		}
 		next(w, r)
 	})
@@ -257,69 +258,100 @@ func (c *Connector) events(w http.ResponseWriter, r *http.Request) {
 		replay = true
 	}
 	rc := http.NewResponseController(w)
-	s, past, err := c.hub.subscribe(chat, replay, boot, after)
+	s, err := c.hub.subscribe(chat, replay, boot, after)
+	if errors.Is(err, errTooManyStreams) {
+		w.Header().Set("Retry-After", "30")
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many event streams open: at most %d (LEASHD_WEB_MAX_STREAMS); close another page or client of leashd, or raise LEASHD_WEB_MAX_STREAMS", c.hub.maxStreams))
+		return
+	}
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
 	defer c.hub.unsubscribe(s)
+	// The request has no body: no read deadline may end the stream.
+	_ = rc.SetReadDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	var buf bytes.Buffer
-	buf.WriteString("retry: 1000\n\n")
-	write := func() bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-		if _, err := w.Write(buf.Bytes()); err != nil {
-			return false
+	// Every write has a deadline: a client that stops reading is cut off
+	// after writeTimeout instead of holding its stream open.
+	deadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(c.writeTimeout)) }
+	deadline()
+	if _, err := io.WriteString(w, "retry: 1000\n\n"); err != nil {
+		return
+	}
+	// The replay is written event by event straight from what the hub
+	// keeps; the response's own buffer is the only copy.
+	for {
+		ev, ok := c.hub.replayNext(s)
+		if !ok {
+			break
 		}
-		buf.Reset()
-		return rc.Flush() == nil
+		if r.Context().Err() != nil {
+			return
+		}
+		deadline()
+		if c.writeEvent(w, ev) != nil {
+			return
+		}
 	}
-	for _, ev := range past {
-		c.encodeEvent(&buf, ev)
-	}
-	if !write() {
+	deadline()
+	if rc.Flush() != nil {
 		return
 	}
 	tick := time.NewTicker(c.heartbeat)
 	defer tick.Stop()
 	for {
+		var err error
 		select {
 		case <-r.Context().Done():
 			return
 		case <-tick.C:
-			buf.WriteString(": heartbeat\n\n")
+			deadline()
+			_, err = io.WriteString(w, ": heartbeat\n\n")
 		case ev, ok := <-s.ch:
 			if !ok {
 				return // shutting down, or this stream fell behind: the client reconnects
 			}
-			c.encodeEvent(&buf, ev)
+			deadline()
+			err = c.writeEvent(w, ev)
 		drain:
-			for range 64 {
+			for n := 0; err == nil && n < 64; n++ {
 				select {
 				case ev, ok := <-s.ch:
 					if !ok {
 						break drain
 					}
-					c.encodeEvent(&buf, ev)
+					deadline()
+					err = c.writeEvent(w, ev)
 				default:
 					break drain
 				}
 			}
 		}
-		if !write() {
+		if err != nil {
+			return
+		}
+		deadline()
+		if rc.Flush() != nil {
 			return
 		}
 	}
 }
 
-func (c *Connector) encodeEvent(buf *bytes.Buffer, ev event) {
-	buf.WriteString("id: " + c.hub.id(ev.seq) + "\nevent: " + ev.name + "\ndata: ")
-	buf.Write(ev.data) // JSON from encoding/json has no raw newlines
-	buf.WriteString("\n\n")
+// writeEvent writes one event (its data is not copied).
+func (c *Connector) writeEvent(w io.Writer, ev event) error {
+	if _, err := io.WriteString(w, "id: "+c.hub.id(ev.seq)+"\nevent: "+ev.name+"\ndata: "); err != nil {
+		return err
+	}
+	if _, err := w.Write(ev.data); err != nil { // JSON from encoding/json has no raw newlines
+		return err
+	}
+	_, err := io.WriteString(w, "\n\n")
+	return err
 }
 
 func (c *Connector) listChats(w http.ResponseWriter, _ *http.Request) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/interactions"
 )
 
 // browser starts headless Chromium (a phone-sized window) and returns a
@@ -229,8 +230,9 @@ func TestBrowserPlanAndTool(t *testing.T) {
 }
 
 // The page reconnects after the server restarts: a card left pending by
-// the old server keeps its buttons with a notice (leashd may still take the
-// answer); a tap the new server refuses closes it; new prompts work.
+// the old server is told so before the server goes and keeps its buttons
+// with the notice (leashd may still take the answer); a tap the new server
+// refuses closes it; new prompts work.
 func TestBrowserReconnectsAfterRestart(t *testing.T) {
 	ctx := browser(t)
 	e := start(t, setup{})
@@ -244,11 +246,13 @@ func TestBrowserReconnectsAfterRestart(t *testing.T) {
 
 	e.stop()
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS("#dot.on"))))
+	// The stream got the shutdown's interruption before it closed.
+	waitText(t, ctx, interactions.InterruptedNotice)
+	require.Equal(t, 1, count(t, ctx, card+" .actions"), "the buttons are kept while leashd is down")
 	t0 := time.Now()
 	e2 := start(t, setup{addr: addr}) // no database: the old request is gone
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
 	t.Logf("reconnected %s after the restart", time.Since(t0))
-	waitText(t, ctx, "leashd restarted while this was waiting")
 	require.Equal(t, 1, count(t, ctx, card+" .actions"), "the buttons are kept")
 	click(t, ctx, card+` button[data-label="allow"]`)
 	waitText(t, ctx, "no such interaction")

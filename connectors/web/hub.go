@@ -28,23 +28,35 @@ type event struct {
 // What is kept is bounded by count and by bytes; an update of a streamed
 // message replaces the previous update of that message, so a long stream
 // of text keeps one copy, not one per chunk.
+//
+// A replay is read from what is kept one event at a time (replayNext), as
+// the client takes it: a stream holds no copy of the replay, so memory does
+// not grow with streams whose clients read slowly or not at all. The
+// number of open streams is capped (maxStreams).
 type hub struct {
-	boot     string // changes with every process: IDs of another run do not match
-	maxKeep  int
-	maxBytes int
+	boot       string // changes with every process: IDs of another run do not match
+	maxKeep    int
+	maxBytes   int
+	maxStreams int // 0: no cap
 
 	mu     sync.Mutex
 	seq    uint64
 	kept   []event // oldest first, seq increasing (not contiguous)
 	bytes  int
 	subs   map[*stream]struct{}
-	closed bool
+	open   int  // streams subscribed and not yet unsubscribed (dropped ones too)
+	closed bool // no new streams: shutting down
 }
 
 // stream is one open event stream.
 type stream struct {
 	chat string // "" for every chat
 	ch   chan event
+	// The replay: kept events with after < seq <= until; later ones
+	// come through ch. after advances as replayNext returns events.
+	after, until uint64
+	replay       bool
+	done         bool // unsubscribed
 }
 
 // streamBuffer is how many events a stream may lag behind before it is
@@ -53,10 +65,13 @@ const streamBuffer = 512
 
 var errHubClosed = errors.New("the server is shutting down")
 
-func newHub(maxKeep, maxBytes int) *hub {
+// errTooManyStreams is returned by subscribe when maxStreams are open.
+var errTooManyStreams = errors.New("too many event streams open")
+
+func newHub(maxKeep, maxBytes, maxStreams int) *hub {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return &hub{boot: hex.EncodeToString(b[:]), maxKeep: maxKeep, maxBytes: maxBytes, subs: make(map[*stream]struct{})}
+	return &hub{boot: hex.EncodeToString(b[:]), maxKeep: maxKeep, maxBytes: maxBytes, maxStreams: maxStreams, subs: make(map[*stream]struct{})}
 }
 
 // id renders an event's SSE ID.
@@ -109,7 +124,7 @@ func (h *hub) publish(name, chat string, data []byte, replaces uint64) uint64 {
 		h.kept = slices.Delete(h.kept, 0, drop)
 	}
 	for s := range h.subs {
-		if s.chat != "" && s.chat != chat {
+		if s.chat != "" && chat != "" && s.chat != chat {
 			continue
 		}
 		select {
@@ -122,45 +137,76 @@ func (h *hub) publish(name, chat string, data []byte, replaces uint64) uint64 {
 	return ev.seq
 }
 
-// subscribe opens a stream for chat ("" for all) and returns, atomically
-// with it, the kept events after the given position: replay=false gives
-// none; a boot other than this process's gives all kept events.
-func (h *hub) subscribe(chat string, replay bool, boot string, after uint64) (*stream, []event, error) {
+// subscribe opens a stream for chat ("" for all). With replay, the kept
+// events after the given position are to be read with replayNext before
+// what comes through the stream's channel (a boot other than this
+// process's replays all kept events); replay=false gives none. It fails
+// when shutting down or when maxStreams streams are open.
+func (h *hub) subscribe(chat string, replay bool, boot string, after uint64) (*stream, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return nil, nil, errHubClosed
+		return nil, errHubClosed
 	}
-	var past []event
-	if replay {
-		if boot != "" && boot != h.boot {
-			after = 0
-		}
-		past = h.sinceLocked(chat, after)
+	if h.maxStreams > 0 && h.open >= h.maxStreams {
+		return nil, errTooManyStreams
 	}
-	s := &stream{chat: chat, ch: make(chan event, streamBuffer)}
+	if boot != "" && boot != h.boot {
+		after = 0
+	}
+	s := &stream{chat: chat, ch: make(chan event, streamBuffer), replay: replay, after: after, until: h.seq}
 	h.subs[s] = struct{}{}
-	return s, past, nil
+	h.open++
+	return s, nil
 }
 
-func (h *hub) sinceLocked(chat string, after uint64) []event {
-	i, _ := slices.BinarySearchFunc(h.kept, after+1, func(e event, s uint64) int { return cmp.Compare(e.seq, s) })
-	var out []event
-	for _, ev := range h.kept[i:] {
-		if chat == "" || ev.chat == chat {
-			out = append(out, ev)
+// replayNext returns the stream's next replayed event: the oldest kept
+// event for its chat after the last one returned and published before it
+// subscribed. ok is false when the replay is over. Events dropped from
+// what is kept meanwhile are skipped (the client sees a gap, as after any
+// reconnect that comes too late).
+func (h *hub) replayNext(s *stream) (ev event, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !s.replay {
+		return event{}, false
+	}
+	i, _ := slices.BinarySearchFunc(h.kept, s.after+1, func(e event, seq uint64) int { return cmp.Compare(e.seq, seq) })
+	for ; i < len(h.kept) && h.kept[i].seq <= s.until; i++ {
+		if s.chat == "" || h.kept[i].chat == "" || h.kept[i].chat == s.chat {
+			s.after = h.kept[i].seq
+			return h.kept[i], true
 		}
 	}
-	return out
+	s.replay = false
+	return event{}, false
+}
+
+// streams is the number of open streams.
+func (h *hub) streams() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.open
 }
 
 func (h *hub) unsubscribe(s *stream) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if !s.done {
+		s.done = true
+		h.open--
+	}
 	if _, ok := h.subs[s]; ok {
 		delete(h.subs, s)
 		close(s.ch)
 	}
+}
+
+// refuse refuses new streams; the open ones go on (shutdown, until close).
+func (h *hub) refuse() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
 }
 
 // close ends every stream and refuses new ones (shutdown).

@@ -10,9 +10,11 @@
 //	GET  /                                 the page (/?token=… sets the cookie)
 //	GET  /api/info                         {"agent","auth","boot"}
 //	GET  /api/events[?chat=C][&after=ID]   SSE: message, message.updated, user.message,
-//	                                       interaction.requested/.updated/.resolved, agent.done;
+//	                                       interaction.requested/.updated/.resolved, agent.done,
+//	                                       server.stopping (last, at shutdown);
 //	                                       Last-Event-ID or after= replays what was missed
-//	                                       (after=0: all kept); ": heartbeat" every 15s
+//	                                       (after=0: all kept); ": heartbeat" every 15s;
+//	                                       at most WithMaxStreams open at once (then 503)
 //	GET  /api/chats                        known chats, most recent first
 //	POST /api/chats/{chat}/messages        {"text"} → 202 {"routed":"agent"|"interaction"|"command"}
 //	GET  /api/interactions[?chat=C]        pending interactions (and ones a restart interrupted)
@@ -35,7 +37,8 @@
 // Errors are JSON {"error":"…"}: 400 bad request (naming what is accepted),
 // 401 no or wrong token, 403 cross-site request, foreign host without a
 // token, or not allowed, 404 unknown interaction, 409 no longer pending,
-// 413 body larger than 64 KiB, 503 starting or stopping.
+// 413 body larger than 64 KiB, 503 starting or stopping, or too many event
+// streams or connections (see connlimit.go for the connection cap).
 package web
 
 import (
@@ -69,6 +72,23 @@ type Connector struct {
 	routes    []route
 	heartbeat time.Duration
 	hub       *hub
+
+	// The HTTP surface's bounds (see connlimit.go).
+	maxConns      int           // 0: derived from the fd limit
+	writeTimeout  time.Duration // per write to a client
+	headerTimeout time.Duration
+	idleTimeout   time.Duration // keep-alive, after a request with the token
+	shortIdle     time.Duration // keep-alive, after a request without it
+	bodyTimeout   time.Duration
+	drainGrace    time.Duration // streams stay open this long after Run without Flush
+	lim           atomic.Pointer[limiter]
+
+	// Shutdown: Run's context ends → stopping; Flush (or drainGrace) →
+	// the streams get what is left and end → drained.
+	stopping  atomic.Bool
+	flushReq  chan struct{}
+	flushOnce sync.Once
+	drained   chan struct{}
 
 	handler atomic.Pointer[connectors.Handler]
 
@@ -113,6 +133,7 @@ var (
 	_ connectors.Connector = (*Connector)(nil)
 	_ connectors.Watcher   = (*Connector)(nil)
 	_ connectors.Readier   = (*Connector)(nil)
+	_ connectors.Flusher   = (*Connector)(nil)
 )
 
 // Option configures a Connector.
@@ -150,18 +171,56 @@ func WithRoute(pattern string, h http.Handler) Option {
 // (default 15s).
 func WithHeartbeat(d time.Duration) Option { return func(c *Connector) { c.heartbeat = d } }
 
+// WithMaxStreams caps the open event streams (default DefaultMaxStreams);
+// past the cap /api/events answers 503.
+func WithMaxStreams(n int) Option { return func(c *Connector) { c.hub.maxStreams = n } }
+
+// WithMaxConns caps the connections the server holds; 0 (the default)
+// derives the cap from the fd limit, keeping a share of it for the
+// store, outgoing connections and agent processes. A cap above what the
+// fd limit allows is lowered to it (and Run logs so).
+func WithMaxConns(n int) Option { return func(c *Connector) { c.maxConns = n } }
+
+// WithWriteTimeout bounds writing a response, and each write of an event
+// stream (default 15s): a client that stops reading is cut off after it.
+func WithWriteTimeout(d time.Duration) Option { return func(c *Connector) { c.writeTimeout = d } }
+
+// WithIdleTimeouts sets how long an idle keep-alive connection stays
+// open after a request that carried the token (default 2m) and after one
+// that did not (default 5s).
+func WithIdleTimeouts(authed, other time.Duration) Option {
+	return func(c *Connector) { c.idleTimeout, c.shortIdle = authed, other }
+}
+
+// maxHeaderBytes bounds a request's header.
+const maxHeaderBytes = 64 << 10
+
+// DefaultMaxStreams is how many event streams are served at once unless
+// WithMaxStreams says otherwise.
+const DefaultMaxStreams = 100
+
 // New returns a web connector.
 func New(opts ...Option) *Connector {
 	c := &Connector{
 		addr:      "127.0.0.1:8080",
 		agentName: "agent",
 		heartbeat: 15 * time.Second,
-		hub:       newHub(4096, 8<<20),
-		state:     errors.New("web: not listening yet"),
-		streams:   make(map[string]*streaming),
-		chats:     make(map[string]*chatInfo),
-		selected:  make(map[string][]string),
-		awaiting:  make(map[string]bool),
+		hub:       newHub(4096, 8<<20, DefaultMaxStreams),
+
+		writeTimeout:  15 * time.Second,
+		headerTimeout: 5 * time.Second,
+		idleTimeout:   2 * time.Minute,
+		shortIdle:     5 * time.Second,
+		bodyTimeout:   30 * time.Second,
+		drainGrace:    30 * time.Second,
+		flushReq:      make(chan struct{}),
+		drained:       make(chan struct{}),
+
+		state:    errors.New("web: not listening yet"),
+		streams:  make(map[string]*streaming),
+		chats:    make(map[string]*chatInfo),
+		selected: make(map[string][]string),
+		awaiting: make(map[string]bool),
 
 		interrupted: make(map[string]interrupted),
 	}
@@ -173,6 +232,15 @@ func New(opts ...Option) *Connector {
 	}
 	if c.heartbeat <= 0 {
 		c.heartbeat = 15 * time.Second
+	}
+	if c.writeTimeout <= 0 {
+		c.writeTimeout = 15 * time.Second
+	}
+	if c.idleTimeout <= 0 {
+		c.idleTimeout = 2 * time.Minute
+	}
+	if c.shortIdle <= 0 || c.shortIdle > c.idleTimeout {
+		c.shortIdle = min(5*time.Second, c.idleTimeout)
 	}
 	return c
 }
@@ -198,26 +266,51 @@ func (c *Connector) URL() string {
 	return c.url
 }
 
-// Run serves until ctx is done, then stops the event streams and shuts the
-// server down gracefully. It returns nil on a clean stop.
+// Run serves until ctx is done. It then stops taking connections and
+// returns nil, while the open event streams stay open for what shutdown
+// publishes (the interactions it interrupts); Flush ends them and shuts the
+// server down. Without Flush that happens after drainGrace.
 func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	c.handler.Store(&h)
 	handler, err := c.buildMux()
 	if err != nil {
+		close(c.drained)
 		return err
 	}
 	ln := c.ln
 	if ln == nil {
 		ln, err = net.Listen("tcp", c.addr)
 		if err != nil {
+			close(c.drained)
 			return fmt.Errorf("web: listening on %s: %w", c.addr, err)
 		}
 	}
+	lim := newLimiter(ln, c.connCap(), c.shortIdle, c.log)
+	c.lim.Store(lim)
+	if c.hub.maxStreams <= 0 || c.hub.maxStreams >= lim.max {
+		// Streams never end by themselves: were they allowed to take every
+		// connection, nothing could make room for a new client.
+		n := max(lim.max/2, 1)
+		c.log.Warn(fmt.Sprintf("web: LEASHD_WEB_MAX_STREAMS=%d leaves no connection for anything else (at most %d connections); serving at most %d event streams", c.hub.maxStreams, lim.max, n))
+		c.hub.mu.Lock()
+		c.hub.maxStreams = n
+		c.hub.mu.Unlock()
+	}
 	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(c.log.Handler(), slog.LevelWarn),
+		Handler:           lim.wrap(handler, c.bodyTimeout),
+		ReadHeaderTimeout: c.headerTimeout,
+		// Headers are held in memory while they arrive: 64 KiB each (not
+		// Go's 1 MiB), so the connection cap bounds them too.
+		MaxHeaderBytes: maxHeaderBytes,
+		IdleTimeout:    c.idleTimeout,
+		// A response must be written within writeTimeout, or a client that
+		// never reads would hold its connection (busy, so never closed to
+		// make room at the cap) for ever. Event streams set their own
+		// deadline before each write.
+		WriteTimeout: c.writeTimeout,
+		ConnState:    lim.connState,
+		ConnContext:  lim.connContext,
+		ErrorLog:     slog.NewLogLogger(c.log.Handler(), slog.LevelWarn),
 	}
 	url := baseURL(ln.Addr())
 	c.mu.Lock()
@@ -230,16 +323,34 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	}
 
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(lim) }()
 	select {
 	case err := <-errc:
 		c.setState(fmt.Errorf("web: server stopped: %w", err))
 		c.hub.close()
+		_ = srv.Close()
+		close(c.drained)
 		return fmt.Errorf("web: serving on %s: %w", url, err)
 	case <-ctx.Done():
 	}
 	c.setState(errors.New("web: shutting down"))
-	c.hub.close() // ends the event streams, which never go idle by themselves
+	c.stopping.Store(true)
+	c.hub.refuse()                  // no new event streams
+	srv.SetKeepAlivesEnabled(false) // idle connections close; open ones after their request
+	_ = lim.Close()                 // no new connections
+	go c.drain(srv, errc)
+	return nil
+}
+
+// drain waits for Flush (or drainGrace), ends the event streams after
+// what is left to send, and shuts the server down.
+func (c *Connector) drain(srv *http.Server, errc <-chan error) {
+	defer close(c.drained)
+	select {
+	case <-c.flushReq:
+	case <-time.After(c.drainGrace):
+	}
+	c.hub.close() // the streams send what they hold, then end
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -247,7 +358,56 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 		_ = srv.Close()
 	}
 	<-errc
-	return nil
+}
+
+// Flush implements connectors.Flusher. The engine calls it at shutdown
+// once the interruptions are published: the event streams get them (and a
+// server.stopping event), then end, and the server stops. It returns when
+// the server has stopped, or with ctx's error.
+func (c *Connector) Flush(ctx context.Context) error {
+	if !c.stopping.Load() {
+		return nil // not stopping (or Run failed): nothing is held back
+	}
+	c.flushOnce.Do(func() {
+		c.hub.publish("server.stopping", "", []byte(`{"notice":"`+stoppingNotice+`"}`), 0)
+		close(c.flushReq)
+	})
+	select {
+	case <-c.drained:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stoppingNotice is the last event of every stream when leashd stops.
+const stoppingNotice = "leashd is stopping; pending requests were interrupted and can be answered once it is back"
+
+// connCap is the connection cap: the configured one, lowered to what the
+// fd limit allows, or derived from the fd limit.
+func (c *Connector) connCap() int {
+	fds := fdLimit()
+	if c.maxConns <= 0 {
+		n := autoMaxConns(fds)
+		c.log.Info(fmt.Sprintf("web: serving at most %d connections (LEASHD_WEB_MAX_CONNECTIONS unset: derived from the open-file limit, %d)", n, fds))
+		return n
+	}
+	if room := fdRoom(fds); room > 0 && c.maxConns > room {
+		c.log.Warn(fmt.Sprintf("web: LEASHD_WEB_MAX_CONNECTIONS=%d is more than the open-file limit (%d) allows while keeping room for the store, agents and outgoing connections; serving at most %d", c.maxConns, fds, room))
+		return room
+	}
+	return c.maxConns
+}
+
+// Streams is the number of open event streams.
+func (c *Connector) Streams() int { return c.hub.streams() }
+
+// Conns is the number of connections the server holds (0 before Run).
+func (c *Connector) Conns() int {
+	if l := c.lim.Load(); l != nil {
+		return l.open()
+	}
+	return 0
 }
 
 func (c *Connector) setState(err error) {
@@ -506,19 +666,27 @@ func (c *Connector) Update(_ context.Context, ev interactions.Event) error {
 		delete(c.selected, it.ID)
 		delete(c.awaiting, it.ID)
 		r := ev.Resolution
+		resolved := resolvedEvent{
+			ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Status: r.Status,
+			Answer: r.Answer, Decision: r.Decision, Text: r.Text, By: r.By, At: r.At,
+		}
 		if r.Status == interactions.StatusInterrupted {
+			if c.stopping.Load() {
+				// Interrupted by this process's shutdown: the open streams
+				// see it resolved as interrupted before they end, then the
+				// notice below (its buttons work again after the restart).
+				c.publishLocked("interaction.resolved", it.ChatID, resolved, "", 0)
+			}
 			// Interrupted by a restart: with the engine's recovery its
-			// buttons keep working, so it is shown (again) as a request.
+			// buttons keep working, so it is shown (again) as a request
+			// carrying the "leashd restarted" notice.
 			c.interrupted[it.ID] = interrupted{it, r.Text}
 			v := c.viewLocked(it)
 			c.publishLocked("interaction.requested", it.ChatID, v, describe(it), 0)
 			return nil
 		}
 		delete(c.interrupted, it.ID)
-		c.publishLocked("interaction.resolved", it.ChatID, resolvedEvent{
-			ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Status: r.Status,
-			Answer: r.Answer, Decision: r.Decision, Text: r.Text, By: r.By, At: r.At,
-		}, "", 0)
+		c.publishLocked("interaction.resolved", it.ChatID, resolved, "", 0)
 	}
 	return nil
 }
