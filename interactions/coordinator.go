@@ -110,9 +110,9 @@ func New(opts ...Opt) *Coordinator {
 		now:        time.Now,
 		retryFirst: 2 * time.Second,
 		retryMax:   time.Minute,
-		byID:   make(map[string]*pending),
-		byChat: make(map[string][]*pending),
-		gone:   newTombstones(16384),
+		byID:       make(map[string]*pending),
+		byChat:     make(map[string][]*pending),
+		gone:       newTombstones(16384),
 	}
 	for _, o := range opts {
 		o(c)

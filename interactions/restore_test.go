@@ -22,7 +22,7 @@ type selJournal struct {
 }
 
 func (j *selJournal) Requested(context.Context, interactions.Interaction) error { return nil }
-func (j *selJournal) Presented(context.Context, string, string) error          { return nil }
+func (j *selJournal) Presented(context.Context, string, string) error           { return nil }
 func (j *selJournal) Resolved(_ context.Context, it interactions.Interaction, _ interactions.Resolution) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
