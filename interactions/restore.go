@@ -29,10 +29,11 @@ type Restored struct {
 
 // Restore registers an interaction an earlier run left pending, under its
 // own ID and with its selection, without presenting it again (its message
-// exists), and blocks like Request until it is resolved. From then on it is
-// one pending interaction like any other: Reply, ReplyText, Toggle (which is
-// journaled), Confirm, CancelPending, Cancel and Interrupt work on it the
-// same way, and its events carry Ref.
+// exists). It returns once it is registered; the channel delivers how it
+// ended. From then on it is one pending interaction like any other: Reply,
+// ReplyText, Toggle (which is journaled), Confirm, CancelPending, Cancel and
+// Interrupt work on it the same way, ctx ending cancels it, and its events
+// carry Ref.
 //
 // Its deadline is a fresh timeout counted from Restore, not from when it was
 // first asked: nobody could answer while leashd was down. Its outcome is not
@@ -40,13 +41,13 @@ type Restored struct {
 // caller records it. The error is non-nil only when it could not be
 // registered (no ID, an invalid interaction, that ID already pending, or the
 // coordinator closed).
-func (c *Coordinator) Restore(ctx context.Context, r Restored) (Interaction, Resolution, error) {
+func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolution, error) {
 	it := r.Interaction
 	if it.ID == "" {
-		return it, Resolution{}, fmt.Errorf("%w: the restored interaction has no ID", ErrInvalidReply)
+		return nil, fmt.Errorf("%w: the restored interaction has no ID", ErrInvalidReply)
 	}
 	if err := validate(&it); err != nil {
-		return it, Resolution{}, err
+		return nil, err
 	}
 	start := time.Now()
 	it.Deadline = time.Time{}
@@ -66,27 +67,31 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (Interaction, Res
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return it, Resolution{}, ErrClosed
+		return nil, ErrClosed
 	}
 	if _, taken := c.byID[it.ID]; taken {
 		c.mu.Unlock()
-		return it, Resolution{}, fmt.Errorf("%w: interaction %s is already pending", ErrInvalidReply, it.ID)
+		return nil, fmt.Errorf("%w: interaction %s is already pending", ErrInvalidReply, it.ID)
 	}
 	c.inflight.Add(1)
-	defer c.inflight.Done()
 	p.it = it
 	c.byID[it.ID] = p
 	c.byChat[it.ChatID] = append(c.byChat[it.ChatID], p)
 	c.mu.Unlock()
 
 	c.log.Info("interaction left pending by an earlier run is answerable again", "id", it.ID, "chat", it.ChatID, "kind", it.Kind)
-	c.subs.publish(Event{Type: EventRequested, Interaction: it, Ref: r.Ref, Selected: r.Selected})
+	c.subs.publish(Event{Type: EventRequested, Interaction: it, Ref: r.Ref, Selected: p.selectedLabels()})
 
-	res := c.await(ctx, p, start)
-	c.log.Info("interaction resolved", "id", it.ID, "chat", it.ChatID, "kind", it.Kind,
-		"status", res.Status, "by", res.By, "restored", true)
-	c.subs.publish(c.resolvedEvent(p))
-	return it, res, nil
+	out := make(chan Resolution, 1)
+	go func() {
+		defer c.inflight.Done()
+		res := c.await(ctx, p, start)
+		c.log.Info("interaction resolved", "id", it.ID, "chat", it.ChatID, "kind", it.Kind,
+			"status", res.Status, "by", res.By, "restored", true)
+		c.subs.publish(c.resolvedEvent(p))
+		out <- res
+	}()
+	return out, nil
 }
 
 // journalSelection records p's current selection (SelectionJournal).

@@ -43,12 +43,10 @@ func (j *selJournal) get(id string) ([]string, []string) {
 	return j.selected[id], slices.Clone(j.resolved)
 }
 
-func restore(ctx context.Context, c *interactions.Coordinator, r interactions.Restored) <-chan result {
-	ch := make(chan result, 1)
-	go func() {
-		it, res, err := c.Restore(ctx, r)
-		ch <- result{it, res, err}
-	}()
+func restore(t *testing.T, ctx context.Context, c *interactions.Coordinator, r interactions.Restored) <-chan interactions.Resolution {
+	t.Helper()
+	ch, err := c.Restore(ctx, r)
+	require.NoError(t, err)
 	return ch
 }
 
@@ -75,7 +73,7 @@ func TestRestoreMultiSelect(t *testing.T) {
 	asked := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	old := multi("telegram:1", "Which checks?", "lint", "test", "vet")
 	old.ID, old.AskedAt = "old1", asked
-	done := restore(t.Context(), c, interactions.Restored{Interaction: old, Ref: "telegram:1:7", Selected: []string{"lint", "gone"}})
+	done := restore(t, t.Context(), c, interactions.Restored{Interaction: old, Ref: "telegram:1:7", Selected: []string{"lint", "gone"}})
 
 	it := waitPending(t, c, "old1")
 	assert.Equal(t, asked, it.AskedAt, "asked when it was asked")
@@ -105,10 +103,9 @@ func TestRestoreMultiSelect(t *testing.T) {
 
 	require.NoError(t, c.Confirm("old1", interactions.Reply{By: "u", Authorize: fromChat("telegram:1")}))
 	r := await(t, done)
-	require.NoError(t, r.err)
-	assert.Equal(t, interactions.StatusAnswered, r.res.Status)
-	assert.Equal(t, "lint, vet", r.res.Answer)
-	assert.Equal(t, "u", r.res.By)
+	assert.Equal(t, interactions.StatusAnswered, r.Status)
+	assert.Equal(t, "lint, vet", r.Answer)
+	assert.Equal(t, "u", r.By)
 	_, resolved := j.get("old1")
 	assert.Empty(t, resolved, "the caller records a restored interaction's outcome")
 
@@ -130,31 +127,31 @@ func TestRestoreIsLikeALiveInteraction(t *testing.T) {
 	c, _ := newCoord(t)
 	q := question("web:a", "Which database?", "Postgres", "SQLite")
 	q.ID = "q1"
-	dq := restore(t.Context(), c, interactions.Restored{Interaction: q})
+	dq := restore(t, t.Context(), c, interactions.Restored{Interaction: q})
 	waitPending(t, c, "q1")
-	_, _, err := c.Restore(t.Context(), interactions.Restored{Interaction: q})
+	_, err := c.Restore(t.Context(), interactions.Restored{Interaction: q})
 	assert.ErrorIs(t, err, interactions.ErrInvalidReply, "the same ID twice")
-	_, _, err = c.Restore(t.Context(), interactions.Restored{Interaction: question("web:a", "no id")})
+	_, err = c.Restore(t.Context(), interactions.Restored{Interaction: question("web:a", "no id")})
 	assert.ErrorIs(t, err, interactions.ErrInvalidReply)
 
 	got, _, err := c.ReplyText("web:a", interactions.Reply{By: "u", Text: "MySQL"})
 	require.NoError(t, err)
 	assert.Equal(t, "q1", got.ID)
-	assert.Equal(t, "MySQL", await(t, dq).res.Answer)
+	assert.Equal(t, "MySQL", await(t, dq).Answer)
 
 	tool := toolApproval("web:a")
 	tool.ID = "t1"
-	dt := restore(t.Context(), c, interactions.Restored{Interaction: tool})
+	dt := restore(t, t.Context(), c, interactions.Restored{Interaction: tool})
 	waitPending(t, c, "t1")
 	assert.Len(t, c.CancelPending("web:a", "cleared"), 1)
-	assert.Equal(t, interactions.StatusCancelled, await(t, dt).res.Status)
+	assert.Equal(t, interactions.StatusCancelled, await(t, dt).Status)
 
 	plan := planReview("web:a")
 	plan.ID = "p1"
-	dp := restore(t.Context(), c, interactions.Restored{Interaction: plan})
+	dp := restore(t, t.Context(), c, interactions.Restored{Interaction: plan})
 	waitPending(t, c, "p1")
 	c.Interrupt("stopping")
-	assert.Equal(t, interactions.StatusInterrupted, await(t, dp).res.Status)
-	_, _, err = c.Restore(t.Context(), interactions.Restored{Interaction: plan})
+	assert.Equal(t, interactions.StatusInterrupted, await(t, dp).Status)
+	_, err = c.Restore(t.Context(), interactions.Restored{Interaction: plan})
 	assert.ErrorIs(t, err, interactions.ErrClosed)
 }
