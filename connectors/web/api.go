@@ -493,7 +493,10 @@ func (c *Connector) listInteractions(w http.ResponseWriter, r *http.Request) {
 	its := h.Pending(chat)
 	c.mu.Lock()
 	for _, in := range c.interrupted {
-		if chat == "" || in.it.ChatID == chat {
+		// Normally pending again (the engine restores it at start-up):
+		// listed once.
+		restored := slices.ContainsFunc(its, func(p interactions.Interaction) bool { return p.ID == in.it.ID })
+		if !restored && (chat == "" || in.it.ChatID == chat) {
 			its = append(its, in.it)
 		}
 	}

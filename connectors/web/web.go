@@ -500,8 +500,12 @@ func (c *Connector) Update(_ context.Context, ev interactions.Event) error {
 		r := ev.Resolution
 		if r.Status == interactions.StatusInterrupted {
 			// Interrupted by a restart: with the engine's recovery its
-			// buttons keep working, so it is shown (again) as a request.
+			// buttons keep working, so it is shown (again) as a request,
+			// with the selection so far.
 			c.interrupted[it.ID] = interrupted{it, r.Text}
+			if it.MultiSelect && ev.Selected != nil {
+				c.selected[it.ID] = slices.Clone(ev.Selected)
+			}
 			v := c.viewLocked(it)
 			c.publishLocked("interaction.requested", it.ChatID, v, describe(it), 0)
 			return nil
