@@ -387,7 +387,7 @@ func renderUpdate(ev interactions.Event, pl place) outMsg {
 		note := "⚠️ " + escape(res.Text)
 		if it.Kind == interactions.KindQuestion {
 			m := questionMsg(it, pl, ev.Selected) // with the selection so far
-			n := len(questionTitle(it)) // the note goes after the question's sections
+			n := len(questionTitle(it))           // the note goes after the question's sections
 			m.blocks = append(m.blocks[:n:n], append([]slack.Block{section(it.ID+":n", note)}, m.blocks[n:]...)...)
 			return m
 		}
