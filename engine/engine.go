@@ -372,6 +372,17 @@ func (e *Engine) present(ctx context.Context, it interactions.Interaction) (stri
 		err = fmt.Errorf("%w %q", interactions.ErrNoPresenter, it.ChatID)
 	} else {
 		ref, err = own.Present(ctx, it)
+		if err != nil && ctx.Err() == nil {
+			// The operator's signal: the request stays pending (answerable
+			// on the web page and the API) and is shown again later.
+			lvl := slog.LevelError
+			if interactions.PresentAttempt(ctx) > 1 {
+				lvl = slog.LevelWarn
+			}
+			e.log.Log(ctx, lvl, "presenting interaction failed; it stays pending and answerable elsewhere, retrying",
+				"connector", own.Name(), "id", it.ID, "chat", it.ChatID, "kind", it.Kind,
+				"attempt", interactions.PresentAttempt(ctx), "err", err)
+		}
 	}
 	for _, o := range e.outputs(it.ChatID) {
 		if o == connectors.Output(own) || interactions.PresentAttempt(ctx) > 1 {
