@@ -63,7 +63,7 @@ func (s *Store) Interrupt(ctx context.Context) ([]engine.Interrupted, error) {
 	return out, nil
 }
 
-// LookupInterrupted implements engine.Recovery: it finds an interaction
+// LookupInterrupted finds an interaction
 // that a restart interrupted, whether or not its late answer has been
 // recorded yet (Recovered tells a duplicate tap apart). One an earlier run
 // left pending counts even before Interrupt has marked it: at start-up,
