@@ -77,9 +77,6 @@ type pending struct {
 	selected []bool // multi-select toggles, by option index
 	feedback bool   // adjust chosen, waiting for text
 	ref      string // what the Presenter returned ("" until shown); under c.mu
-	// restored: an earlier run asked it (Restore); its outcome is the
-	// caller's to record.
-	restored bool
 	// selMu orders the journal writes of the selection (SelectionJournal).
 	selMu sync.Mutex
 }
@@ -174,7 +171,7 @@ func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction,
 	if presenter == nil {
 		c.resolve(p, Resolution{Status: StatusCancelled, Text: "No chat connector could show this request."})
 	} else {
-		r, err := presenter.Present(withAttempt(ctx, 1), it)
+		r, err := presenter.Present(ctx, it) // PresentAttempt: 1
 		if err != nil {
 			// Never an answer: the interaction stays pending, answerable
 			// wherever else it is shown (the web page, the API), and is

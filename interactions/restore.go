@@ -54,7 +54,7 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	if c.timeout > 0 {
 		it.Deadline = c.now().Add(c.timeout)
 	}
-	p := &pending{done: make(chan struct{}), ref: r.Ref, restored: true}
+	p := &pending{done: make(chan struct{}), ref: r.Ref}
 	if it.MultiSelect {
 		p.selected = make([]bool, len(it.Options))
 		for _, l := range r.Selected {
