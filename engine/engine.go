@@ -426,6 +426,10 @@ func (e *Engine) Interaction(id string) (interactions.Interaction, bool) { retur
 // Pending implements connectors.Handler.
 func (e *Engine) Pending(chatID string) []interactions.Interaction { return e.coord.Pending(chatID) }
 
+// Selected is a pending multi-select question's selection so far (nil when
+// it is not pending).
+func (e *Engine) Selected(id string) []string { return e.coord.Selected(id) }
+
 // Toggle implements connectors.Handler.
 func (e *Engine) Toggle(_ context.Context, id, label string, r interactions.Reply) ([]string, error) {
 	return e.coord.Toggle(id, label, r)

@@ -77,10 +77,11 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	p.it = it
 	c.byID[it.ID] = p
 	c.byChat[it.ChatID] = append(c.byChat[it.ChatID], p)
+	sel := p.selectedLabels() // a tap may toggle as soon as the lock is let go
 	c.mu.Unlock()
 
 	c.log.Info("interaction left pending by an earlier run is answerable again", "id", it.ID, "chat", it.ChatID, "kind", it.Kind)
-	c.subs.publish(Event{Type: EventRequested, Interaction: it, Ref: r.Ref, Selected: p.selectedLabels()})
+	c.subs.publish(Event{Type: EventRequested, Interaction: it, Ref: r.Ref, Selected: sel})
 
 	out := make(chan Resolution, 1)
 	go func() {
