@@ -116,6 +116,10 @@ type Interaction struct {
 
 	AskedAt  time.Time `json:"asked_at"`
 	Deadline time.Time `json:"deadline,omitzero"` // zero: waits forever
+
+	// Restored marks one an earlier run of leashd asked, pending again
+	// after a restart (Coordinator.Restore).
+	Restored bool `json:"restored,omitempty"`
 }
 
 // Mode is how a person answers: free text, a two-way approval or a choice.

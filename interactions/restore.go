@@ -50,6 +50,7 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 		return nil, err
 	}
 	start := time.Now()
+	it.Restored = true
 	it.Deadline = time.Time{}
 	if c.timeout > 0 {
 		it.Deadline = c.now().Add(c.timeout)

@@ -77,6 +77,7 @@ func TestRestoreMultiSelect(t *testing.T) {
 
 	it := waitPending(t, c, "old1")
 	assert.Equal(t, asked, it.AskedAt, "asked when it was asked")
+	assert.True(t, it.Restored)
 	assert.True(t, it.Deadline.After(time.Now().Add(59*time.Minute)), "a fresh timeout from the restart: %s", it.Deadline)
 	assert.Equal(t, []string{"lint"}, c.Selected("old1"), "the journaled selection, unknown labels dropped")
 	assert.Empty(t, p.Shown(), "not presented again: its message exists")

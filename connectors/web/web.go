@@ -452,6 +452,8 @@ func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
 	}
 	if in, ok := c.interrupted[it.ID]; ok {
 		v.Interrupted, v.Notice = true, in.notice
+	} else if it.Restored {
+		v.Interrupted, v.Notice = true, interactions.InterruptedNotice
 	}
 	return v
 }
