@@ -236,9 +236,11 @@ type Event struct {
 	// Resolution is set for EventResolved.
 	Resolution Resolution
 	// Ref is what the Presenter returned for it (e.g. a chat message), so
-	// observers can edit that message. Empty if presenting failed.
+	// observers can edit that message. Empty until it was shown (a
+	// failed Present is retried); kept from before a restart (Restore).
 	Ref string
-	// Selected is the current multi-select selection (EventUpdated).
+	// Selected is the current multi-select selection (on every event of a
+	// multi-select question).
 	Selected []string
 	// AwaitingFeedback is set on EventUpdated after "adjust" without text.
 	AwaitingFeedback bool

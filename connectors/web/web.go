@@ -317,9 +317,10 @@ type interactionView struct {
 	OptionTexts      []string `json:"option_texts"`
 	Selected         []string `json:"selected"`
 	AwaitingFeedback bool     `json:"awaiting_feedback"`
-	// Interrupted is set on a request a restart interrupted: it is no
-	// longer waiting in the agent, but an answer is still taken and sent to
-	// the agent as its next prompt. Notice says so.
+	// Interrupted is set on a request a restart interrupted (pending
+	// again since the start-up): it is no longer waiting in the agent,
+	// but it is answered as before and the answer is sent to the agent as
+	// its next prompt. Notice says so.
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Notice      string `json:"notice,omitempty"`
 }
