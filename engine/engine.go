@@ -6,7 +6,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -171,6 +170,10 @@ func (e *Engine) Run(ctx context.Context) error {
 		e.forward(fwdCtx, e.events)
 	}()
 
+	// Before any connector takes an update: a tap on an interaction the
+	// last run left pending finds it pending again.
+	crashed, stopped := e.restore(runCtx)
+
 	var wg sync.WaitGroup
 	errs := make(chan error, len(conns))
 	for _, c := range conns {
@@ -187,8 +190,8 @@ func (e *Engine) Run(ctx context.Context) error {
 	recovered := make(chan struct{})
 	go func() {
 		defer close(recovered)
-		e.relistUnanswered(runCtx)
-		e.markInterrupted(runCtx)
+		e.relistUnanswered(runCtx, stopped)
+		e.markInterrupted(runCtx, crashed)
 	}()
 	<-runCtx.Done()
 	wg.Wait() // connectors stop taking updates first
@@ -360,7 +363,9 @@ func (e *Engine) outputs(chatID string) []connectors.Output {
 }
 
 // present shows an interaction: the owner's reference is what counts;
-// watchers are shown it too.
+// watchers are shown it too. When the owner failed, the coordinator keeps
+// it pending (answerable on the watchers, e.g. the web page) and calls
+// present again: a retry shows it to the owner only.
 func (e *Engine) present(ctx context.Context, it interactions.Interaction) (string, error) {
 	own := e.owner(it.ChatID)
 	var ref string
@@ -369,9 +374,20 @@ func (e *Engine) present(ctx context.Context, it interactions.Interaction) (stri
 		err = fmt.Errorf("%w %q", interactions.ErrNoPresenter, it.ChatID)
 	} else {
 		ref, err = own.Present(ctx, it)
+		if err != nil && ctx.Err() == nil {
+			// The operator's signal: the request stays pending (answerable
+			// on the web page and the API) and is shown again later.
+			lvl := slog.LevelError
+			if interactions.PresentAttempt(ctx) > 1 {
+				lvl = slog.LevelWarn
+			}
+			e.log.Log(ctx, lvl, "presenting interaction failed; it stays pending and answerable elsewhere, retrying",
+				"connector", own.Name(), "id", it.ID, "chat", it.ChatID, "kind", it.Kind,
+				"attempt", interactions.PresentAttempt(ctx), "err", err)
+		}
 	}
 	for _, o := range e.outputs(it.ChatID) {
-		if o == connectors.Output(own) {
+		if o == connectors.Output(own) || interactions.PresentAttempt(ctx) > 1 {
 			continue
 		}
 		if _, werr := o.Present(ctx, it); werr != nil {
@@ -412,6 +428,10 @@ func (e *Engine) Interaction(id string) (interactions.Interaction, bool) { retur
 // Pending implements connectors.Handler.
 func (e *Engine) Pending(chatID string) []interactions.Interaction { return e.coord.Pending(chatID) }
 
+// Selected is a pending multi-select question's selection so far (nil when
+// it is not pending).
+func (e *Engine) Selected(id string) []string { return e.coord.Selected(id) }
+
 // Toggle implements connectors.Handler.
 func (e *Engine) Toggle(_ context.Context, id, label string, r interactions.Reply) ([]string, error) {
 	return e.coord.Toggle(id, label, r)
@@ -422,14 +442,10 @@ func (e *Engine) Confirm(_ context.Context, id string, r interactions.Reply) err
 	return e.coord.Confirm(id, r)
 }
 
-// Reply implements connectors.Handler. A reply to an interaction that was
-// interrupted by a restart is not lost: it is sent to the agent as a prompt.
-func (e *Engine) Reply(ctx context.Context, id string, r interactions.Reply) (interactions.Outcome, error) {
-	out, err := e.coord.Reply(id, r)
-	if err == nil || !errors.Is(err, interactions.ErrNotFound) || e.opts.recovery == nil {
-		return out, err
-	}
-	return e.recover(ctx, id, r, err)
+// Reply implements connectors.Handler. An interaction a restart
+// interrupted is pending again (restore), so it is answered here too.
+func (e *Engine) Reply(_ context.Context, id string, r interactions.Reply) (interactions.Outcome, error) {
+	return e.coord.Reply(id, r)
 }
 
 // memStore keeps sessions in memory.

@@ -573,15 +573,27 @@ func (f *fakeRecovery) Recovered(_ context.Context, id string, res interactions.
 	return true, nil
 }
 
+// waitRestored waits until the engine's start-up has registered id again.
+func waitRestored(t *testing.T, e *engine.Engine, id string) interactions.Interaction {
+	t.Helper()
+	var it interactions.Interaction
+	require.Eventually(t, func() bool {
+		var ok bool
+		it, ok = e.Interaction(id)
+		return ok
+	}, 10*time.Second, time.Millisecond, "%s not pending again after the restart", id)
+	return it
+}
+
 func TestTapAfterRestartIsSentToAgent(t *testing.T) {
-	rec := &fakeRecovery{done: map[string]interactions.Resolution{}, byID: map[string]engine.Interrupted{
-		"old1": {Ref: "msg-old1", Interaction: interactions.Interaction{ID: "old1", ChatID: "c1", Kind: interactions.KindQuestion,
-			Question: "Which database?", Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}}},
-	}}
+	q := interactions.Interaction{ID: "old1", ChatID: "c1", Kind: interactions.KindQuestion,
+		Question: "Which database?", Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}}
+	rec := &fakeRecovery{done: map[string]interactions.Resolution{}, left: []engine.Interrupted{{Ref: "msg-old1", Interaction: q}}}
 	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
 		return engine.Result{}, nil
 	}}
 	e, conn, _ := start(t, agent, nil, engine.WithRecovery(rec))
+	waitRestored(t, e, "old1")
 	_, err := e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{"MySQL"}})
 	assert.ErrorIs(t, err, interactions.ErrInvalidReply, "answers are checked like live ones")
 	out, err := e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{"SQLite"}})
@@ -591,11 +603,81 @@ func TestTapAfterRestartIsSentToAgent(t *testing.T) {
 	prompts := agent.promptsCopy()
 	require.Len(t, prompts, 1)
 	assert.Equal(t, engine.RecoveredPromptPrefix+"\nBefore leashd restarted you asked: \"Which database?\" (options: Postgres, SQLite).\nThe user answered: \"SQLite\". Continue with that answer.", prompts[0])
-	assert.Equal(t, "msg-old1", conn.updates[0].Ref, "the old message is edited")
+	conn.waitFor(t, "the old message shows the answer", func() bool {
+		for _, u := range conn.updates {
+			if u.Resolution.Status == interactions.StatusAnswered && u.Ref == "msg-old1" {
+				return true
+			}
+		}
+		return false
+	})
+	rec.mu.Lock()
+	assert.Equal(t, "SQLite", rec.done["old1"].Answer, "recorded once")
+	rec.mu.Unlock()
 	_, err = e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{"SQLite"}})
 	assert.ErrorIs(t, err, interactions.ErrNotPending, "a duplicate tap is not sent twice")
 	_, err = e.Reply(context.Background(), "nope", interactions.Reply{By: "u1", Answers: []string{"SQLite"}})
 	assert.ErrorIs(t, err, interactions.ErrNotFound)
+	assert.Len(t, agent.promptsCopy(), 1)
+}
+
+// A multi-select left pending by a crash is pending again with its
+// journaled selection: toggle and Done work as before the restart (never a
+// single tap answering it), a tap from another chat is refused, and the
+// agent receives every checked option.
+func TestMultiSelectAfterRestart(t *testing.T) {
+	q := interactions.Interaction{ID: "ms1", ChatID: "c1", Kind: interactions.KindQuestion, MultiSelect: true,
+		Question: "Which checks?", Options: []interactions.Option{{Label: "lint"}, {Label: "test"}, {Label: "vet"}}}
+	rec := &fakeRecovery{done: map[string]interactions.Resolution{},
+		left: []engine.Interrupted{{Ref: "msg-ms1", Interaction: q, Selected: []string{"lint"}}}}
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		return engine.Result{}, nil
+	}}
+	e, conn, _ := start(t, agent, nil, engine.WithRecovery(rec))
+	waitRestored(t, e, "ms1")
+	fromChat := func(chat string) func(interactions.Interaction) error {
+		return func(it interactions.Interaction) error {
+			if it.ChatID != chat {
+				return errors.New("this button belongs to another chat")
+			}
+			return nil
+		}
+	}
+	ctx := context.Background()
+	_, err := e.Toggle(ctx, "ms1", "vet", interactions.Reply{By: "u1", Authorize: fromChat("c2")})
+	assert.ErrorIs(t, err, interactions.ErrUnauthorized, "a tap from another chat")
+	assert.ErrorIs(t, e.Confirm(ctx, "ms1", interactions.Reply{By: "u1", Authorize: fromChat("c2")}), interactions.ErrUnauthorized)
+	sel, err := e.Toggle(ctx, "ms1", "vet", interactions.Reply{By: "u1", Authorize: fromChat("c1")})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"lint", "vet"}, sel, "the journaled selection plus this toggle")
+	assert.Empty(t, agent.promptsCopy(), "a toggle answers nothing")
+	require.NoError(t, e.Confirm(ctx, "ms1", interactions.Reply{By: "u1", Authorize: fromChat("c1")}))
+	conn.waitFor(t, "turn", func() bool { return len(conn.done) == 1 })
+	require.Len(t, agent.promptsCopy(), 1)
+	assert.Contains(t, agent.promptsCopy()[0], `The user answered: "lint, vet"`)
+}
+
+// /clear cancels a restored interaction like a live one, and how it ended
+// is recorded so the next start does not bring it back; nothing reaches the
+// agent as an answer.
+func TestClearCancelsARestoredInteraction(t *testing.T) {
+	q := interactions.Interaction{ID: "old3", ChatID: "c1", Kind: interactions.KindQuestion, Question: "Which port?",
+		Options: []interactions.Option{{Label: "80"}, {Label: "8080"}}}
+	rec := &fakeRecovery{done: map[string]interactions.Resolution{}, left: []engine.Interrupted{{Ref: "msg-old3", Interaction: q}}}
+	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		return engine.Result{}, nil
+	}}
+	e, _, _ := start(t, agent, nil, engine.WithRecovery(rec))
+	waitRestored(t, e, "old3")
+	send(t, e, "c1", "/clear")
+	require.Eventually(t, func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return rec.done["old3"].Status == interactions.StatusCancelled
+	}, 10*time.Second, time.Millisecond, "the cancellation is recorded")
+	_, pending := e.Interaction("old3")
+	assert.False(t, pending)
+	assert.Empty(t, agent.promptsCopy())
 }
 
 func TestStartMarksInteractionsACrashLeftPending(t *testing.T) {

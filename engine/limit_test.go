@@ -75,8 +75,8 @@ func TestResumeAfterLimitIsCancelledByWhatHappensMeanwhile(t *testing.T) {
 // different call, and not a second time.
 func TestAllowedAfterRestartOnce(t *testing.T) {
 	input := json.RawMessage(`{"command":"make deploy","description":"ship it"}`)
-	rec := &fakeRecovery{done: map[string]interactions.Resolution{}, byID: map[string]engine.Interrupted{
-		"old1": {Interaction: interactions.Interaction{ID: "old1", ChatID: "c1", Kind: interactions.KindToolApproval,
+	rec := &fakeRecovery{done: map[string]interactions.Resolution{}, left: []engine.Interrupted{
+		{Ref: "msg-old1", Interaction: interactions.Interaction{ID: "old1", ChatID: "c1", Kind: interactions.KindToolApproval,
 			ToolName: "Bash", ToolInput: input, ToolSummary: "make deploy", Options: interactions.ToolOptions}},
 	}}
 	results := make(chan engine.PermissionResponse, 3)
@@ -90,6 +90,7 @@ func TestAllowedAfterRestartOnce(t *testing.T) {
 		return engine.Result{}, nil
 	}}
 	e, conn, _ := start(t, agent, nil, engine.WithRecovery(rec))
+	waitRestored(t, e, "old1")
 	_, err := e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAllow}})
 	require.NoError(t, err)
 	r := <-results

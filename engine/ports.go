@@ -28,20 +28,22 @@ type SessionStore interface {
 type Interrupted struct {
 	Interaction interactions.Interaction
 	Ref         string
+	// Selected is a multi-select question's selection when it stopped.
+	Selected []string
 }
 
-// Recovery makes interactions interrupted by a restart answerable: their
-// buttons keep working, and a late answer is sent to the agent as a prompt.
-// The persistence layer implements it.
+// Recovery makes interactions interrupted by a restart answerable: at
+// start-up they are registered in the coordinator again, and a late answer
+// is sent to the agent as a prompt. The persistence layer implements it
+// (and UnansweredLister, for the ones a shutdown interrupted).
 type Recovery interface {
 	// Interrupt marks everything still recorded as pending (left by a
-	// crash, or by this process at shutdown) as interrupted and returns it,
-	// so the chats' messages can be edited.
+	// crash) as interrupted and returns it, with each multi-select's
+	// selection, so the chats' messages can be edited.
 	Interrupt(ctx context.Context) ([]Interrupted, error)
-	// LookupInterrupted finds an interrupted interaction by ID.
-	LookupInterrupted(ctx context.Context, id string) (Interrupted, bool, error)
-	// Recovered records the late answer to an interrupted interaction; it
-	// reports false when it was already recovered (a duplicate tap).
+	// Recovered records how an interrupted interaction ended after the
+	// restart (answered, rejected, expired or cancelled); it reports false
+	// when that was already recorded.
 	Recovered(ctx context.Context, id string, res interactions.Resolution) (bool, error)
 }
 

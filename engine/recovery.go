@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,49 +15,89 @@ import (
 // after a restart to the agent; agents may recognise it.
 const RecoveredPromptPrefix = "[leashd: answer recovered after restart]"
 
-// recover answers an interaction that a restart interrupted: the answer
-// is recorded once and sent to the chat's (resumed) session as a prompt, so
-// the work continues. notFound is returned when id is not such an
-// interaction.
-func (e *Engine) recover(ctx context.Context, id string, r interactions.Reply, notFound error) (interactions.Outcome, error) {
-	in, ok, err := e.opts.recovery.LookupInterrupted(ctx, id)
+// restore runs at start-up, before the connectors take updates: every
+// interaction an earlier run left pending — marked interrupted now when it
+// crashed (Interrupt), or at its shutdown (Unanswered, within
+// RelistWindow) — is registered in the coordinator again under its own ID,
+// with its journaled multi-select selection. From then on a tap, a toggle,
+// Done, a rejection or typed text reaches it exactly as before the restart,
+// in every connector, with the same checks of who taps where. How it ends
+// is recorded once (Recovered) and an answer goes to the chat's resumed
+// session as a prompt (settleRestored).
+//
+// Its timeout starts afresh at the restart (nobody could answer while
+// leashd was down); /clear and /stop cancel it like a live one, and a
+// shutdown interrupts it again, to be restored at the next start.
+//
+// It returns the crash leftovers (their messages still look pending, so
+// markInterrupted edits them) and the ones the last shutdown interrupted
+// (shown again to watchers by relistUnanswered).
+func (e *Engine) restore(ctx context.Context) (crashed, stopped []Interrupted) {
+	if e.opts.recovery == nil {
+		return nil, nil
+	}
+	crashed, err := e.opts.recovery.Interrupt(ctx)
 	if err != nil {
-		e.log.Error("looking up interrupted interaction", "id", id, "err", err)
-		return 0, notFound
+		e.log.Error("marking interactions left pending by the last run as interrupted", "err", err)
 	}
-	if !ok {
-		return 0, notFound
-	}
-	it := in.Interaction
-	if r.Authorize != nil {
-		if err := r.Authorize(it); err != nil {
-			return 0, fmt.Errorf("%w: %w", interactions.ErrUnauthorized, err)
+	all := slices.Clone(crashed)
+	if lister, ok := e.opts.recovery.(UnansweredLister); ok {
+		open, err := lister.Unanswered(ctx, time.Now().Add(-RelistWindow))
+		if err != nil {
+			e.log.Error("listing interactions interrupted by the last shutdown", "err", err)
+		}
+		for _, in := range open {
+			if !slices.ContainsFunc(crashed, func(c Interrupted) bool { return c.Interaction.ID == in.Interaction.ID }) {
+				stopped = append(stopped, in)
+				all = append(all, in)
+			}
 		}
 	}
-	res, out, err := interactions.Evaluate(it, r)
-	if err != nil {
-		return 0, err
-	}
-	if out == interactions.AwaitingFeedback {
-		// Nothing is pending to hold the feedback: take the decision now,
-		// and let the person's next message carry the feedback.
-		res.Status, res.Text = interactions.StatusRejected, "The user wants to adjust the plan; their feedback follows in the next message."
-	}
-	res.At = time.Now()
-	first, err := e.opts.recovery.Recovered(ctx, id, res)
-	if err != nil {
-		return 0, fmt.Errorf("recording the recovered answer: %w", err)
-	}
-	if !first {
-		return 0, fmt.Errorf("%w: it was already answered after the restart", interactions.ErrNotPending)
-	}
-	e.log.Info("interaction answered after restart", "id", id, "chat", it.ChatID, "kind", it.Kind, "by", res.By)
-	ev := interactions.Event{Type: interactions.EventResolved, Interaction: it, Resolution: res, Ref: in.Ref}
-	for _, o := range e.outputs(it.ChatID) {
-		if err := o.Update(ctx, ev); err != nil {
-			e.log.Warn("updating recovered interaction message", "id", id, "err", err)
+	var restored []Interrupted
+	for _, in := range all {
+		done, err := e.coord.Restore(e.agentCtx, interactions.Restored{Interaction: in.Interaction, Ref: in.Ref, Selected: in.Selected})
+		if err != nil {
+			e.log.Error("an interaction left pending by the last run cannot be answered again", "id", in.Interaction.ID, "err", err)
+			continue
 		}
+		restored = append(restored, in)
+		go e.settleRestored(in.Interaction, done)
 	}
+	if len(restored) > 0 {
+		e.log.Info("interactions left pending by the last run are answerable again", "count", len(restored))
+	}
+	keep := func(list []Interrupted) []Interrupted {
+		return slices.DeleteFunc(list, func(in Interrupted) bool {
+			return !slices.ContainsFunc(restored, func(r Interrupted) bool { return r.Interaction.ID == in.Interaction.ID })
+		})
+	}
+	return keep(crashed), keep(stopped)
+}
+
+// settleRestored waits for a restored interaction to end, records how it
+// ended (once), and sends an answer or a rejection to the chat's resumed
+// session. One interrupted again by a shutdown is left as it is recorded:
+// the next start restores it again.
+func (e *Engine) settleRestored(it interactions.Interaction, done <-chan interactions.Resolution) {
+	res := <-done
+	if res.Status == interactions.StatusInterrupted {
+		return
+	}
+	ctx := context.WithoutCancel(e.agentCtx)
+	first, err := e.opts.recovery.Recovered(ctx, it.ID, res)
+	switch {
+	case err != nil:
+		// The answer still reaches the agent: losing it would be worse
+		// than the next start asking again.
+		e.log.Error("recording how an interaction left by the last run ended", "id", it.ID, "status", res.Status, "err", err)
+	case !first:
+		e.log.Warn("an interaction left by the last run was already settled; this outcome is dropped", "id", it.ID, "status", res.Status)
+		return
+	}
+	if res.Status != interactions.StatusAnswered && res.Status != interactions.StatusRejected {
+		return // expired or cancelled: nobody answered, nothing to tell
+	}
+	e.log.Info("interaction answered after restart", "id", it.ID, "chat", it.ChatID, "kind", it.Kind, "by", res.By)
 	if it.Kind == interactions.KindPlanReview && res.Status == interactions.StatusAnswered {
 		switch res.Decision {
 		case interactions.DecisionCleanEdit:
@@ -65,7 +106,7 @@ func (e *Engine) recover(ctx context.Context, id string, r interactions.Reply, n
 			e.setMode(ctx, it.ChatID, ModeAcceptEdits)
 			e.say(ctx, it.ChatID, "Plan approved. Starting a fresh session to implement it (mode: acceptEdits).")
 			e.enqueue(ctx, it.ChatID, queued{text: cleanPlanPrompt(it.Plan), fresh: true})
-			return interactions.Resolved, nil
+			return
 		case interactions.DecisionEdit:
 			e.setMode(ctx, it.ChatID, ModeAcceptEdits)
 		case interactions.DecisionDefault:
@@ -73,33 +114,22 @@ func (e *Engine) recover(ctx context.Context, id string, r interactions.Reply, n
 		}
 	}
 	e.enqueue(ctx, it.ChatID, queued{text: RecoveredPrompt(it, res), again: allowAgain(it, res)})
-	if out == interactions.AwaitingFeedback {
-		return interactions.AwaitingFeedback, nil
-	}
-	return interactions.Resolved, nil
 }
 
-// markInterrupted runs at start-up: interactions a crash left pending are
-// marked interrupted, and their chats' messages say so once the owning
-// connector is ready (their buttons keep working through recover).
-func (e *Engine) markInterrupted(ctx context.Context) {
-	if e.opts.recovery == nil {
-		return
-	}
-	left, err := e.opts.recovery.Interrupt(ctx)
-	if err != nil {
-		e.log.Error("marking interactions left pending by the last run as interrupted", "err", err)
-		return
-	}
-	if len(left) == 0 {
-		return
-	}
-	e.log.Info("interactions left pending by the last run are answerable again", "count", len(left))
+// markInterrupted edits, once the owning connector is ready, the messages
+// of the interactions a crash left pending to say leashd restarted (their
+// buttons keep working: they are pending again). One answered meanwhile is
+// left alone.
+func (e *Engine) markInterrupted(ctx context.Context, left []Interrupted) {
 	for _, in := range left {
+		if _, pending := e.coord.Get(in.Interaction.ID); !pending {
+			continue
+		}
 		ev := interactions.Event{
 			Type:        interactions.EventResolved,
 			Interaction: in.Interaction,
 			Ref:         in.Ref,
+			Selected:    e.coord.Selected(in.Interaction.ID),
 			Resolution:  interactions.Resolution{Status: interactions.StatusInterrupted, Text: interactions.InterruptedNotice, At: time.Now()},
 		}
 		for _, o := range e.outputs(in.Interaction.ChatID) {

@@ -15,26 +15,18 @@ type UnansweredLister interface {
 	Unanswered(ctx context.Context, since time.Time) ([]Interrupted, error)
 }
 
-// RelistWindow is how far back relistUnanswered looks: interactions
-// interrupted longer ago still take a tap on their buttons, but are not
-// shown again.
+// RelistWindow is how far back the start-up looks for interactions an
+// earlier shutdown interrupted: those interrupted longer ago are not
+// restored (their buttons answer "no longer active").
 const RelistWindow = 7 * 24 * time.Hour
 
 // relistUnanswered runs at start-up, before markInterrupted: requests an
-// earlier run interrupted at its shutdown that nobody has answered are
-// shown again to the watchers (the web page), which keep no history across
-// a restart, so they can still be answered there. Chat apps keep their
-// messages, edited at the shutdown, and are not told again.
-func (e *Engine) relistUnanswered(ctx context.Context) {
-	lister, ok := e.opts.recovery.(UnansweredLister)
-	if !ok {
-		return
-	}
-	open, err := lister.Unanswered(ctx, time.Now().Add(-RelistWindow))
-	if err != nil {
-		e.log.Error("listing interactions interrupted by the last shutdown", "err", err)
-		return
-	}
+// earlier run interrupted at its shutdown that nobody has answered (pending
+// again: restore registered them) are shown again to the watchers (the web
+// page), which keep no history across a restart, so they can still be
+// answered there. Chat apps keep their messages, edited at the shutdown,
+// and are not told again.
+func (e *Engine) relistUnanswered(ctx context.Context, open []Interrupted) {
 	if len(open) == 0 {
 		return
 	}
@@ -46,10 +38,14 @@ func (e *Engine) relistUnanswered(ctx context.Context) {
 			return
 		}
 		for _, in := range open {
+			if _, pending := e.coord.Get(in.Interaction.ID); !pending {
+				continue // answered meanwhile
+			}
 			ev := interactions.Event{
 				Type:        interactions.EventResolved,
 				Interaction: in.Interaction,
 				Ref:         in.Ref,
+				Selected:    e.coord.Selected(in.Interaction.ID),
 				Resolution:  interactions.Resolution{Status: interactions.StatusInterrupted, Text: interactions.InterruptedNotice, At: time.Now()},
 			}
 			if err := w.Update(ctx, ev); err != nil {

@@ -18,7 +18,10 @@ import (
 // receive with later events, to edit what was shown.
 //
 // The Coordinator has registered the interaction before it calls Present, so
-// a tap that arrives before Present returns is not lost.
+// a tap that arrives before Present returns is not lost. When Present fails
+// the interaction stays pending (answerable wherever else it is shown) and
+// Present is called again in the background, with backoff, until it
+// succeeds or the interaction ends; PresentAttempt tells a retry apart.
 type Presenter interface {
 	Present(ctx context.Context, it Interaction) (ref string, err error)
 }
@@ -50,6 +53,9 @@ type Coordinator struct {
 	journal   Journal
 	log       *slog.Logger
 	now       func() time.Time
+	// retryFirst and retryMax bound the backoff between attempts to
+	// present an interaction that could not be shown.
+	retryFirst, retryMax time.Duration
 
 	mu     sync.Mutex
 	byID   map[string]*pending
@@ -70,6 +76,9 @@ type pending struct {
 	res      Resolution
 	selected []bool // multi-select toggles, by option index
 	feedback bool   // adjust chosen, waiting for text
+	ref      string // what the Presenter returned ("" until shown); under c.mu
+	// selMu orders the journal writes of the selection (SelectionJournal).
+	selMu sync.Mutex
 }
 
 // An Opt configures a Coordinator.
@@ -94,11 +103,13 @@ func WithClock(now func() time.Time) Opt { return func(c *Coordinator) { c.now =
 // New returns a Coordinator.
 func New(opts ...Opt) *Coordinator {
 	c := &Coordinator{
-		log:    slog.New(slog.DiscardHandler),
-		now:    time.Now,
-		byID:   make(map[string]*pending),
-		byChat: make(map[string][]*pending),
-		gone:   newTombstones(16384),
+		log:        slog.New(slog.DiscardHandler),
+		now:        time.Now,
+		retryFirst: 2 * time.Second,
+		retryMax:   time.Minute,
+		byID:       make(map[string]*pending),
+		byChat:     make(map[string][]*pending),
+		gone:       newTombstones(16384),
 	}
 	for _, o := range opts {
 		o(c)
@@ -157,24 +168,54 @@ func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction,
 	c.log.Info("interaction asked", "id", it.ID, "chat", it.ChatID, "kind", it.Kind)
 	c.subs.publish(Event{Type: EventRequested, Interaction: it})
 
-	var ref string
 	if presenter == nil {
 		c.resolve(p, Resolution{Status: StatusCancelled, Text: "No chat connector could show this request."})
 	} else {
-		r, err := presenter.Present(ctx, it)
+		r, err := presenter.Present(ctx, it) // PresentAttempt: 1
 		if err != nil {
-			c.log.Error("presenting interaction", "id", it.ID, "chat", it.ChatID, "err", err)
-			c.resolve(p, Resolution{Status: StatusCancelled, Text: "The request could not be shown in the chat: " + err.Error()})
+			// Never an answer: the interaction stays pending, answerable
+			// wherever else it is shown (the web page, the API), and is
+			// shown again in the background until it ends.
+			c.log.Error("presenting interaction failed; it stays pending and answerable elsewhere, retrying in the background",
+				"id", it.ID, "chat", it.ChatID, "kind", it.Kind, "err", err)
+			go c.retryPresent(ctx, p, presenter)
 		} else {
-			ref = r
-			if c.journal != nil && ref != "" {
-				if err := c.journal.Presented(ctx, it.ID, ref); err != nil {
-					c.log.Error("recording interaction message", "id", it.ID, "err", err)
-				}
-			}
+			c.shown(ctx, p, r)
 		}
 	}
 
+	res := c.await(ctx, p, start)
+	if c.journal != nil {
+		// The caller's context may be done (that is how it was cancelled);
+		// the record must still be written.
+		if err := c.journal.Resolved(context.WithoutCancel(ctx), it, res); err != nil {
+			c.log.Error("recording resolution", "id", it.ID, "err", err)
+		}
+	}
+	c.log.Info("interaction resolved", "id", it.ID, "chat", it.ChatID, "kind", it.Kind,
+		"status", res.Status, "by", res.By, "latency", res.At.Sub(it.AskedAt))
+	c.subs.publish(c.resolvedEvent(p))
+	return it, res, nil
+}
+
+// shown records what the Presenter returned for p.
+func (c *Coordinator) shown(ctx context.Context, p *pending, ref string) {
+	if ref == "" {
+		return
+	}
+	c.mu.Lock()
+	p.ref = ref
+	c.mu.Unlock()
+	if c.journal != nil {
+		if err := c.journal.Presented(ctx, p.it.ID, ref); err != nil {
+			c.log.Error("recording interaction message", "id", p.it.ID, "err", err)
+		}
+	}
+}
+
+// await blocks until p is resolved: by a reply, the timeout (counted from
+// start), or ctx.
+func (c *Coordinator) await(ctx context.Context, p *pending, start time.Time) Resolution {
 	var timer <-chan time.Time
 	if c.timeout > 0 {
 		t := time.NewTimer(c.timeout - time.Since(start))
@@ -189,19 +230,14 @@ func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction,
 		c.resolve(p, Resolution{Status: StatusCancelled, Text: "The request was cancelled before anyone answered."})
 	}
 	<-p.done
-	res := p.res // safe: written once before done was closed
+	return p.res // safe: written once before done was closed
+}
 
-	if c.journal != nil {
-		// The caller's context may be done (that is how it was cancelled);
-		// the record must still be written.
-		if err := c.journal.Resolved(context.WithoutCancel(ctx), it, res); err != nil {
-			c.log.Error("recording resolution", "id", it.ID, "err", err)
-		}
-	}
-	c.log.Info("interaction resolved", "id", it.ID, "chat", it.ChatID, "kind", it.Kind,
-		"status", res.Status, "by", res.By, "latency", res.At.Sub(it.AskedAt))
-	c.subs.publish(Event{Type: EventResolved, Interaction: it, Resolution: res, Ref: ref})
-	return it, res, nil
+// resolvedEvent is p's EventResolved, once p is resolved.
+func (c *Coordinator) resolvedEvent(p *pending) Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Event{Type: EventResolved, Interaction: p.it, Resolution: p.res, Ref: p.ref, Selected: p.selectedLabels()}
 }
 
 func validate(it *Interaction) error {
@@ -314,28 +350,38 @@ func (c *Coordinator) ReplyText(chatID string, r Reply) (Interaction, Outcome, e
 }
 
 // Toggle flips a multi-select option and returns the selected labels in
-// option order.
+// option order. With a SelectionJournal the selection is recorded before
+// Toggle returns, so that it survives a restart.
 func (c *Coordinator) Toggle(id, label string, r Reply) ([]string, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	p, err := c.lookupLocked(id)
+	p, sel, err := c.toggleLocked(id, label, r)
+	c.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
+	c.journalSelection(p)
+	return sel, nil
+}
+
+func (c *Coordinator) toggleLocked(id, label string, r Reply) (*pending, []string, error) {
+	p, err := c.lookupLocked(id)
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := authorize(p, r); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !p.it.MultiSelect {
-		return nil, fmt.Errorf("%w: %q is not a multi-select question; answer with one option", ErrInvalidReply, p.it.Question)
+		return nil, nil, fmt.Errorf("%w: %q is not a multi-select question; answer with one option", ErrInvalidReply, p.it.Question)
 	}
 	i := optionIndex(p.it, label)
 	if i < 0 {
-		return nil, invalidOption(p.it, label)
+		return nil, nil, invalidOption(p.it, label)
 	}
 	p.selected[i] = !p.selected[i]
 	sel := p.selectedLabels()
-	c.subs.publish(Event{Type: EventUpdated, Interaction: p.it, Selected: sel})
-	return sel, nil
+	c.subs.publish(Event{Type: EventUpdated, Interaction: p.it, Selected: sel, Ref: p.ref})
+	return p, sel, nil
 }
 
 // Confirm resolves a multi-select question with the options toggled so far.
@@ -399,7 +445,7 @@ func (c *Coordinator) replyLocked(p *pending, r Reply) (Outcome, error) {
 	if out == AwaitingFeedback {
 		if !p.feedback {
 			p.feedback = true
-			c.subs.publish(Event{Type: EventUpdated, Interaction: p.it, AwaitingFeedback: true})
+			c.subs.publish(Event{Type: EventUpdated, Interaction: p.it, AwaitingFeedback: true, Ref: p.ref})
 		}
 		return AwaitingFeedback, nil
 	}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -954,24 +957,78 @@ func TestRegisteredBeforePresent(t *testing.T) {
 	})
 }
 
+// A Present that fails is never an answer: the interaction stays pending
+// and answerable (the web page, the API), Present is retried in the
+// background until it succeeds, and the operator is told.
 func TestPresentFailure(t *testing.T) {
+	var mu sync.Mutex
+	attempts := []int{}
+	failing := true
 	p := newPresenter()
 	p.OnPresent = func(ctx context.Context, it interactions.Interaction) (string, error) {
-		return "", errors.New("telegram: 400 Bad Request: chat not found")
+		mu.Lock()
+		defer mu.Unlock()
+		attempts = append(attempts, interactions.PresentAttempt(ctx))
+		if failing {
+			return "", errors.New("telegram: 502 Bad Gateway")
+		}
+		return refOf(it), nil
 	}
-	c := interactions.New(interactions.WithPresenter(p))
+	var logs syncBuf
+	c := interactions.New(interactions.WithPresenter(p), interactions.WithPresentRetry(time.Millisecond, 5*time.Millisecond),
+		interactions.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	t.Cleanup(func() { c.Interrupt("test over") })
 	ch, stop := c.Subscribe()
 	defer stop()
-	r := await(t, request(t.Context(), c, toolApproval("c")))
-	require.NoError(t, r.err)
-	assert.Equal(t, interactions.StatusCancelled, r.res.Status)
-	assert.Contains(t, r.res.Text, "could not be shown")
-	assert.Contains(t, r.res.Text, "chat not found")
-	assert.Zero(t, c.PendingCount())
+	done := request(t.Context(), c, toolApproval("c"))
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(attempts) >= 3 }, wait, time.Millisecond,
+		"Present is retried")
+	require.Equal(t, 1, c.PendingCount(), "still pending after failed attempts")
+	assert.Contains(t, logs.String(), "level=ERROR msg=\"presenting interaction failed")
+	assert.Contains(t, logs.String(), "502 Bad Gateway")
+	mu.Lock()
+	assert.Equal(t, []int{1, 2, 3}, attempts[:3])
+	failing = false
+	mu.Unlock()
+	it := c.Pending("c")[0]
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "interaction shown after earlier attempts failed") }, wait, time.Millisecond)
+	_, err := c.Reply(it.ID, interactions.Reply{By: "web", Answers: []string{"allow"}})
+	require.NoError(t, err)
+	r := await(t, done)
+	assert.Equal(t, interactions.StatusAnswered, r.res.Status)
 	evs := eventsFor(t, ch, 2)
 	assert.Equal(t, interactions.EventResolved, evs[1].Type)
-	assert.Empty(t, evs[1].Ref)
+	assert.Equal(t, refOf(it), evs[1].Ref, "the message shown by the retry is edited")
+	mu.Lock()
+	n := len(attempts)
+	mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	mu.Lock()
+	assert.Equal(t, n, len(attempts), "no attempt after it was shown")
+	mu.Unlock()
+
+	t.Run("failing for good: answered elsewhere, retries stop", func(t *testing.T) {
+		var calls atomic.Int32
+		p := newPresenter()
+		p.OnPresent = func(context.Context, interactions.Interaction) (string, error) {
+			calls.Add(1)
+			return "", errors.New("telegram: 400 Bad Request: chat not found")
+		}
+		c := interactions.New(interactions.WithPresenter(p), interactions.WithPresentRetry(time.Millisecond, 2*time.Millisecond))
+		t.Cleanup(func() { c.Interrupt("test over") })
+		done := request(t.Context(), c, toolApproval("c"))
+		require.Eventually(t, func() bool { return calls.Load() >= 2 }, wait, time.Millisecond)
+		it := c.Pending("c")[0]
+		_, err := c.Reply(it.ID, interactions.Reply{Answers: []string{"deny"}, Text: "not now"})
+		require.NoError(t, err)
+		r := await(t, done)
+		assert.Equal(t, interactions.StatusRejected, r.res.Status)
+		assert.Equal(t, "not now", r.res.Text)
+		time.Sleep(10 * time.Millisecond)
+		n := calls.Load()
+		time.Sleep(20 * time.Millisecond)
+		assert.Equal(t, n, calls.Load(), "retries end with the interaction")
+	})
 
 	t.Run("no presenter", func(t *testing.T) {
 		c := interactions.New()

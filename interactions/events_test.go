@@ -65,11 +65,13 @@ func TestEventsToSeveralSubscribersInOrder(t *testing.T) {
 
 	want := []evSummary{
 		{interactions.EventRequested, itQ.ID, "", "[]", false, ""},
-		{interactions.EventUpdated, itQ.ID, "", "[b]", false, ""},
-		{interactions.EventUpdated, itQ.ID, "", "[a b]", false, ""},
-		{interactions.EventResolved, itQ.ID, interactions.StatusAnswered, "[]", false, refOf(itQ)},
+		// Every event after Present carries its message reference, and a
+		// multi-select's the selection (the last one included).
+		{interactions.EventUpdated, itQ.ID, "", "[b]", false, refOf(itQ)},
+		{interactions.EventUpdated, itQ.ID, "", "[a b]", false, refOf(itQ)},
+		{interactions.EventResolved, itQ.ID, interactions.StatusAnswered, "[a b]", false, refOf(itQ)},
 		{interactions.EventRequested, itP.ID, "", "[]", false, ""},
-		{interactions.EventUpdated, itP.ID, "", "[]", true, ""},
+		{interactions.EventUpdated, itP.ID, "", "[]", true, refOf(itP)},
 		{interactions.EventResolved, itP.ID, interactions.StatusRejected, "[]", false, refOf(itP)},
 		{interactions.EventRequested, itT.ID, "", "[]", false, ""},
 		{interactions.EventResolved, itT.ID, interactions.StatusCancelled, "[]", false, refOf(itT)},

@@ -192,3 +192,22 @@ func eventsFor(t testing.TB, ch <-chan interactions.Event, n int) []interactions
 	}
 	return out
 }
+
+// syncBuf is a log destination safe for concurrent writes.
+type syncBuf struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b = append(s.b, p...)
+	return len(p), nil
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return string(s.b)
+}

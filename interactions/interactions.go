@@ -116,6 +116,10 @@ type Interaction struct {
 
 	AskedAt  time.Time `json:"asked_at"`
 	Deadline time.Time `json:"deadline,omitzero"` // zero: waits forever
+
+	// Restored marks one an earlier run of leashd asked, pending again
+	// after a restart (Coordinator.Restore).
+	Restored bool `json:"restored,omitempty"`
 }
 
 // Mode is how a person answers: free text, a two-way approval or a choice.
@@ -232,9 +236,11 @@ type Event struct {
 	// Resolution is set for EventResolved.
 	Resolution Resolution
 	// Ref is what the Presenter returned for it (e.g. a chat message), so
-	// observers can edit that message. Empty if presenting failed.
+	// observers can edit that message. Empty until it was shown (a
+	// failed Present is retried); kept from before a restart (Restore).
 	Ref string
-	// Selected is the current multi-select selection (EventUpdated).
+	// Selected is the current multi-select selection (on every event of a
+	// multi-select question).
 	Selected []string
 	// AwaitingFeedback is set on EventUpdated after "adjust" without text.
 	AwaitingFeedback bool

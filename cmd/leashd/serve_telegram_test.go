@@ -206,3 +206,38 @@ func TestServeTelegramWebhook(t *testing.T) {
 	assert.NotContains(t, logs.String(), fake.Token(), "the bot token never reaches the log")
 	assert.NotContains(t, logs.String(), secret, "the webhook secret never reaches the log")
 }
+
+// TestServeTelegramOutageDoesNotDeny: Telegram answers every sendMessage
+// with 502. The tool approval it cannot show is not turned into an answer
+// once Telegram's retries give up: the operator's log says so, the request
+// stays pending, the web API answers it, and the agent gets that answer.
+func TestServeTelegramOutageDoesNotDeny(t *testing.T) {
+	fake := tgfake.New()
+	defer fake.Close()
+	const me = int64(1001)
+	const chat = "telegram:1001"
+	url, logs, stop := startServe(t, t.TempDir(),
+		"LEASHD_TELEGRAM_BOT_TOKEN="+fake.Token(),
+		"LEASHD_TELEGRAM_API_URL="+fake.URL(),
+		"LEASHD_TELEGRAM_ALLOWED_USERS=1001",
+		"LEASHD_SHUTDOWN_TIMEOUT_SECONDS=3")
+	defer func() { assert.NoError(t, stop()) }()
+	fake.FailNext("sendMessage", http.StatusBadGateway, 1000)
+
+	fake.Text(me, me, "bash please")
+	// Until Telegram's own retries give up on the message (~15 s): then
+	// the request is either still pending (and the operator told) or it
+	// was settled without anyone answering.
+	require.Eventually(t, func() bool {
+		l := logs.String()
+		return strings.Contains(l, "presenting interaction failed") || strings.Contains(l, "msg=\"interaction resolved\"")
+	}, 40*time.Second, 50*time.Millisecond, "Telegram's retries never gave up:\n%s", logs)
+	assert.NotContains(t, logs.String(), "msg=\"interaction resolved\"", "settled while nobody answered")
+	assert.Regexp(t, `level=ERROR msg="presenting interaction failed[^\n]*502`, logs.String(), "the operator is told")
+	p := waitPending(t, url, chat, func(p pendingView) bool { return p.ToolName == "Bash" })
+	code, body := postJSON(t, url+"/api/interactions/"+p.ID+"/reply", `{"answers":[["allow"]]}`)
+	require.Less(t, code, 300, "answered on the web page: %d %s", code, body)
+	waitEvent(t, url, chat, "Output: hello")
+	assert.NotContains(t, logs.String(), "denied")
+	assert.NotContains(t, logs.String(), fake.Token(), "the bot token never reaches the log")
+}

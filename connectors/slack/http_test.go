@@ -156,14 +156,23 @@ func TestHTTPModeMalformedRequests(t *testing.T) {
 	assert.Empty(t, e.fake.Messages(""))
 }
 
-func TestSlackErrorReachesTheAgentWithoutSecrets(t *testing.T) {
+// A question Slack refused to show is not answered for anyone: it stays
+// pending, the operator's log says why (without secrets), it is shown again
+// in the background, and a tap then answers it.
+func TestSlackErrorIsRetriedNeverAnAnswer(t *testing.T) {
 	e := start(t, envOpt{})
 	e.fake.FailNext("chat.postMessage", "channel_not_found")
 	e.dm(allowedUser, "ask")
+	m := e.waitMsg("D1", "the question shown by the retry", func(m slackfake.Message) bool {
+		return len(slackfake.Buttons(m.Blocks)) > 0
+	})
+	assert.Empty(t, e.agent.Responses(), "nothing was decided for the person")
+	assert.Contains(t, e.logs.String(), "presenting interaction failed")
+	assert.Contains(t, e.logs.String(), "channel_not_found")
+	assert.NotContains(t, e.logs.String(), botToken)
+	e.tap(allowedUser, m, slackfake.Buttons(m.Blocks)[0].Text)
 	r := e.agent.waitResponses(t, 1)
-	assert.False(t, r[0].Allow, "a question that could not be shown is not answered")
-	assert.Contains(t, r[0].Message, "channel_not_found")
-	assert.NotContains(t, r[0].Message, botToken)
+	assert.True(t, r[0].Allow, "answered by the tap")
 }
 
 func TestHTTPModeBeforeRun(t *testing.T) {

@@ -176,30 +176,23 @@ func (c *Connector) tap(ctx context.Context, cb slack.InteractionCallback, a *sl
 		c.ephemeral(ctx, channel, thread, user, expiredText)
 		return
 	}
+	// One path before and after a restart: an interaction the last run
+	// left pending is pending again (the engine registers it at start-up).
 	it, found := h.Interaction(key.id)
-	if found {
-		ref, err := parseChat(it.ChatID)
-		if err != nil || ref.channel != channel || (ref.thread != "" && thread != "" && thread != ref.thread) {
-			c.log.Warn("button tapped outside its chat", "user", user, "id", key.id, "channel", channel)
-			c.ephemeral(ctx, channel, thread, user, expiredText)
-			return
-		}
+	if !found {
+		c.ephemeral(ctx, channel, thread, user, expiredText)
+		return
+	}
+	ref, err := parseChat(it.ChatID)
+	if err != nil || ref.channel != channel || (ref.thread != "" && thread != "" && thread != ref.thread) {
+		c.log.Warn("button tapped outside its chat", "user", user, "id", key.id, "channel", channel)
+		c.ephemeral(ctx, channel, thread, user, expiredText)
+		return
 	}
 	r := interactions.Reply{By: user, Authorize: c.authorizer(user)}
 	switch {
 	case key.done:
 		err = h.Confirm(ctx, key.id, r)
-	case key.kind == 'q' && !found:
-		// Not pending here: maybe interrupted by a restart, when the engine
-		// still takes the answer. The button's text is its label (unless
-		// it had to be shortened, which the engine then refuses).
-		label := strings.TrimPrefix(strings.TrimPrefix(a.Text.Text, "✓ "), "☐ ")
-		if label == "" || label == "Done" {
-			err = interactions.ErrNotFound
-			break
-		}
-		r.Answers = []string{label}
-		_, err = h.Reply(ctx, key.id, r)
 	case key.kind == 'q':
 		if key.index >= len(it.Options) {
 			err = interactions.ErrInvalidReply
@@ -217,7 +210,7 @@ func (c *Connector) tap(ctx context.Context, cb slack.InteractionCallback, a *sl
 		if key.kind == 't' {
 			opts = interactions.ToolOptions
 		}
-		if key.index >= len(opts) || (found && it.Kind != kindOf(key.kind)) {
+		if key.index >= len(opts) || it.Kind != kindOf(key.kind) {
 			err = interactions.ErrInvalidReply
 			break
 		}

@@ -3,6 +3,7 @@ package slack_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -109,4 +110,53 @@ func TestSocketModeReconnects(t *testing.T) {
 	require.Eventually(t, func() bool { return e.conn.Ready() == nil }, wait, 10_000_000)
 	e.dm(allowedUser, "after")
 	e.waitText("D1", "echo: after")
+}
+
+// A multi-select question left pending by a crash, with one option ticked
+// before it: after the restart a ☐ tap toggles (it never answers the whole
+// question), quick taps all count, a tap from another channel is refused,
+// and Done sends every checked option to the agent.
+func TestMultiSelectWorksAfterRestart(t *testing.T) {
+	blocks := json.RawMessage(`[{"type":"actions","elements":[
+		{"type":"button","action_id":"leashd:ms1:0","value":"ms1:0","text":{"type":"plain_text","text":"✓ lint"}},
+		{"type":"button","action_id":"leashd:ms1:1","value":"ms1:1","text":{"type":"plain_text","text":"☐ test"}},
+		{"type":"button","action_id":"leashd:ms1:2","value":"ms1:2","text":{"type":"plain_text","text":"☐ vet"}},
+		{"type":"button","action_id":"leashd:ms1:done","value":"ms1:done","text":{"type":"plain_text","text":"Done"}}]}]`)
+	var msg slackfake.Message
+	rec := &memRecovery{done: map[string]interactions.Resolution{}}
+	e := start(t, envOpt{recovery: rec, before: func(fake *slackfake.Server) {
+		msg = fake.Seed(slackfake.Message{Channel: "D1", Text: "Which checks?", Blocks: blocks})
+		rec.left = []engine.Interrupted{{Interaction: interactions.Interaction{ID: "ms1", ChatID: "slack:D1", Kind: interactions.KindQuestion,
+			Question: "Which checks?", MultiSelect: true, Options: []interactions.Option{{Label: "lint"}, {Label: "test"}, {Label: "vet"}}},
+			Ref: "D1:" + msg.TS, Selected: []string{"lint"}}}
+	}})
+	upd := e.waitMsg("D1", "the interrupted notice", func(m slackfake.Message) bool { return m.TS == msg.TS && m.Edits > 0 })
+	assert.Contains(t, slackfake.Texts(upd.Blocks), "leashd restarted")
+
+	elsewhere := msg
+	elsewhere.Channel = "C9"
+	e.tapRaw(allowedUser, elsewhere, "leashd:ms1:done", "ms1:done")
+	e.waitEphemeral(allowedUser, "This question has expired.")
+
+	e.tap(allowedUser, msg, "☐ test")
+	e.tap(allowedUser, msg, "☐ vet")
+	e.waitMsg("D1", "all three ticked", func(m slackfake.Message) bool {
+		if m.TS != msg.TS {
+			return false
+		}
+		var labels []string
+		for _, b := range slackfake.Buttons(m.Blocks) {
+			labels = append(labels, b.Text)
+		}
+		return slices.Equal(labels, []string{"✓ lint", "✓ test", "✓ vet", "Done"})
+	})
+	assert.Empty(t, e.agent.Prompts(), "a toggle answers nothing")
+	e.tap(allowedUser, msg, "Done")
+	p := e.waitPrompt(t, `The user answered: "lint, test, vet"`)
+	assert.True(t, strings.HasPrefix(p, engine.RecoveredPromptPrefix))
+	e.waitText("D1", "lint, test, vet")
+	require.Len(t, e.agent.Prompts(), 1)
+	rec.mu.Lock()
+	assert.Equal(t, "lint, test, vet", rec.done["ms1"].Answer, "recorded once")
+	rec.mu.Unlock()
 }

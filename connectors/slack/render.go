@@ -386,8 +386,8 @@ func renderUpdate(ev interactions.Event, pl place) outMsg {
 	if res.Status == interactions.StatusInterrupted { // the buttons still work
 		note := "⚠️ " + escape(res.Text)
 		if it.Kind == interactions.KindQuestion {
-			m := questionMsg(it, pl, nil)
-			n := len(questionTitle(it)) // the note goes after the question's sections
+			m := questionMsg(it, pl, ev.Selected) // with the selection so far
+			n := len(questionTitle(it))           // the note goes after the question's sections
 			m.blocks = append(m.blocks[:n:n], append([]slack.Block{section(it.ID+":n", note)}, m.blocks[n:]...)...)
 			return m
 		}

@@ -135,8 +135,10 @@ func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
 		}
 		return nil
 	}
+	// One path before and after a restart: an interaction the last run
+	// left pending is pending again (the engine registers it at start-up).
 	it, pending := h.Interaction(k.id)
-	if pending && it.ChatID != tapChat {
+	if !pending || it.ChatID != tapChat {
 		answer(StaleText, false)
 		return
 	}
@@ -144,40 +146,25 @@ func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
 	var out interactions.Outcome
 	switch {
 	case k.done:
-		if pending && it.MultiSelect {
-			err = h.Confirm(ctx, k.id, r)
-			out = interactions.Resolved
-			break
-		}
-		// Not pending here: maybe interrupted by a restart; send what the
-		// keyboard shows as selected.
-		labels := checkedLabels(q)
-		if len(labels) == 0 {
+		if !it.MultiSelect {
 			answer(StaleText, false)
 			return
 		}
-		r.Answers = labels
-		out, err = h.Reply(ctx, k.id, r)
+		err = h.Confirm(ctx, k.id, r)
+		out = interactions.Resolved
 	default:
-		label, ok := c.labelFor(k, it, pending, q)
+		label, ok := labelFor(k, it)
 		if !ok {
 			answer(StaleText, false)
 			return
 		}
-		if pending && it.MultiSelect {
+		if it.MultiSelect {
 			_, err = h.Toggle(ctx, k.id, label, r)
 			if err == nil {
 				answer("", false)
 				return
 			}
 			break
-		}
-		if !pending && k.kind == 'q' && hasDone(q) {
-			// A multi-select left by a restart: toggle on the message
-			// itself; Done sends what is checked.
-			c.toggleOnMessage(ctx, q)
-			answer("", false)
-			return
 		}
 		r.Answers = []string{label}
 		out, err = h.Reply(ctx, k.id, r)
@@ -200,101 +187,28 @@ func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
 	}
 }
 
-// labelFor finds the option a key points at: from the pending interaction,
-// from the fixed decision lists, or (after a restart) from the button the
-// person tapped.
-func (c *Connector) labelFor(k cbKey, it interactions.Interaction, pending bool, q *tgbotapi.CallbackQuery) (string, bool) {
+// labelFor finds the option a key points at in the pending interaction.
+func labelFor(k cbKey, it interactions.Interaction) (string, bool) {
+	var opts []interactions.Option
 	switch k.kind {
 	case 'p':
-		if k.index < len(interactions.PlanOptions) && (!pending || it.Kind == interactions.KindPlanReview) {
-			return interactions.PlanOptions[k.index].Label, true
-		}
-		return "", false
-	case 't':
-		if k.index < len(interactions.ToolOptions) && (!pending || it.Kind == interactions.KindToolApproval) {
-			return interactions.ToolOptions[k.index].Label, true
-		}
-		return "", false
-	}
-	if pending {
-		if it.Kind != interactions.KindQuestion || k.index >= len(it.Options) {
+		if it.Kind != interactions.KindPlanReview {
 			return "", false
 		}
-		return it.Options[k.index].Label, true
-	}
-	if b, ok := tappedButton(q); ok {
-		return strings.TrimPrefix(b.Text, checkMark), true
-	}
-	return "", false
-}
-
-func tappedButton(q *tgbotapi.CallbackQuery) (tgbotapi.InlineKeyboardButton, bool) {
-	if q.Message == nil || q.Message.ReplyMarkup == nil {
-		return tgbotapi.InlineKeyboardButton{}, false
-	}
-	for _, row := range q.Message.ReplyMarkup.InlineKeyboard {
-		for _, b := range row {
-			if b.CallbackData != nil && *b.CallbackData == q.Data {
-				return b, true
-			}
+		opts = interactions.PlanOptions
+	case 't':
+		if it.Kind != interactions.KindToolApproval {
+			return "", false
 		}
-	}
-	return tgbotapi.InlineKeyboardButton{}, false
-}
-
-// checkedLabels are the options marked ✅ on the tapped message.
-func checkedLabels(q *tgbotapi.CallbackQuery) []string {
-	var out []string
-	if q.Message == nil || q.Message.ReplyMarkup == nil {
-		return nil
-	}
-	for _, row := range q.Message.ReplyMarkup.InlineKeyboard {
-		for _, b := range row {
-			if l, ok := strings.CutPrefix(b.Text, checkMark); ok {
-				out = append(out, l)
-			}
+		opts = interactions.ToolOptions
+	default:
+		if it.Kind != interactions.KindQuestion {
+			return "", false
 		}
+		opts = it.Options
 	}
-	return out
-}
-
-// hasDone reports whether the tapped message has a multi-select's Done
-// button.
-func hasDone(q *tgbotapi.CallbackQuery) bool {
-	if q.Message == nil || q.Message.ReplyMarkup == nil {
-		return false
+	if k.index >= len(opts) {
+		return "", false
 	}
-	for _, row := range q.Message.ReplyMarkup.InlineKeyboard {
-		for _, b := range row {
-			if b.CallbackData != nil && strings.HasSuffix(*b.CallbackData, ":done") {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// toggleOnMessage flips the ✅ of the tapped button on the message.
-func (c *Connector) toggleOnMessage(ctx context.Context, q *tgbotapi.CallbackQuery) {
-	old := q.Message.ReplyMarkup.InlineKeyboard
-	rows := make([][]tgbotapi.InlineKeyboardButton, len(old))
-	for i, row := range old {
-		rows[i] = append([]tgbotapi.InlineKeyboardButton(nil), row...)
-		for j, b := range rows[i] {
-			if b.CallbackData == nil || *b.CallbackData != q.Data {
-				continue
-			}
-			if t, ok := strings.CutPrefix(b.Text, checkMark); ok {
-				rows[i][j].Text = t
-			} else {
-				rows[i][j].Text = checkMark + b.Text
-			}
-		}
-	}
-	ref := msgRef{q.Message.Chat.ID, q.Message.MessageID}
-	kb := tgbotapi.NewInlineKeyboardMarkup(rows...)
-	c.background(ctx, ref.chat, "markup:"+ref.String(), "toggling an option after a restart", func(ctx context.Context, send call) error {
-		_, err := send(ctx, tgbotapi.NewEditMessageReplyMarkup(ref.chat, ref.msg, kb))
-		return err
-	})
+	return opts[k.index].Label, true
 }

@@ -180,10 +180,13 @@ func (c *Connector) apply(ctx context.Context, ev interactions.Event, ref msgRef
 		sel := c.selected[it.ID]
 		delete(c.selected, it.ID)
 		c.mu.Unlock()
+		if ev.Selected != nil {
+			sel = ev.Selected // the coordinator's (also after a restart)
+		}
 		var kb *tgbotapi.InlineKeyboardMarkup
 		if ev.Resolution.Status == interactions.StatusInterrupted {
 			// The buttons stay, with the selection so far: after the
-			// restart a tap sends the answer (engine recovery).
+			// restart the interaction is pending again and they work.
 			kb = keyboard(it, sel)
 		}
 		text, separate := c.resolvedText(it, ev.Resolution, group)

@@ -30,9 +30,11 @@ func render(it interactions.Interaction, selected []string) ([]string, *tgbotapi
 	case interactions.KindPlanReview:
 		return planParts(it), keyboard(it, selected)
 	case interactions.KindToolApproval:
-		return []string{toolText(it) + "\n\n<i>Tap a button — or type a reason to deny.</i>"}, keyboard(it, selected)
+		// Split, never refused by Telegram: the longest command or question
+		// shown (emoji count twice) can pass its 4096-unit limit.
+		return SplitHTML(toolText(it)+"\n\n<i>Tap a button — or type a reason to deny.</i>", MaxMessage), keyboard(it, selected)
 	default:
-		return []string{questionText(it)}, keyboard(it, selected)
+		return SplitHTML(questionText(it), MaxMessage), keyboard(it, selected)
 	}
 }
 
@@ -231,9 +233,21 @@ func (c *Connector) resolvedText(it interactions.Interaction, res interactions.R
 			return t, false
 		}
 		return status, true
-	case interactions.KindToolApproval:
-		return toolText(it) + "\n\n" + status, false
-	default:
-		return questionHead(it) + "\n\n" + status, false
 	}
+	body := questionHead(it)
+	if it.Kind == interactions.KindToolApproval {
+		body = toolText(it)
+	}
+	if parts, _ := render(it, nil); len(parts) > 1 {
+		// Shown in several messages: the last one (the buttons') keeps
+		// its text, without the hint.
+		body = parts[len(parts)-1]
+		if i := strings.LastIndex(body, "\n\n<i>"); i >= 0 {
+			body = body[:i]
+		}
+	}
+	if t := body + "\n\n" + status; hlen(t) <= MaxMessage {
+		return t, false
+	}
+	return status, true
 }

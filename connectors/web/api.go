@@ -525,17 +525,35 @@ func (c *Connector) listInteractions(w http.ResponseWriter, r *http.Request) {
 	its := h.Pending(chat)
 	c.mu.Lock()
 	for _, in := range c.interrupted {
-		if chat == "" || in.it.ChatID == chat {
+		// Normally pending again (the engine restores it at start-up):
+		// listed once.
+		restored := slices.ContainsFunc(its, func(p interactions.Interaction) bool { return p.ID == in.it.ID })
+		if !restored && (chat == "" || in.it.ChatID == chat) {
 			its = append(its, in.it)
 		}
 	}
 	slices.SortStableFunc(its, func(a, b interactions.Interaction) int { return a.AskedAt.Compare(b.AskedAt) })
+	src, _ := h.(selectionSource)
 	out := make([]interactionView, 0, len(its))
 	for _, it := range its {
-		out = append(out, c.viewLocked(it))
+		v := c.viewLocked(it)
+		if src != nil && it.MultiSelect {
+			// The coordinator's selection: right after a restart it holds
+			// the journaled one before any event has reached the page.
+			if sel := src.Selected(it.ID); sel != nil {
+				v.Selected = sel
+			}
+		}
+		out = append(out, v)
 	}
 	c.mu.Unlock()
 	writeJSON(w, http.StatusOK, out)
+}
+
+// selectionSource is a Handler that knows a pending multi-select's
+// selection (the engine does).
+type selectionSource interface {
+	Selected(id string) []string
 }
 
 func (c *Connector) reply(w http.ResponseWriter, r *http.Request) {

@@ -774,3 +774,42 @@ func TestTogglesRaceConfirm(t *testing.T) {
 		s.next("agent.done")
 	}
 }
+
+// A multi-select question pending at a restart works through the API as
+// before it: toggle and confirm are accepted after the restart (they were
+// 404), the selection is kept across a second restart, the request is
+// listed once with its selection, and confirm sends every checked option.
+func TestMultiSelectAfterRestart(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "leashd.db")
+	e := start(t, setup{db: db})
+	s := e.subscribe("?chat=ms")
+	e.send("ms", "question", "agent")
+	q1 := s.next("interaction.requested")
+	st, body := e.reply(id(q1), `{"answers":[["SQLite"]]}`)
+	require.Equal(t, http.StatusNoContent, st, body)
+	q2 := s.until("interaction.requested", func(ev sseEvent) bool { return ev.Data["header"] == "Features" })
+	st, body = e.post("/api/interactions/"+id(q2)+"/toggle", `{"label":"Auth"}`)
+	require.Equal(t, http.StatusOK, st, body)
+	e.stop()
+
+	e2 := start(t, setup{db: db})
+	st, body = e2.post("/api/interactions/"+id(q2)+"/toggle", `{"label":"Search"}`)
+	require.Equal(t, http.StatusOK, st, "toggle after a restart: %s", body)
+	assert.JSONEq(t, `{"selected":["Auth","Search"]}`, body, "the selection from before the restart is kept")
+	e2.stop() // a second restart
+
+	e3 := start(t, setup{db: db})
+	s3 := e3.subscribe("?chat=ms")
+	_, body = e3.do("GET", "/api/interactions?chat=ms", "")
+	var pending []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(body), &pending))
+	require.Len(t, pending, 1, "listed once: %s", body)
+	assert.Equal(t, []any{"Auth", "Search"}, pending[0]["selected"])
+	st, body = e3.post("/api/interactions/"+id(q2)+"/confirm", "")
+	require.Equal(t, http.StatusNoContent, st, "confirm after a restart: %s", body)
+	r := s3.resolved(id(q2))
+	assert.Equal(t, "Auth, Search", r.Data["answer"])
+	s3.saying(`The user answered: "Auth, Search"`)
+	st, _ = e3.post("/api/interactions/"+id(q2)+"/confirm", "")
+	require.Equal(t, http.StatusConflict, st, "answered once")
+}

@@ -484,9 +484,10 @@ type interactionView struct {
 	OptionTexts      []string `json:"option_texts"`
 	Selected         []string `json:"selected"`
 	AwaitingFeedback bool     `json:"awaiting_feedback"`
-	// Interrupted is set on a request a restart interrupted: it is no
-	// longer waiting in the agent, but an answer is still taken and sent to
-	// the agent as its next prompt. Notice says so.
+	// Interrupted is set on a request a restart interrupted (pending
+	// again since the start-up): it is no longer waiting in the agent,
+	// but it is answered as before and the answer is sent to the agent as
+	// its next prompt. Notice says so.
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Notice      string `json:"notice,omitempty"`
 }
@@ -620,6 +621,8 @@ func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
 	}
 	if in, ok := c.interrupted[it.ID]; ok {
 		v.Interrupted, v.Notice = true, in.notice
+	} else if it.Restored {
+		v.Interrupted, v.Notice = true, interactions.InterruptedNotice
 	}
 	return v
 }
@@ -678,9 +681,12 @@ func (c *Connector) Update(_ context.Context, ev interactions.Event) error {
 				c.publishLocked("interaction.resolved", it.ChatID, resolved, "", 0)
 			}
 			// Interrupted by a restart: with the engine's recovery its
-			// buttons keep working, so it is shown (again) as a request
-			// carrying the "leashd restarted" notice.
+			// buttons keep working, so it is shown (again) as a request,
+			// with the selection so far.
 			c.interrupted[it.ID] = interrupted{it, r.Text}
+			if it.MultiSelect && ev.Selected != nil {
+				c.selected[it.ID] = slices.Clone(ev.Selected)
+			}
 			v := c.viewLocked(it)
 			c.publishLocked("interaction.requested", it.ChatID, v, describe(it), 0)
 			return nil

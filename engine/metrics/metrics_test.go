@@ -300,12 +300,16 @@ func TestWatchCountsAndLogsEachInteractionOnce(t *testing.T) {
 
 func TestWatchWithoutLoggerStillCounts(t *testing.T) {
 	m := metrics.New()
+	// The asker gives up while the chat cannot show the question (a
+	// failed Present alone keeps it pending).
+	reqCtx, giveUp := context.WithCancel(context.Background())
 	coord := interactions.New(interactions.WithPresenter(interactions.PresenterFunc(func(context.Context, interactions.Interaction) (string, error) {
+		giveUp()
 		return "", errors.New("chat gone")
 	})))
 	ctx, cancel := context.WithCancel(context.Background())
 	wait := m.Watch(ctx, coord)
-	_, res, err := coord.Request(ctx, interactions.Interaction{ChatID: "terminal:1", Kind: interactions.KindQuestion, Question: "?"})
+	_, res, err := coord.Request(reqCtx, interactions.Interaction{ChatID: "terminal:1", Kind: interactions.KindQuestion, Question: "?"})
 	require.NoError(t, err)
 	assert.Equal(t, interactions.StatusCancelled, res.Status)
 	cancel()

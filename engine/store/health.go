@@ -28,10 +28,11 @@ const (
 	OpSession   = "session"   // a chat's agent session, mode and workdir
 	OpFile      = "file"      // the database file went away
 	OpAgain     = "again"     // a call allowed again without asking after a restart
+	OpSelected  = "selected"  // a multi-select's ticks so far
 )
 
 // Ops are every op a write error is counted under.
-var Ops = []string{OpRequested, OpPresented, OpResolved, OpRecovered, OpInterrupt, OpSession, OpFile, OpAgain}
+var Ops = []string{OpRequested, OpPresented, OpResolved, OpRecovered, OpInterrupt, OpSession, OpFile, OpAgain, OpSelected}
 
 // ErrorCounter counts failed writes by op (the metrics package implements
 // it as leashd_store_errors_total).
@@ -75,7 +76,7 @@ type queued struct {
 // the person who answered is told it failed).
 func retryable(op string) bool {
 	switch op {
-	case OpRequested, OpPresented, OpResolved, OpSession:
+	case OpRequested, OpPresented, OpResolved, OpSession, OpSelected:
 		return true
 	}
 	return false

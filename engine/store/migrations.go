@@ -117,6 +117,26 @@ var migrations = []migration{
 		WHEN OLD.recovered_from <> '' AND NEW.recovered_from IS NOT OLD.recovered_from
 		BEGIN SELECT RAISE(ABORT, 'an interaction''s link to the answer that allowed it is set once'); END`,
 	)},
+	{Version: 3, Name: "multi-select selections; restored interactions may expire or be cancelled", Up: execSQL(
+		// The latest selection of a multi-select question, so that a
+		// restart keeps the options already ticked.
+		`CREATE TABLE selections (
+			interaction_id TEXT PRIMARY KEY REFERENCES interactions (id),
+			labels         TEXT NOT NULL DEFAULT '[]',
+			at             TEXT NOT NULL
+		) STRICT`,
+		// An interrupted interaction re-registered after a restart ends
+		// like a live one: answered, rejected, and now also expired or
+		// cancelled (/clear, /stop), recorded once.
+		`DROP TRIGGER interactions_outcome_once`,
+		`CREATE TRIGGER interactions_outcome_once
+		BEFORE UPDATE OF status, answer, decision, text, resolved_by, resolved_at, interrupted_at, recovered_at
+		ON interactions
+		WHEN NOT (OLD.status = 'pending'
+			OR (OLD.status = 'interrupted' AND OLD.recovered_at IS NULL AND NEW.recovered_at IS NOT NULL
+				AND NEW.status IN ('answered','rejected','expired','cancelled') AND NEW.interrupted_at IS OLD.interrupted_at))
+		BEGIN SELECT RAISE(ABORT, 'a settled interaction is never rewritten'); END`,
+	)},
 }
 
 // migrate brings db to the last of steps, each step in its own IMMEDIATE

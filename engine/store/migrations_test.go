@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -86,6 +87,29 @@ var fixtures = map[int]fixture{
 		check: func(t *testing.T, s *store.Store) {
 			assert.Equal(t, "v2orig", record(t, s, "v2orig.again").RecoveredFrom)
 			assert.Empty(t, record(t, s, "v2orig").RecoveredFrom)
+		},
+	},
+	3: {
+		seed: []string{
+			`INSERT INTO interactions (id, chat_id, kind, question, options, multi_select, asked_at, ref, status, text, resolved_at, interrupted_at)
+			 VALUES ('v2multi', 'slack:D1', 'question', 'Which checks?', '[{"label":"lint"},{"label":"test"},{"label":"vet"}]', 1,
+			         '2026-11-21T10:01:00.000000000Z', 'D1:1.2', 'interrupted', 'leashd stopped', '2026-11-21T10:02:00.000000000Z', '2026-11-21T10:02:00.000000000Z')`,
+			`INSERT INTO selections (interaction_id, labels, at) VALUES ('v2multi', '["lint","vet"]', '2026-11-21T10:01:30.000000000Z')`,
+		},
+		check: func(t *testing.T, s *store.Store) {
+			ctx := context.Background()
+			left, err := s.Unanswered(ctx, time.Time{})
+			require.NoError(t, err)
+			require.Len(t, left, 1)
+			assert.Equal(t, []string{"lint", "vet"}, left[0].Selected, "the selection kept")
+			// Cancelled after the restart (/clear): recorded once.
+			first, err := s.Recovered(ctx, "v2multi", interactions.Resolution{Status: interactions.StatusCancelled, Text: "cleared"})
+			require.NoError(t, err)
+			assert.True(t, first)
+			assert.Equal(t, "cancelled", record(t, s, "v2multi").Status())
+			left, err = s.Unanswered(ctx, time.Time{})
+			require.NoError(t, err)
+			assert.Empty(t, left)
 		},
 	},
 }

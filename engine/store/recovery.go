@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/leashd/leashd/engine"
@@ -58,10 +59,13 @@ func (s *Store) Interrupt(ctx context.Context) ([]engine.Interrupted, error) {
 	if err != nil {
 		return nil, fmt.Errorf("marking pending interactions interrupted: %w", err)
 	}
+	if err := s.fillSelections(ctx, out); err != nil {
+		return nil, fmt.Errorf("marking pending interactions interrupted: %w", err)
+	}
 	return out, nil
 }
 
-// LookupInterrupted implements engine.Recovery: it finds an interaction
+// LookupInterrupted finds an interaction
 // that a restart interrupted, whether or not its late answer has been
 // recorded yet (Recovered tells a duplicate tap apart). One an earlier run
 // left pending counts even before Interrupt has marked it: at start-up,
@@ -83,13 +87,16 @@ func (s *Store) LookupInterrupted(ctx context.Context, id string) (engine.Interr
 }
 
 // Recovered implements engine.Recovery: it records the answer given after
-// the restart as the interaction's outcome, exactly once. It reports false
+// the restart as the interaction's outcome, exactly once (or how it ended
+// unanswered: expired, or cancelled by /clear or /stop). It reports false
 // when the answer was already recorded (a duplicate tap), and an error when
 // id is not an interrupted interaction. One an earlier run left pending is
 // marked interrupted first, in the same transaction.
 func (s *Store) Recovered(ctx context.Context, id string, res interactions.Resolution) (bool, error) {
-	if res.Status != interactions.StatusAnswered && res.Status != interactions.StatusRejected {
-		return false, fmt.Errorf("recording the recovered answer to %s: status %q (accepted: answered, rejected)", id, res.Status)
+	switch res.Status {
+	case interactions.StatusAnswered, interactions.StatusRejected, interactions.StatusExpired, interactions.StatusCancelled:
+	default:
+		return false, fmt.Errorf("recording the recovered answer to %s: status %q (accepted: answered, rejected, expired, cancelled)", id, res.Status)
 	}
 	if res.At.IsZero() {
 		res.At = s.now()
@@ -170,6 +177,9 @@ func (s *Store) Unanswered(ctx context.Context, since time.Time) ([]engine.Inter
 	for _, r := range recs {
 		out = append(out, engine.Interrupted{Interaction: r.Interaction, Ref: r.Ref})
 	}
+	if err := s.fillSelections(ctx, out); err != nil {
+		return nil, fmt.Errorf("listing unanswered interrupted interactions: %w", err)
+	}
 	return out, nil
 }
 
@@ -216,6 +226,53 @@ func (s *Store) AllowedAgain(ctx context.Context, it interactions.Interaction, r
 	})
 	if err != nil {
 		return fmt.Errorf("recording interaction %s allowed after a restart: %w", it.ID, err)
+	}
+	return nil
+}
+
+var _ interactions.SelectionJournal = (*Store)(nil)
+
+// Selected implements interactions.SelectionJournal: it keeps the latest
+// selection of a multi-select question, so that a restart keeps it.
+func (s *Store) Selected(ctx context.Context, id string, labels []string) error {
+	if labels == nil {
+		labels = []string{}
+	}
+	data, err := json.Marshal(labels)
+	if err != nil {
+		return fmt.Errorf("recording the selection of interaction %s: %w", id, err)
+	}
+	lost := lostAttrs("a multi-select's ticks were not recorded; after a restart they are as before this toggle",
+		"id", id, "selected", strings.Join(labels, ", "))
+	err = s.write(ctx, OpSelected, lost, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO selections (interaction_id, labels, at) VALUES (?, ?, ?)
+			ON CONFLICT (interaction_id) DO UPDATE SET labels = excluded.labels, at = excluded.at`,
+			id, string(data), fmtTime(s.now()))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("recording the selection of interaction %s: %w", id, err)
+	}
+	return nil
+}
+
+// fillSelections sets the journaled selection of each multi-select.
+func (s *Store) fillSelections(ctx context.Context, ins []engine.Interrupted) error {
+	for i := range ins {
+		if !ins[i].Interaction.MultiSelect {
+			continue
+		}
+		var raw string
+		err := s.r.QueryRowContext(ctx, `SELECT labels FROM selections WHERE interaction_id = ?`, ins[i].Interaction.ID).Scan(&raw)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			continue
+		case err != nil:
+			return fmt.Errorf("reading the selection of %s: %w", ins[i].Interaction.ID, err)
+		}
+		if err := json.Unmarshal([]byte(raw), &ins[i].Selected); err != nil {
+			return fmt.Errorf("reading the selection of %s: %w", ins[i].Interaction.ID, err)
+		}
 	}
 	return nil
 }

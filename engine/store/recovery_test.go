@@ -142,8 +142,8 @@ func TestRecoveredRefusesWhatWasNotInterrupted(t *testing.T) {
 	require.ErrorContains(t, err, `no interaction "nope"`)
 	_, err = s.Recovered(ctx, "q1", ans)
 	require.ErrorContains(t, err, "not interrupted")
-	_, err = s.Recovered(ctx, "q1", interactions.Resolution{Status: interactions.StatusExpired})
-	require.ErrorContains(t, err, "accepted: answered, rejected")
+	_, err = s.Recovered(ctx, "q1", interactions.Resolution{Status: interactions.StatusInterrupted})
+	require.ErrorContains(t, err, "accepted: answered, rejected, expired, cancelled")
 	_, found, err := s.LookupInterrupted(ctx, "q1")
 	require.NoError(t, err)
 	assert.False(t, found)
@@ -311,4 +311,43 @@ func TestAllowedAgainLinksToTheRecoveredAnswer(t *testing.T) {
 	assert.JSONEq(t, `{"command":"touch x"}`, string(r.Interaction.ToolInput))
 	assert.Empty(t, record(t, s, "a1").RecoveredFrom)
 	require.Error(t, s.AllowedAgain(ctx, again, res, "a1"), "recorded once")
+}
+
+// A multi-select's selection is journaled on every toggle (the latest
+// wins) and comes back with the interaction after a crash and after a
+// shutdown; a question without a selection comes back with none.
+func TestSelectionSurvivesRestarts(t *testing.T) {
+	ctx := context.Background()
+	path := dbPath(t)
+	s1 := open(t, path)
+	ms := question("ms1", "telegram:42", t0)
+	ms.MultiSelect = true
+	ms.Options = []interactions.Option{{Label: "lint"}, {Label: "test"}, {Label: "vet"}}
+	require.NoError(t, s1.Requested(ctx, ms))
+	require.NoError(t, s1.Requested(ctx, func() interactions.Interaction {
+		q := question("plain", "telegram:42", t0.Add(time.Second))
+		q.MultiSelect = true
+		q.Options = ms.Options
+		return q
+	}()))
+	require.NoError(t, s1.Selected(ctx, "ms1", []string{"lint"}))
+	require.NoError(t, s1.Selected(ctx, "ms1", []string{"lint", "vet"}))
+	require.NoError(t, s1.Close()) // a crash: both still pending
+
+	s2 := open(t, path)
+	left, err := s2.Interrupt(ctx)
+	require.NoError(t, err)
+	require.Len(t, left, 2)
+	assert.Equal(t, []string{"lint", "vet"}, left[0].Selected)
+	assert.Nil(t, left[1].Selected)
+	require.NoError(t, s2.Selected(ctx, "ms1", []string{"vet"})) // toggled after the restart
+	require.NoError(t, s2.Close())
+
+	s3 := open(t, path)
+	open3, err := s3.Unanswered(ctx, time.Time{})
+	require.NoError(t, err)
+	require.Len(t, open3, 2)
+	assert.Equal(t, "ms1", open3[0].Interaction.ID)
+	assert.Equal(t, []string{"vet"}, open3[0].Selected, "the latest selection, after a second restart")
+	assert.ErrorContains(t, s3.Selected(ctx, "neverwas", []string{"x"}), "neverwas")
 }

@@ -159,6 +159,7 @@ type conn struct {
 	said    []string
 	shown   []interactions.Interaction
 	updates []interactions.Event
+	run     bool // Run was called
 	changed chan struct{}
 }
 
@@ -166,8 +167,15 @@ func newConn() *conn { return &conn{changed: make(chan struct{}, 1)} }
 
 func (c *conn) Name() string { return "web" }
 func (c *conn) Run(ctx context.Context, _ connectors.Handler) error {
+	c.note(func() { c.run = true })
 	<-ctx.Done()
 	return nil
+}
+
+func (c *conn) running() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.run
 }
 func (c *conn) note(f func()) {
 	c.mu.Lock()
@@ -284,6 +292,15 @@ func startLeashd(t testing.TB, path string, a *agent, wrap ...func(engine.Recove
 	return l
 }
 
+// waitPending waits until the start-up has registered id again.
+func (l *leashd) waitPending(t testing.TB, id string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		_, ok := l.e.Interaction(id)
+		return ok
+	}, wait, time.Millisecond, "%s is not pending again after the restart", id)
+}
+
 func (l *leashd) send(t testing.TB, chatID, text string) {
 	t.Helper()
 	_, err := l.e.HandleMessage(context.Background(), connectors.Incoming{ChatID: chatID, UserID: "u1", Text: text})
@@ -332,8 +349,7 @@ func TestRestartRecoversAPendingQuestion(t *testing.T) {
 	// at once (a double tap, a second person, a retried webhook).
 	a2 := newAgent("new")
 	l2 := startLeashd(t, path, a2)
-	_, live := l2.e.Interaction(q.ID)
-	assert.False(t, live, "the new coordinator does not know it as pending")
+	l2.waitPending(t, q.ID) // registered again at start-up
 	const taps = 8
 	var wg sync.WaitGroup
 	errs := make([]error, taps)
@@ -446,9 +462,10 @@ func (r slowRecovery) Interrupt(ctx context.Context) ([]engine.Interrupted, erro
 }
 
 // TestTapArrivingBeforeStartupRecovery: after a crash, the tap a person
-// made while leashd was down arrives as soon as the connector polls — before
-// the start-up recovery has marked anything. It reaches the agent, and the
-// message is not marked "restarted" afterwards.
+// made while leashd was down arrives as soon as the connector polls. The
+// connectors start only once the start-up has registered the leftovers
+// again, so that tap finds its interaction pending: it reaches the agent,
+// and the message is not marked "restarted" afterwards.
 func TestTapArrivingBeforeStartupRecovery(t *testing.T) {
 	ctx := context.Background()
 	path := dbPath(t)
@@ -467,24 +484,32 @@ func TestTapArrivingBeforeStartupRecovery(t *testing.T) {
 	var once sync.Once
 	unblock := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(unblock) // before the engine stops, even when the test fails
-	<-called           // the engine is running; recovery has not marked anything yet
+	<-called           // the engine is starting; recovery has not marked anything yet
+	assert.False(t, l.conn.running(), "no connector takes updates before the leftovers are registered again")
+	unblock()
+	l.conn.waitFor(t, "the connector running", func() bool { return l.conn.run })
+	_, pending := l.e.Interaction(q.ID)
+	require.True(t, pending, "registered again before the connector started")
 	out, err := l.e.Reply(ctx, q.ID, interactions.Reply{By: "1001", Answers: []string{"SQLite"}})
 	require.NoError(t, err)
 	assert.Equal(t, interactions.Resolved, out)
 	a.waitFor(t, "the recovered prompt", func() bool { return len(a.prompts) == 1 })
 	assert.Contains(t, a.promptsCopy()[0], `The user answered: "SQLite"`)
 	assert.Equal(t, "sess-old", a.openedCopy()[0].ResumeID)
-	unblock()
 
-	ev := l.conn.resolvedUpdate(t, q.ID)
-	assert.Equal(t, interactions.StatusAnswered, ev.Resolution.Status)
-	assert.Equal(t, "msg-crashq1", ev.Ref)
+	l.conn.waitFor(t, "the answer shown", func() bool {
+		for _, u := range l.conn.updates {
+			if u.Interaction.ID == q.ID && u.Resolution.Status == interactions.StatusAnswered {
+				return u.Ref == "msg-crashq1"
+			}
+		}
+		return false
+	})
 	l.stop()
 	l.conn.mu.Lock()
 	defer l.conn.mu.Unlock()
-	for _, u := range l.conn.updates {
-		assert.NotEqual(t, interactions.StatusInterrupted, u.Resolution.Status, "the answered message is not marked restarted afterwards")
-	}
+	last := l.conn.updates[len(l.conn.updates)-1]
+	assert.Equal(t, interactions.StatusAnswered, last.Resolution.Status, "the answered message is not marked restarted afterwards")
 	ro, err := store.Open(ctx, path, store.ReadOnly())
 	require.NoError(t, err)
 	defer ro.Close()

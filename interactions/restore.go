@@ -1,0 +1,182 @@
+package interactions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// SelectionJournal is a Journal that also keeps a multi-select question's
+// selection, so that a restart does not lose the options already ticked
+// (Restore takes them back). Toggle calls Selected with the whole selection,
+// in option order, before it returns; calls for one interaction are made
+// one at a time, the last with the latest selection.
+type SelectionJournal interface {
+	Selected(ctx context.Context, id string, labels []string) error
+}
+
+// Restored is an interaction an earlier run of leashd left pending, as the
+// journal kept it.
+type Restored struct {
+	// Interaction as it was asked: its ID, chat, question, AskedAt.
+	Interaction Interaction
+	// Ref is the message that shows it (what the Presenter returned then).
+	Ref string
+	// Selected is a multi-select question's selection so far.
+	Selected []string
+}
+
+// Restore registers an interaction an earlier run left pending, under its
+// own ID and with its selection, without presenting it again (its message
+// exists). It returns once it is registered; the channel delivers how it
+// ended. From then on it is one pending interaction like any other: Reply,
+// ReplyText, Toggle (which is journaled), Confirm, CancelPending, Cancel and
+// Interrupt work on it the same way, ctx ending cancels it, and its events
+// carry Ref.
+//
+// Its deadline is a fresh timeout counted from Restore, not from when it was
+// first asked: nobody could answer while leashd was down. Its outcome is not
+// written to the Journal (which holds it as interrupted already): the
+// caller records it. The error is non-nil only when it could not be
+// registered (no ID, an invalid interaction, that ID already pending, or the
+// coordinator closed).
+func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolution, error) {
+	it := r.Interaction
+	if it.ID == "" {
+		return nil, fmt.Errorf("%w: the restored interaction has no ID", ErrInvalidReply)
+	}
+	if err := validate(&it); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	it.Restored = true
+	it.Deadline = time.Time{}
+	if c.timeout > 0 {
+		it.Deadline = c.now().Add(c.timeout)
+	}
+	p := &pending{done: make(chan struct{}), ref: r.Ref}
+	if it.MultiSelect {
+		p.selected = make([]bool, len(it.Options))
+		for _, l := range r.Selected {
+			if i := optionIndex(it, l); i >= 0 {
+				p.selected[i] = true
+			}
+		}
+	}
+
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if _, taken := c.byID[it.ID]; taken {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w: interaction %s is already pending", ErrInvalidReply, it.ID)
+	}
+	c.inflight.Add(1)
+	p.it = it
+	c.byID[it.ID] = p
+	c.byChat[it.ChatID] = append(c.byChat[it.ChatID], p)
+	sel := p.selectedLabels() // a tap may toggle as soon as the lock is let go
+	c.mu.Unlock()
+
+	c.log.Info("interaction left pending by an earlier run is answerable again", "id", it.ID, "chat", it.ChatID, "kind", it.Kind)
+	c.subs.publish(Event{Type: EventRequested, Interaction: it, Ref: r.Ref, Selected: sel})
+
+	out := make(chan Resolution, 1)
+	go func() {
+		defer c.inflight.Done()
+		res := c.await(ctx, p, start)
+		c.log.Info("interaction resolved", "id", it.ID, "chat", it.ChatID, "kind", it.Kind,
+			"status", res.Status, "by", res.By, "restored", true)
+		c.subs.publish(c.resolvedEvent(p))
+		out <- res
+	}()
+	return out, nil
+}
+
+// journalSelection records p's current selection (SelectionJournal).
+func (c *Coordinator) journalSelection(p *pending) {
+	sj, ok := c.journal.(SelectionJournal)
+	if !ok {
+		return
+	}
+	p.selMu.Lock()
+	defer p.selMu.Unlock()
+	c.mu.Lock()
+	sel := p.selectedLabels()
+	c.mu.Unlock()
+	if sel == nil {
+		sel = []string{}
+	}
+	if err := sj.Selected(context.Background(), p.it.ID, sel); err != nil {
+		c.log.Error("recording a multi-select selection", "id", p.it.ID, "err", err)
+	}
+}
+
+// WithPresentRetry sets the backoff between attempts to show an interaction
+// whose Present failed: first the first wait, doubling up to max (defaults
+// 2s and 1m).
+func WithPresentRetry(first, max time.Duration) Opt {
+	return func(c *Coordinator) {
+		if first > 0 {
+			c.retryFirst = first
+		}
+		if max >= first {
+			c.retryMax = max
+		}
+	}
+}
+
+type attemptKey struct{}
+
+func withAttempt(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, attemptKey{}, n)
+}
+
+// PresentAttempt is, inside Presenter.Present, which attempt to show the
+// interaction this is: 1 the first, more for a retry after a failure (a
+// Presenter showing it in several places may show it again only where it
+// failed).
+func PresentAttempt(ctx context.Context) int {
+	if n, ok := ctx.Value(attemptKey{}).(int); ok {
+		return n
+	}
+	return 1
+}
+
+// retryPresent shows p again, with backoff, until it is shown or resolved.
+func (c *Coordinator) retryPresent(ctx context.Context, p *pending, presenter Presenter) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-p.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	wait := c.retryFirst
+	for attempt := 2; ; attempt++ {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		ref, err := presenter.Present(withAttempt(ctx, attempt), p.it)
+		if err == nil {
+			c.log.Info("interaction shown after earlier attempts failed", "id", p.it.ID, "chat", p.it.ChatID, "attempt", attempt)
+			c.shown(context.WithoutCancel(ctx), p, ref)
+			return
+		}
+		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+			return // it ended meanwhile
+		}
+		wait = min(wait*2, c.retryMax)
+		c.log.Warn("presenting interaction failed again; it stays pending and answerable elsewhere",
+			"id", p.it.ID, "chat", p.it.ChatID, "attempt", attempt, "next_in", wait, "err", err)
+	}
+}
