@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,6 +103,10 @@ func allowedAfterRestart(t *testing.T, kill bool) {
 		return bash() // the agent runs it again, as told
 	})
 	s2.api.Reply(bash(), fakeapi.Text("Done."))
+	// The new engine restores what the last run left pending before it
+	// takes taps from any chat app.
+	require.Eventually(t, func() bool { _, ok := s2.e.Interaction(it.ID); return ok }, 10*time.Second, 5*time.Millisecond,
+		"the approval is pending again after the restart")
 	s2.tap(t, it.ID, interactions.DecisionAllow)
 
 	again := s2.conn.waitShown(t, 1) // the third identical call is asked about
