@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+
+	"github.com/leashd/leashd/interactions"
 )
 
 // Mode is an agent permission mode, as Claude Code names them.
@@ -88,7 +90,39 @@ type PermissionRequest struct {
 	Input       json.RawMessage // the tool's input object
 	ToolUseID   string
 	Suggestions json.RawMessage // the agent's permission_suggestions, if any
+
+	// What the agent says about the request, for the person deciding.
+	Reason      string // why it asks (Claude: decision_reason)
+	BlockedPath string // the path that made it ask, if any
+	// MCPServer and MCPSource name the MCP server serving the tool and
+	// where its definition came from (e.g. "user", "project", "plugin").
+	MCPServer, MCPSource string
+	// DefaultToNo: the request must not be approvable by one stray tap;
+	// Deny comes first.
+	DefaultToNo bool
+	// NoSessionAllow: do not offer "allow for this session".
+	NoSessionAllow bool
+	// RequiresDetails: the person must see the whole request; no compact
+	// one-tap approval.
+	RequiresDetails bool
+	// AskRule is the person's own rule (e.g. "Bash(rm:*)") that forced
+	// this prompt: the request is never approved without a person, not by
+	// a mode nor by a session rule.
+	AskRule string
 }
+
+// Decision classifications: how a person decided, for agents that record
+// it (Claude Code's decisionClassification). Empty when no person decided.
+const (
+	ClassUserTemporary = "user_temporary" // allowed once
+	ClassUserPermanent = "user_permanent" // allowed by a rule a person made ("allow for this session")
+	ClassUserReject    = "user_reject"    // denied by a person
+)
+
+// ErrRequestWithdrawn is the cause a Session cancels a Permission's
+// context with when the agent withdrew the request: the person's buttons
+// are taken away with interactions.WithdrawnText.
+var ErrRequestWithdrawn = interactions.ErrWithdrawn
 
 // PermissionResponse is the decision on a PermissionRequest.
 type PermissionResponse struct {
@@ -101,6 +135,9 @@ type PermissionResponse struct {
 	Message string
 	// Interrupt stops the turn along with the denial.
 	Interrupt bool
+	// Classification says how a person decided (ClassUser…); empty when
+	// no person did (a mode, a timeout, a cancellation).
+	Classification string
 }
 
 // PermissionUpdate changes the session's permissions along with an allow.

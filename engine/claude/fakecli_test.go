@@ -271,6 +271,24 @@ func fakeCLI(mode string) int {
 				r = "no response"
 			}
 			result(r, false, "success")
+		case "fields": // can_use_tool as CLI 2.1.332 sends it, with every new field
+			out(map[string]any{"type": "control_request", "request_id": "f1", "request": map[string]any{
+				"subtype": "can_use_tool", "tool_name": "mcp__github__create_issue", "display_name": "create_issue",
+				"input": map[string]any{"title": "x"}, "tool_use_id": "toolu_f1",
+				"mcp_server":      map[string]any{"name": "github", "source": "user"},
+				"decision_reason": "Creates a public issue", "blocked_path": "/etc/hosts", "decision_reason_type": "rule",
+				"requires_user_interaction": true, "suppress_always_allow_rule": true, "default_to_no": true,
+				"matched_ask_rule": map[string]any{"source": "userSettings", "tool_name": "mcp__github__create_issue"},
+			}})
+			r1, _ := waitResponse("f1", 10*time.Second)
+			out(map[string]any{"type": "control_request", "request_id": "f2", "request": map[string]any{
+				"subtype": "can_use_tool", "tool_name": "Bash", "input": map[string]any{"command": "rm -rf x"}, "tool_use_id": "toolu_f2",
+				"matched_ask_rule": "Bash(rm:*)", "mcp_server": "not an object",
+			}})
+			r2, _ := waitResponse("f2", 10*time.Second)
+			askTool("f3", "Bash", map[string]any{"command": "ls"})
+			r3, _ := waitResponse("f3", 10*time.Second)
+			result(r1+"\n"+r2+"\n"+r3, false, "success")
 		case "shapes":
 			askTool("s1", "Write", map[string]any{"file_path": "/tmp/x", "content": "y"})
 			r1, _ := waitResponse("s1", 10*time.Second)

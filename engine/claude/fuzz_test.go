@@ -50,7 +50,9 @@ func FuzzParseLine(f *testing.F) {
 		switch l.Type {
 		case typeControlRequest:
 			assert.NotEmpty(t, l.RequestID)
-			_, _ = l.request()
+			if r, err := l.request(); err == nil {
+				_ = r.permissionRequest()
+			}
 		case typeControlResponse:
 			_, _ = l.response()
 		case typeControlCancel:

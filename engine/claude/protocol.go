@@ -68,6 +68,50 @@ type controlRequest struct {
 	Input       json.RawMessage `json:"input"`
 	ToolUseID   string          `json:"tool_use_id"`
 	Suggestions json.RawMessage `json:"permission_suggestions"`
+	// Newer CLIs say more about a can_use_tool (all optional).
+	DecisionReason          string          `json:"decision_reason"`
+	BlockedPath             string          `json:"blocked_path"`
+	MCPServer               json.RawMessage `json:"mcp_server"`       // {name, source}
+	MatchedAskRule          json.RawMessage `json:"matched_ask_rule"` // {source, tool_name, rule_content}
+	RequiresUserInteraction bool            `json:"requires_user_interaction"`
+	SuppressAlwaysAllowRule bool            `json:"suppress_always_allow_rule"`
+	DefaultToNo             bool            `json:"default_to_no"`
+}
+
+// permissionRequest converts a can_use_tool for the engine. The optional
+// objects are read leniently: a matched_ask_rule of another shape still
+// marks the request as forced by the person's rule.
+func (r controlRequest) permissionRequest() engine.PermissionRequest {
+	pr := engine.PermissionRequest{
+		ToolName: r.ToolName, Input: r.Input, ToolUseID: r.ToolUseID, Suggestions: r.Suggestions,
+		Reason: r.DecisionReason, BlockedPath: r.BlockedPath,
+		DefaultToNo: r.DefaultToNo, NoSessionAllow: r.SuppressAlwaysAllowRule, RequiresDetails: r.RequiresUserInteraction,
+	}
+	var srv struct {
+		Name   string `json:"name"`
+		Source string `json:"source"`
+	}
+	if isObject(r.MCPServer) && json.Unmarshal(r.MCPServer, &srv) == nil {
+		pr.MCPServer, pr.MCPSource = srv.Name, srv.Source
+	}
+	if raw := bytes.TrimSpace(r.MatchedAskRule); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		var rule struct {
+			Source      string `json:"source"`
+			ToolName    string `json:"tool_name"`
+			RuleContent string `json:"rule_content"`
+		}
+		pr.AskRule = "(unreadable rule)"
+		if json.Unmarshal(raw, &rule) == nil && rule.ToolName != "" {
+			pr.AskRule = rule.ToolName
+			if rule.RuleContent != "" {
+				pr.AskRule += "(" + rule.RuleContent + ")"
+			}
+			if rule.Source != "" {
+				pr.AskRule += " from " + rule.Source
+			}
+		}
+	}
+	return pr
 }
 
 // controlResponse is the body of a control_response from the CLI.
@@ -277,12 +321,16 @@ type permissionAllowBody struct {
 	Behavior           string                    `json:"behavior"`
 	UpdatedInput       json.RawMessage           `json:"updatedInput"`
 	UpdatedPermissions []engine.PermissionUpdate `json:"updatedPermissions,omitempty"`
+	// DecisionClassification says how a person decided (user_temporary,
+	// user_permanent); the CLI (2.1.197 and later) infers it when absent.
+	DecisionClassification string `json:"decisionClassification,omitempty"`
 }
 
 type permissionDenyBody struct {
-	Behavior  string `json:"behavior"`
-	Message   string `json:"message"`
-	Interrupt bool   `json:"interrupt"`
+	Behavior               string `json:"behavior"`
+	Message                string `json:"message"`
+	Interrupt              bool   `json:"interrupt"`
+	DecisionClassification string `json:"decisionClassification,omitempty"` // user_reject
 }
 
 // permissionBody renders a decision as the CLI expects it. An allow without
@@ -302,11 +350,21 @@ func permissionBody(req controlRequest, resp engine.PermissionResponse) any {
 			u.Destination = "session" // other destinations write settings files
 			ups = append(ups, u)
 		}
-		return permissionAllowBody{Behavior: permissionAllow, UpdatedInput: in, UpdatedPermissions: ups}
+		return permissionAllowBody{Behavior: permissionAllow, UpdatedInput: in, UpdatedPermissions: ups, DecisionClassification: classification(resp.Classification)}
 	}
 	msg := resp.Message
 	if msg == "" {
 		msg = "The user denied this request."
 	}
-	return permissionDenyBody{Behavior: permissionDeny, Message: msg, Interrupt: resp.Interrupt}
+	return permissionDenyBody{Behavior: permissionDeny, Message: msg, Interrupt: resp.Interrupt, DecisionClassification: classification(resp.Classification)}
+}
+
+// classification passes on only the values the CLI accepts: it rejects a
+// response with any other.
+func classification(c string) string {
+	switch c {
+	case engine.ClassUserTemporary, engine.ClassUserPermanent, engine.ClassUserReject:
+		return c
+	}
+	return ""
 }

@@ -63,7 +63,7 @@ type session struct {
 // ErrRequestWithdrawn is the cause (context.Cause) of a permission
 // request's context when the CLI withdrew the request
 // (control_cancel_request), e.g. after an interrupt.
-var ErrRequestWithdrawn = errors.New("claude withdrew the permission request")
+var ErrRequestWithdrawn = fmt.Errorf("claude withdrew the permission request: %w", engine.ErrRequestWithdrawn)
 
 // errTurnEnded is the cause when the turn that asked has ended.
 var errTurnEnded = errors.New("the turn ended")
@@ -399,9 +399,7 @@ func (s *session) permission(reqID string, req controlRequest) {
 			// not show people a question that is already over.
 			resp = engine.PermissionResponse{Message: "The request ended before it could be asked."}
 		default:
-			resp = ts.h.Permission(pctx, engine.PermissionRequest{
-				ToolName: req.ToolName, Input: req.Input, ToolUseID: req.ToolUseID, Suggestions: req.Suggestions,
-			})
+			resp = ts.h.Permission(pctx, req.permissionRequest())
 		}
 		s.mu.Lock()
 		delete(s.perms, reqID)

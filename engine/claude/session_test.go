@@ -300,7 +300,9 @@ func TestCancelRequestWithdrawsWithoutAnswer(t *testing.T) {
 	res, err := s.Turn(turnCtx(t), "cancel", h)
 	require.NoError(t, err)
 	assert.Equal(t, "responses=B", res.Text, "the withdrawn request got no answer; the other did")
-	assert.ErrorIs(t, <-aCancelled, ErrRequestWithdrawn)
+	cause := <-aCancelled
+	assert.ErrorIs(t, cause, ErrRequestWithdrawn)
+	assert.ErrorIs(t, cause, engine.ErrRequestWithdrawn, "the engine tells people the agent withdrew it")
 }
 
 func TestUnknownControlSubtypeGetsAnError(t *testing.T) {
@@ -581,4 +583,43 @@ func TestPartialText(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Hel", "lo", "not streamed"}, h.texts,
 		"deltas as they come; a streamed message is not repeated; a message that was not streamed still arrives")
+}
+
+// The new can_use_tool fields reach the engine, and how the person decided
+// goes back as decisionClassification (only the values the CLI accepts).
+func TestNewPermissionFieldsAndClassification(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	var got []engine.PermissionRequest
+	var mu sync.Mutex
+	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+		mu.Lock()
+		got = append(got, req)
+		mu.Unlock()
+		switch req.ToolUseID {
+		case "toolu_f1":
+			return engine.PermissionResponse{Allow: true, Classification: engine.ClassUserTemporary}
+		case "toolu_f2":
+			return engine.PermissionResponse{Message: "no", Classification: engine.ClassUserReject}
+		}
+		return engine.PermissionResponse{Allow: true, Classification: "config"} // not a value for the CLI
+	}}
+	res, err := s.Turn(turnCtx(t), "fields", h)
+	require.NoError(t, err)
+	rs := strings.Split(res.Text, "\n")
+	require.Len(t, rs, 3, res.Text)
+	assert.JSONEq(t, `{"subtype":"success","request_id":"f1","response":{"behavior":"allow","updatedInput":{"title":"x"},"decisionClassification":"user_temporary"}}`, rs[0])
+	assert.JSONEq(t, `{"subtype":"success","request_id":"f2","response":{"behavior":"deny","message":"no","interrupt":false,"decisionClassification":"user_reject"}}`, rs[1])
+	assert.JSONEq(t, `{"subtype":"success","request_id":"f3","response":{"behavior":"allow","updatedInput":{"command":"ls"}}}`, rs[2])
+	require.Len(t, got, 3)
+	assert.Equal(t, engine.PermissionRequest{
+		ToolName: "mcp__github__create_issue", Input: got[0].Input, ToolUseID: "toolu_f1",
+		Reason: "Creates a public issue", BlockedPath: "/etc/hosts", MCPServer: "github", MCPSource: "user",
+		DefaultToNo: true, NoSessionAllow: true, RequiresDetails: true,
+		AskRule: "mcp__github__create_issue from userSettings",
+	}, got[0])
+	assert.Equal(t, "(unreadable rule)", got[1].AskRule, "a rule of another shape still forces a person")
+	assert.Empty(t, got[1].MCPServer)
+	assert.Empty(t, got[2].AskRule)
+	assert.False(t, got[2].DefaultToNo || got[2].NoSessionAllow || got[2].RequiresDetails)
 }
