@@ -52,7 +52,9 @@ func TestWithdrawnToolApprovalSaysSo(t *testing.T) {
 		pctx, cancel := context.WithCancelCause(ctx)
 		raw, _ := json.Marshal(map[string]any{"command": "rm -rf build"})
 		done := make(chan engine.PermissionResponse, 1)
-		go func() { done <- th.Permission(pctx, engine.PermissionRequest{ToolName: "Bash", Input: raw, ToolUseID: "toolu_1"}) }()
+		go func() {
+			done <- th.Permission(pctx, engine.PermissionRequest{ToolName: "Bash", Input: raw, ToolUseID: "toolu_1"})
+		}()
 		h.fake.Wait(waitLimit, func() bool {
 			ms := h.fake.BotMessages(me)
 			return len(ms) > 0 && ms[len(ms)-1].Markup != nil
