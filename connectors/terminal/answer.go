@@ -81,6 +81,14 @@ func approvalKeys(it interactions.Interaction) []approvalKey {
 	if session >= 0 {
 		keys = append(keys, key("s", "3", session))
 	}
+	if it.DefaultToNo {
+		// One stray key must not approve: Deny is offered first, and
+		// only the letters answer (no digits).
+		keys[0], keys[1] = keys[1], keys[0]
+		for i := range keys {
+			keys[i].number = ""
+		}
+	}
 	return keys
 }
 
@@ -93,7 +101,7 @@ func parseApproval(input string, keys []approvalKey) act {
 		return a
 	}
 	for _, k := range keys {
-		if strings.EqualFold(s, k.letter) || s == k.number {
+		if strings.EqualFold(s, k.letter) || (k.number != "" && s == k.number) {
 			return act{kind: actSelect, index: k.index}
 		}
 	}
@@ -104,6 +112,9 @@ func parseApproval(input string, keys []approvalKey) act {
 	valid := make([]string, len(keys))
 	for i, k := range keys {
 		valid[i] = fmt.Sprintf("%s or %s for %s", k.letter, k.number, k.text)
+		if k.number == "" {
+			valid[i] = fmt.Sprintf("%s for %s", k.letter, k.text)
+		}
 	}
 	return act{kind: actInvalid, hint: fmt.Sprintf("%s: type %s (Ctrl+C or /reject rejects).", what, strings.Join(valid, ", "))}
 }

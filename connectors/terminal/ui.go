@@ -436,7 +436,16 @@ func (u *ui) show() {
 		b.WriteString(u.s.paint(sgrBold, "Approve this plan?"))
 	case interactions.KindToolApproval:
 		b.WriteString(u.s.paint(sgrBold, "The agent wants to run "+sanitize(it.ToolName)+":") + "\n")
-		if s := strings.TrimSpace(it.ToolSummary); s != "" {
+		for _, n := range connectors.ToolNotes(it) {
+			for _, l := range strings.Split(sanitize(n), "\n") {
+				b.WriteString("  " + u.s.paint(sgrYellow, l) + "\n")
+			}
+		}
+		s := strings.TrimSpace(it.ToolSummary)
+		if it.RequiresDetails && len(it.ToolInput) > 0 {
+			s = connectors.ToolDetails(it) // the whole request, not the summary
+		}
+		if s != "" {
 			b.WriteString(indent(sanitize(s), "  ") + "\n")
 		}
 		b.WriteString(u.s.paint(sgrBold, "Allow it?"))
@@ -505,12 +514,16 @@ func (u *ui) liveLines() []string {
 	switch p.mode {
 	case interactions.ModeApproval:
 		var opts, letters []string
-		for i, k := range p.keys {
+		for _, k := range p.keys {
 			code := sgrGreen
-			if i == 1 {
-				code = sgrRed // the second key rejects
+			if k.letter == "r" {
+				code = sgrRed // the key that rejects
 			}
-			opts = append(opts, u.s.paint(code, k.letter+"/"+k.number+" "+sanitize(k.text)))
+			name := k.letter
+			if k.number != "" {
+				name += "/" + k.number
+			}
+			opts = append(opts, u.s.paint(code, name+" "+sanitize(k.text)))
 			letters = append(letters, k.letter)
 		}
 		lines = append(lines, "  "+strings.Join(opts, "   "))
