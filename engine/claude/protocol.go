@@ -27,6 +27,8 @@ const (
 const (
 	subtypeInitialize   = "initialize"
 	subtypeCanUseTool   = "can_use_tool"
+	subtypeElicitation  = "elicitation"
+	subtypeUserDialog   = "request_user_dialog"
 	subtypeInterrupt    = "interrupt"
 	subtypeSetMode      = "set_permission_mode"
 	subtypeSuccess      = "success"
@@ -76,6 +78,31 @@ type controlRequest struct {
 	RequiresUserInteraction bool            `json:"requires_user_interaction"`
 	SuppressAlwaysAllowRule bool            `json:"suppress_always_allow_rule"`
 	DefaultToNo             bool            `json:"default_to_no"`
+	// elicitation (an MCP server asking the person)
+	MCPServerName   string          `json:"mcp_server_name"`
+	Message         string          `json:"message"`
+	Mode            string          `json:"mode"` // form (default) or url
+	URL             string          `json:"url"`
+	RequestedSchema json.RawMessage `json:"requested_schema"`
+	PropertyOrder   []string        `json:"property_order"`
+}
+
+// elicitationRequest converts an elicitation for the engine.
+func (r controlRequest) elicitationRequest() engine.ElicitationRequest {
+	er := engine.ElicitationRequest{Server: r.MCPServerName, Message: r.Message, Schema: r.RequestedSchema, PropertyOrder: r.PropertyOrder}
+	if r.Mode == "url" {
+		er.URL = r.URL
+		if er.URL == "" {
+			er.URL = "(the server sent no link)"
+		}
+	}
+	return er
+}
+
+// elicitationBody is the answer to an elicitation.
+type elicitationBody struct {
+	Action  string         `json:"action"` // accept, decline or cancel
+	Content map[string]any `json:"content,omitempty"`
 }
 
 // permissionRequest converts a can_use_tool for the engine. The optional

@@ -283,8 +283,18 @@ func (s *session) handle(raw []byte) {
 			s.replyError(l.RequestID, "leashd could not read the request: "+err.Error())
 			return
 		}
-		if req.Subtype == subtypeCanUseTool {
+		switch req.Subtype {
+		case subtypeCanUseTool:
 			s.permission(l.RequestID, req)
+			return
+		case subtypeElicitation:
+			s.elicitation(l.RequestID, req)
+			return
+		case subtypeUserDialog:
+			// Sent only for dialog kinds a host declared at initialize,
+			// and leashd declares none; the CLI says a host must not
+			// answer a kind it did not declare (not even "cancelled").
+			s.log.Warn("claude sent a user dialog leashd did not declare; leaving it to the CLI", "request_id", l.RequestID)
 			return
 		}
 		s.log.Info("claude sent a control request leashd does not support; answering with an error", "subtype", req.Subtype)
@@ -417,6 +427,56 @@ func (s *session) permission(reqID string, req controlRequest) {
 		}})
 		if err != nil {
 			s.log.Warn("answering claude's permission request", "tool", req.ToolName, "err", err)
+		}
+	}()
+}
+
+// elicitation asks the turn's handler to put an MCP server's question to
+// the person, on its own goroutine, and answers the CLI with accept,
+// decline or cancel, unless the CLI withdrew the request meanwhile. With
+// no turn, or a handler that cannot ask, it answers cancel at once (left
+// unanswered, the agent would wait forever).
+func (s *session) elicitation(reqID string, req controlRequest) {
+	ts := s.currentTurn()
+	parent := s.ctx
+	if ts != nil {
+		parent = ts.ctx
+	}
+	pctx, cancel := context.WithCancelCause(parent)
+	p := &perm{cancel: cancel}
+	s.mu.Lock()
+	s.perms[reqID] = p
+	s.mu.Unlock()
+	go func() {
+		defer cancel(nil)
+		resp := engine.ElicitationResponse{Action: engine.ElicitCancel}
+		var el engine.Elicitor
+		if ts != nil {
+			el, _ = ts.h.(engine.Elicitor)
+		}
+		switch {
+		case el == nil:
+			s.log.Info("claude asked for input from an MCP server with nobody to ask; cancelled", "server", req.MCPServerName)
+		case pctx.Err() == nil:
+			resp = el.Elicit(pctx, req.elicitationRequest())
+		}
+		s.mu.Lock()
+		delete(s.perms, reqID)
+		withdrawn := p.withdrawn
+		s.mu.Unlock()
+		if withdrawn || s.ctx.Err() != nil {
+			return
+		}
+		switch resp.Action {
+		case engine.ElicitAccept, engine.ElicitDecline:
+		default:
+			resp = engine.ElicitationResponse{Action: engine.ElicitCancel}
+		}
+		err := s.send(outControlResponse{Type: typeControlResponse, Response: outSuccess{
+			Subtype: subtypeSuccess, RequestID: reqID, Response: elicitationBody{Action: resp.Action, Content: resp.Content},
+		}})
+		if err != nil {
+			s.log.Warn("answering claude's elicitation", "server", req.MCPServerName, "err", err)
 		}
 	}()
 }
