@@ -289,6 +289,27 @@ func fakeCLI(mode string) int {
 			askTool("f3", "Bash", map[string]any{"command": "ls"})
 			r3, _ := waitResponse("f3", 10*time.Second)
 			result(r1+"\n"+r2+"\n"+r3, false, "success")
+		case "elicit": // elicitations as CLI 2.1.332 sends them: a form, a link, one withdrawn
+			out(map[string]any{"type": "control_request", "request_id": "e1", "request": map[string]any{
+				"subtype": "elicitation", "mcp_server_name": "deployer", "message": "Configure", "mode": "form",
+				"requested_schema": map[string]any{"type": "object", "properties": map[string]any{"env": map[string]any{"type": "string", "enum": []string{"stg", "prd"}}}},
+				"property_order":   []string{"env"},
+			}})
+			r1, _ := waitResponse("e1", 10*time.Second)
+			out(map[string]any{"type": "control_request", "request_id": "e2", "request": map[string]any{
+				"subtype": "elicitation", "mcp_server_name": "auth", "message": "Sign in", "mode": "url", "url": "https://auth.example/x", "elicitation_id": "el-1",
+			}})
+			r2, _ := waitResponse("e2", 10*time.Second)
+			out(map[string]any{"type": "control_request", "request_id": "e3", "request": map[string]any{
+				"subtype": "elicitation", "mcp_server_name": "slow", "message": "never mind", "requested_schema": map[string]any{"properties": map[string]any{"x": map[string]any{"type": "string"}}},
+			}})
+			time.Sleep(100 * time.Millisecond)
+			out(map[string]any{"type": "control_cancel_request", "request_id": "e3"})
+			got := "none"
+			if r3, ok := waitResponse("e3", 500*time.Millisecond); ok {
+				got = r3
+			}
+			result(r1+"\n"+r2+"\n"+got, false, "success")
 		case "shapes":
 			askTool("s1", "Write", map[string]any{"file_path": "/tmp/x", "content": "y"})
 			r1, _ := waitResponse("s1", 10*time.Second)

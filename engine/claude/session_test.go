@@ -623,3 +623,61 @@ func TestNewPermissionFieldsAndClassification(t *testing.T) {
 	assert.Empty(t, got[2].AskRule)
 	assert.False(t, got[2].DefaultToNo || got[2].NoSessionAllow || got[2].RequiresDetails)
 }
+
+// elicitHandler is a handler that can also put MCP elicitations to a
+// person.
+type elicitHandler struct {
+	handler
+	elicit func(ctx context.Context, req engine.ElicitationRequest) engine.ElicitationResponse
+}
+
+func (h *elicitHandler) Elicit(ctx context.Context, req engine.ElicitationRequest) engine.ElicitationResponse {
+	return h.elicit(ctx, req)
+}
+
+// Elicitations reach the handler as the CLI sent them and are answered
+// {action, content}; one the CLI withdrew gets no answer and its context
+// says so; a handler that cannot ask gets cancel (never a hang).
+func TestElicitationRoundTrip(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	var got []engine.ElicitationRequest
+	var mu sync.Mutex
+	withdrawn := make(chan error, 1)
+	h := &elicitHandler{elicit: func(ctx context.Context, req engine.ElicitationRequest) engine.ElicitationResponse {
+		mu.Lock()
+		got = append(got, req)
+		mu.Unlock()
+		switch req.Server {
+		case "deployer":
+			return engine.ElicitationResponse{Action: engine.ElicitAccept, Content: map[string]any{"env": "prd"}}
+		case "auth":
+			return engine.ElicitationResponse{Action: engine.ElicitDecline}
+		}
+		<-ctx.Done()
+		withdrawn <- context.Cause(ctx)
+		return engine.ElicitationResponse{Action: engine.ElicitAccept}
+	}}
+	res, err := s.Turn(turnCtx(t), "elicit", h)
+	require.NoError(t, err)
+	rs := strings.Split(res.Text, "\n")
+	require.Len(t, rs, 3, res.Text)
+	assert.JSONEq(t, `{"subtype":"success","request_id":"e1","response":{"action":"accept","content":{"env":"prd"}}}`, rs[0])
+	assert.JSONEq(t, `{"subtype":"success","request_id":"e2","response":{"action":"decline"}}`, rs[1])
+	assert.Equal(t, "none", rs[2], "a withdrawn elicitation is not answered")
+	assert.ErrorIs(t, <-withdrawn, engine.ErrRequestWithdrawn)
+	require.Len(t, got, 3)
+	assert.Equal(t, "Configure", got[0].Message)
+	assert.Equal(t, []string{"env"}, got[0].PropertyOrder)
+	assert.JSONEq(t, `{"type":"object","properties":{"env":{"type":"string","enum":["stg","prd"]}}}`, string(got[0].Schema))
+	assert.Empty(t, got[0].URL)
+	assert.Equal(t, "https://auth.example/x", got[1].URL)
+
+	// A handler without Elicit: every elicitation is cancelled at once.
+	res, err = s.Turn(turnCtx(t), "elicit", &handler{})
+	require.NoError(t, err)
+	rs = strings.Split(res.Text, "\n")
+	require.Len(t, rs, 3, res.Text)
+	assert.JSONEq(t, `{"subtype":"success","request_id":"e1","response":{"action":"cancel"}}`, rs[0])
+	assert.JSONEq(t, `{"subtype":"success","request_id":"e2","response":{"action":"cancel"}}`, rs[1])
+}
