@@ -48,7 +48,31 @@ type SessionOptions struct {
 	Mode     Mode
 	WorkDir  string
 	Model    string
+	// Notice, when set, receives what the agent reports outside a turn's
+	// text, in or between turns (AgentNotice); it must not block long.
+	Notice func(AgentNotice)
 }
+
+// AgentNotice is something the agent reports that people should see and
+// the audit log should keep.
+type AgentNotice struct {
+	Kind string // NoticeDenied, NoticeWritesLost or NoticeReset
+	Text string // for people
+}
+
+// Notice kinds.
+const (
+	// NoticeDenied: the agent denied a tool call itself, asking nobody (a
+	// deny rule, its mode, its classifier).
+	NoticeDenied = "permission_denied"
+	// NoticeWritesLost: the agent could not save its transcript or
+	// settings (disk full); resuming may miss part of the conversation.
+	NoticeWritesLost = "session_writes_lost"
+	// NoticeReset: the agent discarded its conversation (its own /clear, a
+	// plan approved with a fresh context); the chat's earlier messages are
+	// no longer in its context.
+	NoticeReset = "conversation_reset"
+)
 
 // Session is one live agent conversation (for Claude: one CLI process).
 type Session interface {

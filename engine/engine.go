@@ -58,6 +58,7 @@ type options struct {
 	store         SessionStore
 	recovery      Recovery
 	metrics       Metrics
+	notices       NoticeLog
 	closeTimeout  time.Duration
 }
 

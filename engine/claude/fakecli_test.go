@@ -310,6 +310,25 @@ func fakeCLI(mode string) int {
 				got = r3
 			}
 			result(r1+"\n"+r2+"\n"+got, false, "success")
+		case "background": // 2.1.3xx with state events: a background agent asks after the result, then idle
+			state := func(st string) {
+				out(map[string]any{"type": "system", "subtype": "session_state_changed", "state": st, "uuid": "u", "session_id": sid})
+			}
+			state("running")
+			result("main done", false, "success")
+			askTool("bg1", "Bash", map[string]any{"command": "make bg"})
+			r, ok := waitResponse("bg1", 10*time.Second)
+			if !ok {
+				r = "no response"
+			}
+			out(map[string]any{"type": "assistant", "parent_tool_use_id": nil, "message": map[string]any{"content": []any{map[string]any{"type": "text", "text": "bg: " + r}}}})
+			state("idle")
+		case "notices":
+			out(map[string]any{"type": "system", "subtype": "permission_denied", "tool_name": "Bash", "tool_use_id": "toolu_9",
+				"decision_reason_type": "rule", "decision_reason": "Bash(rm:*) is denied by your settings", "message": "Permission to use Bash has been denied.", "uuid": "u", "session_id": sid})
+			out(map[string]any{"type": "conversation_reset", "new_conversation_id": "c2", "uuid": "u", "session_id": "fake-session-2", "trigger": "clear"})
+			out(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": "ok"}) // no session_id: the reset said it
+			out(map[string]any{"type": "system", "subtype": "session_writes_lost", "error_code": "ENOSPC", "lost": []string{"transcript"}, "transcript_session_ids": []string{sid}, "uuid": "u", "session_id": sid})
 		case "shapes":
 			askTool("s1", "Write", map[string]any{"file_path": "/tmp/x", "content": "y"})
 			r1, _ := waitResponse("s1", 10*time.Second)

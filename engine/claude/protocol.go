@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/leashd/leashd/engine"
@@ -13,15 +14,85 @@ import (
 // Message types the CLI prints on stdout (stream-json, one JSON object a
 // line).
 const (
-	typeControlRequest  = "control_request"
-	typeControlResponse = "control_response"
-	typeControlCancel   = "control_cancel_request"
-	typeSystem          = "system"
-	typeAssistant       = "assistant"
-	typeUser            = "user"
-	typeResult          = "result"
-	typeStreamEvent     = "stream_event" // with --include-partial-messages
+	typeControlRequest    = "control_request"
+	typeControlResponse   = "control_response"
+	typeControlCancel     = "control_cancel_request"
+	typeSystem            = "system"
+	typeAssistant         = "assistant"
+	typeUser              = "user"
+	typeResult            = "result"
+	typeStreamEvent       = "stream_event" // with --include-partial-messages
+	typeConversationReset = "conversation_reset"
 )
+
+// System subtypes leashd acts on besides init.
+const (
+	subtypeStateChanged     = "session_state_changed" // with CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS
+	subtypePermissionDenied = "permission_denied"
+	subtypeWritesLost       = "session_writes_lost"
+	stateIdle               = "idle"
+)
+
+// systemLine is the body of the system messages leashd reads besides
+// init, and of conversation_reset.
+type systemLine struct {
+	State          string   `json:"state"` // session_state_changed
+	ToolName       string   `json:"tool_name"`
+	DecisionReason string   `json:"decision_reason"`
+	Message        string   `json:"message"` // permission_denied: what the model reads
+	ErrorCode      string   `json:"error_code"`
+	Lost           []string `json:"lost"`
+	Trigger        string   `json:"trigger"` // conversation_reset
+}
+
+// notice renders a permission_denied, session_writes_lost or
+// conversation_reset line for people; ok is false for other lines.
+func (sl systemLine) notice(typ, subtype string) (engine.AgentNotice, bool) {
+	switch {
+	case typ == typeConversationReset:
+		why := map[string]string{
+			"clear": "after /clear", "plan_mode_exit": "a plan was approved with a fresh context",
+			"fresh_session": "a fresh session started", "onboarding": "onboarding ran again",
+		}[sl.Trigger]
+		text := "The agent started a fresh conversation"
+		if why != "" {
+			text += " (" + why + ")"
+		}
+		return engine.AgentNotice{Kind: engine.NoticeReset, Text: text + ": it no longer remembers the messages above."}, true
+	case typ == typeSystem && subtype == subtypePermissionDenied:
+		tool := sl.ToolName
+		if tool == "" {
+			tool = "a tool"
+		}
+		text := "Claude Code denied " + tool + " without asking"
+		for _, s := range []string{sl.DecisionReason, sl.Message} {
+			if s != "" && !strings.Contains(text, s) {
+				text += ": " + s
+			}
+		}
+		return engine.AgentNotice{Kind: engine.NoticeDenied, Text: text}, true
+	case typ == typeSystem && subtype == subtypeWritesLost:
+		what := map[string]string{"transcript": "the session transcript", "global_config": "its settings (~/.claude.json)"}
+		var lost []string
+		for _, l := range sl.Lost {
+			if w, ok := what[l]; ok {
+				lost = append(lost, w)
+			} else {
+				lost = append(lost, l)
+			}
+		}
+		if len(lost) == 0 {
+			lost = []string{"its files"}
+		}
+		why := map[string]string{"ENOSPC": "the disk is full", "EDQUOT": "the disk quota is used up"}[sl.ErrorCode]
+		if why == "" {
+			why = "error " + sl.ErrorCode
+		}
+		return engine.AgentNotice{Kind: engine.NoticeWritesLost, Text: "Claude Code could not save " + strings.Join(lost, " and ") +
+			" (" + why + "); resuming this session may miss part of the conversation."}, true
+	}
+	return engine.AgentNotice{}, false
+}
 
 // Control request subtypes.
 const (

@@ -56,7 +56,11 @@ type session struct {
 	waiting  map[string]chan controlResponse // our control requests by request_id
 	perms    map[string]*perm                // the CLI's can_use_tool requests by request_id
 	turn     *turnState
-	exitErr  error
+	// stateEvents is set once the CLI sent session_state_changed: from
+	// then on a turn ends at "idle", not at its result.
+	stateEvents bool
+	notice      func(engine.AgentNotice)
+	exitErr     error
 	closedBy string // why leashd ended the process, if it did
 }
 
@@ -79,6 +83,7 @@ type turnState struct {
 	h        engine.TurnHandler
 	ctx      context.Context // cancelled when the turn ends
 	result   chan engine.Result
+	idle     chan struct{} // session_state_changed "idle" arrived
 	finished chan struct{}
 }
 
@@ -90,7 +95,9 @@ func start(a *Agent, o engine.SessionOptions) (*session, error) {
 	}
 	cmd := exec.Command(a.path, a.argsFor(o)...)
 	cmd.Dir = o.WorkDir
-	cmd.Env = append(os.Environ(), a.env...)
+	// The CLI says when a turn is really over (session_state_changed
+	// idle, after background agents finished) only when asked to.
+	cmd.Env = append(append(os.Environ(), "CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS=1"), a.env...)
 	cmd.Stdout = w
 	// stderr through a pipe of our own too, so that Wait returns when the
 	// CLI exits even if a tool it started still holds stderr open.
@@ -131,6 +138,7 @@ func start(a *Agent, o engine.SessionOptions) (*session, error) {
 		stdin: stdin, ctx: ctx, cancel: cancel,
 		done: make(chan struct{}), readDone: make(chan struct{}), errsDone: errsDone, errsPipe: er,
 		id: o.ResumeID, waiting: map[string]chan controlResponse{}, perms: map[string]*perm{},
+		notice: o.Notice,
 	}
 	log.Debug("claude started", "path", a.path, "args", cmd.Args[1:], "dir", o.WorkDir)
 	go s.read()
@@ -301,9 +309,20 @@ func (s *session) handle(raw []byte) {
 		s.replyError(l.RequestID, errUnsupportedReply+": leashd does not handle control requests of subtype "+strconv.Quote(req.Subtype))
 	case typeControlCancel:
 		s.withdraw(l.RequestID)
-	case typeSystem:
-		if l.Subtype == subtypeInit && l.SessionID != "" {
+	case typeSystem, typeConversationReset:
+		if (l.Subtype == subtypeInit || l.Type == typeConversationReset) && l.SessionID != "" {
 			s.setID(l.SessionID)
+		}
+		var sl systemLine
+		if l.Subtype == subtypeInit || json.Unmarshal(raw, &sl) != nil {
+			return
+		}
+		if l.Subtype == subtypeStateChanged {
+			s.stateChanged(sl.State)
+			return
+		}
+		if n, ok := sl.notice(l.Type, l.Subtype); ok && s.notice != nil {
+			s.notice(n)
 		}
 	case typeAssistant:
 		ts := s.currentTurn()
@@ -369,6 +388,29 @@ func (s *session) streamEvent(l *line) {
 		}
 		s.streamedMsg = s.curMsg
 		ts.h.Text(ev.Delta.Text)
+	}
+}
+
+// stateChanged notes a session_state_changed: "idle" ends the running
+// turn (once its result is in).
+func (s *session) stateChanged(state string) {
+	s.mu.Lock()
+	s.stateEvents = true
+	ts := s.turn
+	s.mu.Unlock()
+	if ts == nil {
+		return
+	}
+	if state != stateIdle { // running again: an earlier idle is over
+		select {
+		case <-ts.idle:
+		default:
+		}
+		return
+	}
+	select {
+	case ts.idle <- struct{}{}:
+	default:
 	}
 }
 
@@ -596,7 +638,7 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 	}
 	tctx, tcancelCause := context.WithCancelCause(s.ctx)
 	tcancel := func() { tcancelCause(errTurnEnded) }
-	ts := &turnState{h: h, ctx: tctx, result: make(chan engine.Result, 1), finished: make(chan struct{})}
+	ts := &turnState{h: h, ctx: tctx, result: make(chan engine.Result, 1), idle: make(chan struct{}, 1), finished: make(chan struct{})}
 	s.mu.Lock()
 	s.turn = ts
 	s.mu.Unlock()
@@ -614,7 +656,7 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 	}
 	select {
 	case r := <-ts.result:
-		return r, nil
+		return s.awaitIdle(ctx, ts, r), nil
 	case <-s.done:
 		select {
 		case r := <-ts.result:
@@ -641,6 +683,30 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 		s.kill()
 	}
 	return engine.Result{}, fmt.Errorf("turn abandoned: %w", context.Cause(ctx))
+}
+
+// awaitIdle returns r once the turn is over: at once for a CLI that does
+// not send session_state_changed (before 2.1.3xx), else when it says
+// "idle" — after the result, background agents may still ask for
+// permissions, which need the turn. A CLI that never says it is let go
+// after the close timeout.
+func (s *session) awaitIdle(ctx context.Context, ts *turnState, r engine.Result) engine.Result {
+	s.mu.Lock()
+	events := s.stateEvents
+	s.mu.Unlock()
+	if !events {
+		return r
+	}
+	t := time.NewTimer(s.a.closeTimeout)
+	defer t.Stop()
+	select {
+	case <-ts.idle:
+	case <-s.done:
+	case <-ctx.Done():
+	case <-t.C:
+		s.log.Warn("claude sent its result but never said it was idle; ending the turn", "after", s.a.closeTimeout)
+	}
+	return r
 }
 
 // Interrupt implements engine.Session.

@@ -681,3 +681,55 @@ func TestElicitationRoundTrip(t *testing.T) {
 	assert.JSONEq(t, `{"subtype":"success","request_id":"e1","response":{"action":"cancel"}}`, rs[0])
 	assert.JSONEq(t, `{"subtype":"success","request_id":"e2","response":{"action":"cancel"}}`, rs[1])
 }
+
+// With session_state_changed, the turn ends at "idle", not at its result:
+// a background agent's permission request between the two is put to the
+// turn's handler (not denied for want of a turn), and its text streams.
+func TestTurnEndsAtIdle(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	asked := make(chan string, 1)
+	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+		asked <- req.ToolUseID
+		return engine.PermissionResponse{Allow: true}
+	}}
+	res, err := s.Turn(turnCtx(t), "background", h)
+	require.NoError(t, err)
+	assert.Equal(t, "main done", res.Text)
+	select {
+	case id := <-asked:
+		assert.Equal(t, "toolu_bg1", id)
+	default:
+		t.Fatal("the background agent's request was not put to the turn")
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	require.Len(t, h.texts, 1)
+	assert.Contains(t, h.texts[0], `"behavior":"allow"`)
+}
+
+// Auto-denials, a conversation reset and lost writes (even after the
+// result) reach the session's notice callback as text for people; the
+// reset's session ID is the one to resume.
+func TestNoticesFromTheCLI(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	notices := make(chan engine.AgentNotice, 4)
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c", Notice: func(n engine.AgentNotice) { notices <- n }})
+	_, err := s.Turn(turnCtx(t), "notices", &handler{})
+	require.NoError(t, err)
+	var got []engine.AgentNotice
+	for len(got) < 3 {
+		select {
+		case n := <-notices:
+			got = append(got, n)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %d notices: %+v", len(got), got)
+		}
+	}
+	assert.Equal(t, []engine.AgentNotice{
+		{Kind: engine.NoticeDenied, Text: "Claude Code denied Bash without asking: Bash(rm:*) is denied by your settings: Permission to use Bash has been denied."},
+		{Kind: engine.NoticeReset, Text: "The agent started a fresh conversation (after /clear): it no longer remembers the messages above."},
+		{Kind: engine.NoticeWritesLost, Text: "Claude Code could not save the session transcript (the disk is full); resuming this session may miss part of the conversation."},
+	}, got)
+	assert.Equal(t, "fake-session-2", s.ID(), "the reset conversation is the one to resume")
+}
