@@ -52,8 +52,8 @@ type Elicitor interface {
 type field struct {
 	name     string
 	question interactions.Question
-	kind     string            // "string", "number", "integer", "boolean", "array"
-	values   map[string]any    // option label -> value sent
+	kind     string         // "string", "number", "integer", "boolean", "array"
+	values   map[string]any // option label -> value sent
 	required bool
 }
 

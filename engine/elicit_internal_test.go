@@ -65,12 +65,12 @@ func TestFormFields(t *testing.T) {
 
 func TestFormFieldsErrorsSayWhat(t *testing.T) {
 	for schema, want := range map[string]string{
-		``:                                      "no schema",
-		`[]`:                                    "not a JSON object",
-		`{"properties":{}}`:                     `no "properties"`,
+		``:                                       "no schema",
+		`[]`:                                     "not a JSON object",
+		`{"properties":{}}`:                      `no "properties"`,
 		`{"properties":{"x":{"type":"object"}}}`: `field "x": type "object" cannot be asked (accepted: string, number, integer, boolean, array of options)`,
-		`{"properties":{"x":{"type":"array"}}}`: `field "x": an array needs "items" with "enum" or "anyOf" options`,
-		`{"properties":{"x":{}}}`:               `field "x": no "type"`,
+		`{"properties":{"x":{"type":"array"}}}`:  `field "x": an array needs "items" with "enum" or "anyOf" options`,
+		`{"properties":{"x":{}}}`:                `field "x": no "type"`,
 	} {
 		_, err := formFields(json.RawMessage(schema), nil)
 		require.Error(t, err, schema)

@@ -50,18 +50,18 @@ type session struct {
 	// and the last one whose text went out as deltas.
 	curMsg, streamedMsg string
 
-	mu       sync.Mutex
-	id       string
-	seq      int
-	waiting  map[string]chan controlResponse // our control requests by request_id
-	perms    map[string]*perm                // the CLI's can_use_tool requests by request_id
-	turn     *turnState
+	mu      sync.Mutex
+	id      string
+	seq     int
+	waiting map[string]chan controlResponse // our control requests by request_id
+	perms   map[string]*perm                // the CLI's can_use_tool requests by request_id
+	turn    *turnState
 	// stateEvents is set once the CLI sent session_state_changed: from
 	// then on a turn ends at "idle", not at its result.
 	stateEvents bool
 	notice      func(engine.AgentNotice)
 	exitErr     error
-	closedBy string // why leashd ended the process, if it did
+	closedBy    string // why leashd ended the process, if it did
 }
 
 // ErrRequestWithdrawn is the cause (context.Cause) of a permission
