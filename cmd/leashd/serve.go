@@ -78,6 +78,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		engine.WithLogger(log),
 		engine.WithSessionStore(db),
 		engine.WithRecovery(db),
+		engine.WithNoticeLog(db), // auto-denials, lost writes, resets
 		engine.WithMetrics(m),
 	}
 	if d := cfg.ShutdownTimeout(); d > 0 {

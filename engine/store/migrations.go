@@ -109,6 +109,22 @@ var migrations = []migration{
 		WHEN OLD.ref <> '' AND NEW.ref IS NOT OLD.ref
 		BEGIN SELECT RAISE(ABORT, 'an interaction''s message reference is set once'); END`,
 	)},
+	{Version: 2, Name: "agent notices", Up: execSQL(
+		// What an agent reported beside its interactions: tool calls it
+		// denied without asking, writes it lost, conversations it reset.
+		`CREATE TABLE notices (
+			seq     INTEGER PRIMARY KEY,
+			chat_id TEXT NOT NULL,
+			kind    TEXT NOT NULL,
+			text    TEXT NOT NULL,
+			at      TEXT NOT NULL
+		) STRICT`,
+		`CREATE INDEX notices_chat_at ON notices (chat_id, at)`,
+		`CREATE TRIGGER notices_no_update BEFORE UPDATE ON notices
+		BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END`,
+		`CREATE TRIGGER notices_no_delete BEFORE DELETE ON notices
+		BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END`,
+	)},
 }
 
 // migrate brings db to the last of steps, each step in its own IMMEDIATE
