@@ -329,6 +329,17 @@ func fakeCLI(mode string) int {
 			out(map[string]any{"type": "conversation_reset", "new_conversation_id": "c2", "uuid": "u", "session_id": "fake-session-2", "trigger": "clear"})
 			out(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": "ok"}) // no session_id: the reset said it
 			out(map[string]any{"type": "system", "subtype": "session_writes_lost", "error_code": "ENOSPC", "lost": []string{"transcript"}, "transcript_session_ids": []string{sid}, "uuid": "u", "session_id": sid})
+		case "dialog": // a user dialog of a kind leashd never declared: the CLI says not to answer it
+			out(map[string]any{"type": "control_request", "request_id": "d1", "request": map[string]any{"subtype": "request_user_dialog", "dialog_kind": "refusal_fallback_prompt", "payload": map[string]any{}}})
+			out(map[string]any{"type": "control_request", "request_id": "d2", "request": map[string]any{"subtype": "mystery_subtype"}})
+			got := []string{}
+			if _, ok := waitResponse("d2", 10*time.Second); ok {
+				got = append(got, "d2")
+			}
+			if _, ok := waitResponse("d1", 500*time.Millisecond); ok {
+				got = append(got, "d1")
+			}
+			result("responses="+strings.Join(got, ","), false, "success")
 		case "shapes":
 			askTool("s1", "Write", map[string]any{"file_path": "/tmp/x", "content": "y"})
 			r1, _ := waitResponse("s1", 10*time.Second)

@@ -733,3 +733,15 @@ func TestNoticesFromTheCLI(t *testing.T) {
 	}, got)
 	assert.Equal(t, "fake-session-2", s.ID(), "the reset conversation is the one to resume")
 }
+
+// A request_user_dialog (sent only for kinds a host declared, and leashd
+// declares none) is left unanswered as the CLI requires — never
+// "cancelled", which would settle it — while other unknown requests still
+// get an error.
+func TestUndeclaredUserDialogIsNotAnswered(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	res, err := s.Turn(turnCtx(t), "dialog", &handler{})
+	require.NoError(t, err)
+	assert.Equal(t, "responses=d2", res.Text)
+}
