@@ -3,6 +3,7 @@ package claude
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -63,6 +64,14 @@ func FuzzParseLine(f *testing.F) {
 			_, _ = l.streamEvent()
 		case typeResult:
 			_ = l.result()
+		case typeSystem, typeConversationReset:
+			var sl systemLine
+			if json.Unmarshal(b, &sl) == nil {
+				if n, ok := sl.notice(l.Type, l.Subtype); ok {
+					assert.NotEmpty(t, n.Kind)
+					assert.NotEmpty(t, n.Text)
+				}
+			}
 		}
 	})
 }
