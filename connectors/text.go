@@ -110,15 +110,15 @@ func Truncate(s string, max int) string {
 
 // ToolNotes are the lines a tool approval shows beside the call, plain
 // text for each connector to escape: the MCP server serving the tool, why
-// the agent asks, and what its options mean when they are not the usual
-// ones.
+// the agent asks (Interaction.Reason, as the engine wrote it), and what
+// its options mean when they are not the usual ones.
 func ToolNotes(it interactions.Interaction) []string {
 	var notes []string
 	if it.MCPServer != "" {
 		notes = append(notes, "MCP server: "+it.MCPServer)
 	}
 	if r := strings.TrimSpace(it.Reason); r != "" {
-		notes = append(notes, "Why it asks: "+r)
+		notes = append(notes, r) // the engine's lines: why, the path, the ask rule
 	}
 	if it.RequiresDetails {
 		notes = append(notes, "Review the whole request before you answer.")

@@ -40,7 +40,7 @@ func TestToolApprovalCarriesTheAgentsFields(t *testing.T) {
 	}
 	calls <- req
 	it := conn.waitShown(t, 1)
-	assert.Equal(t, "Creates an issue in a public repo\nPath: /etc/passwd", it.Reason)
+	assert.Equal(t, "Why it asks: Creates an issue in a public repo\nPath: /etc/passwd", it.Reason)
 	assert.Equal(t, "github (user)", it.MCPServer)
 	assert.True(t, it.DefaultToNo)
 	assert.True(t, it.NoSessionAllow)

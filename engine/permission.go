@@ -263,7 +263,7 @@ func (t *turn) approveTool(ctx context.Context, req PermissionRequest) Permissio
 func toolInteraction(chatID string, req PermissionRequest) interactions.Interaction {
 	var why []string
 	if r := strings.TrimSpace(plainText(req.Reason)); r != "" {
-		why = append(why, r)
+		why = append(why, "Why it asks: "+r)
 	}
 	if p := strings.TrimSpace(plainText(req.BlockedPath)); p != "" {
 		why = append(why, "Path: "+p)

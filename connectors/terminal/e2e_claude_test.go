@@ -48,7 +48,8 @@ func TestChatWithClaudeCode(t *testing.T) {
 	assert.Contains(t, res.ResultText(), `"Which database?"="SQLite"`)
 
 	s.send("make a file", keyEnter)
-	s.waitText("The agent wants to run Bash:\n  touch made-by-claude.txt\n  # Create a file\nAllow it?")
+	// Claude Code names the path the command writes (blocked_path).
+	s.waitText("The agent wants to run Bash:\n  Path: " + s.dir + "/made-by-claude.txt\n  touch made-by-claude.txt\n  # Create a file\nAllow it?")
 	s.waitText("Allow it?\n  a/1 Allow   r/2 Deny   s/3 Allow for this session\n[a/r/s]")
 	s.send(keyCtrlC)
 	s.waitText(rejected)

@@ -18,7 +18,7 @@ func flagged(chat string) interactions.Interaction {
 	return interactions.Interaction{
 		ChatID: chat, Kind: interactions.KindToolApproval, ToolName: "mcp__github__create_issue",
 		ToolInput: json.RawMessage(`{"title":"Leak <keys>","repo":"acme/site"}`), ToolSummary: "{compact}",
-		Reason: "Posts to a public repo", MCPServer: "github (user)",
+		Reason: "Why it asks: Posts to a public repo", MCPServer: "github (user)",
 		DefaultToNo: true, NoSessionAllow: true, RequiresDetails: true,
 	}
 }
@@ -34,7 +34,7 @@ func TestToolApprovalFlagsInTheAPI(t *testing.T) {
 		done <- res
 	}()
 	ev := s.next("interaction.requested")
-	assert.Equal(t, "Posts to a public repo", ev.Data["reason"])
+	assert.Equal(t, "Why it asks: Posts to a public repo", ev.Data["reason"])
 	assert.Equal(t, "github (user)", ev.Data["mcp_server"])
 	assert.Equal(t, true, ev.Data["default_to_no"])
 	assert.Equal(t, true, ev.Data["no_session_allow"])
