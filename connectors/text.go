@@ -138,7 +138,7 @@ func ToolDetails(it interactions.Interaction) string {
 	}
 	// Go's encoder writes <, > and & as \u escapes: show them as they are
 	// (each connector escapes for its own markup).
-	return htmlEscapes.Replace(out.String())
+	return unescapeHTML(out.String())
 }
 
 // DecisionIndex is a plan or tool decision's position in its fixed list
@@ -167,4 +167,34 @@ func WithdrawnNote(res interactions.Resolution) string {
 	return ""
 }
 
-var htmlEscapes = strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&")
+// unescapeHTML turns the JSON escapes \u003c, \u003e and \u0026 back into
+// <, > and &, leaving every other escape (an escaped backslash followed by
+// "u003c" included) as it is.
+func unescapeHTML(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if s[i+1] == 'u' && i+6 <= len(s) {
+			switch strings.ToLower(s[i+2 : i+6]) {
+			case "003c":
+				b.WriteByte('<')
+				i += 5
+				continue
+			case "003e":
+				b.WriteByte('>')
+				i += 5
+				continue
+			case "0026":
+				b.WriteByte('&')
+				i += 5
+				continue
+			}
+		}
+		b.WriteString(s[i : i+2]) // an escape pair, kept
+		i++
+	}
+	return b.String()
+}

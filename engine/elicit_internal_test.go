@@ -110,3 +110,27 @@ func FuzzFormFields(f *testing.F) {
 		}
 	})
 }
+
+// plainText keeps text and line breaks and drops terminal escapes and
+// other control characters; cleaning twice changes nothing.
+func FuzzPlainText(f *testing.F) {
+	for _, s := range []string{"a\x1b[31mred\x1b[0m b", "\x1b]8;;http://x\x07link\x1b]8;;\x1b\\", "tab\tnl\ncr\r\x00\u2028", "\x1b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := plainText(s)
+		for _, r := range out {
+			if r == '\n' || r == '\t' {
+				continue
+			}
+			assert.False(t, r < 0x20 || (r >= 0x7f && r < 0xa0) || r == 0x2028 || r == 0x2029, "control %U left in %q", r, out)
+		}
+		assert.Equal(t, out, plainText(out))
+	})
+}
+
+func TestPlainText(t *testing.T) {
+	assert.Equal(t, "a red b", plainText("a \x1b[31mred\x1b[0m b"))
+	assert.Equal(t, "link", plainText("\x1b]8;;http://x\x07link\x1b]8;;\x1b\\"))
+	assert.Equal(t, "tab\tnl\n", plainText("tab\tnl\n\r\x00"))
+}
