@@ -124,6 +124,12 @@ var migrations = []migration{
 		BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END`,
 		`CREATE TRIGGER notices_no_delete BEFORE DELETE ON notices
 		BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END`,
+		// What the agent said about a tool approval (reason, MCP server,
+		// Deny first, no session option, show it whole), as JSON, so a
+		// request shown again after a restart looks as it did.
+		`ALTER TABLE interactions ADD COLUMN approval TEXT NOT NULL DEFAULT '{}'`,
+		`CREATE TRIGGER interactions_approval_fixed BEFORE UPDATE OF approval ON interactions
+		BEGIN SELECT RAISE(ABORT, 'what an interaction asked is never rewritten'); END`,
 	)},
 }
 

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/interactions"
 )
 
 // Agents' notices are appended to the audit log and read back by chat,
@@ -47,4 +49,33 @@ func TestNoticesAreAudited(t *testing.T) {
 	_, err = r.Notices(ctx, store.AuditFilter{Limit: -1})
 	assert.ErrorContains(t, err, "limit -1 is negative")
 	assert.Error(t, r.RecordNotice(ctx, "x", "k", "t", t0), "a read-only store records nothing")
+}
+
+// What the agent said about a tool approval — reason, MCP server, Deny
+// first, no session option, show it whole — is kept, so the request shown
+// again after a restart looks as it did.
+func TestApprovalFieldsSurviveARestart(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "leashd.db")
+	s, err := store.Open(ctx, path)
+	require.NoError(t, err)
+	it := interactions.Interaction{ID: "t1", ChatID: "telegram:42", Kind: interactions.KindToolApproval, ToolName: "mcp__github__create_issue",
+		ToolInput: json.RawMessage(`{"title":"x"}`), Options: interactions.ToolOptionsFor(interactions.Interaction{DefaultToNo: true, NoSessionAllow: true}),
+		Reason: "Why it asks: Posts to a public repo", MCPServer: "github (user)", DefaultToNo: true, NoSessionAllow: true, RequiresDetails: true,
+		AskedAt: time.Now()}
+	require.NoError(t, s.Requested(ctx, it))
+	require.NoError(t, s.Close()) // a crash: still pending
+	s, err = store.Open(ctx, path)
+	require.NoError(t, err)
+	defer s.Close()
+	got, err := s.Interrupt(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	back := got[0].Interaction
+	assert.Equal(t, it.Reason, back.Reason)
+	assert.Equal(t, it.MCPServer, back.MCPServer)
+	assert.True(t, back.DefaultToNo)
+	assert.True(t, back.NoSessionAllow)
+	assert.True(t, back.RequiresDetails)
+	assert.Equal(t, it.Options, back.Options, "Deny first, no session option")
 }
