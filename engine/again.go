@@ -76,5 +76,5 @@ func (t *turn) allowedAgain(ctx context.Context, req PermissionRequest) (Permiss
 		t.rules.add(rules)
 		return allow(req, PermissionUpdate{Type: "addRules", Rules: rules, Behavior: "allow", Destination: "session"}), true
 	}
-	return allow(req), true
+	return allowedBy(ClassUserTemporary, req), true
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/leashd/leashd/interactions"
 )
 
 // Mode is an agent permission mode, as Claude Code names them.
@@ -47,7 +49,31 @@ type SessionOptions struct {
 	Mode     Mode
 	WorkDir  string
 	Model    string
+	// Notice, when set, receives what the agent reports outside a turn's
+	// text, in or between turns (AgentNotice); it must not block long.
+	Notice func(AgentNotice)
 }
+
+// AgentNotice is something the agent reports that people should see and
+// the audit log should keep.
+type AgentNotice struct {
+	Kind string // NoticeDenied, NoticeWritesLost or NoticeReset
+	Text string // for people
+}
+
+// Notice kinds.
+const (
+	// NoticeDenied: the agent denied a tool call itself, asking nobody (a
+	// deny rule, its mode, its classifier).
+	NoticeDenied = "permission_denied"
+	// NoticeWritesLost: the agent could not save its transcript or
+	// settings (disk full); resuming may miss part of the conversation.
+	NoticeWritesLost = "session_writes_lost"
+	// NoticeReset: the agent discarded its conversation (its own /clear, a
+	// plan approved with a fresh context); the chat's earlier messages are
+	// no longer in its context.
+	NoticeReset = "conversation_reset"
+)
 
 // Session is one live agent conversation (for Claude: one CLI process).
 type Session interface {
@@ -89,7 +115,39 @@ type PermissionRequest struct {
 	Input       json.RawMessage // the tool's input object
 	ToolUseID   string
 	Suggestions json.RawMessage // the agent's permission_suggestions, if any
+
+	// What the agent says about the request, for the person deciding.
+	Reason      string // why it asks (Claude: decision_reason)
+	BlockedPath string // the path that made it ask, if any
+	// MCPServer and MCPSource name the MCP server serving the tool and
+	// where its definition came from (e.g. "user", "project", "plugin").
+	MCPServer, MCPSource string
+	// DefaultToNo: the request must not be approvable by one stray tap;
+	// Deny comes first.
+	DefaultToNo bool
+	// NoSessionAllow: do not offer "allow for this session".
+	NoSessionAllow bool
+	// RequiresDetails: the person must see the whole request; no compact
+	// one-tap approval.
+	RequiresDetails bool
+	// AskRule is the person's own rule (e.g. "Bash(rm:*)") that forced
+	// this prompt: the request is never approved without a person, not by
+	// a mode nor by a session rule.
+	AskRule string
 }
+
+// Decision classifications: how a person decided, for agents that record
+// it (Claude Code's decisionClassification). Empty when no person decided.
+const (
+	ClassUserTemporary = "user_temporary" // allowed once
+	ClassUserPermanent = "user_permanent" // allowed by a rule a person made ("allow for this session")
+	ClassUserReject    = "user_reject"    // denied by a person
+)
+
+// ErrRequestWithdrawn is the cause a Session cancels a Permission's
+// context with when the agent withdrew the request: the person's buttons
+// are taken away with interactions.WithdrawnText.
+var ErrRequestWithdrawn = interactions.ErrWithdrawn
 
 // PermissionResponse is the decision on a PermissionRequest.
 type PermissionResponse struct {
@@ -102,6 +160,9 @@ type PermissionResponse struct {
 	Message string
 	// Interrupt stops the turn along with the denial.
 	Interrupt bool
+	// Classification says how a person decided (ClassUser…); empty when
+	// no person did (a mode, a timeout, a cancellation).
+	Classification string
 }
 
 // PermissionUpdate changes the session's permissions along with an allow.

@@ -291,6 +291,7 @@ func (e *Engine) session(ctx context.Context, c *chat) (Session, error) {
 
 	e.mu.Lock()
 	opts := SessionOptions{ChatID: c.id, ResumeID: c.agentID, Mode: c.mode, WorkDir: c.workDir, Model: e.opts.model}
+	opts.Notice = func(n AgentNotice) { e.agentNotice(c.id, n) }
 	e.mu.Unlock()
 	s, err := e.agent.Open(ctx, opts)
 	if err != nil && opts.ResumeID != "" && !errors.Is(err, ErrAgentNotFound) && ctx.Err() == nil {

@@ -57,6 +57,7 @@ type options struct {
 	store         SessionStore
 	recovery      Recovery
 	metrics       Metrics
+	notices       NoticeLog
 	closeTimeout  time.Duration
 	maxTurnOutput int          // bytes of agent text per turn sent to chats; 0: no limit (limits.go)
 	limits        limitOptions // see limit.go

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -54,7 +55,20 @@ func allow(req PermissionRequest, updates ...PermissionUpdate) PermissionRespons
 	return PermissionResponse{Allow: true, UpdatedInput: req.Input, UpdatedPermissions: updates}
 }
 
+// allowedBy is an allow a person gave: once (ClassUserTemporary) or by a
+// rule they made (ClassUserPermanent).
+func allowedBy(class string, req PermissionRequest, updates ...PermissionUpdate) PermissionResponse {
+	r := allow(req, updates...)
+	r.Classification = class
+	return r
+}
+
 func deny(msg string) PermissionResponse { return PermissionResponse{Message: msg} }
+
+// rejected is a denial a person gave.
+func rejected(msg string) PermissionResponse {
+	return PermissionResponse{Message: msg, Classification: ClassUserReject}
+}
 
 // RejectedBecause starts what the agent reads when a person rejects a
 // request outright and says why; the reason follows. Without a reason it
@@ -66,9 +80,9 @@ func notAnswered(res interactions.Resolution) PermissionResponse {
 	switch res.Status {
 	case interactions.StatusRejected:
 		if res.Decision == interactions.DecisionReject && res.Text != "" && res.Text != interactions.RejectedText {
-			return deny(RejectedBecause + res.Text) // a rejection with the person's reason
+			return rejected(RejectedBecause + res.Text) // a rejection with the person's reason
 		}
-		return deny(orDefault(res.Text, interactions.RejectedText))
+		return rejected(orDefault(res.Text, interactions.RejectedText))
 	case interactions.StatusInterrupted:
 		// res.Text is the notice for people; the agent is told what happens.
 		return PermissionResponse{Message: "leashd is restarting; if the user answers after the restart, the answer arrives as a new prompt.", Interrupt: true}
@@ -110,7 +124,7 @@ func (t *turn) askQuestions(ctx context.Context, req PermissionRequest) Permissi
 	if err != nil {
 		return deny("leashd could not attach the answers: " + err.Error())
 	}
-	return PermissionResponse{Allow: true, UpdatedInput: updated}
+	return PermissionResponse{Allow: true, UpdatedInput: updated, Classification: ClassUserTemporary}
 }
 
 // withAnswers returns the tool input with "answers" set, every other field
@@ -162,7 +176,7 @@ func (t *turn) reviewPlan(ctx context.Context, req PermissionRequest) Permission
 	}
 	if res.Status != interactions.StatusAnswered {
 		if res.Decision == interactions.DecisionAdjust {
-			return deny(res.Text) // the feedback, as the person wrote it
+			return rejected(res.Text) // the feedback, as the person wrote it
 		}
 		return notAnswered(res)
 	}
@@ -176,15 +190,15 @@ func (t *turn) reviewPlan(ctx context.Context, req PermissionRequest) Permission
 				t.e.log.Warn("interrupting after clean plan approval", "chat", t.c.id, "err", err)
 			}
 		}()
-		return allow(req)
+		return allowedBy(ClassUserTemporary, req)
 	case interactions.DecisionEdit:
 		t.setMode(ModeAcceptEdits)
 		t.e.say(ctx, t.c.id, "Plan approved. Mode: acceptEdits — edits are applied without asking.")
-		return allow(req, PermissionUpdate{Type: "setMode", Mode: ModeAcceptEdits, Destination: "session"})
+		return allowedBy(ClassUserTemporary, req, PermissionUpdate{Type: "setMode", Mode: ModeAcceptEdits, Destination: "session"})
 	default:
 		t.setMode(ModeDefault)
 		t.e.say(ctx, t.c.id, "Plan approved. Mode: default — each edit asks for approval.")
-		return allow(req, PermissionUpdate{Type: "setMode", Mode: ModeDefault, Destination: "session"})
+		return allowedBy(ClassUserTemporary, req, PermissionUpdate{Type: "setMode", Mode: ModeDefault, Destination: "session"})
 	}
 }
 
@@ -222,16 +236,20 @@ func (t *turn) approveTool(ctx context.Context, req PermissionRequest) Permissio
 	t.e.mu.Lock()
 	mode := t.c.mode
 	t.e.mu.Unlock()
-	if (mode == ModeAcceptEdits && editTools[req.ToolName]) || mode == ModeBypass {
-		return allow(req)
-	}
-	if t.e.engineRules() && t.rules.allows(req.ToolName, req.Input) {
-		return allow(req)
+	// A request the person's own ask rule forced goes to a person: no mode
+	// and no session rule approves it.
+	if req.AskRule == "" {
+		if (mode == ModeAcceptEdits && editTools[req.ToolName]) || mode == ModeBypass {
+			return allow(req)
+		}
+		if t.e.engineRules() && t.rules.allows(req.ToolName, req.Input) {
+			return allowedBy(ClassUserPermanent, req)
+		}
 	}
 	if res, ok := t.allowedAgain(ctx, req); ok {
 		return res
 	}
-	_, res, err := t.e.coord.ApproveTool(ctx, t.c.id, req.ToolName, req.Input, ToolSummary(req.ToolName, req.Input))
+	_, res, err := t.e.coord.Request(ctx, toolInteraction(t.c.id, req))
 	if err != nil {
 		return deny("The approval could not be asked: " + err.Error())
 	}
@@ -241,9 +259,72 @@ func (t *turn) approveTool(ctx context.Context, req PermissionRequest) Permissio
 	if res.Decision == interactions.DecisionAllowSession {
 		rules := sessionRules(req)
 		t.rules.add(rules)
-		return allow(req, PermissionUpdate{Type: "addRules", Rules: rules, Behavior: "allow", Destination: "session"})
+		return allowedBy(ClassUserPermanent, req, PermissionUpdate{Type: "addRules", Rules: rules, Behavior: "allow", Destination: "session"})
 	}
-	return allow(req)
+	return allowedBy(ClassUserTemporary, req)
+}
+
+// toolInteraction is the tool approval a person sees for req: the call,
+// why the agent asks, the MCP server, and which options in what order.
+// A request an ask rule forced offers no "allow for this session": such a
+// rule would not stop the next prompt.
+func toolInteraction(chatID string, req PermissionRequest) interactions.Interaction {
+	var why []string
+	if r := strings.TrimSpace(plainText(req.Reason)); r != "" {
+		why = append(why, "Why it asks: "+r)
+	}
+	if p := strings.TrimSpace(plainText(req.BlockedPath)); p != "" {
+		why = append(why, "Path: "+p)
+	}
+	if r := strings.TrimSpace(plainText(req.AskRule)); r != "" {
+		why = append(why, "Your ask rule "+r+" requires a person to decide.")
+	}
+	server := strings.TrimSpace(plainText(req.MCPServer))
+	if src := strings.TrimSpace(plainText(req.MCPSource)); server != "" && src != "" {
+		server += " (" + src + ")"
+	}
+	return interactions.Interaction{
+		ChatID: chatID, Kind: interactions.KindToolApproval,
+		ToolName: req.ToolName, ToolInput: req.Input, ToolSummary: ToolSummary(req.ToolName, req.Input),
+		Reason: excerpt(strings.Join(why, "\n"), 20), MCPServer: connectors.Truncate(strings.Join(strings.Fields(server), " "), 200),
+		DefaultToNo: req.DefaultToNo, NoSessionAllow: req.NoSessionAllow || req.AskRule != "",
+		RequiresDetails: req.RequiresDetails,
+	}
+}
+
+// plainText drops terminal escape sequences and control characters (but
+// newlines and tabs) from text the agent says may carry them.
+func plainText(s string) string {
+	var b strings.Builder
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == 0x1b: // ESC: skip a CSI/OSC sequence or the next char
+			if i+1 < len(rs) && rs[i+1] == '[' {
+				i += 2
+				for i < len(rs) && (rs[i] < 0x40 || rs[i] > 0x7e) {
+					i++
+				}
+			} else if i+1 < len(rs) && rs[i+1] == ']' {
+				i += 2
+				for i < len(rs) && rs[i] != 0x07 && !(rs[i] == 0x1b && i+1 < len(rs) && rs[i+1] == '\\') {
+					i++
+				}
+				if i < len(rs) && rs[i] == 0x1b {
+					i++
+				}
+			} else {
+				i++
+			}
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || (r >= 0x7f && r < 0xa0) || r == 0x2028 || r == 0x2029:
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // sessionRules are the rules "allow for this session" adds: the agent's own

@@ -227,7 +227,11 @@ func (c *Coordinator) await(ctx context.Context, p *pending, start time.Time) Re
 	case <-timer:
 		c.resolve(p, Resolution{Status: StatusExpired, Text: fmt.Sprintf("No answer came within %s; the user did not respond.", c.timeout)})
 	case <-ctx.Done():
-		c.resolve(p, Resolution{Status: StatusCancelled, Text: "The request was cancelled before anyone answered."})
+		text := "The request was cancelled before anyone answered."
+		if errors.Is(context.Cause(ctx), ErrWithdrawn) {
+			text = WithdrawnText
+		}
+		c.resolve(p, Resolution{Status: StatusCancelled, Text: text})
 	}
 	<-p.done
 	return p.res // safe: written once before done was closed
@@ -256,7 +260,7 @@ func validate(it *Interaction) error {
 		it.Options = slices.Clone(PlanOptions)
 		it.MultiSelect = false
 	case KindToolApproval:
-		it.Options = slices.Clone(ToolOptions)
+		it.Options = ToolOptionsFor(*it)
 		it.MultiSelect = false
 	default:
 		return fmt.Errorf("unknown interaction kind %q (accepted: question, plan_review, tool_approval)", it.Kind)

@@ -73,6 +73,24 @@ var ToolOptions = []Option{
 	{Label: DecisionDeny, Description: "Deny; typed text is sent as the reason"},
 }
 
+// ToolOptionsFor are the options of a tool approval in display order:
+// ToolOptions without DecisionAllowSession when it.NoSessionAllow, with
+// DecisionDeny first when it.DefaultToNo.
+func ToolOptionsFor(it Interaction) []Option {
+	opts := make([]Option, 0, len(ToolOptions))
+	for _, o := range ToolOptions {
+		if it.NoSessionAllow && o.Label == DecisionAllowSession {
+			continue
+		}
+		if it.DefaultToNo && o.Label == DecisionDeny {
+			opts = append([]Option{o}, opts...)
+			continue
+		}
+		opts = append(opts, o)
+	}
+	return opts
+}
+
 // Option is one choice offered to the person.
 type Option struct {
 	Label       string `json:"label"`
@@ -113,6 +131,21 @@ type Interaction struct {
 	ToolName    string          `json:"tool_name,omitempty"`
 	ToolInput   json.RawMessage `json:"tool_input,omitempty"`
 	ToolSummary string          `json:"tool_summary,omitempty"` // readable: the command, or path and diff excerpt
+	// What the agent says about the request, shown with it: why it asks
+	// (one or more lines), and the MCP server that serves the tool
+	// ("name (source)").
+	Reason    string `json:"reason,omitempty"`
+	MCPServer string `json:"mcp_server,omitempty"`
+	// DefaultToNo puts Deny first: the request must not be approvable by
+	// one stray tap or key, so nothing pre-selects an approval.
+	DefaultToNo bool `json:"default_to_no,omitempty"`
+	// NoSessionAllow leaves DecisionAllowSession out of the options: the
+	// agent would not keep such a rule, or it would allow more than this
+	// request.
+	NoSessionAllow bool `json:"no_session_allow,omitempty"`
+	// RequiresDetails asks connectors to show the whole request before
+	// its options (no compact one-tap approval).
+	RequiresDetails bool `json:"requires_details,omitempty"`
 
 	AskedAt  time.Time `json:"asked_at"`
 	Deadline time.Time `json:"deadline,omitzero"` // zero: waits forever

@@ -32,15 +32,19 @@ Flags:
   --kind KIND     only question, plan_review or tool_approval
   --status S      only pending, answered, rejected, expired, cancelled or interrupted
   --limit N       only the newest N (still printed oldest first)
+  --notices       the agents' notices instead (tool calls they denied without
+                  asking, writes they lost, conversations they reset); takes
+                  --chat, --since, --limit
   --json          one JSON object per line instead of a table
   --db PATH       the database file (default: LEASHD_DB_PATH)
 `
 
 // auditArgs are `leashd audit`'s parsed flags.
 type auditArgs struct {
-	filter store.AuditFilter
-	json   bool
-	db     string
+	filter  store.AuditFilter
+	json    bool
+	notices bool
+	db      string
 }
 
 // parseAuditArgs reads the flags; a bad value is an error naming the flag,
@@ -56,6 +60,7 @@ func parseAuditArgs(args []string, now time.Time, stderr io.Writer) (auditArgs, 
 	fs.StringVar(&status, "status", "", "")
 	fs.StringVar(&limit, "limit", "", "")
 	fs.BoolVar(&a.json, "json", false, "")
+	fs.BoolVar(&a.notices, "notices", false, "")
 	fs.StringVar(&a.db, "db", "", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -101,6 +106,9 @@ func parseAuditArgs(args []string, now time.Time, stderr io.Writer) (auditArgs, 
 		}
 		a.filter.Limit = n
 	}
+	if a.notices && (set["kind"] || set["status"]) {
+		return a, errors.New("--kind and --status select interactions; --notices lists notices, by --chat, --since and --limit")
+	}
 	if set["db"] && strings.TrimSpace(a.db) == "" {
 		return a, errors.New("--db is empty: give the database file's path")
 	}
@@ -129,6 +137,13 @@ func runAudit(ctx context.Context, cfg config.Config, args []string, stdout, std
 		return err
 	}
 	defer s.Close()
+	if a.notices {
+		ns, err := s.Notices(ctx, a.filter)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.Path(), err)
+		}
+		return writeNotices(stdout, ns, a.json)
+	}
 	recs, err := s.Audit(ctx, a.filter)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.Path(), err)
@@ -294,4 +309,23 @@ func roundDuration(d time.Duration) string {
 	default:
 		return d.Round(time.Second).String()
 	}
+}
+
+// writeNotices prints agents' notices: a table, or JSON lines.
+func writeNotices(w io.Writer, ns []store.Notice, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		for _, n := range ns {
+			if err := enc.Encode(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "AT\tCHAT\tKIND\tTEXT")
+	for _, n := range ns {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n.At.Local().Format("2006-01-02 15:04:05"), cell(n.ChatID, 40), n.Kind, cell(n.Text, 120))
+	}
+	return tw.Flush()
 }

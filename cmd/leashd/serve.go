@@ -86,6 +86,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		engine.WithLogger(log),
 		engine.WithSessionStore(db),
 		engine.WithRecovery(db),
+		engine.WithNoticeLog(db), // auto-denials, lost writes, resets
 		engine.WithMetrics(m),
 		engine.WithMaxTurnOutput(cfg.MaxTurnOutputBytes),
 		engine.WithResumeAfterLimit(cfg.ResumeAfterLimitOn()),

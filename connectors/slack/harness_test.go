@@ -167,6 +167,14 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 	case "tool":
 		r := ask("Bash", `{"command":"rm -rf build && make"}`)
 		return engine.Result{Text: fmt.Sprintf("tool allow=%v %s", r.Allow, r.Message)}, nil
+	case "flagged": // a request that must be read, defaults to no and keeps no session rule
+		r := h.Permission(ctx, engine.PermissionRequest{
+			ToolName: "mcp__github__create_issue", Input: json.RawMessage(`{"title":"Leak <keys>","repo":"acme/site"}`), ToolUseID: "toolu_1",
+			Reason: "Posts to a public repo", MCPServer: "github", MCPSource: "user",
+			DefaultToNo: true, NoSessionAllow: true, RequiresDetails: true,
+		})
+		s.a.note(func() { s.a.responses = append(s.a.responses, r) })
+		return engine.Result{Text: fmt.Sprintf("flagged allow=%v", r.Allow)}, nil
 	case "raw": // "raw <tool> <input JSON>": ask permission for exactly that
 		tool, input, _ := strings.Cut(arg, " ")
 		r := ask(tool, input)

@@ -292,10 +292,13 @@ func decisionTitle(it interactions.Interaction) []string {
 		return []string{"*Plan review:* how should the agent go on?"}
 	}
 	summary := it.ToolSummary
-	if strings.TrimSpace(summary) == "" {
-		summary = string(it.ToolInput)
+	if strings.TrimSpace(summary) == "" || (it.RequiresDetails && len(it.ToolInput) > 0) {
+		summary = connectors.ToolDetails(it) // the whole request when it must be read
 	}
 	head := "*Tool approval:* the agent wants to use `" + escape(it.ToolName) + "`"
+	for _, n := range connectors.ToolNotes(it) {
+		head += "\n" + truncEscaped(n, 600)
+	}
 	code := splitFit(summary, MaxSection, codeBlock)
 	if len(code) == 1 && utf8.RuneCountInString(head)+1+utf8.RuneCountInString(code[0]) <= MaxSection {
 		return []string{head + "\n" + code[0]}
@@ -340,12 +343,22 @@ func decisionMsg(it interactions.Interaction, pl place, note string) outMsg {
 		hint = replyHint(pl) + " to deny with a reason."
 		text = "Tool approval: " + it.ToolName
 	}
+	shown := it.Options // this request's options, in its order
+	if len(shown) == 0 {
+		shown = opts
+	}
 	var buttons []*slack.ButtonBlockElement
-	for i, o := range opts {
+	for _, o := range shown {
+		i := connectors.DecisionIndex(it.Kind, o.Label) // keys name the decision, not its place
+		if i < 0 {
+			continue
+		}
 		style := ""
 		switch o.Label {
 		case interactions.DecisionCleanEdit, interactions.DecisionEdit, interactions.DecisionAllow:
-			style = "primary"
+			if !it.DefaultToNo { // nothing invites a quick approval
+				style = "primary"
+			}
 		case interactions.DecisionDeny:
 			style = "danger"
 		}
@@ -429,6 +442,9 @@ func outcomeLine(it interactions.Interaction, res interactions.Resolution) strin
 	case interactions.StatusExpired:
 		return "⌛ *Expired*" + reason
 	case interactions.StatusCancelled:
+		if n := connectors.WithdrawnNote(res); n != "" {
+			return escape(n)
+		}
 		return "🚫 *Cancelled*" + reason
 	}
 	return "*" + escape(string(res.Status)) + "*" + reason

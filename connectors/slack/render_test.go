@@ -65,6 +65,7 @@ func TestRenderOutcomes(t *testing.T) {
 		{interactions.Resolution{Status: interactions.StatusRejected, Decision: interactions.DecisionDeny, By: "U7", Text: "no <way>"}, "❌ *Deny* — <@U7>: no &lt;way&gt;"},
 		{interactions.Resolution{Status: interactions.StatusRejected, Decision: interactions.DecisionReject, By: "U7"}, "❌ *Rejected* — <@U7>"},
 		{interactions.Resolution{Status: interactions.StatusCancelled, Text: "cleared"}, "🚫 *Cancelled*: cleared"},
+		{interactions.Resolution{Status: interactions.StatusCancelled, Text: interactions.WithdrawnText}, "↩️ The agent withdrew this request."},
 		{interactions.Resolution{Status: interactions.StatusExpired, Text: "timeout"}, "⌛ *Expired*: timeout"},
 	} {
 		m := renderUpdate(interactions.Event{Type: interactions.EventResolved, Interaction: tool, Resolution: tc.res}, place{})

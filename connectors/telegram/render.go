@@ -93,7 +93,12 @@ func keyboard(it interactions.Interaction, selected []string) *tgbotapi.InlineKe
 		case interactions.KindPlanReview:
 			k.kind = 'p'
 		case interactions.KindToolApproval:
-			k.kind = 't'
+			// The key names the decision, not its place: a request may
+			// show Deny first or leave an option out.
+			k.kind, k.index = 't', connectors.DecisionIndex(it.Kind, o.Label)
+			if k.index < 0 {
+				continue
+			}
 		}
 		text := connectors.OptionText(it, o.Label)
 		if it.MultiSelect && slices.Contains(selected, o.Label) {
@@ -116,6 +121,15 @@ func keyboard(it interactions.Interaction, selected []string) *tgbotapi.InlineKe
 func toolText(it interactions.Interaction) string {
 	var b strings.Builder
 	b.WriteString("<b>🔧 Permission: " + escape(connectors.Truncate(it.ToolName, 100)) + "</b>\n")
+	for _, n := range connectors.ToolNotes(it) {
+		b.WriteString("<i>" + escape(connectors.Truncate(n, 600)) + "</i>\n")
+	}
+	if it.RequiresDetails && len(it.ToolInput) > 0 {
+		// The whole request, not the compact summary: the person must see
+		// what they approve.
+		b.WriteString("<pre>" + escape(connectors.Truncate(connectors.ToolDetails(it), 2500)) + "</pre>")
+		return b.String()
+	}
 	var in map[string]any
 	_ = json.Unmarshal(it.ToolInput, &in)
 	str := func(k string) string { s, _ := in[k].(string); return s }
@@ -182,6 +196,9 @@ func (c *Connector) statusLine(it interactions.Interaction, res interactions.Res
 	case interactions.StatusExpired:
 		return ExpiredText
 	case interactions.StatusCancelled:
+		if n := connectors.WithdrawnNote(res); n != "" {
+			return escape(n)
+		}
 		return CancelledText
 	case interactions.StatusInterrupted:
 		return "<b>" + InterruptedText + "</b>"

@@ -91,7 +91,16 @@ func approvalKeys(it interactions.Interaction) []approvalKey {
 	}
 	d := key("d", strconv.Itoa(len(keys)+1), deny)
 	d.text += " with a reason"
-	return append(keys, d)
+	keys = append(keys, d)
+	if it.DefaultToNo {
+		// One stray key must not approve: Reject is offered first, and
+		// only the letters answer (no digits).
+		keys[0], keys[1] = keys[1], keys[0]
+		for i := range keys {
+			keys[i].number = ""
+		}
+	}
+	return keys
 }
 
 // parseApproval reads an answer to an approval: a key's letter or number
@@ -103,7 +112,7 @@ func parseApproval(input string, keys []approvalKey) act {
 		return a
 	}
 	for _, k := range keys {
-		if strings.EqualFold(s, k.letter) || s == k.number {
+		if strings.EqualFold(s, k.letter) || (k.number != "" && s == k.number) {
 			if k.reject {
 				return act{kind: actReject}
 			}
@@ -117,6 +126,9 @@ func parseApproval(input string, keys []approvalKey) act {
 	valid := make([]string, len(keys))
 	for i, k := range keys {
 		valid[i] = fmt.Sprintf("%s or %s for %s", k.letter, k.number, k.text)
+		if k.number == "" {
+			valid[i] = fmt.Sprintf("%s for %s", k.letter, k.text)
+		}
 	}
 	return act{kind: actInvalid, hint: fmt.Sprintf("%s: type %s (Ctrl+C or /reject rejects).", what, strings.Join(valid, ", "))}
 }

@@ -437,7 +437,16 @@ func (u *ui) show() {
 		b.WriteString(u.s.paint(sgrBold, "Approve this plan?"))
 	case interactions.KindToolApproval:
 		b.WriteString(u.s.paint(sgrBold, "The agent wants to run "+sanitize(it.ToolName)+":") + "\n")
-		if s := strings.TrimSpace(it.ToolSummary); s != "" {
+		for _, n := range connectors.ToolNotes(it) {
+			for _, l := range strings.Split(sanitize(n), "\n") {
+				b.WriteString("  " + u.s.paint(sgrYellow, l) + "\n")
+			}
+		}
+		s := strings.TrimSpace(it.ToolSummary)
+		if it.RequiresDetails && len(it.ToolInput) > 0 {
+			s = connectors.ToolDetails(it) // the whole request, not the summary
+		}
+		if s != "" {
 			b.WriteString(indent(sanitize(s), "  ") + "\n")
 		}
 		b.WriteString(u.s.paint(sgrBold, "Allow it?"))
@@ -506,15 +515,19 @@ func (u *ui) liveLines() []string {
 	switch p.mode {
 	case interactions.ModeApproval:
 		var opts, letters []string
-		for i, k := range p.keys {
+		for _, k := range p.keys {
 			code := sgrGreen
 			switch {
-			case k.reject, i == 1 && p.it.Kind != interactions.KindToolApproval:
+			case k.reject, k.letter == "r" && p.it.Kind != interactions.KindToolApproval:
 				code = sgrRed // rejects, or the second option of a yes/no
 			case p.it.Kind == interactions.KindToolApproval && k.index >= 0 && p.it.Options[k.index].Label == interactions.DecisionDeny:
 				code = sgrYellow // denies, and asks for the reason
 			}
-			opts = append(opts, u.s.paint(code, k.letter+"/"+k.number+" "+sanitize(k.text)))
+			name := k.letter
+			if k.number != "" {
+				name += "/" + k.number
+			}
+			opts = append(opts, u.s.paint(code, name+" "+sanitize(k.text)))
 			letters = append(letters, k.letter)
 		}
 		lines = append(lines, "  "+strings.Join(opts, "   "))

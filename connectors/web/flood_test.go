@@ -53,11 +53,15 @@ func heapInUse() uint64 {
 	return m.HeapInuse
 }
 
-// fillReplay makes the kept replay about 8 MiB: 128 messages of 64 KiB.
+// replayMessages of 64 KiB make the kept replay nearly its whole 8 MiB,
+// with room for each event's envelope (id, chat, time) so none is dropped.
+const replayMessages = 120
+
+// fillReplay makes the kept replay about 8 MiB.
 func fillReplay(t testing.TB, w *web.Connector) {
 	t.Helper()
 	text := strings.Repeat("x", 64<<10-64)
-	for i := range 128 {
+	for i := range replayMessages {
 		require.NoError(t, w.Say(context.Background(), "flood", fmt.Sprintf("%03d %s", i, text)))
 	}
 }
@@ -96,9 +100,9 @@ func TestReplayToClientsThatNeverReadKeepsMemoryFlat(t *testing.T) {
 		"streams whose clients never read are cut off")
 	// And a client that reads gets the whole replay, in order.
 	s := e.subscribe("?chat=flood&after=0")
-	for i := range 128 {
+	for i := range replayMessages {
 		ev := s.next("message")
-		require.True(t, strings.HasPrefix(str(ev.Data["text"]), fmt.Sprintf("%03d ", i)), "message %d", i)
+		require.True(t, strings.HasPrefix(str(ev.Data["text"]), fmt.Sprintf("%03d ", i)), "message %d: %.80s", i, str(ev.Data["text"]))
 	}
 }
 

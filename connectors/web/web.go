@@ -476,9 +476,19 @@ type interactionView struct {
 	ToolInput   json.RawMessage   `json:"tool_input"` // the tool's JSON object; null when none
 	// ToolSummary is the tool call for people: the command, or the file
 	// and an excerpt of the change.
-	ToolSummary string     `json:"tool_summary"`
-	AskedAt     time.Time  `json:"asked_at"`
-	Deadline    *time.Time `json:"deadline,omitempty"`
+	ToolSummary string `json:"tool_summary"`
+	// What the agent said about a tool approval: why it asks, the MCP
+	// server, whether Deny comes first (no quick approval), whether "allow
+	// for this session" is left out, whether the whole input must be
+	// shown. Notes are those facts as lines for people.
+	Reason          string     `json:"reason"`
+	MCPServer       string     `json:"mcp_server"`
+	DefaultToNo     bool       `json:"default_to_no"`
+	NoSessionAllow  bool       `json:"no_session_allow"`
+	RequiresDetails bool       `json:"requires_details"`
+	Notes           []string   `json:"notes"`
+	AskedAt         time.Time  `json:"asked_at"`
+	Deadline        *time.Time `json:"deadline,omitempty"`
 	// OptionTexts are the buttons' texts, by option ("Allow for this
 	// session" for allow_session).
 	OptionTexts      []string `json:"option_texts"`
@@ -603,6 +613,8 @@ func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
 		ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Header: it.Header, Question: it.Question,
 		Options: make([]optionView, len(it.Options)), MultiSelect: it.MultiSelect, Index: it.Index, Total: it.Total,
 		Plan: it.Plan, ToolName: it.ToolName, ToolInput: it.ToolInput, ToolSummary: it.ToolSummary, AskedAt: it.AskedAt,
+		Reason: it.Reason, MCPServer: it.MCPServer, DefaultToNo: it.DefaultToNo, NoSessionAllow: it.NoSessionAllow,
+		RequiresDetails: it.RequiresDetails, Notes: connectors.ToolNotes(it),
 		OptionTexts: make([]string, len(it.Options)), Selected: c.selected[it.ID], AwaitingFeedback: c.awaiting[it.ID],
 	}
 	if len(v.ToolInput) > 0 && !json.Valid(v.ToolInput) {
@@ -618,6 +630,9 @@ func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
 	}
 	if v.Selected == nil {
 		v.Selected = []string{}
+	}
+	if v.Notes == nil {
+		v.Notes = []string{}
 	}
 	if in, ok := c.interrupted[it.ID]; ok {
 		v.Interrupted, v.Notice = true, in.notice

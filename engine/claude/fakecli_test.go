@@ -291,6 +291,75 @@ func fakeCLI(mode string) int {
 				r = "no response"
 			}
 			result(r, false, "success")
+		case "fields": // can_use_tool as CLI 2.1.332 sends it, with every new field
+			out(map[string]any{"type": "control_request", "request_id": "f1", "request": map[string]any{
+				"subtype": "can_use_tool", "tool_name": "mcp__github__create_issue", "display_name": "create_issue",
+				"input": map[string]any{"title": "x"}, "tool_use_id": "toolu_f1",
+				"mcp_server":      map[string]any{"name": "github", "source": "user"},
+				"decision_reason": "Creates a public issue", "blocked_path": "/etc/hosts", "decision_reason_type": "rule",
+				"requires_user_interaction": true, "suppress_always_allow_rule": true, "default_to_no": true,
+				"matched_ask_rule": map[string]any{"source": "userSettings", "tool_name": "mcp__github__create_issue"},
+			}})
+			r1, _ := waitResponse("f1", 10*time.Second)
+			out(map[string]any{"type": "control_request", "request_id": "f2", "request": map[string]any{
+				"subtype": "can_use_tool", "tool_name": "Bash", "input": map[string]any{"command": "rm -rf x"}, "tool_use_id": "toolu_f2",
+				"matched_ask_rule": "Bash(rm:*)", "mcp_server": "not an object",
+			}})
+			r2, _ := waitResponse("f2", 10*time.Second)
+			askTool("f3", "Bash", map[string]any{"command": "ls"})
+			r3, _ := waitResponse("f3", 10*time.Second)
+			result(r1+"\n"+r2+"\n"+r3, false, "success")
+		case "elicit": // elicitations as CLI 2.1.332 sends them: a form, a link, one withdrawn
+			out(map[string]any{"type": "control_request", "request_id": "e1", "request": map[string]any{
+				"subtype": "elicitation", "mcp_server_name": "deployer", "message": "Configure", "mode": "form",
+				"requested_schema": map[string]any{"type": "object", "properties": map[string]any{"env": map[string]any{"type": "string", "enum": []string{"stg", "prd"}}}},
+				"property_order":   []string{"env"},
+			}})
+			r1, _ := waitResponse("e1", 10*time.Second)
+			out(map[string]any{"type": "control_request", "request_id": "e2", "request": map[string]any{
+				"subtype": "elicitation", "mcp_server_name": "auth", "message": "Sign in", "mode": "url", "url": "https://auth.example/x", "elicitation_id": "el-1",
+			}})
+			r2, _ := waitResponse("e2", 10*time.Second)
+			out(map[string]any{"type": "control_request", "request_id": "e3", "request": map[string]any{
+				"subtype": "elicitation", "mcp_server_name": "slow", "message": "never mind", "requested_schema": map[string]any{"properties": map[string]any{"x": map[string]any{"type": "string"}}},
+			}})
+			time.Sleep(100 * time.Millisecond)
+			out(map[string]any{"type": "control_cancel_request", "request_id": "e3"})
+			got := "none"
+			if r3, ok := waitResponse("e3", 500*time.Millisecond); ok {
+				got = r3
+			}
+			result(r1+"\n"+r2+"\n"+got, false, "success")
+		case "background": // 2.1.3xx with state events: a background agent asks after the result, then idle
+			state := func(st string) {
+				out(map[string]any{"type": "system", "subtype": "session_state_changed", "state": st, "uuid": "u", "session_id": sid})
+			}
+			state("running")
+			result("main done", false, "success")
+			askTool("bg1", "Bash", map[string]any{"command": "make bg"})
+			r, ok := waitResponse("bg1", 10*time.Second)
+			if !ok {
+				r = "no response"
+			}
+			out(map[string]any{"type": "assistant", "parent_tool_use_id": nil, "message": map[string]any{"content": []any{map[string]any{"type": "text", "text": "bg: " + r}}}})
+			state("idle")
+		case "notices":
+			out(map[string]any{"type": "system", "subtype": "permission_denied", "tool_name": "Bash", "tool_use_id": "toolu_9",
+				"decision_reason_type": "rule", "decision_reason": "Bash(rm:*) is denied by your settings", "message": "Permission to use Bash has been denied.", "uuid": "u", "session_id": sid})
+			out(map[string]any{"type": "conversation_reset", "new_conversation_id": "c2", "uuid": "u", "session_id": "fake-session-2", "trigger": "clear"})
+			out(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": "ok"}) // no session_id: the reset said it
+			out(map[string]any{"type": "system", "subtype": "session_writes_lost", "error_code": "ENOSPC", "lost": []string{"transcript"}, "transcript_session_ids": []string{sid}, "uuid": "u", "session_id": sid})
+		case "dialog": // a user dialog of a kind leashd never declared: the CLI says not to answer it
+			out(map[string]any{"type": "control_request", "request_id": "d1", "request": map[string]any{"subtype": "request_user_dialog", "dialog_kind": "refusal_fallback_prompt", "payload": map[string]any{}}})
+			out(map[string]any{"type": "control_request", "request_id": "d2", "request": map[string]any{"subtype": "mystery_subtype"}})
+			got := []string{}
+			if _, ok := waitResponse("d2", 10*time.Second); ok {
+				got = append(got, "d2")
+			}
+			if _, ok := waitResponse("d1", 500*time.Millisecond); ok {
+				got = append(got, "d1")
+			}
+			result("responses="+strings.Join(got, ","), false, "success")
 		case "shapes":
 			askTool("s1", "Write", map[string]any{"file_path": "/tmp/x", "content": "y"})
 			r1, _ := waitResponse("s1", 10*time.Second)

@@ -3,6 +3,7 @@ package claude
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -50,7 +51,9 @@ func FuzzParseLine(f *testing.F) {
 		switch l.Type {
 		case typeControlRequest:
 			assert.NotEmpty(t, l.RequestID)
-			_, _ = l.request()
+			if r, err := l.request(); err == nil {
+				_ = r.permissionRequest()
+			}
 		case typeControlResponse:
 			_, _ = l.response()
 		case typeControlCancel:
@@ -61,6 +64,14 @@ func FuzzParseLine(f *testing.F) {
 			_, _ = l.streamEvent()
 		case typeResult:
 			_ = l.result()
+		case typeSystem, typeConversationReset:
+			var sl systemLine
+			if json.Unmarshal(b, &sl) == nil {
+				if n, ok := sl.notice(l.Type, l.Subtype); ok {
+					assert.NotEmpty(t, n.Kind)
+					assert.NotEmpty(t, n.Text)
+				}
+			}
 		}
 	})
 }

@@ -14,20 +14,92 @@ import (
 // Message types the CLI prints on stdout (stream-json, one JSON object a
 // line).
 const (
-	typeControlRequest  = "control_request"
-	typeControlResponse = "control_response"
-	typeControlCancel   = "control_cancel_request"
-	typeSystem          = "system"
-	typeAssistant       = "assistant"
-	typeUser            = "user"
-	typeResult          = "result"
-	typeStreamEvent     = "stream_event" // with --include-partial-messages
+	typeControlRequest    = "control_request"
+	typeControlResponse   = "control_response"
+	typeControlCancel     = "control_cancel_request"
+	typeSystem            = "system"
+	typeAssistant         = "assistant"
+	typeUser              = "user"
+	typeResult            = "result"
+	typeStreamEvent       = "stream_event" // with --include-partial-messages
+	typeConversationReset = "conversation_reset"
 )
+
+// System subtypes leashd acts on besides init.
+const (
+	subtypeStateChanged     = "session_state_changed" // with CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS
+	subtypePermissionDenied = "permission_denied"
+	subtypeWritesLost       = "session_writes_lost"
+	stateIdle               = "idle"
+)
+
+// systemLine is the body of the system messages leashd reads besides
+// init, and of conversation_reset.
+type systemLine struct {
+	State          string   `json:"state"` // session_state_changed
+	ToolName       string   `json:"tool_name"`
+	DecisionReason string   `json:"decision_reason"`
+	Message        string   `json:"message"` // permission_denied: what the model reads
+	ErrorCode      string   `json:"error_code"`
+	Lost           []string `json:"lost"`
+	Trigger        string   `json:"trigger"` // conversation_reset
+}
+
+// notice renders a permission_denied, session_writes_lost or
+// conversation_reset line for people; ok is false for other lines.
+func (sl systemLine) notice(typ, subtype string) (engine.AgentNotice, bool) {
+	switch {
+	case typ == typeConversationReset:
+		why := map[string]string{
+			"clear": "after /clear", "plan_mode_exit": "a plan was approved with a fresh context",
+			"fresh_session": "a fresh session started", "onboarding": "onboarding ran again",
+		}[sl.Trigger]
+		text := "The agent started a fresh conversation"
+		if why != "" {
+			text += " (" + why + ")"
+		}
+		return engine.AgentNotice{Kind: engine.NoticeReset, Text: text + ": it no longer remembers the messages above."}, true
+	case typ == typeSystem && subtype == subtypePermissionDenied:
+		tool := sl.ToolName
+		if tool == "" {
+			tool = "a tool"
+		}
+		text := "Claude Code denied " + tool + " without asking"
+		for _, s := range []string{sl.DecisionReason, sl.Message} {
+			if s != "" && !strings.Contains(text, s) {
+				text += ": " + s
+			}
+		}
+		return engine.AgentNotice{Kind: engine.NoticeDenied, Text: text}, true
+	case typ == typeSystem && subtype == subtypeWritesLost:
+		what := map[string]string{"transcript": "the session transcript", "global_config": "its settings (~/.claude.json)"}
+		var lost []string
+		for _, l := range sl.Lost {
+			if w, ok := what[l]; ok {
+				lost = append(lost, w)
+			} else {
+				lost = append(lost, l)
+			}
+		}
+		if len(lost) == 0 {
+			lost = []string{"its files"}
+		}
+		why := map[string]string{"ENOSPC": "the disk is full", "EDQUOT": "the disk quota is used up"}[sl.ErrorCode]
+		if why == "" {
+			why = "error " + sl.ErrorCode
+		}
+		return engine.AgentNotice{Kind: engine.NoticeWritesLost, Text: "Claude Code could not save " + strings.Join(lost, " and ") +
+			" (" + why + "); resuming this session may miss part of the conversation."}, true
+	}
+	return engine.AgentNotice{}, false
+}
 
 // Control request subtypes.
 const (
 	subtypeInitialize   = "initialize"
 	subtypeCanUseTool   = "can_use_tool"
+	subtypeElicitation  = "elicitation"
+	subtypeUserDialog   = "request_user_dialog"
 	subtypeInterrupt    = "interrupt"
 	subtypeSetMode      = "set_permission_mode"
 	subtypeSuccess      = "success"
@@ -73,6 +145,75 @@ type controlRequest struct {
 	Input       json.RawMessage `json:"input"`
 	ToolUseID   string          `json:"tool_use_id"`
 	Suggestions json.RawMessage `json:"permission_suggestions"`
+	// Newer CLIs say more about a can_use_tool (all optional).
+	DecisionReason          string          `json:"decision_reason"`
+	BlockedPath             string          `json:"blocked_path"`
+	MCPServer               json.RawMessage `json:"mcp_server"`       // {name, source}
+	MatchedAskRule          json.RawMessage `json:"matched_ask_rule"` // {source, tool_name, rule_content}
+	RequiresUserInteraction bool            `json:"requires_user_interaction"`
+	SuppressAlwaysAllowRule bool            `json:"suppress_always_allow_rule"`
+	DefaultToNo             bool            `json:"default_to_no"`
+	// elicitation (an MCP server asking the person)
+	MCPServerName   string          `json:"mcp_server_name"`
+	Message         string          `json:"message"`
+	Mode            string          `json:"mode"` // form (default) or url
+	URL             string          `json:"url"`
+	RequestedSchema json.RawMessage `json:"requested_schema"`
+	PropertyOrder   []string        `json:"property_order"`
+}
+
+// elicitationRequest converts an elicitation for the engine.
+func (r controlRequest) elicitationRequest() engine.ElicitationRequest {
+	er := engine.ElicitationRequest{Server: r.MCPServerName, Message: r.Message, Schema: r.RequestedSchema, PropertyOrder: r.PropertyOrder}
+	if r.Mode == "url" {
+		er.URL = r.URL
+		if er.URL == "" {
+			er.URL = "(the server sent no link)"
+		}
+	}
+	return er
+}
+
+// elicitationBody is the answer to an elicitation.
+type elicitationBody struct {
+	Action  string         `json:"action"` // accept, decline or cancel
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// permissionRequest converts a can_use_tool for the engine. The optional
+// objects are read leniently: a matched_ask_rule of another shape still
+// marks the request as forced by the person's rule.
+func (r controlRequest) permissionRequest() engine.PermissionRequest {
+	pr := engine.PermissionRequest{
+		ToolName: r.ToolName, Input: r.Input, ToolUseID: r.ToolUseID, Suggestions: r.Suggestions,
+		Reason: r.DecisionReason, BlockedPath: r.BlockedPath,
+		DefaultToNo: r.DefaultToNo, NoSessionAllow: r.SuppressAlwaysAllowRule, RequiresDetails: r.RequiresUserInteraction,
+	}
+	var srv struct {
+		Name   string `json:"name"`
+		Source string `json:"source"`
+	}
+	if isObject(r.MCPServer) && json.Unmarshal(r.MCPServer, &srv) == nil {
+		pr.MCPServer, pr.MCPSource = srv.Name, srv.Source
+	}
+	if raw := bytes.TrimSpace(r.MatchedAskRule); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		var rule struct {
+			Source      string `json:"source"`
+			ToolName    string `json:"tool_name"`
+			RuleContent string `json:"rule_content"`
+		}
+		pr.AskRule = "(unreadable rule)"
+		if json.Unmarshal(raw, &rule) == nil && rule.ToolName != "" {
+			pr.AskRule = rule.ToolName
+			if rule.RuleContent != "" {
+				pr.AskRule += "(" + rule.RuleContent + ")"
+			}
+			if rule.Source != "" {
+				pr.AskRule += " from " + rule.Source
+			}
+		}
+	}
+	return pr
 }
 
 // controlResponse is the body of a control_response from the CLI.
@@ -291,12 +432,16 @@ type permissionAllowBody struct {
 	Behavior           string                    `json:"behavior"`
 	UpdatedInput       json.RawMessage           `json:"updatedInput"`
 	UpdatedPermissions []engine.PermissionUpdate `json:"updatedPermissions,omitempty"`
+	// DecisionClassification says how a person decided (user_temporary,
+	// user_permanent); the CLI (2.1.197 and later) infers it when absent.
+	DecisionClassification string `json:"decisionClassification,omitempty"`
 }
 
 type permissionDenyBody struct {
-	Behavior  string `json:"behavior"`
-	Message   string `json:"message"`
-	Interrupt bool   `json:"interrupt"`
+	Behavior               string `json:"behavior"`
+	Message                string `json:"message"`
+	Interrupt              bool   `json:"interrupt"`
+	DecisionClassification string `json:"decisionClassification,omitempty"` // user_reject
 }
 
 // permissionBody renders a decision as the CLI expects it. An allow without
@@ -316,11 +461,21 @@ func permissionBody(req controlRequest, resp engine.PermissionResponse) any {
 			u.Destination = "session" // other destinations write settings files
 			ups = append(ups, u)
 		}
-		return permissionAllowBody{Behavior: permissionAllow, UpdatedInput: in, UpdatedPermissions: ups}
+		return permissionAllowBody{Behavior: permissionAllow, UpdatedInput: in, UpdatedPermissions: ups, DecisionClassification: classification(resp.Classification)}
 	}
 	msg := resp.Message
 	if msg == "" {
 		msg = "The user denied this request."
 	}
-	return permissionDenyBody{Behavior: permissionDeny, Message: msg, Interrupt: resp.Interrupt}
+	return permissionDenyBody{Behavior: permissionDeny, Message: msg, Interrupt: resp.Interrupt, DecisionClassification: classification(resp.Classification)}
+}
+
+// classification passes on only the values the CLI accepts: it rejects a
+// response with any other.
+func classification(c string) string {
+	switch c {
+	case engine.ClassUserTemporary, engine.ClassUserPermanent, engine.ClassUserReject:
+		return c
+	}
+	return ""
 }

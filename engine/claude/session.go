@@ -50,20 +50,24 @@ type session struct {
 	// and the last one whose text went out as deltas.
 	curMsg, streamedMsg string
 
-	mu       sync.Mutex
-	id       string
-	seq      int
-	waiting  map[string]chan controlResponse // our control requests by request_id
-	perms    map[string]*perm                // the CLI's can_use_tool requests by request_id
-	turn     *turnState
-	exitErr  error
-	closedBy string // why leashd ended the process, if it did
+	mu      sync.Mutex
+	id      string
+	seq     int
+	waiting map[string]chan controlResponse // our control requests by request_id
+	perms   map[string]*perm                // the CLI's can_use_tool requests by request_id
+	turn    *turnState
+	// stateEvents is set once the CLI sent session_state_changed: from
+	// then on a turn ends at "idle", not at its result.
+	stateEvents bool
+	notice      func(engine.AgentNotice)
+	exitErr     error
+	closedBy    string // why leashd ended the process, if it did
 }
 
 // ErrRequestWithdrawn is the cause (context.Cause) of a permission
 // request's context when the CLI withdrew the request
 // (control_cancel_request), e.g. after an interrupt.
-var ErrRequestWithdrawn = errors.New("claude withdrew the permission request")
+var ErrRequestWithdrawn = fmt.Errorf("claude withdrew the permission request: %w", engine.ErrRequestWithdrawn)
 
 // errTurnEnded is the cause when the turn that asked has ended.
 var errTurnEnded = errors.New("the turn ended")
@@ -79,6 +83,7 @@ type turnState struct {
 	h        engine.TurnHandler
 	ctx      context.Context // cancelled when the turn ends
 	result   chan engine.Result
+	idle     chan struct{} // session_state_changed "idle" arrived
 	finished chan struct{}
 	limit    *engine.UsageLimit // a usage limit reported during the turn (s.mu)
 }
@@ -91,7 +96,9 @@ func start(a *Agent, o engine.SessionOptions) (*session, error) {
 	}
 	cmd := exec.Command(a.path, a.argsFor(o)...)
 	cmd.Dir = o.WorkDir
-	cmd.Env = append(os.Environ(), a.env...)
+	// The CLI says when a turn is really over (session_state_changed
+	// idle, after background agents finished) only when asked to.
+	cmd.Env = append(append(os.Environ(), "CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS=1"), a.env...)
 	cmd.Stdout = w
 	// stderr through a pipe of our own too, so that Wait returns when the
 	// CLI exits even if a tool it started still holds stderr open.
@@ -132,6 +139,7 @@ func start(a *Agent, o engine.SessionOptions) (*session, error) {
 		stdin: stdin, ctx: ctx, cancel: cancel,
 		done: make(chan struct{}), readDone: make(chan struct{}), errsDone: errsDone, errsPipe: er,
 		id: o.ResumeID, waiting: map[string]chan controlResponse{}, perms: map[string]*perm{},
+		notice: o.Notice,
 	}
 	log.Debug("claude started", "path", a.path, "args", cmd.Args[1:], "dir", o.WorkDir)
 	go s.read()
@@ -281,17 +289,38 @@ func (s *session) dispatch(l *line, raw []byte) {
 			s.replyError(l.RequestID, "leashd could not read the request: "+err.Error())
 			return
 		}
-		if req.Subtype == subtypeCanUseTool {
+		switch req.Subtype {
+		case subtypeCanUseTool:
 			s.permission(l.RequestID, req)
+			return
+		case subtypeElicitation:
+			s.elicitation(l.RequestID, req)
+			return
+		case subtypeUserDialog:
+			// Sent only for dialog kinds a host declared at initialize,
+			// and leashd declares none; the CLI says a host must not
+			// answer a kind it did not declare (not even "cancelled").
+			s.log.Warn("claude sent a user dialog leashd did not declare; leaving it to the CLI", "request_id", l.RequestID)
 			return
 		}
 		s.log.Info("claude sent a control request leashd does not support; answering with an error", "subtype", req.Subtype)
 		s.replyError(l.RequestID, errUnsupportedReply+": leashd does not handle control requests of subtype "+strconv.Quote(req.Subtype))
 	case typeControlCancel:
 		s.withdraw(l.RequestID)
-	case typeSystem:
-		if l.Subtype == subtypeInit && l.SessionID != "" {
+	case typeSystem, typeConversationReset:
+		if (l.Subtype == subtypeInit || l.Type == typeConversationReset) && l.SessionID != "" {
 			s.setID(l.SessionID)
+		}
+		var sl systemLine
+		if l.Subtype == subtypeInit || json.Unmarshal(raw, &sl) != nil {
+			return
+		}
+		if l.Subtype == subtypeStateChanged {
+			s.stateChanged(sl.State)
+			return
+		}
+		if n, ok := sl.notice(l.Type, l.Subtype); ok && s.notice != nil {
+			s.notice(n)
 		}
 	case typeAssistant:
 		ts := s.currentTurn()
@@ -362,6 +391,29 @@ func (s *session) streamEvent(l *line) {
 	}
 }
 
+// stateChanged notes a session_state_changed: "idle" ends the running
+// turn (once its result is in).
+func (s *session) stateChanged(state string) {
+	s.mu.Lock()
+	s.stateEvents = true
+	ts := s.turn
+	s.mu.Unlock()
+	if ts == nil {
+		return
+	}
+	if state != stateIdle { // running again: an earlier idle is over
+		select {
+		case <-ts.idle:
+		default:
+		}
+		return
+	}
+	select {
+	case ts.idle <- struct{}{}:
+	default:
+	}
+}
+
 func (s *session) setID(id string) {
 	s.mu.Lock()
 	s.id = id
@@ -399,9 +451,7 @@ func (s *session) permission(reqID string, req controlRequest) {
 			// not show people a question that is already over.
 			resp = engine.PermissionResponse{Message: "The request ended before it could be asked."}
 		default:
-			resp = ts.h.Permission(pctx, engine.PermissionRequest{
-				ToolName: req.ToolName, Input: req.Input, ToolUseID: req.ToolUseID, Suggestions: req.Suggestions,
-			})
+			resp = ts.h.Permission(pctx, req.permissionRequest())
 		}
 		s.mu.Lock()
 		delete(s.perms, reqID)
@@ -419,6 +469,56 @@ func (s *session) permission(reqID string, req controlRequest) {
 		}})
 		if err != nil {
 			s.log.Warn("answering claude's permission request", "tool", req.ToolName, "err", err)
+		}
+	}()
+}
+
+// elicitation asks the turn's handler to put an MCP server's question to
+// the person, on its own goroutine, and answers the CLI with accept,
+// decline or cancel, unless the CLI withdrew the request meanwhile. With
+// no turn, or a handler that cannot ask, it answers cancel at once (left
+// unanswered, the agent would wait forever).
+func (s *session) elicitation(reqID string, req controlRequest) {
+	ts := s.currentTurn()
+	parent := s.ctx
+	if ts != nil {
+		parent = ts.ctx
+	}
+	pctx, cancel := context.WithCancelCause(parent)
+	p := &perm{cancel: cancel}
+	s.mu.Lock()
+	s.perms[reqID] = p
+	s.mu.Unlock()
+	go func() {
+		defer cancel(nil)
+		resp := engine.ElicitationResponse{Action: engine.ElicitCancel}
+		var el engine.Elicitor
+		if ts != nil {
+			el, _ = ts.h.(engine.Elicitor)
+		}
+		switch {
+		case el == nil:
+			s.log.Info("claude asked for input from an MCP server with nobody to ask; cancelled", "server", req.MCPServerName)
+		case pctx.Err() == nil:
+			resp = el.Elicit(pctx, req.elicitationRequest())
+		}
+		s.mu.Lock()
+		delete(s.perms, reqID)
+		withdrawn := p.withdrawn
+		s.mu.Unlock()
+		if withdrawn || s.ctx.Err() != nil {
+			return
+		}
+		switch resp.Action {
+		case engine.ElicitAccept, engine.ElicitDecline:
+		default:
+			resp = engine.ElicitationResponse{Action: engine.ElicitCancel}
+		}
+		err := s.send(outControlResponse{Type: typeControlResponse, Response: outSuccess{
+			Subtype: subtypeSuccess, RequestID: reqID, Response: elicitationBody{Action: resp.Action, Content: resp.Content},
+		}})
+		if err != nil {
+			s.log.Warn("answering claude's elicitation", "server", req.MCPServerName, "err", err)
 		}
 	}()
 }
@@ -538,7 +638,7 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 	}
 	tctx, tcancelCause := context.WithCancelCause(s.ctx)
 	tcancel := func() { tcancelCause(errTurnEnded) }
-	ts := &turnState{h: h, ctx: tctx, result: make(chan engine.Result, 1), finished: make(chan struct{})}
+	ts := &turnState{h: h, ctx: tctx, result: make(chan engine.Result, 1), idle: make(chan struct{}, 1), finished: make(chan struct{})}
 	s.mu.Lock()
 	s.turn = ts
 	s.mu.Unlock()
@@ -556,7 +656,7 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 	}
 	select {
 	case r := <-ts.result:
-		return r, nil
+		return s.awaitIdle(ctx, ts, r), nil
 	case <-s.done:
 		select {
 		case r := <-ts.result:
@@ -583,6 +683,30 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 		s.kill()
 	}
 	return engine.Result{}, fmt.Errorf("turn abandoned: %w", context.Cause(ctx))
+}
+
+// awaitIdle returns r once the turn is over: at once for a CLI that does
+// not send session_state_changed (before 2.1.3xx), else when it says
+// "idle" — after the result, background agents may still ask for
+// permissions, which need the turn. A CLI that never says it is let go
+// after the close timeout.
+func (s *session) awaitIdle(ctx context.Context, ts *turnState, r engine.Result) engine.Result {
+	s.mu.Lock()
+	events := s.stateEvents
+	s.mu.Unlock()
+	if !events {
+		return r
+	}
+	t := time.NewTimer(s.a.closeTimeout)
+	defer t.Stop()
+	select {
+	case <-ts.idle:
+	case <-s.done:
+	case <-ctx.Done():
+	case <-t.C:
+		s.log.Warn("claude sent its result but never said it was idle; ending the turn", "after", s.a.closeTimeout)
+	}
+	return r
 }
 
 // Interrupt implements engine.Session.

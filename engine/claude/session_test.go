@@ -300,7 +300,9 @@ func TestCancelRequestWithdrawsWithoutAnswer(t *testing.T) {
 	res, err := s.Turn(turnCtx(t), "cancel", h)
 	require.NoError(t, err)
 	assert.Equal(t, "responses=B", res.Text, "the withdrawn request got no answer; the other did")
-	assert.ErrorIs(t, <-aCancelled, ErrRequestWithdrawn)
+	cause := <-aCancelled
+	assert.ErrorIs(t, cause, ErrRequestWithdrawn)
+	assert.ErrorIs(t, cause, engine.ErrRequestWithdrawn, "the engine tells people the agent withdrew it")
 }
 
 func TestUnknownControlSubtypeGetsAnError(t *testing.T) {
@@ -581,4 +583,165 @@ func TestPartialText(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Hel", "lo", "not streamed"}, h.texts,
 		"deltas as they come; a streamed message is not repeated; a message that was not streamed still arrives")
+}
+
+// The new can_use_tool fields reach the engine, and how the person decided
+// goes back as decisionClassification (only the values the CLI accepts).
+func TestNewPermissionFieldsAndClassification(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	var got []engine.PermissionRequest
+	var mu sync.Mutex
+	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+		mu.Lock()
+		got = append(got, req)
+		mu.Unlock()
+		switch req.ToolUseID {
+		case "toolu_f1":
+			return engine.PermissionResponse{Allow: true, Classification: engine.ClassUserTemporary}
+		case "toolu_f2":
+			return engine.PermissionResponse{Message: "no", Classification: engine.ClassUserReject}
+		}
+		return engine.PermissionResponse{Allow: true, Classification: "config"} // not a value for the CLI
+	}}
+	res, err := s.Turn(turnCtx(t), "fields", h)
+	require.NoError(t, err)
+	rs := strings.Split(res.Text, "\n")
+	require.Len(t, rs, 3, res.Text)
+	assert.JSONEq(t, `{"subtype":"success","request_id":"f1","response":{"behavior":"allow","updatedInput":{"title":"x"},"decisionClassification":"user_temporary"}}`, rs[0])
+	assert.JSONEq(t, `{"subtype":"success","request_id":"f2","response":{"behavior":"deny","message":"no","interrupt":false,"decisionClassification":"user_reject"}}`, rs[1])
+	assert.JSONEq(t, `{"subtype":"success","request_id":"f3","response":{"behavior":"allow","updatedInput":{"command":"ls"}}}`, rs[2])
+	require.Len(t, got, 3)
+	assert.Equal(t, engine.PermissionRequest{
+		ToolName: "mcp__github__create_issue", Input: got[0].Input, ToolUseID: "toolu_f1",
+		Reason: "Creates a public issue", BlockedPath: "/etc/hosts", MCPServer: "github", MCPSource: "user",
+		DefaultToNo: true, NoSessionAllow: true, RequiresDetails: true,
+		AskRule: "mcp__github__create_issue from userSettings",
+	}, got[0])
+	assert.Equal(t, "(unreadable rule)", got[1].AskRule, "a rule of another shape still forces a person")
+	assert.Empty(t, got[1].MCPServer)
+	assert.Empty(t, got[2].AskRule)
+	assert.False(t, got[2].DefaultToNo || got[2].NoSessionAllow || got[2].RequiresDetails)
+}
+
+// elicitHandler is a handler that can also put MCP elicitations to a
+// person.
+type elicitHandler struct {
+	handler
+	elicit func(ctx context.Context, req engine.ElicitationRequest) engine.ElicitationResponse
+}
+
+func (h *elicitHandler) Elicit(ctx context.Context, req engine.ElicitationRequest) engine.ElicitationResponse {
+	return h.elicit(ctx, req)
+}
+
+// Elicitations reach the handler as the CLI sent them and are answered
+// {action, content}; one the CLI withdrew gets no answer and its context
+// says so; a handler that cannot ask gets cancel (never a hang).
+func TestElicitationRoundTrip(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	var got []engine.ElicitationRequest
+	var mu sync.Mutex
+	withdrawn := make(chan error, 1)
+	h := &elicitHandler{elicit: func(ctx context.Context, req engine.ElicitationRequest) engine.ElicitationResponse {
+		mu.Lock()
+		got = append(got, req)
+		mu.Unlock()
+		switch req.Server {
+		case "deployer":
+			return engine.ElicitationResponse{Action: engine.ElicitAccept, Content: map[string]any{"env": "prd"}}
+		case "auth":
+			return engine.ElicitationResponse{Action: engine.ElicitDecline}
+		}
+		<-ctx.Done()
+		withdrawn <- context.Cause(ctx)
+		return engine.ElicitationResponse{Action: engine.ElicitAccept}
+	}}
+	res, err := s.Turn(turnCtx(t), "elicit", h)
+	require.NoError(t, err)
+	rs := strings.Split(res.Text, "\n")
+	require.Len(t, rs, 3, res.Text)
+	assert.JSONEq(t, `{"subtype":"success","request_id":"e1","response":{"action":"accept","content":{"env":"prd"}}}`, rs[0])
+	assert.JSONEq(t, `{"subtype":"success","request_id":"e2","response":{"action":"decline"}}`, rs[1])
+	assert.Equal(t, "none", rs[2], "a withdrawn elicitation is not answered")
+	assert.ErrorIs(t, <-withdrawn, engine.ErrRequestWithdrawn)
+	require.Len(t, got, 3)
+	assert.Equal(t, "Configure", got[0].Message)
+	assert.Equal(t, []string{"env"}, got[0].PropertyOrder)
+	assert.JSONEq(t, `{"type":"object","properties":{"env":{"type":"string","enum":["stg","prd"]}}}`, string(got[0].Schema))
+	assert.Empty(t, got[0].URL)
+	assert.Equal(t, "https://auth.example/x", got[1].URL)
+
+	// A handler without Elicit: every elicitation is cancelled at once.
+	res, err = s.Turn(turnCtx(t), "elicit", &handler{})
+	require.NoError(t, err)
+	rs = strings.Split(res.Text, "\n")
+	require.Len(t, rs, 3, res.Text)
+	assert.JSONEq(t, `{"subtype":"success","request_id":"e1","response":{"action":"cancel"}}`, rs[0])
+	assert.JSONEq(t, `{"subtype":"success","request_id":"e2","response":{"action":"cancel"}}`, rs[1])
+}
+
+// With session_state_changed, the turn ends at "idle", not at its result:
+// a background agent's permission request between the two is put to the
+// turn's handler (not denied for want of a turn), and its text streams.
+func TestTurnEndsAtIdle(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	asked := make(chan string, 1)
+	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+		asked <- req.ToolUseID
+		return engine.PermissionResponse{Allow: true}
+	}}
+	res, err := s.Turn(turnCtx(t), "background", h)
+	require.NoError(t, err)
+	assert.Equal(t, "main done", res.Text)
+	select {
+	case id := <-asked:
+		assert.Equal(t, "toolu_bg1", id)
+	default:
+		t.Fatal("the background agent's request was not put to the turn")
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	require.Len(t, h.texts, 1)
+	assert.Contains(t, h.texts[0], `"behavior":"allow"`)
+}
+
+// Auto-denials, a conversation reset and lost writes (even after the
+// result) reach the session's notice callback as text for people; the
+// reset's session ID is the one to resume.
+func TestNoticesFromTheCLI(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	notices := make(chan engine.AgentNotice, 4)
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c", Notice: func(n engine.AgentNotice) { notices <- n }})
+	_, err := s.Turn(turnCtx(t), "notices", &handler{})
+	require.NoError(t, err)
+	var got []engine.AgentNotice
+	for len(got) < 3 {
+		select {
+		case n := <-notices:
+			got = append(got, n)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %d notices: %+v", len(got), got)
+		}
+	}
+	assert.Equal(t, []engine.AgentNotice{
+		{Kind: engine.NoticeDenied, Text: "Claude Code denied Bash without asking: Bash(rm:*) is denied by your settings: Permission to use Bash has been denied."},
+		{Kind: engine.NoticeReset, Text: "The agent started a fresh conversation (after /clear): it no longer remembers the messages above."},
+		{Kind: engine.NoticeWritesLost, Text: "Claude Code could not save the session transcript (the disk is full); resuming this session may miss part of the conversation."},
+	}, got)
+	assert.Equal(t, "fake-session-2", s.ID(), "the reset conversation is the one to resume")
+}
+
+// A request_user_dialog (sent only for kinds a host declared, and leashd
+// declares none) is left unanswered as the CLI requires — never
+// "cancelled", which would settle it — while other unknown requests still
+// get an error.
+func TestUndeclaredUserDialogIsNotAnswered(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	res, err := s.Turn(turnCtx(t), "dialog", &handler{})
+	require.NoError(t, err)
+	assert.Equal(t, "responses=d2", res.Text)
 }

@@ -117,7 +117,21 @@ func joinKinds() string {
 // recordColumns are the interactions columns scanRecords reads.
 const recordColumns = `id, chat_id, kind, header, question, options, multi_select, idx, total,
 	plan, tool_name, tool_input, tool_summary, asked_at, deadline, ref,
-	status, answer, decision, text, resolved_by, resolved_at, interrupted_at, recovered_at, recovered_from`
+	status, answer, decision, text, resolved_by, resolved_at, interrupted_at, recovered_at, recovered_from, approval`
+
+// approvalFields is the approval column: what the agent said about a tool
+// approval.
+type approvalFields struct {
+	Reason          string `json:"reason,omitempty"`
+	MCPServer       string `json:"mcp_server,omitempty"`
+	DefaultToNo     bool   `json:"default_to_no,omitempty"`
+	NoSessionAllow  bool   `json:"no_session_allow,omitempty"`
+	RequiresDetails bool   `json:"requires_details,omitempty"`
+}
+
+func approvalOf(it interactions.Interaction) approvalFields {
+	return approvalFields{it.Reason, it.MCPServer, it.DefaultToNo, it.NoSessionAllow, it.RequiresDetails}
+}
 
 // scanRecords reads and closes rows selected with recordColumns.
 func scanRecords(rows *sql.Rows) ([]AuditRecord, error) {
@@ -127,14 +141,14 @@ func scanRecords(rows *sql.Rows) ([]AuditRecord, error) {
 		var (
 			r                                                 AuditRecord
 			it                                                = &r.Interaction
-			kind, options, status                             string
+			kind, options, status, approval                   string
 			toolInput                                         sql.NullString
 			asked, deadline, resolved, interrupted, recovered sql.NullString
 		)
 		err := rows.Scan(&it.ID, &it.ChatID, &kind, &it.Header, &it.Question, &options, &it.MultiSelect,
 			&it.Index, &it.Total, &it.Plan, &it.ToolName, &toolInput, &it.ToolSummary, &asked, &deadline,
 			&r.Ref, &status, &r.Resolution.Answer, &r.Resolution.Decision, &r.Resolution.Text,
-			&r.Resolution.By, &resolved, &interrupted, &recovered, &r.RecoveredFrom)
+			&r.Resolution.By, &resolved, &interrupted, &recovered, &r.RecoveredFrom, &approval)
 		if err != nil {
 			return nil, err
 		}
@@ -145,6 +159,11 @@ func scanRecords(rows *sql.Rows) ([]AuditRecord, error) {
 		if toolInput.Valid {
 			it.ToolInput = json.RawMessage(toolInput.String)
 		}
+		var a approvalFields
+		if err := json.Unmarshal([]byte(approval), &a); err != nil {
+			return nil, fmt.Errorf("interaction %s: bad approval fields in the database: %w", it.ID, err)
+		}
+		it.Reason, it.MCPServer, it.DefaultToNo, it.NoSessionAllow, it.RequiresDetails = a.Reason, a.MCPServer, a.DefaultToNo, a.NoSessionAllow, a.RequiresDetails
 		if status != statusPending {
 			r.Resolution.Status = interactions.Status(status)
 		}

@@ -27,10 +27,10 @@ func Example() {
 	defer st.Close()
 	coord := interactions.New(interactions.WithJournal(st))
 	var agent engine.Agent // engine/claude or engine/demo
-	e := engine.New(agent, coord, engine.WithSessionStore(st), engine.WithRecovery(st))
+	e := engine.New(agent, coord, engine.WithSessionStore(st), engine.WithRecovery(st), engine.WithNoticeLog(st))
 	_ = e // add connectors, then e.Run(ctx); close the store after Run returns
 
 	recs, err := st.Audit(ctx, store.AuditFilter{})
 	fmt.Println(len(recs), err, store.SchemaVersion())
-	// Output: 0 <nil> 3
+	// Output: 0 <nil> 4
 }

@@ -29,10 +29,11 @@ const (
 	OpFile      = "file"      // the database file went away
 	OpAgain     = "again"     // a call allowed again without asking after a restart
 	OpSelected  = "selected"  // a multi-select's ticks so far
+	OpNotice    = "notice"    // an agent's notice (auto-denial, lost writes, reset)
 )
 
 // Ops are every op a write error is counted under.
-var Ops = []string{OpRequested, OpPresented, OpResolved, OpRecovered, OpInterrupt, OpSession, OpFile, OpAgain, OpSelected}
+var Ops = []string{OpRequested, OpPresented, OpResolved, OpRecovered, OpInterrupt, OpSession, OpFile, OpAgain, OpSelected, OpNotice}
 
 // ErrorCounter counts failed writes by op (the metrics package implements
 // it as leashd_store_errors_total).
@@ -76,7 +77,7 @@ type queued struct {
 // the person who answered is told it failed).
 func retryable(op string) bool {
 	switch op {
-	case OpRequested, OpPresented, OpResolved, OpSession, OpSelected:
+	case OpRequested, OpPresented, OpResolved, OpSession, OpSelected, OpNotice:
 		return true
 	}
 	return false

@@ -73,13 +73,17 @@ func (s *Store) insertRequested(ctx context.Context, tx *sql.Tx, it interactions
 	if err != nil {
 		return err
 	}
+	approval, err := json.Marshal(approvalOf(it))
+	if err != nil {
+		return err
+	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO interactions
 		(id, chat_id, kind, header, question, options, multi_select, idx, total,
-		 plan, tool_name, tool_input, tool_summary, asked_at, deadline)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		 plan, tool_name, tool_input, tool_summary, asked_at, deadline, approval)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		it.ID, it.ChatID, string(it.Kind), it.Header, it.Question, string(optJSON), it.MultiSelect,
 		it.Index, it.Total, it.Plan, it.ToolName, toolInput, it.ToolSummary,
-		fmtTime(it.AskedAt), fmtTime(it.Deadline))
+		fmtTime(it.AskedAt), fmtTime(it.Deadline), string(approval))
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
 			return refused("an interaction with this ID is already recorded")

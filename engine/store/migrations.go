@@ -137,6 +137,28 @@ var migrations = []migration{
 				AND NEW.status IN ('answered','rejected','expired','cancelled') AND NEW.interrupted_at IS OLD.interrupted_at))
 		BEGIN SELECT RAISE(ABORT, 'a settled interaction is never rewritten'); END`,
 	)},
+	{Version: 4, Name: "agent notices", Up: execSQL(
+		// What an agent reported beside its interactions: tool calls it
+		// denied without asking, writes it lost, conversations it reset.
+		`CREATE TABLE notices (
+			seq     INTEGER PRIMARY KEY,
+			chat_id TEXT NOT NULL,
+			kind    TEXT NOT NULL,
+			text    TEXT NOT NULL,
+			at      TEXT NOT NULL
+		) STRICT`,
+		`CREATE INDEX notices_chat_at ON notices (chat_id, at)`,
+		`CREATE TRIGGER notices_no_update BEFORE UPDATE ON notices
+		BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END`,
+		`CREATE TRIGGER notices_no_delete BEFORE DELETE ON notices
+		BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END`,
+		// What the agent said about a tool approval (reason, MCP server,
+		// Deny first, no session option, show it whole), as JSON, so a
+		// request shown again after a restart looks as it did.
+		`ALTER TABLE interactions ADD COLUMN approval TEXT NOT NULL DEFAULT '{}'`,
+		`CREATE TRIGGER interactions_approval_fixed BEFORE UPDATE OF approval ON interactions
+		BEGIN SELECT RAISE(ABORT, 'what an interaction asked is never rewritten'); END`,
+	)},
 }
 
 // migrate brings db to the last of steps, each step in its own IMMEDIATE

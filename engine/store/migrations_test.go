@@ -112,6 +112,19 @@ var fixtures = map[int]fixture{
 			assert.Empty(t, left)
 		},
 	},
+	4: {
+		seed: []string{
+			`INSERT INTO notices (chat_id, kind, text, at)
+			 VALUES ('telegram:42', 'permission_denied', 'Claude Code denied Bash without asking', '2026-11-25T10:00:00.000000000Z')`,
+		},
+		check: func(t *testing.T, s *store.Store) {
+			ns, err := s.Notices(context.Background(), store.AuditFilter{})
+			require.NoError(t, err)
+			require.Len(t, ns, 1)
+			assert.Equal(t, "permission_denied", ns[0].Kind)
+			assert.Equal(t, "Claude Code denied Bash without asking", ns[0].Text)
+		},
+	},
 }
 
 func TestMigrationsAreNumberedInOrder(t *testing.T) {

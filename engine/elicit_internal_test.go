@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A form's fields become questions in the server's order: a string with
+// enum or oneOf a single choice, an array with anyOf a multiple choice, a
+// boolean Yes/No, numbers and plain strings free text; answers convert
+// back to the values the schema names.
+func TestFormFields(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{
+		"size":{"type":"string","title":"Size","description":"Which size?","oneOf":[{"const":"s","title":"Small"},{"const":"l","title":"Large"}]},
+		"tags":{"type":"array","title":"Tags","items":{"anyOf":[{"const":"a","title":"Alpha"},{"const":"b","title":"Beta"}]}},
+		"color":{"type":"string","enum":["red","blue"]},
+		"ok":{"type":"boolean","title":"Proceed?"},
+		"count":{"type":"integer","description":"How many?"},
+		"note":{"type":"string","description":"Anything else?"}
+	},"required":["size"]}`)
+	fs, err := formFields(schema, nil)
+	require.NoError(t, err)
+	var names []string
+	for _, f := range fs {
+		names = append(names, f.name)
+	}
+	assert.Equal(t, []string{"size", "tags", "color", "ok", "count", "note"}, names, "the schema's order")
+	assert.Equal(t, "Which size?", fs[0].question.Question)
+	assert.Equal(t, "Size", fs[0].question.Header)
+	assert.True(t, fs[0].required)
+	assert.False(t, fs[0].question.MultiSelect)
+	assert.True(t, fs[1].question.MultiSelect)
+	assert.Empty(t, fs[4].question.Options)
+	assert.Empty(t, fs[5].question.Options)
+
+	for _, tc := range []struct {
+		f      int
+		answer string
+		want   any
+	}{
+		{0, "Large", "l"}, {1, "Alpha, Beta", []any{"a", "b"}}, {2, "blue", "blue"},
+		{3, "No", false}, {3, "yes", true}, {4, "12", int64(12)}, {5, "free, text", "free, text"},
+	} {
+		v, err := fs[tc.f].value(tc.answer)
+		require.NoError(t, err, tc.answer)
+		assert.Equal(t, tc.want, v, tc.answer)
+	}
+	for _, tc := range []struct {
+		f      int
+		answer string
+	}{{0, "Medium"}, {4, "twelve"}, {1, "Alpha, Gamma"}} {
+		_, err := fs[tc.f].value(tc.answer)
+		assert.Error(t, err, tc.answer)
+	}
+
+	fs, err = formFields(schema, []string{"note", "nope", "count"})
+	require.NoError(t, err)
+	assert.Equal(t, "note", fs[0].name, "property_order first")
+	assert.Equal(t, "count", fs[1].name)
+	assert.Equal(t, "size", fs[2].name, "then the rest in the schema's order")
+}
+
+func TestFormFieldsErrorsSayWhat(t *testing.T) {
+	for schema, want := range map[string]string{
+		``:                                       "no schema",
+		`[]`:                                     "not a JSON object",
+		`{"properties":{}}`:                      `no "properties"`,
+		`{"properties":{"x":{"type":"object"}}}`: `field "x": type "object" cannot be asked (accepted: string, number, integer, boolean, array of options)`,
+		`{"properties":{"x":{"type":"array"}}}`:  `field "x": an array needs "items" with "enum" or "anyOf" options`,
+		`{"properties":{"x":{}}}`:                `field "x": no "type"`,
+	} {
+		_, err := formFields(json.RawMessage(schema), nil)
+		require.Error(t, err, schema)
+		assert.Contains(t, err.Error(), want, schema)
+	}
+}
+
+func FuzzFormFields(f *testing.F) {
+	for _, s := range []string{
+		`{"properties":{"a":{"type":"string"},"b":{"type":"array","items":{"enum":["x","x"]}}}}`,
+		`{"properties":{"a":{"type":"string","oneOf":[{"const":1},{"const":"1"}]}}}`,
+		`{"properties":{"a":{"type":"boolean"},"a":{"type":"number"}}}`,
+		`{"properties":[]}`, `null`, `{"properties":{"a":{"type":"array","items":[]}}}`,
+	} {
+		f.Add([]byte(s), "x")
+	}
+	f.Fuzz(func(t *testing.T, schema []byte, answer string) {
+		fs, err := formFields(schema, []string{"a", "b"})
+		if err != nil {
+			assert.NotEmpty(t, err.Error())
+			return
+		}
+		seen := map[string]bool{}
+		for _, fl := range fs {
+			assert.False(t, seen[fl.name], "each field once")
+			seen[fl.name] = true
+			labels := map[string]bool{}
+			for _, o := range fl.question.Options {
+				assert.False(t, labels[o.Label], "labels are unique")
+				labels[o.Label] = true
+				_, err := fl.value(o.Label)
+				if !fl.question.MultiSelect {
+					assert.NoError(t, err, "every option is an answer")
+				}
+			}
+			_, _ = fl.value(answer)
+		}
+	})
+}
+
+// plainText keeps text and line breaks and drops terminal escapes and
+// other control characters; cleaning twice changes nothing.
+func FuzzPlainText(f *testing.F) {
+	for _, s := range []string{"a\x1b[31mred\x1b[0m b", "\x1b]8;;http://x\x07link\x1b]8;;\x1b\\", "tab\tnl\ncr\r\x00\u2028", "\x1b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := plainText(s)
+		for _, r := range out {
+			if r == '\n' || r == '\t' {
+				continue
+			}
+			assert.False(t, r < 0x20 || (r >= 0x7f && r < 0xa0) || r == 0x2028 || r == 0x2029, "control %U left in %q", r, out)
+		}
+		assert.Equal(t, out, plainText(out))
+	})
+}
+
+func TestPlainText(t *testing.T) {
+	assert.Equal(t, "a red b", plainText("a \x1b[31mred\x1b[0m b"))
+	assert.Equal(t, "link", plainText("\x1b]8;;http://x\x07link\x1b]8;;\x1b\\"))
+	assert.Equal(t, "tab\tnl\n", plainText("tab\tnl\n\r\x00"))
+}

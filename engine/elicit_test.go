@@ -1,0 +1,107 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/interactions"
+)
+
+// elicitAgent elicits each request sent on calls and reports the answer.
+func elicitAgent(calls <-chan engine.ElicitationRequest, results chan<- engine.ElicitationResponse) *scriptAgent {
+	return &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		el, ok := h.(engine.Elicitor)
+		if !ok {
+			return engine.Result{Text: "the engine cannot elicit"}, nil
+		}
+		for req := range calls {
+			if req.Server == "" {
+				break
+			}
+			results <- el.Elicit(ctx, req)
+		}
+		return engine.Result{}, nil
+	}}
+}
+
+var form = json.RawMessage(`{"type":"object","properties":{
+	"env":{"type":"string","title":"Environment","description":"Deploy where?","oneOf":[{"const":"stg","title":"Staging"},{"const":"prd","title":"Production"}]},
+	"checks":{"type":"array","title":"Checks","items":{"anyOf":[{"const":"lint","title":"Lint"},{"const":"test","title":"Tests"}]}},
+	"replicas":{"type":"integer","description":"How many replicas?"}}}`)
+
+// A form is asked one field at a time after the server's message, the
+// choices as options (single, then multiple), a number as text that is
+// asked again when it is not one; the content carries the schema's values.
+func TestElicitationFormIsAskedAndAccepted(t *testing.T) {
+	calls, results := make(chan engine.ElicitationRequest, 1), make(chan engine.ElicitationResponse, 1)
+	e, conn, _ := start(t, elicitAgent(calls, results), nil)
+	send(t, e, "c1", "go")
+	calls <- engine.ElicitationRequest{Server: "deployer", Message: "Configure the deploy", Schema: form}
+	conn.waitSaid(t, "MCP server deployer asks: Configure the deploy")
+
+	it := conn.waitShown(t, 1)
+	assert.Equal(t, "Deploy where?", it.Question)
+	assert.Equal(t, 1, it.Index)
+	assert.Equal(t, 3, it.Total)
+	assert.Equal(t, []interactions.Option{{Label: "Staging"}, {Label: "Production"}}, it.Options)
+	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"Production"}})
+	require.NoError(t, err)
+
+	it = conn.waitShown(t, 2)
+	assert.True(t, it.MultiSelect)
+	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"Lint", "Tests"}})
+	require.NoError(t, err)
+
+	it = conn.waitShown(t, 3)
+	assert.Equal(t, "How many replicas? (integer)", it.Question)
+	assert.Empty(t, it.Options)
+	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Text: "three"})
+	require.NoError(t, err)
+	conn.waitSaid(t, `"three" is not a whole number`)
+	it = conn.waitShown(t, 4)
+	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Text: "3"})
+	require.NoError(t, err)
+
+	r := <-results
+	assert.Equal(t, engine.ElicitAccept, r.Action)
+	assert.Equal(t, map[string]any{"env": "prd", "checks": []any{"lint", "test"}, "replicas": int64(3)}, r.Content)
+	close(calls)
+}
+
+// Declining a question declines the form; nobody answering in time
+// cancels it; a link is shown with Done, which accepts.
+func TestElicitationDeclineTimeoutAndLink(t *testing.T) {
+	calls, results := make(chan engine.ElicitationRequest, 1), make(chan engine.ElicitationResponse, 1)
+	e, conn, _ := start(t, elicitAgent(calls, results), []interactions.Opt{interactions.WithTimeout(2 * time.Second)})
+	send(t, e, "c1", "go")
+
+	calls <- engine.ElicitationRequest{Server: "deployer", Schema: form}
+	it := conn.waitShown(t, 1)
+	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Reject: true})
+	require.NoError(t, err)
+	assert.Equal(t, engine.ElicitationResponse{Action: engine.ElicitDecline}, <-results)
+
+	calls <- engine.ElicitationRequest{Server: "auth", Message: "Sign in to continue", URL: "https://auth.example/login?x=1"}
+	it = conn.waitShown(t, 2)
+	assert.Contains(t, it.Question, "Sign in to continue")
+	assert.Contains(t, it.Question, "https://auth.example/login?x=1")
+	assert.Equal(t, "MCP server auth", it.Header)
+	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"Done"}})
+	require.NoError(t, err)
+	assert.Equal(t, engine.ElicitAccept, (<-results).Action)
+
+	calls <- engine.ElicitationRequest{Server: "deployer", Schema: form}
+	conn.waitShown(t, 3)
+	assert.Equal(t, engine.ElicitationResponse{Action: engine.ElicitCancel}, <-results, "expired: cancel")
+
+	calls <- engine.ElicitationRequest{Server: "bad", Schema: json.RawMessage(`{"properties":{"x":{"type":"object"}}}`)}
+	assert.Equal(t, engine.ElicitDecline, (<-results).Action)
+	conn.waitSaid(t, `MCP server bad asked for input leashd could not show (field "x": type "object" cannot be asked`)
+	close(calls)
+}

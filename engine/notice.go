@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// NoticeLog keeps what agents report (AgentNotice) in the audit log; the
+// persistence layer implements it.
+type NoticeLog interface {
+	RecordNotice(ctx context.Context, chatID, kind, text string, at time.Time) error
+}
+
+// WithNoticeLog records agents' notices (auto-denials, lost writes,
+// conversation resets) in l as well as showing them in the chat.
+func WithNoticeLog(l NoticeLog) Option { return func(o *options) { o.notices = l } }
+
+// noticePrefix marks each kind of notice in the chat.
+var noticePrefix = map[string]string{
+	NoticeDenied:     "🚫 ",
+	NoticeWritesLost: "⚠️ ",
+	NoticeReset:      "🧹 ",
+}
+
+// agentNotice shows what an agent reported in its chat, logs it, and
+// records it in the audit log. It runs on the agent's reader: saying and
+// recording go on in the background, in order per call.
+func (e *Engine) agentNotice(chatID string, n AgentNotice) {
+	text := strings.TrimSpace(plainText(n.Text))
+	if text == "" {
+		return
+	}
+	text = excerpt(text, 20)
+	at := time.Now()
+	e.log.Warn("agent notice", "chat", chatID, "kind", n.Kind, "text", text)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if e.opts.notices != nil {
+			if err := e.opts.notices.RecordNotice(ctx, chatID, n.Kind, text, at); err != nil {
+				e.log.Error("recording an agent notice in the audit log", "chat", chatID, "kind", n.Kind, "err", err)
+			}
+		}
+		e.say(ctx, chatID, noticePrefix[n.Kind]+text)
+	}()
+}
