@@ -21,6 +21,12 @@
 //	POST /api/interactions/{id}/toggle     {"label"} → 200 {"selected":[…]}
 //	POST /api/interactions/{id}/confirm    → 204
 //	POST /api/interactions/{id}/reject     [{"text":"reason"}] → 204
+//	POST /api/interactions                 a program asks: {"chat_id","kind","question","header",
+//	                                       "options":[{"label","description"}],"multi_select",
+//	                                       "timeout_seconds"} → 201 {"interaction_id"} (ask.go)
+//	GET  /api/interactions/{id}[?wait=S]   its outcome, waiting up to S seconds (at most 600):
+//	                                       {"status","answer","answers","text","by","resolved_at",…}
+//	DELETE /api/interactions/{id}          cancels one still pending → 204
 //
 // interaction.requested carries every field of an interaction
 // (interaction_id, chat_id, kind, header, question, options, multi_select,
@@ -34,7 +40,7 @@
 //
 // Errors are JSON {"error":"…"}: 400 bad request (naming what is accepted),
 // 401 no or wrong token, 403 cross-site request, foreign host without a
-// token, or not allowed, 404 unknown interaction, 409 no longer pending,
+// token, or not allowed, 404 unknown interaction or chat, 409 no longer pending,
 // 413 body larger than 64 KiB, 503 starting or stopping.
 package web
 
@@ -67,6 +73,7 @@ type Connector struct {
 	log       *slog.Logger
 	mounters  []connectors.Mounter
 	routes    []route
+	apiRoutes []route // behind the token, like /api
 	heartbeat time.Duration
 	hub       *hub
 
@@ -144,6 +151,12 @@ func WithMounter(m connectors.Mounter) Option {
 // /healthz, /readyz, /metrics.
 func WithRoute(pattern string, h http.Handler) Option {
 	return func(c *Connector) { c.routes = append(c.routes, route{pattern, h}) }
+}
+
+// WithAPIRoute serves h at pattern (http.ServeMux syntax) behind the same
+// token rules as /api: the MCP server at /mcp.
+func WithAPIRoute(pattern string, h http.Handler) Option {
+	return func(c *Connector) { c.apiRoutes = append(c.apiRoutes, route{pattern, h}) }
 }
 
 // WithHeartbeat sets how often idle event streams get a comment line
