@@ -250,9 +250,16 @@ func (c *Client) Wait(ctx context.Context, id string) (Outcome, error) {
 	}
 }
 
-// Ask asks one request and waits for its outcome.
+// Ask1 asks one request and waits for its outcome. The request is made
+// even when ctx ends meanwhile, so that it is known and can be cancelled
+// (Wait does) rather than left pending in the chat.
 func (c *Client) Ask1(ctx context.Context, req Request) (Outcome, error) {
-	id, err := c.Start(ctx, req)
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, fmt.Errorf("%w: %w", interactions.ErrCancelled, err)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	id, err := c.Start(sctx, req)
+	cancel()
 	if err != nil {
 		return Outcome{}, err
 	}
