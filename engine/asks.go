@@ -47,8 +47,8 @@ type askedOne struct {
 // when no connector serves the chat, and the coordinator's errors for an
 // interaction that cannot be asked.
 func (e *Engine) Ask(_ context.Context, it interactions.Interaction, timeout time.Duration) (interactions.Interaction, error) {
-	if !e.serves(it.ChatID) {
-		return it, fmt.Errorf("%w %q: no connector serves it (telegram:<chat>, slack:<channel>, or a web chat name)", interactions.ErrNoPresenter, it.ChatID)
+	if err := e.ServesChat(it.ChatID); err != nil {
+		return it, err
 	}
 	// The interaction outlives the request that made it: it ends when
 	// answered, expired or cancelled, or when leashd stops.
@@ -83,15 +83,19 @@ func (e *Engine) Ask(_ context.Context, it interactions.Interaction, timeout tim
 // connector owns every other name).
 var appPrefixes = []string{"telegram", "slack", "terminal"}
 
-// serves reports whether a connector shows chatID.
-func (e *Engine) serves(chatID string) bool {
+// ServesChat returns an error wrapping interactions.ErrNoPresenter, naming
+// the chat, when no connector shows chatID.
+func (e *Engine) ServesChat(chatID string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	p := connectors.ChatPrefix(chatID)
 	if _, ok := e.owners[p]; ok {
-		return true
+		return nil
 	}
-	return !slices.Contains(appPrefixes, p) && e.owners["web"] != nil
+	if !slices.Contains(appPrefixes, p) && e.owners["web"] != nil {
+		return nil
+	}
+	return fmt.Errorf("%w %q: no connector serves it (telegram:<chat>, slack:<channel>, or a web chat name)", interactions.ErrNoPresenter, chatID)
 }
 
 // Outcome waits, until ctx is done, for the interaction id to be resolved,

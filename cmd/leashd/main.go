@@ -5,6 +5,7 @@
 //	leashd chat       talk to the agent in this terminal
 //	leashd audit      print the audit log
 //	leashd ask        ask a person through a running leashd
+//	leashd mcp        MCP server on stdio, asking through a running leashd
 package main
 
 import (
@@ -51,6 +52,9 @@ Usage:
                          print the audit log (also while leashd runs)
   leashd ask --chat CHAT [--option LABEL]... [--multi] [--approval] [--timeout D] "question"
                          ask a person through a running leashd; prints the answer
+  leashd mcp [--chat CHAT]
+                         MCP server on stdio (ask_user, request_approval,
+                         permission_prompt) asking through a running leashd
   leashd -h              this help
 
 Environment:
@@ -76,6 +80,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return runAsk(ctx, cfg, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "mcp" {
+		if err != nil {
+			return fmt.Errorf("invalid configuration:\n%w", err)
+		}
+		return runMCP(ctx, cfg, args[1:], stdout, stderr)
+	}
 	if err != nil {
 		return fmt.Errorf("invalid configuration:\n%w", err)
 	}
@@ -91,7 +101,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "audit":
 		return runAudit(ctx, cfg, args[1:], stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, ask, -h)\n", args[0])
+		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, ask, mcp, -h)\n", args[0])
 		return errUsage
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/claude"
+	"github.com/leashd/leashd/engine/mcpserver"
 	"github.com/leashd/leashd/engine/metrics"
 	"github.com/leashd/leashd/engine/store"
 	"github.com/leashd/leashd/interactions"
@@ -86,7 +87,11 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	}
 	eng := engine.New(agent, coord, opts...)
 
-	conns, err := connectorsFor(cfg, log, m, agent)
+	// Programs that leashd did not start ask through the MCP server at
+	// /mcp, behind the API's token.
+	mcpRoute := web.WithAPIRoute("/mcp", mcpserver.Handler(coord, eng.ServesChat,
+		mcpserver.Options{WorkDir: cfg.Workdir, Log: log.With("component", "mcp")}))
+	conns, err := connectorsFor(cfg, log, m, agent, mcpRoute)
 	if err != nil {
 		return err
 	}
@@ -120,7 +125,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 // connectorsFor builds the connectors the configuration enables. The web
 // connector comes last: it serves the others' HTTP endpoints (Telegram
 // webhook, Slack HTTP mode) and the health, readiness and metrics routes.
-func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agent engine.Agent) ([]connectors.Connector, error) {
+func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agent engine.Agent, webOpts ...web.Option) ([]connectors.Connector, error) {
 	var conns []connectors.Connector
 	if cfg.TelegramEnabled() {
 		ids, err := telegram.ParseUserIDs(cfg.TelegramAllowedUsers)
@@ -176,6 +181,7 @@ func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agen
 		web.WithRoute("/readyz", readyz),
 		web.WithRoute("/metrics", m.Handler()),
 	}
+	opts = append(opts, webOpts...)
 	for _, c := range conns {
 		if mt, ok := c.(connectors.Mounter); ok {
 			opts = append(opts, web.WithMounter(mt))
