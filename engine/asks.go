@@ -24,6 +24,19 @@ type Outcomes interface {
 	Outcome(ctx context.Context, id string) (interactions.Interaction, interactions.Resolution, bool, error)
 }
 
+// Askers that are programs (interactions.Interaction Asker).
+const (
+	AskerAPI = "api" // POST /api/interactions, leashd ask, interactions/client
+	AskerMCP = "mcp" // the MCP server's tools in process
+)
+
+// AskedBy finds who asked an interaction recorded in the journal ("" for
+// the chat's agent), so that an answer given after a restart goes back to
+// a program that asked and not to the agent (engine/store implements it).
+type AskedBy interface {
+	AskedBy(ctx context.Context, id string) (string, error)
+}
+
 // maxAsked bounds how many settled outcomes of programs' requests are kept
 // in memory for late long-polls; older ones are read from the journal.
 const maxAsked = 4096
@@ -49,6 +62,9 @@ type askedOne struct {
 func (e *Engine) Ask(_ context.Context, it interactions.Interaction, timeout time.Duration) (interactions.Interaction, error) {
 	if err := e.ServesChat(it.ChatID); err != nil {
 		return it, err
+	}
+	if it.Asker == "" {
+		it.Asker = AskerAPI
 	}
 	// The interaction outlives the request that made it: it ends when
 	// answered, expired or cancelled, or when leashd stops.
@@ -178,4 +194,22 @@ func (e *Engine) CancelAsk(id, reason string) error {
 		return fmt.Errorf("%w: it was already settled", interactions.ErrNotPending)
 	}
 	return fmt.Errorf("%w: %q", interactions.ErrNotFound, id)
+}
+
+// askedByProgram reports whether a program, not the chat's agent, asked
+// it (from the journal when the interaction does not say).
+func (e *Engine) askedByProgram(ctx context.Context, it interactions.Interaction) bool {
+	if it.Asker != "" {
+		return true
+	}
+	a, ok := e.opts.recovery.(AskedBy)
+	if !ok {
+		return false
+	}
+	by, err := a.AskedBy(ctx, it.ID)
+	if err != nil {
+		e.log.Warn("looking up who asked an interaction", "id", it.ID, "err", err)
+		return false
+	}
+	return by != ""
 }

@@ -57,6 +57,11 @@ func (e *Engine) recover(ctx context.Context, id string, r interactions.Reply, n
 			e.log.Warn("updating recovered interaction message", "id", id, "err", err)
 		}
 	}
+	if e.askedByProgram(ctx, it) {
+		// A program asked: it collects the answer (Outcome reads the
+		// journal); the chat's agent never sees it.
+		return interactions.Resolved, nil
+	}
 	if it.Kind == interactions.KindPlanReview && res.Status == interactions.StatusAnswered {
 		switch res.Decision {
 		case interactions.DecisionCleanEdit:

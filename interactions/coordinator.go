@@ -133,6 +133,9 @@ func (c *Coordinator) request(ctx context.Context, it Interaction, timeout time.
 		return it, Resolution{}, err
 	}
 	it.AskedAt = c.now()
+	if it.Asker == "" {
+		it.Asker = askerOf(ctx)
+	}
 	start := time.Now() // the timer runs on real time even with WithClock
 	if timeout > 0 {
 		it.Deadline = it.AskedAt.Add(timeout)

@@ -56,3 +56,18 @@ func (c *Coordinator) Await(ctx context.Context, id string) (Resolution, error) 
 		return Resolution{}, ctx.Err()
 	}
 }
+
+type askerKey struct{}
+
+// WithAsker marks what is asked with ctx as asked by a program (Interaction
+// Asker), e.g. "mcp" for the MCP server's tools, which use the flows
+// (Ask, ReviewPlan, ApproveTool, RequestInput) that build interactions
+// themselves.
+func WithAsker(ctx context.Context, asker string) context.Context {
+	return context.WithValue(ctx, askerKey{}, asker)
+}
+
+func askerOf(ctx context.Context) string {
+	s, _ := ctx.Value(askerKey{}).(string)
+	return s
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -89,6 +90,7 @@ func TestProgramApprovalRejected(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, []interactions.Option{{Label: "Approve"}, {Label: "Reject"}}, it.Options)
 	assert.Equal(t, interactions.ModeApproval, it.Mode())
+	assert.Equal(t, engine.AskerAPI, it.Asker, "asked by a program")
 	st, b := e.reply(id, `{"text":"not on a Friday"}`)
 	require.Equal(t, http.StatusNoContent, st, b)
 	o := e.outcome(id, "10")
@@ -179,6 +181,7 @@ func TestProgramAskAnsweredAfterRestart(t *testing.T) {
 	e.stop()
 
 	e = start(t, setup{db: db})
+	s := e.subscribe("?chat=c")
 	assert.Equal(t, "pending", e.outcome(id, "0")["status"], "interrupted, and still answerable")
 	got := make(chan map[string]any, 1)
 	go func() { got <- e.outcome(id, "30") }()
@@ -189,4 +192,16 @@ func TestProgramAskAnsweredAfterRestart(t *testing.T) {
 	assert.Equal(t, "answered", o["status"])
 	assert.Equal(t, "Yes", o["answer"])
 	assert.Equal(t, []any{"Yes"}, o["answers"])
+
+	// The answer went to the program, not to the chat's agent as a prompt:
+	// the next turn the agent runs is the person's own message.
+	e.send("c", "hello", "agent")
+	// Turns run in order: had the answer been sent to the agent, the first
+	// turn to finish would be that one.
+	done := s.next("agent.done")
+	assert.NotContains(t, str(done.Data["result"]), "before leashd restarted")
+	assert.NotContains(t, done.Raw, engine.RecoveredPromptPrefix)
+	st, b = e.do("GET", "/api/chats", "")
+	require.Equal(t, http.StatusOK, st)
+	assert.NotContains(t, b, "answer recovered after restart")
 }

@@ -162,6 +162,7 @@ func strictJSON(b json.RawMessage, v any) error {
 }
 
 func (t tools) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ctx = interactions.WithAsker(ctx, engine.AskerMCP)
 	in, err := ParseAsk(req.Params.Arguments)
 	if err != nil {
 		return toolError(err.Error()), nil
@@ -213,6 +214,7 @@ const (
 )
 
 func (t tools) requestApproval(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ctx = interactions.WithAsker(ctx, engine.AskerMCP)
 	in, err := ParseApproval(req.Params.Arguments)
 	if err != nil {
 		return toolError(err.Error()), nil
@@ -274,6 +276,7 @@ func ParsePermission(args json.RawMessage) (PermissionInput, error) {
 }
 
 func (t tools) permissionPrompt(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ctx = interactions.WithAsker(ctx, engine.AskerMCP)
 	in, err := ParsePermission(req.Params.Arguments)
 	if err != nil {
 		return toolError(err.Error()), nil

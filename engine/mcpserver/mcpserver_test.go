@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/mcpserver"
 	"github.com/leashd/leashd/interactions"
 )
@@ -92,6 +93,7 @@ func TestAskUserMultiSelect(t *testing.T) {
 	q1 := next(t, shown)
 	assert.Equal(t, "Which database?", q1.Question)
 	assert.Equal(t, "c", q1.ChatID)
+	assert.Equal(t, engine.AskerMCP, q1.Asker, "asked by a program: an answer after a restart never reaches an agent")
 	assert.Equal(t, 1, q1.Index)
 	assert.Equal(t, 2, q1.Total)
 	_, err := coord.Reply(q1.ID, interactions.Reply{Answers: []string{"SQLite"}})
