@@ -116,7 +116,8 @@ func (e *Engine) ServesChat(chatID string) error {
 
 // Outcome waits, until ctx is done, for the interaction id to be resolved,
 // and returns it and how it ended. resolved is false when ctx ended first
-// (it is still pending). It finds what programs asked in this run, anything
+// (it is still pending), and when leashd is stopping (an interrupted
+// interaction can still be answered after the restart). It finds what programs asked in this run, anything
 // pending in the coordinator, and — with a journal (Outcomes) — what was
 // asked before a restart: one a restart interrupted is waited for until it
 // is answered. Unknown IDs give interactions.ErrNotFound.
@@ -127,18 +128,26 @@ func (e *Engine) Outcome(ctx context.Context, id string) (it interactions.Intera
 	if one != nil {
 		select {
 		case <-one.done:
+			if one.res.Status == interactions.StatusInterrupted {
+				// leashd is stopping: the answer can still come
+				// after the restart; ask again then.
+				return one.it, interactions.Resolution{}, false, nil
+			}
 			return one.it, one.res, true, nil
 		case <-ctx.Done():
 			if _, pending := e.coord.Get(id); pending {
 				return one.it, interactions.Resolution{}, false, nil
 			}
 			<-one.done // settled: the outcome follows once it is recorded
+			if one.res.Status == interactions.StatusInterrupted {
+				return one.it, interactions.Resolution{}, false, nil
+			}
 			return one.it, one.res, true, nil
 		}
 	}
 	if it, ok := e.coord.Get(id); ok {
 		res, err := e.coord.Await(ctx, id)
-		if err == nil {
+		if err == nil && res.Status != interactions.StatusInterrupted {
 			return it, res, true, nil
 		}
 		if ctx.Err() != nil {
@@ -165,7 +174,7 @@ func (e *Engine) Outcome(ctx context.Context, id string) (it interactions.Intera
 		}
 		// Pending in the journal but not here (a recovery re-registers
 		// it), or interrupted and not yet answered: wait for the answer.
-		if res, err := e.coord.Await(ctx, id); err == nil {
+		if res, err := e.coord.Await(ctx, id); err == nil && res.Status != interactions.StatusInterrupted {
 			return it, res, true, nil
 		}
 		select {

@@ -63,8 +63,9 @@ type AskResponse struct {
 // Outcome is the body of GET /api/interactions/{id}.
 type Outcome struct {
 	ID string `json:"interaction_id"`
-	// Status is "pending" or how it ended: answered, rejected, expired,
-	// cancelled, interrupted.
+	// Status is "pending" (also while a restart of leashd interrupted it:
+	// it can still be answered) or how it ended: answered, rejected,
+	// expired, cancelled.
 	Status string `json:"status"`
 	// Answer is the answer as one line: the label, labels joined with
 	// ", " (multi-select), or the free text.
@@ -306,6 +307,7 @@ func (c *Connector) outcome(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(wait)*time.Second)
 	defer cancel()
+	defer context.AfterFunc(c.quit, cancel)()
 	it, res, done, err := a.Outcome(ctx, id)
 	if err != nil {
 		writeError(w, statusOf(err), err.Error())

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -204,4 +205,35 @@ func TestProgramAskAnsweredAfterRestart(t *testing.T) {
 	st, b = e.do("GET", "/api/chats", "")
 	require.Equal(t, http.StatusOK, st)
 	assert.NotContains(t, b, "answer recovered after restart")
+}
+
+// A long-poll in flight when leashd stops is answered "pending" at once
+// (the question can still be answered after the restart), rather than
+// holding up the shutdown and then losing its connection.
+func TestLongPollEndsAtShutdown(t *testing.T) {
+	e := start(t, setup{})
+	id := e.askID(`{"chat_id":"c","question":"Ship?"}`)
+	type result struct {
+		status int
+		body   string
+		err    error
+	}
+	got := make(chan result, 1)
+	go func() {
+		resp, err := http.Get(e.url + "/api/interactions/" + id + "?wait=60")
+		if err != nil {
+			got <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		got <- result{resp.StatusCode, string(b), err}
+	}()
+	require.Eventually(t, func() bool { return len(e.coord.Pending("c")) == 1 }, 5*time.Second, time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // the long-poll is waiting (either way the answer is the same)
+	e.stop()
+	r := <-got
+	require.NoError(t, r.err)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	assert.Contains(t, r.body, `"status":"pending"`)
 }

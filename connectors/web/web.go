@@ -78,6 +78,10 @@ type Connector struct {
 	hub       *hub
 
 	handler atomic.Pointer[connectors.Handler]
+	// quit ends long-polls (GET /api/interactions/{id}?wait=) when the
+	// server shuts down, so they do not hold up the shutdown.
+	quit     context.Context
+	quitPoll context.CancelFunc
 
 	mu       sync.Mutex
 	url      string
@@ -178,6 +182,7 @@ func New(opts ...Option) *Connector {
 
 		interrupted: make(map[string]interrupted),
 	}
+	c.quit, c.quitPoll = context.WithCancel(context.Background())
 	for _, o := range opts {
 		o(c)
 	}
@@ -253,6 +258,7 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	}
 	c.setState(errors.New("web: shutting down"))
 	c.hub.close() // ends the event streams, which never go idle by themselves
+	c.quitPoll()  // and the long-polls: their clients ask again after the restart
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {

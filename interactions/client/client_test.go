@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,9 +18,69 @@ import (
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/demo"
+	"github.com/leashd/leashd/engine/store"
 	"github.com/leashd/leashd/interactions"
 	"github.com/leashd/leashd/interactions/client"
 )
+
+// leashdDB is a running leashd on addr with its journal in db.
+func leashdDB(t *testing.T, addr, db string) (url string, coord *interactions.Coordinator, stop func()) {
+	st, err := store.Open(context.Background(), db)
+	require.NoError(t, err)
+	coord = interactions.New(interactions.WithJournal(st))
+	eng := engine.New(demo.New(), coord, engine.WithCloseTimeout(2*time.Second), engine.WithRecovery(st), engine.WithSessionStore(st))
+	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	w := web.New(web.WithListener(ln), web.WithToken(token))
+	eng.AddConnector(w)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(ctx) }()
+	require.Eventually(t, func() bool { return w.URL() != "" && w.Ready() == nil }, 10*time.Second, time.Millisecond)
+	return w.URL(), coord, func() {
+		cancel()
+		require.NoError(t, <-done)
+		require.NoError(t, st.Close())
+	}
+}
+
+// A question asked before leashd restarts is answered after the restart:
+// the waiting client reconnects and gets the answer.
+func TestLongPollReconnectsAfterARestart(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "leashd.db")
+	url, coord, stop := leashdDB(t, "127.0.0.1:0", db)
+	c := client.New(url, token, client.WithRetry(20*time.Millisecond))
+	type result struct {
+		resp interactions.InputResponse
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		resp, err := c.RequestInput(context.Background(), interactions.InputRequest{ChatID: "ops", Prompt: "Roll back?",
+			Options: []interactions.Option{{Label: "Roll back"}, {Label: "Keep"}, {Label: "Page me"}}})
+		got <- result{resp, err}
+	}()
+	require.Eventually(t, func() bool { return len(coord.Pending("ops")) == 1 }, 10*time.Second, time.Millisecond)
+	id := coord.Pending("ops")[0].ID
+	stop() // the long-poll in flight ends; the client keeps trying
+
+	_, _, stop = leashdDB(t, strings.TrimPrefix(url, "http://"), db)
+	defer stop()
+	req, err := http.NewRequest("POST", url+"/api/interactions/"+id+"/reply", strings.NewReader(`{"answers":[["Keep"]]}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	select {
+	case r := <-got:
+		require.NoError(t, r.err)
+		assert.Equal(t, interactions.InputResponse{Value: "Keep", By: "web"}, r.resp)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the client did not get the answer given after the restart")
+	}
+}
 
 // leashd is a running leashd (engine, demo agent, web API) for tests and
 // examples; stop it with the returned function.
@@ -58,21 +120,36 @@ func answer(coord *interactions.Coordinator, chat string, r interactions.Reply) 
 
 const token = "a-long-enough-test-token"
 
+// The Go client's question is answered on the web API, as the page does.
 func TestRequestInputAnsweredThroughTheAPI(t *testing.T) {
 	url, coord, stop := leashd(token)
 	defer stop()
 	c := client.New(url, token)
-	errc := answer(coord, "ops", interactions.Reply{By: "ann", Answers: []string{"Deploy"}})
+	replied := make(chan string, 1)
+	go func() {
+		for len(coord.Pending("ops")) == 0 {
+			time.Sleep(2 * time.Millisecond)
+		}
+		req, _ := http.NewRequest("POST", url+"/api/interactions/"+coord.Pending("ops")[0].ID+"/reply", strings.NewReader(`{"answers":[["Deploy"]]}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			replied <- err.Error()
+			return
+		}
+		resp.Body.Close()
+		replied <- resp.Status
+	}()
 	resp, err := c.RequestInput(context.Background(), interactions.InputRequest{
 		ChatID: "ops", Header: "Release", Prompt: "Deploy v2?",
 		Options: []interactions.Option{{Label: "Deploy"}, {Label: "Wait"}},
 	})
 	require.NoError(t, err)
-	require.NoError(t, <-errc)
-	assert.Equal(t, interactions.InputResponse{Value: "Deploy", By: "ann"}, resp)
+	assert.Equal(t, "204 No Content", <-replied)
+	assert.Equal(t, interactions.InputResponse{Value: "Deploy", By: "web"}, resp)
 
 	// Free text, and a rejection with its reason.
-	errc = answer(coord, "ops", interactions.Reply{By: "ann", Text: "v2.1"})
+	errc := answer(coord, "ops", interactions.Reply{By: "ann", Text: "v2.1"})
 	resp, err = c.RequestInput(context.Background(), interactions.InputRequest{ChatID: "ops", Prompt: "Which tag?"})
 	require.NoError(t, err)
 	require.NoError(t, <-errc)
