@@ -147,7 +147,7 @@ func AskPermission(ctx context.Context, f Flows, chatID, workDir string, req Per
 		resp, _ := askQuestions(ctx, f, chatID, req)
 		return resp
 	case ToolExitPlanMode:
-		plan, refusal := planOf(req.Input, workDir)
+		plan, refusal, _ := planOf(req.Input, workDir)
 		if refusal != "" {
 			return deny(refusal)
 		}
@@ -182,24 +182,27 @@ func AskPermission(ctx context.Context, f Flows, chatID, workDir string, req Per
 }
 
 // planOf reads ExitPlanMode's plan: its "plan", else the file at
-// "planFilePath". refusal is what the agent is told when there is none.
-func planOf(input json.RawMessage, workDir string) (plan, refusal string) {
+// "planFilePath". refusal is what the agent is told when there is none, and
+// notice what the chat is told then ("" when nothing needs saying).
+func planOf(input json.RawMessage, workDir string) (plan, refusal, notice string) {
 	var in planInput
 	if err := json.Unmarshal(input, &in); err != nil {
-		return "", "leashd could not read the ExitPlanMode input: " + err.Error()
+		return "", "leashd could not read the ExitPlanMode input: " + err.Error(),
+			"The agent sent a plan leashd could not read (" + err.Error() + "); it was told so."
 	}
 	plan = in.Plan
 	if strings.TrimSpace(plan) == "" && in.PlanFilePath != "" {
 		p, err := readPlanFile(in.PlanFilePath, workDir)
 		if err != nil {
-			return "", "leashd could not read the plan file (" + err.Error() + "); call ExitPlanMode again with the whole plan in \"plan\"."
+			return "", "leashd could not read the plan file (" + err.Error() + "); call ExitPlanMode again with the whole plan in \"plan\".",
+				"The agent's plan file could not be read (" + err.Error() + "); it was told to send the plan as text."
 		}
 		plan = p
 	}
 	if strings.TrimSpace(plan) == "" {
-		return "", "The plan is empty; write the plan before asking for review."
+		return "", "The plan is empty; write the plan before asking for review.", ""
 	}
-	return plan, ""
+	return plan, "", ""
 }
 
 // withAnswers returns the tool input with "answers" set, every other field
@@ -223,22 +226,12 @@ type planInput struct {
 }
 
 func (t *turn) reviewPlan(ctx context.Context, req PermissionRequest) PermissionResponse {
-	var in planInput
-	if err := json.Unmarshal(req.Input, &in); err != nil {
-		t.e.say(ctx, t.c.id, "The agent sent a plan leashd could not read ("+err.Error()+"); it was told so.")
-		return deny("leashd could not read the ExitPlanMode input: " + err.Error())
-	}
-	plan := in.Plan
-	if strings.TrimSpace(plan) == "" && in.PlanFilePath != "" {
-		p, err := readPlanFile(in.PlanFilePath, t.c.workDir)
-		if err != nil {
-			t.e.say(ctx, t.c.id, "The agent's plan file could not be read ("+err.Error()+"); it was told to send the plan as text.")
-			return deny("leashd could not read the plan file (" + err.Error() + "); call ExitPlanMode again with the whole plan in \"plan\".")
+	plan, refusal, notice := planOf(req.Input, t.c.workDir)
+	if refusal != "" {
+		if notice != "" {
+			t.e.say(ctx, t.c.id, notice)
 		}
-		plan = p
-	}
-	if strings.TrimSpace(plan) == "" {
-		return deny("The plan is empty; write the plan before asking for review.")
+		return deny(refusal)
 	}
 	_, res, err := t.e.coord.ReviewPlan(ctx, t.c.id, plan)
 	if err != nil {
