@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -40,6 +41,9 @@ type Asker interface {
 	engine.Flows
 	interactions.InputHandler
 }
+
+// SessionTimeout closes an MCP session idle this long over HTTP.
+const SessionTimeout = time.Hour
 
 // DefaultChat is the chat of /mcp without ?chat=.
 const DefaultChat = "mcp"
@@ -296,7 +300,14 @@ func Handler(a Asker, serves func(chatID string) error, o Options) http.Handler 
 	servers := newServerCache(func(chat string) *mcp.Server { return New(a, chat, o) })
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return servers.get(chatOf(r))
-	}, &mcp.StreamableHTTPOptions{Logger: o.Log, DisableLocalhostProtection: true})
+	}, &mcp.StreamableHTTPOptions{
+		Logger: o.Log,
+		// The web connector checks the token and the host itself.
+		DisableLocalhostProtection: true,
+		// A client that went away without ending its session: the timer
+		// is paused while a call (a person deciding) is in flight.
+		SessionTimeout: SessionTimeout,
+	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		chat := chatOf(r)
 		if err := validChat(chat); err != nil {
