@@ -44,6 +44,8 @@ type Engine struct {
 	// forwarding is missed.
 	events      <-chan interactions.Event
 	unsubscribe func()
+
+	asks asked // interactions programs asked (asks.go)
 }
 
 type options struct {

@@ -103,28 +103,130 @@ type askInput struct {
 }
 
 func (t *turn) askQuestions(ctx context.Context, req PermissionRequest) PermissionResponse {
+	resp, unreadable := askQuestions(ctx, t.e.coord, t.c.id, req)
+	if unreadable != "" {
+		t.e.log.Warn("unreadable AskUserQuestion input", "chat", t.c.id, "err", unreadable)
+		t.e.say(ctx, t.c.id, "The agent asked a question leashd could not read ("+unreadable+"); it was told so.")
+	}
+	return resp
+}
+
+// Flows asks people: *interactions.Coordinator in process, or
+// interactions/client over a running leashd's HTTP API.
+type Flows interface {
+	Ask(ctx context.Context, chatID string, qs []interactions.Question) (interactions.AskResult, error)
+	ReviewPlan(ctx context.Context, chatID, plan string) (interactions.Interaction, interactions.Resolution, error)
+	ApproveTool(ctx context.Context, chatID, tool string, input json.RawMessage, summary string) (interactions.Interaction, interactions.Resolution, error)
+}
+
+var _ Flows = (*interactions.Coordinator)(nil)
+
+// askQuestions puts AskUserQuestion's questions to people one at a time
+// and allows it with the answers attached; unreadable says why the input
+// could not be read ("" when it could).
+func askQuestions(ctx context.Context, f Flows, chatID string, req PermissionRequest) (resp PermissionResponse, unreadable string) {
 	var in askInput
 	if err := json.Unmarshal(req.Input, &in); err != nil || len(in.Questions) == 0 {
 		why := "it has no questions"
 		if err != nil {
 			why = err.Error()
 		}
-		t.e.log.Warn("unreadable AskUserQuestion input", "chat", t.c.id, "err", why)
-		t.e.say(ctx, t.c.id, "The agent asked a question leashd could not read ("+why+"); it was told so.")
-		return deny("leashd could not read the AskUserQuestion input (" + why + "); expected {\"questions\":[{\"question\",\"header\",\"options\":[{\"label\",\"description\"}],\"multiSelect\"}]}.")
+		return deny("leashd could not read the AskUserQuestion input (" + why + "); expected {\"questions\":[{\"question\",\"header\",\"options\":[{\"label\",\"description\"}],\"multiSelect\"}]}."), why
 	}
-	res, err := t.e.coord.Ask(ctx, t.c.id, in.Questions)
+	res, err := f.Ask(ctx, chatID, in.Questions)
 	if err != nil {
-		return deny("The question could not be asked: " + err.Error())
+		return deny("The question could not be asked: " + err.Error()), ""
 	}
 	if !res.Complete() {
-		return notAnswered(res.Last)
+		return notAnswered(res.Last), ""
 	}
 	updated, err := withAnswers(req.Input, res.Answers)
 	if err != nil {
-		return deny("leashd could not attach the answers: " + err.Error())
+		return deny("leashd could not attach the answers: " + err.Error()), ""
 	}
-	return PermissionResponse{Allow: true, UpdatedInput: updated, Classification: ClassUserTemporary}
+	return PermissionResponse{Allow: true, UpdatedInput: updated, Classification: ClassUserTemporary}, ""
+}
+
+// AskPermission decides a permission request of an agent leashd did not
+// start — Claude Code run with --permission-prompt-tool pointing at
+// leashd's MCP server — through f in chatID, as for the CLI leashd runs:
+// AskUserQuestion becomes questions asked one at a time (allowed with the
+// answers attached), ExitPlanMode a plan review (approve sets the mode:
+// acceptEdits for the edit decisions, default otherwise; adjust denies with
+// the feedback), any other tool a tool approval. There is no session here:
+// no rules are kept, and a plan file is read relative to workDir.
+func AskPermission(ctx context.Context, f Flows, chatID, workDir string, req PermissionRequest) PermissionResponse {
+	switch req.ToolName {
+	case ToolAskUserQuestion:
+		resp, _ := askQuestions(ctx, f, chatID, req)
+		return resp
+	case ToolExitPlanMode:
+		_, shown, refusal, _ := planOf(req.Input, workDir)
+		if refusal != "" {
+			return deny(refusal)
+		}
+		_, res, err := f.ReviewPlan(ctx, chatID, shown)
+		if err != nil {
+			return deny("The plan could not be shown: " + err.Error())
+		}
+		if res.Status != interactions.StatusAnswered {
+			if res.Decision == interactions.DecisionAdjust {
+				return rejected(res.Text) // the feedback, as the person wrote it
+			}
+			return notAnswered(res)
+		}
+		mode := ModeAcceptEdits
+		if res.Decision == interactions.DecisionDefault {
+			mode = ModeDefault
+		}
+		return allowedBy(ClassUserTemporary, req, PermissionUpdate{Type: "setMode", Mode: mode, Destination: "session"})
+	default:
+		_, res, err := f.ApproveTool(ctx, chatID, req.ToolName, req.Input, ToolSummary(req.ToolName, req.Input))
+		if err != nil {
+			return deny("The approval could not be asked: " + err.Error())
+		}
+		if res.Status != interactions.StatusAnswered {
+			return notAnswered(res)
+		}
+		if res.Decision == interactions.DecisionAllowSession {
+			return allowedBy(ClassUserPermanent, req, PermissionUpdate{Type: "addRules", Rules: sessionRules(req), Behavior: "allow", Destination: "session"})
+		}
+		return allowedBy(ClassUserTemporary, req)
+	}
+}
+
+// planOf reads ExitPlanMode's plan: its "plan", else the file at
+// "planFilePath". shown is the plan as people review it: cut at
+// maxPlanBytes with a note (a plan file is read only that far, so then plan
+// is cut too; an inline plan reaches the agent whole). refusal is what the
+// agent is told when there is none, and notice what the chat is told then
+// ("" when nothing needs saying).
+func planOf(input json.RawMessage, workDir string) (plan, shown, refusal, notice string) {
+	var in planInput
+	if err := json.Unmarshal(input, &in); err != nil {
+		return "", "", "leashd could not read the ExitPlanMode input: " + err.Error(),
+			"The agent sent a plan leashd could not read (" + err.Error() + "); it was told so."
+	}
+	plan = in.Plan
+	if strings.TrimSpace(plan) == "" && in.PlanFilePath != "" {
+		p, err := readPlanFile(in.PlanFilePath, workDir)
+		if err != nil {
+			return "", "", "leashd could not read the plan file (" + err.Error() + "); call ExitPlanMode again with the whole plan in \"plan\".",
+				"The agent's plan file could not be read (" + err.Error() + "); it was told to send the plan as text."
+		}
+		if strings.TrimSpace(p) != "" {
+			return p, p, "", "" // already cut to maxPlanBytes
+		}
+	}
+	if strings.TrimSpace(plan) == "" {
+		return "", "", "The plan is empty; write the plan before asking for review.", ""
+	}
+	shown = plan
+	if len(shown) > maxPlanBytes { // cut like a plan file: megabytes would be hundreds of chat messages
+		part, cut := capText(shown, maxPlanBytes)
+		shown = part + "\n\n" + TruncatedNote(cut) + " — the plan is longer than leashd shows for review"
+	}
+	return plan, shown, "", ""
 }
 
 // withAnswers returns the tool input with "answers" set, every other field
@@ -148,27 +250,12 @@ type planInput struct {
 }
 
 func (t *turn) reviewPlan(ctx context.Context, req PermissionRequest) PermissionResponse {
-	var in planInput
-	if err := json.Unmarshal(req.Input, &in); err != nil {
-		t.e.say(ctx, t.c.id, "The agent sent a plan leashd could not read ("+err.Error()+"); it was told so.")
-		return deny("leashd could not read the ExitPlanMode input: " + err.Error())
-	}
-	plan, fromFile := in.Plan, false
-	if strings.TrimSpace(plan) == "" && in.PlanFilePath != "" {
-		p, err := readPlanFile(in.PlanFilePath, t.c.workDir)
-		if err != nil {
-			t.e.say(ctx, t.c.id, "The agent's plan file could not be read ("+err.Error()+"); it was told to send the plan as text.")
-			return deny("leashd could not read the plan file (" + err.Error() + "); call ExitPlanMode again with the whole plan in \"plan\".")
+	plan, shown, refusal, notice := planOf(req.Input, t.c.workDir)
+	if refusal != "" {
+		if notice != "" {
+			t.e.say(ctx, t.c.id, notice)
 		}
-		plan, fromFile = p, true // already cut to maxPlanBytes
-	}
-	if strings.TrimSpace(plan) == "" {
-		return deny("The plan is empty; write the plan before asking for review.")
-	}
-	shown := plan
-	if !fromFile && len(shown) > maxPlanBytes { // cut like a plan file: megabytes would be hundreds of chat messages
-		part, cut := capText(shown, maxPlanBytes)
-		shown = part + "\n\n" + TruncatedNote(cut) + " — the plan is longer than leashd shows for review"
+		return deny(refusal)
 	}
 	_, res, err := t.e.coord.ReviewPlan(ctx, t.c.id, shown)
 	if err != nil {

@@ -97,6 +97,11 @@ func (e *Engine) settleRestored(it interactions.Interaction, done <-chan interac
 	if res.Status != interactions.StatusAnswered && res.Status != interactions.StatusRejected {
 		return // expired or cancelled: nobody answered, nothing to tell
 	}
+	if e.askedByProgram(ctx, it) {
+		// A program asked: it collects the answer (Outcome reads the
+		// journal); the chat's agent never sees it.
+		return
+	}
 	e.log.Info("interaction answered after restart", "id", it.ID, "chat", it.ChatID, "kind", it.Kind, "by", res.By)
 	if it.Kind == interactions.KindPlanReview && res.Status == interactions.StatusAnswered {
 		switch res.Decision {

@@ -133,13 +133,23 @@ func (c *Coordinator) SetPresenter(p Presenter) {
 // ID) and how it ended. The error is non-nil only when it could not be asked
 // at all.
 func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction, Resolution, error) {
+	return c.request(ctx, it, c.timeout, nil)
+}
+
+// request is Request with its own timeout (0: none); shown, when set, is
+// called once the interaction is registered and presented (or presenting
+// failed), before the wait.
+func (c *Coordinator) request(ctx context.Context, it Interaction, timeout time.Duration, shown func(Interaction)) (Interaction, Resolution, error) {
 	if err := validate(&it); err != nil {
 		return it, Resolution{}, err
 	}
 	it.AskedAt = c.now()
+	if it.Asker == "" {
+		it.Asker = askerOf(ctx)
+	}
 	start := time.Now() // the timer runs on real time even with WithClock
-	if c.timeout > 0 {
-		it.Deadline = it.AskedAt.Add(c.timeout)
+	if timeout > 0 {
+		it.Deadline = it.AskedAt.Add(timeout)
 	}
 	p := &pending{done: make(chan struct{})}
 	if it.MultiSelect {
@@ -184,7 +194,10 @@ func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction,
 		}
 	}
 
-	res := c.await(ctx, p, start)
+	if shown != nil {
+		shown(it)
+	}
+	res := c.await(ctx, p, start, timeout)
 	if c.journal != nil {
 		// The caller's context may be done (that is how it was cancelled);
 		// the record must still be written.
@@ -214,18 +227,18 @@ func (c *Coordinator) shown(ctx context.Context, p *pending, ref string) {
 }
 
 // await blocks until p is resolved: by a reply, the timeout (counted from
-// start), or ctx.
-func (c *Coordinator) await(ctx context.Context, p *pending, start time.Time) Resolution {
+// start; 0: none), or ctx.
+func (c *Coordinator) await(ctx context.Context, p *pending, start time.Time, timeout time.Duration) Resolution {
 	var timer <-chan time.Time
-	if c.timeout > 0 {
-		t := time.NewTimer(c.timeout - time.Since(start))
+	if timeout > 0 {
+		t := time.NewTimer(timeout - time.Since(start))
 		defer t.Stop()
 		timer = t.C
 	}
 	select {
 	case <-p.done:
 	case <-timer:
-		c.resolve(p, Resolution{Status: StatusExpired, Text: fmt.Sprintf("No answer came within %s; the user did not respond.", c.timeout)})
+		c.resolve(p, Resolution{Status: StatusExpired, Text: fmt.Sprintf("No answer came within %s; the user did not respond.", timeout)})
 	case <-ctx.Done():
 		text := "The request was cancelled before anyone answered."
 		if errors.Is(context.Cause(ctx), ErrWithdrawn) {

@@ -147,6 +147,11 @@ type Interaction struct {
 	// its options (no compact one-tap approval).
 	RequiresDetails bool `json:"requires_details,omitempty"`
 
+	// Asker names who asked when it was not the chat's agent session: a
+	// program through the API ("api") or the MCP server ("mcp"). An answer
+	// given after a restart goes back to that program, never to the agent.
+	Asker string `json:"asker,omitempty"`
+
 	AskedAt  time.Time `json:"asked_at"`
 	Deadline time.Time `json:"deadline,omitzero"` // zero: waits forever
 

@@ -87,7 +87,7 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	out := make(chan Resolution, 1)
 	go func() {
 		defer c.inflight.Done()
-		res := c.await(ctx, p, start)
+		res := c.await(ctx, p, start, c.timeout)
 		c.log.Info("interaction resolved", "id", it.ID, "chat", it.ChatID, "kind", it.Kind,
 			"status", res.Status, "by", res.By, "restored", true)
 		c.subs.publish(c.resolvedEvent(p))

@@ -4,6 +4,8 @@
 //	leashd            serve (web page and API, Telegram, Slack as configured)
 //	leashd chat       talk to the agent in this terminal
 //	leashd audit      print the audit log
+//	leashd ask        ask a person through a running leashd
+//	leashd mcp        MCP server on stdio, asking through a running leashd
 package main
 
 import (
@@ -22,6 +24,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
+	var code exitCode
+	if errors.As(err, &code) {
+		os.Exit(int(code))
+	}
 	if errors.Is(err, errUsage) {
 		os.Exit(2)
 	}
@@ -44,6 +50,11 @@ Usage:
                          talk to the agent in this terminal
   leashd audit [--chat C] [--since D] [--kind K] [--status S] [--limit N] [--json] [--db FILE]
                          print the audit log (also while leashd runs)
+  leashd ask --chat CHAT [--option LABEL]... [--multi] [--approval] [--timeout D] "question"
+                         ask a person through a running leashd; prints the answer
+  leashd mcp [--chat CHAT]
+                         MCP server on stdio (ask_user, request_approval,
+                         permission_prompt) asking through a running leashd
   leashd -h              this help
 
 Environment:
@@ -60,6 +71,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	cfg, err := config.Load()
+	if len(args) > 0 && args[0] == "ask" {
+		// A client of a running leashd: only the web address and token
+		// matter, and the server's settings need not be valid here.
+		if err != nil {
+			fmt.Fprintf(stderr, "leashd ask: invalid configuration:\n%v\n", err)
+			return askError
+		}
+		return runAsk(ctx, cfg, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "mcp" {
+		if err != nil {
+			return fmt.Errorf("invalid configuration:\n%w", err)
+		}
+		return runMCP(ctx, cfg, args[1:], stdout, stderr)
+	}
 	if err != nil {
 		return fmt.Errorf("invalid configuration:\n%w", err)
 	}
@@ -75,7 +101,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "audit":
 		return runAudit(ctx, cfg, args[1:], stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, -h)\n", args[0])
+		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, ask, mcp, -h)\n", args[0])
 		return errUsage
 	}
 }

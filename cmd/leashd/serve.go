@@ -16,6 +16,7 @@ import (
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/claude"
+	"github.com/leashd/leashd/engine/mcpserver"
 	"github.com/leashd/leashd/engine/metrics"
 	"github.com/leashd/leashd/engine/store"
 	"github.com/leashd/leashd/interactions"
@@ -97,7 +98,11 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	}
 	eng := engine.New(agent, coord, opts...)
 
-	conns, err := connectorsFor(cfg, log, m, agent, metrics.Check{Name: "store", Ready: db.Ready})
+	// Programs that leashd did not start ask through the MCP server at
+	// /mcp, behind the API's token.
+	mcpRoute := web.WithAPIRoute("/mcp", mcpserver.Handler(coord, eng.ServesChat,
+		mcpserver.Options{WorkDir: cfg.Workdir, Log: log.With("component", "mcp")}))
+	conns, err := connectorsFor(cfg, log, m, agent, []metrics.Check{{Name: "store", Ready: db.Ready}}, mcpRoute)
 	if err != nil {
 		return err
 	}
@@ -131,7 +136,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 // connectorsFor builds the connectors the configuration enables. The web
 // connector comes last: it serves the others' HTTP endpoints (Telegram
 // webhook, Slack HTTP mode) and the health, readiness and metrics routes.
-func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agent engine.Agent, extra ...metrics.Check) ([]connectors.Connector, error) {
+func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agent engine.Agent, extra []metrics.Check, webOpts ...web.Option) ([]connectors.Connector, error) {
 	var conns []connectors.Connector
 	if cfg.TelegramEnabled() {
 		ids, err := telegram.ParseUserIDs(cfg.TelegramAllowedUsers)
@@ -189,6 +194,7 @@ func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agen
 		web.WithMaxStreams(cfg.WebMaxStreams),
 		web.WithMaxConns(cfg.WebMaxConnections),
 	}
+	opts = append(opts, webOpts...)
 	for _, c := range conns {
 		if mt, ok := c.(connectors.Mounter); ok {
 			opts = append(opts, web.WithMounter(mt))

@@ -64,11 +64,17 @@ func (c *Connector) buildMux() (_ http.Handler, err error) {
 	api("POST /api/interactions/{id}/toggle", c.toggle)
 	api("POST /api/interactions/{id}/confirm", c.confirm)
 	api("POST /api/interactions/{id}/reject", c.reject)
+	api("POST /api/interactions", c.ask)
+	api("GET /api/interactions/{id}", c.outcome)
+	api("DELETE /api/interactions/{id}", c.cancelAsk)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such API route: "+r.Method+" "+r.URL.Path)
 	})
 	for _, rt := range c.routes {
 		mux.Handle(rt.pattern, rt.h)
+	}
+	for _, rt := range c.apiRoutes {
+		mux.Handle(rt.pattern, c.auth(rt.h.ServeHTTP))
 	}
 	for _, m := range c.mounters {
 		m.Mount(mux)
@@ -463,6 +469,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, interactions.ErrClosed):
 		return http.StatusServiceUnavailable
+	case errors.Is(err, interactions.ErrNoPresenter):
+		return http.StatusNotFound
 	}
 	return http.StatusInternalServerError
 }

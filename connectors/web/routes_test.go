@@ -73,6 +73,9 @@ func TestEveryAPIRouteNeedsTheToken(t *testing.T) {
 		{"POST", "POST /api/interactions/{id}/toggle", "/api/interactions/nope/toggle", `{"label":"Auth"}`},
 		{"POST", "POST /api/interactions/{id}/confirm", "/api/interactions/nope/confirm", ``},
 		{"POST", "POST /api/interactions/{id}/reject", "/api/interactions/nope/reject", ``},
+		{"POST", "POST /api/interactions", "/api/interactions", `{"chat_id":"a","question":"Go?"}`},
+		{"GET", "GET /api/interactions/{id}", "/api/interactions/nope", ""},
+		{"DELETE", "DELETE /api/interactions/{id}", "/api/interactions/nope", ""},
 		{"GET", "/api/", "/api/nothing", ""},
 	}
 

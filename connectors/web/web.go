@@ -23,6 +23,12 @@
 //	POST /api/interactions/{id}/toggle     {"label"} → 200 {"selected":[…]}
 //	POST /api/interactions/{id}/confirm    → 204
 //	POST /api/interactions/{id}/reject     [{"text":"reason"}] → 204
+//	POST /api/interactions                 a program asks: {"chat_id","kind","question","header",
+//	                                       "options":[{"label","description"}],"multi_select",
+//	                                       "timeout_seconds"} → 201 {"interaction_id"} (ask.go)
+//	GET  /api/interactions/{id}[?wait=S]   its outcome, waiting up to S seconds (at most 600):
+//	                                       {"status","answer","answers","text","by","resolved_at",…}
+//	DELETE /api/interactions/{id}          cancels one still pending → 204
 //
 // interaction.requested carries every field of an interaction
 // (interaction_id, chat_id, kind, header, question, options, multi_select,
@@ -36,7 +42,7 @@
 //
 // Errors are JSON {"error":"…"}: 400 bad request (naming what is accepted),
 // 401 no or wrong token, 403 cross-site request, foreign host without a
-// token, or not allowed, 404 unknown interaction, 409 no longer pending,
+// token, or not allowed, 404 unknown interaction or chat, 409 no longer pending,
 // 413 body larger than 64 KiB, 503 starting or stopping, or too many event
 // streams or connections (see connlimit.go for the connection cap).
 package web
@@ -70,6 +76,7 @@ type Connector struct {
 	log       *slog.Logger
 	mounters  []connectors.Mounter
 	routes    []route
+	apiRoutes []route // behind the token, like /api
 	heartbeat time.Duration
 	hub       *hub
 
@@ -91,6 +98,10 @@ type Connector struct {
 	drained   chan struct{}
 
 	handler atomic.Pointer[connectors.Handler]
+	// quit ends long-polls (GET /api/interactions/{id}?wait=) when the
+	// server shuts down, so they do not hold up the shutdown.
+	quit     context.Context
+	quitPoll context.CancelFunc
 
 	mu       sync.Mutex
 	url      string
@@ -167,6 +178,12 @@ func WithRoute(pattern string, h http.Handler) Option {
 	return func(c *Connector) { c.routes = append(c.routes, route{pattern, h}) }
 }
 
+// WithAPIRoute serves h at pattern (http.ServeMux syntax) behind the same
+// token rules as /api: the MCP server at /mcp.
+func WithAPIRoute(pattern string, h http.Handler) Option {
+	return func(c *Connector) { c.apiRoutes = append(c.apiRoutes, route{pattern, h}) }
+}
+
 // WithHeartbeat sets how often idle event streams get a comment line
 // (default 15s).
 func WithHeartbeat(d time.Duration) Option { return func(c *Connector) { c.heartbeat = d } }
@@ -224,6 +241,7 @@ func New(opts ...Option) *Connector {
 
 		interrupted: make(map[string]interrupted),
 	}
+	c.quit, c.quitPoll = context.WithCancel(context.Background())
 	for _, o := range opts {
 		o(c)
 	}
@@ -336,6 +354,7 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	c.setState(errors.New("web: shutting down"))
 	c.stopping.Store(true)
 	c.hub.refuse()                  // no new event streams
+	c.quitPoll()                    // long-polls end now: their clients ask again after the restart
 	srv.SetKeepAlivesEnabled(false) // idle connections close; open ones after their request
 	_ = lim.Close()                 // no new connections
 	go c.drain(srv, errc)

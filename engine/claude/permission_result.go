@@ -1,0 +1,15 @@
+package claude
+
+import (
+	"encoding/json"
+
+	"github.com/leashd/leashd/engine"
+)
+
+// PermissionResult renders a decision on a tool call with the given input
+// as Claude Code reads it — {"behavior":"allow","updatedInput":…} or
+// {"behavior":"deny","message":…} — for its control protocol and for a
+// --permission-prompt-tool's result alike.
+func PermissionResult(input json.RawMessage, resp engine.PermissionResponse) any {
+	return permissionBody(controlRequest{Input: input}, resp)
+}

@@ -1,0 +1,73 @@
+package interactions
+
+import (
+	"context"
+	"time"
+)
+
+// Start asks like Request but does not wait for the answer: it returns once
+// the interaction is registered and presented, with its ID, and a channel
+// that receives how it ended (once; it is buffered). The interaction stays
+// pending until a reply, its timeout, Cancel, CancelPending, Interrupt, or
+// until ctx is done — so ctx must live as long as the interaction may. A
+// timeout of 0 means the coordinator's own (WithTimeout).
+//
+// It is how a program that is not an agent session (an HTTP client, an MCP
+// tool call) asks: it gets the ID at once and collects the answer later.
+func (c *Coordinator) Start(ctx context.Context, it Interaction, timeout time.Duration) (Interaction, <-chan Resolution, error) {
+	if timeout <= 0 {
+		timeout = c.timeout
+	}
+	shown := make(chan Interaction, 1)
+	out := make(chan Resolution, 1)
+	errc := make(chan error, 1)
+	go func() {
+		_, res, err := c.request(ctx, it, timeout, func(it Interaction) { shown <- it })
+		if err != nil {
+			errc <- err
+			return
+		}
+		out <- res
+	}()
+	select {
+	case it := <-shown:
+		return it, out, nil
+	case err := <-errc:
+		return it, nil, err
+	}
+}
+
+// Await waits, until ctx is done, for the pending interaction id to be
+// resolved and returns how it ended. It returns ErrNotFound for an unknown
+// ID, ErrNotPending for one already settled, and ctx's error when ctx ended
+// first. It serves interactions whose Request another goroutine (or an
+// earlier run's recovery) owns.
+func (c *Coordinator) Await(ctx context.Context, id string) (Resolution, error) {
+	c.mu.Lock()
+	p, err := c.lookupLocked(id)
+	c.mu.Unlock()
+	if err != nil {
+		return Resolution{}, err
+	}
+	select {
+	case <-p.done:
+		return p.res, nil // written once before done was closed
+	case <-ctx.Done():
+		return Resolution{}, ctx.Err()
+	}
+}
+
+type askerKey struct{}
+
+// WithAsker marks what is asked with ctx as asked by a program (Interaction
+// Asker), e.g. "mcp" for the MCP server's tools, which use the flows
+// (Ask, ReviewPlan, ApproveTool, RequestInput) that build interactions
+// themselves.
+func WithAsker(ctx context.Context, asker string) context.Context {
+	return context.WithValue(ctx, askerKey{}, asker)
+}
+
+func askerOf(ctx context.Context) string {
+	s, _ := ctx.Value(askerKey{}).(string)
+	return s
+}
