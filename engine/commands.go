@@ -25,6 +25,9 @@ var Commands = []Command{
 	{"plan", "Plan mode: the agent plans before editing [text]"},
 	{"edit", "Auto-accept edits [text]"},
 	{"default", "Ask before each edit [text]"},
+	{"worktree", "This chat's git worktree: path, branch, changes"},
+	{"merge", "Commit this chat's worktree and merge it into its base branch"},
+	{"discard", "Remove this chat's worktree and branch (asks first)"},
 }
 
 // Helper is implemented by agents with their own help text (the demo
@@ -54,7 +57,11 @@ func (e *Engine) command(ctx context.Context, in connectors.Incoming, text strin
 		e.say(ctx, chatID, e.stop(ctx, chatID))
 	case "clear":
 		e.clear(ctx, chatID)
-		e.say(ctx, chatID, "Cleared. Pending questions were cancelled; your next message starts a fresh session.")
+		msg := "Cleared. Pending questions were cancelled; your next message starts a fresh session."
+		if e.opts.worktrees != nil {
+			msg += " This chat's worktree and its changes are kept (/discard removes them)."
+		}
+		e.say(ctx, chatID, msg)
 	case "plan", "edit", "default":
 		mode := map[string]Mode{"plan": ModePlan, "edit": ModeAcceptEdits, "default": ModeDefault}[name]
 		e.setMode(ctx, chatID, mode)
@@ -62,6 +69,12 @@ func (e *Engine) command(ctx context.Context, in connectors.Incoming, text strin
 		if args != "" {
 			e.prompt(ctx, chatID, args)
 		}
+	case "worktree":
+		e.say(ctx, chatID, e.worktreeCommand(ctx, chatID))
+	case "merge":
+		e.say(ctx, chatID, e.mergeCommand(ctx, chatID))
+	case "discard":
+		e.discardCommand(ctx, chatID)
 	default:
 		e.say(ctx, chatID, fmt.Sprintf("Unknown command /%s — try /help", name))
 	}

@@ -28,6 +28,11 @@ func (e *Engine) recover(ctx context.Context, id string, r interactions.Reply, n
 		return 0, notFound
 	}
 	it := in.Interaction
+	if it.Kind == interactions.KindQuestion && it.Approval && it.Header == DiscardHeader {
+		// leashd's own /discard confirmation, not the agent's question: a
+		// late tap must not reach the agent as a prompt.
+		return 0, fmt.Errorf("%w: this /discard confirmation was interrupted by a restart; send /discard again", interactions.ErrNotPending)
+	}
 	if r.Authorize != nil {
 		if err := r.Authorize(it); err != nil {
 			return 0, fmt.Errorf("%w: %w", interactions.ErrUnauthorized, err)

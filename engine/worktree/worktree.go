@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -50,6 +51,9 @@ type Manager struct {
 	author Identity
 	// timeout bounds each git command.
 	timeout time.Duration
+	// mu serialises what changes the repository: git refuses concurrent
+	// writers of its config and worktree records rather than wait.
+	mu sync.Mutex
 }
 
 // Identity is who commits and merges.
@@ -211,6 +215,8 @@ func (m *Manager) Lookup(ctx context.Context, chatID string) (Tree, bool, error)
 // Ensure returns the chat's worktree, creating it (and its branch, from the
 // main checkout's current branch) when it does not exist yet.
 func (m *Manager) Ensure(ctx context.Context, chatID string) (Tree, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if t, ok, err := m.Lookup(ctx, chatID); err != nil || ok {
 		return t, err
 	}
@@ -264,6 +270,8 @@ type Status struct {
 
 // Status reports the chat's worktree and what changed in it.
 func (m *Manager) Status(ctx context.Context, chatID string) (Status, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	t, ok, err := m.Lookup(ctx, chatID)
 	if err != nil {
 		return Status{}, err
@@ -331,6 +339,8 @@ type MergeResult struct {
 // conflicts with the base (a *MergeError wrapping ErrConflict naming the
 // files). The commit in the worktree is kept either way.
 func (m *Manager) Merge(ctx context.Context, chatID, message string) (MergeResult, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	t, ok, err := m.Lookup(ctx, chatID)
 	if err != nil {
 		return MergeResult{}, err
@@ -420,6 +430,8 @@ func porcelainFiles(out string) []string {
 
 // Discard removes the chat's worktree and its branch, changes and all.
 func (m *Manager) Discard(ctx context.Context, chatID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	return m.remove(ctx, Slug(chatID))
 }
 
@@ -487,6 +499,8 @@ func (m *Manager) Orphans(ctx context.Context, known func(Tree) bool) ([]Tree, e
 
 // Prune removes the orphaned worktrees and their branches and returns them.
 func (m *Manager) Prune(ctx context.Context, known func(Tree) bool) ([]Tree, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	orphans, err := m.Orphans(ctx, known)
 	if err != nil {
 		return nil, err

@@ -13,45 +13,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/engine/worktree"
+	"github.com/leashd/leashd/engine/worktree/gittest"
 )
 
-// git runs git in dir with an identity of its own, so no global
-// configuration is needed (CI machines have none).
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=Test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
-		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com", "LC_ALL=C")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %v: %s", args, out)
-	return strings.TrimSpace(string(out))
-}
-
-// newRepo makes a repository with one commit (README, f.txt) on main.
-func newRepo(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	git(t, dir, "init", "-q", "-b", "main")
-	write(t, dir, "README", "hello\n")
-	write(t, dir, "f.txt", "one\ntwo\nthree\n")
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-q", "-m", "initial")
-	return dir
-}
-
-func write(t *testing.T, dir, name, content string) {
-	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
-}
-
-func read(t *testing.T, dir, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	require.NoError(t, err)
-	return string(b)
-}
+var (
+	git     = gittest.Git
+	newRepo = gittest.Repo
+	write   = gittest.Write
+	read    = gittest.Read
+)
 
 func newManager(t *testing.T, repo string) (*worktree.Manager, string) {
 	t.Helper()
