@@ -4,6 +4,7 @@
 //	leashd            serve (web page and API, Telegram, Slack as configured)
 //	leashd chat       talk to the agent in this terminal
 //	leashd audit      print the audit log
+//	leashd worktrees  list (or prune) the chats' git worktrees
 package main
 
 import (
@@ -44,6 +45,8 @@ Usage:
                          talk to the agent in this terminal
   leashd audit [--chat C] [--since D] [--kind K] [--status S] [--limit N] [--json] [--db FILE]
                          print the audit log (also while leashd runs)
+  leashd worktrees [prune] [--db FILE]
+                         list the chats' git worktrees; prune those whose chat is gone
   leashd -h              this help
 
 Environment:
@@ -74,8 +77,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runChat(ctx, cfg, args[1:], stdin, stdout, stderr)
 	case "audit":
 		return runAudit(ctx, cfg, args[1:], stdout, stderr)
+	case "worktrees":
+		return runWorktrees(ctx, cfg, args[1:], stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, -h)\n", args[0])
+		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, worktrees, -h)\n", args[0])
 		return errUsage
 	}
 }

@@ -100,8 +100,19 @@ func New(ctx context.Context, workDir, stateDir string, opts ...Option) (*Manage
 		return nil, fmt.Errorf("resolving %s: %w", top, err)
 	}
 	m.repo = top
+	if _, err := m.run(ctx, top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
+		return nil, fmt.Errorf("the git repository %s has no commit yet: worktrees start from the current branch's HEAD, so commit something first", top)
+	}
+	// git reports worktrees by their real path.
+	dir := filepath.Join(stateDir, "worktrees")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("making the worktree directory: %w", err)
+	}
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		return nil, fmt.Errorf("resolving %s: %w", dir, err)
+	}
 	sum := sha256.Sum256([]byte(top))
-	m.root = filepath.Join(stateDir, "worktrees", Slug(filepath.Base(top))+"-"+hex.EncodeToString(sum[:4]))
+	m.root = filepath.Join(dir, Slug(filepath.Base(top))+"-"+hex.EncodeToString(sum[:4]))
 	return m, nil
 }
 

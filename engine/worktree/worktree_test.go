@@ -36,6 +36,28 @@ func TestNewOutsideARepositoryIsErrNotRepo(t *testing.T) {
 	require.ErrorIs(t, err, worktree.ErrNotRepo)
 }
 
+func TestNewInARepositoryWithoutACommitSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
+	_, err := worktree.New(context.Background(), dir, t.TempDir())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "has no commit yet")
+}
+
+func TestWorktreesUnderASymlinkedStateDirAreListed(t *testing.T) {
+	ctx := context.Background()
+	repo := newRepo(t)
+	link := filepath.Join(t.TempDir(), "state")
+	require.NoError(t, os.Symlink(t.TempDir(), link))
+	m, err := worktree.New(ctx, repo, link)
+	require.NoError(t, err)
+	tr, err := m.Ensure(ctx, "web:1")
+	require.NoError(t, err)
+	all, err := m.List(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []worktree.Tree{tr}, all)
+}
+
 func TestEnsureCreatesABranchAndWorktreePerChatUnderTheStateDir(t *testing.T) {
 	ctx := context.Background()
 	repo := newRepo(t)
