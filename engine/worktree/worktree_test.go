@@ -3,6 +3,7 @@ package worktree_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -321,4 +322,30 @@ func TestListOrphansAndPrune(t *testing.T) {
 	assert.Equal(t, []worktree.Tree{a}, all)
 	assert.NoDirExists(t, b.Path)
 	assert.Contains(t, git(t, repo, "branch", "--list"), "not-leashd")
+}
+
+// TestChatsStartingAtOnceEachGetTheirWorktree: git refuses a second
+// writer of its config instead of waiting, so the manager serialises.
+func TestChatsStartingAtOnceEachGetTheirWorktree(t *testing.T) {
+	ctx := context.Background()
+	repo := newRepo(t)
+	m, _ := newManager(t, repo)
+	const n = 8
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := m.Ensure(ctx, fmt.Sprintf("web:%d", i))
+			errs <- err
+		}()
+	}
+	for range n {
+		require.NoError(t, <-errs)
+	}
+	all, err := m.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, n)
+	for _, tr := range all {
+		assert.Equal(t, "main", tr.Base, tr.Chat)
+		assert.NotEmpty(t, tr.Chat)
+	}
 }
