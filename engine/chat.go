@@ -76,7 +76,10 @@ func (e *Engine) chatFor(ctx context.Context, chatID string) *chat {
 			if rec.Mode != "" {
 				c.mode = rec.Mode
 			}
-			if rec.WorkDir != "" {
+			// A worktree (LEASHD_WORKTREES=on) is the chat's own; with
+			// worktrees off every chat works in the configured directory,
+			// also one that worked in a worktree before.
+			if rec.WorkDir != "" && e.opts.worktrees != nil {
 				c.workDir = rec.WorkDir
 			}
 			c.active = rec.LastActive

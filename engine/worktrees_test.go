@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -190,4 +191,42 @@ func TestADiscardConfirmationInterruptedByARestartIsNotSentToTheAgent(t *testing
 	require.ErrorIs(t, err, interactions.ErrNotPending)
 	assert.Contains(t, err.Error(), "send /discard again")
 	assert.Empty(t, agent.promptsCopy())
+}
+
+// TestTurningWorktreesOffBringsChatsBackToTheWorkdir: a chat whose record
+// says it worked in its worktree works in LEASHD_WORKDIR once worktrees
+// are off.
+func TestTurningWorktreesOffBringsChatsBackToTheWorkdir(t *testing.T) {
+	store := &recordStore{recs: map[string]engine.SessionRecord{
+		"web:a": {ChatID: "web:a", AgentSessionID: "s1", Mode: engine.ModeDefault, WorkDir: "/state/worktrees/repo-1/web-a-12345678"},
+	}}
+	dir := t.TempDir()
+	agent := writerAgent()
+	e, conn, _ := start(t, agent, nil, engine.WithWorkDir(dir), engine.WithSessionStore(store))
+	send(t, e, "web:a", "hello")
+	conn.waitDone(t, 1)
+	opened := agent.openedCopy()
+	require.Len(t, opened, 1)
+	assert.Equal(t, dir, opened[0].WorkDir)
+	assert.Equal(t, "s1", opened[0].ResumeID)
+}
+
+// recordStore is an engine.SessionStore holding given records.
+type recordStore struct {
+	mu   sync.Mutex
+	recs map[string]engine.SessionRecord
+}
+
+func (s *recordStore) LoadSession(_ context.Context, chatID string) (engine.SessionRecord, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.recs[chatID]
+	return r, ok, nil
+}
+
+func (s *recordStore) SaveSession(_ context.Context, rec engine.SessionRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs[rec.ChatID] = rec
+	return nil
 }
