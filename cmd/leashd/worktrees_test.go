@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -119,4 +120,30 @@ func TestWorktreesOnOutsideAGitRepositoryStopsTheStartWithAClearMessage(t *testi
 		require.Error(t, err, "%v", args)
 		assert.Equal(t, "LEASHD_WORKTREES=on, but LEASHD_WORKDIR="+dir+" is not inside a git repository: run `git init` there and commit, point LEASHD_WORKDIR at a repository, or set LEASHD_WORKTREES=off", err.Error(), "%v", args)
 	}
+}
+
+// TestServeWithWorktreesRunsEachChatInItsOwn: leashd serve wires
+// LEASHD_WORKTREES=on: a chat's first message makes its worktree, and
+// leashd worktrees then shows it in use.
+func TestServeWithWorktreesRunsEachChatInItsOwn(t *testing.T) {
+	repo := gittest.Repo(t)
+	state := t.TempDir()
+	url, logs, stop := startServe(t, repo, "LEASHD_WORKTREES=on", "LEASHD_DB_PATH="+filepath.Join(state, "leashd.db"))
+	m, err := worktree.New(t.Context(), repo, state)
+	require.NoError(t, err)
+	assert.Contains(t, logs.String(), "each chat works in its own git worktree")
+
+	code, body := postJSON(t, url+"/api/chats/w1/messages", `{"text":"hello"}`)
+	require.Less(t, code, 300, body)
+	require.Eventually(t, func() bool {
+		_, ok, err := m.Lookup(t.Context(), "w1")
+		return err == nil && ok
+	}, 20*time.Second, 20*time.Millisecond, "no worktree for w1; log:\n%s", logs)
+	require.NoError(t, stop())
+
+	out, _, err := runCmd(t, "worktrees")
+	require.NoError(t, err)
+	assert.Contains(t, out, "w1 ")
+	assert.Contains(t, out, "in use")
+	assert.Empty(t, gittest.Git(t, repo, "status", "--porcelain"), "the main checkout is untouched")
 }
