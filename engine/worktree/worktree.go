@@ -150,11 +150,16 @@ func exitCode(err error) int {
 
 // run runs git in dir and returns its standard output.
 func (m *Manager) run(ctx context.Context, dir string, args ...string) (string, error) {
+	return m.runEnv(ctx, dir, nil, args...)
+}
+
+// runEnv is run with more environment variables.
+func (m *Manager) runEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, m.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, m.git, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(append(os.Environ(), env...),
 		"GIT_TERMINAL_PROMPT=0",
 		"GIT_AUTHOR_NAME="+m.author.Name, "GIT_AUTHOR_EMAIL="+m.author.Email,
 		"GIT_COMMITTER_NAME="+m.author.Name, "GIT_COMMITTER_EMAIL="+m.author.Email,
@@ -290,16 +295,37 @@ func (m *Manager) Status(ctx context.Context, chatID string) (Status, error) {
 	if !ok {
 		return Status{}, ErrNoWorktree
 	}
-	// New files count as changes: mark them intent-to-add (the worktree's
-	// own index; nothing is committed).
-	if _, err := m.run(ctx, t.Path, "add", "--intent-to-add", "--all"); err != nil {
-		return Status{}, err
-	}
 	from, err := m.mergeBase(ctx, t)
 	if err != nil {
 		return Status{}, err
 	}
-	out, err := m.run(ctx, t.Path, "diff", "--stat", from)
+	// New files count as changes: stage everything in a scratch copy of
+	// the worktree's index and compare that, leaving the real index (what
+	// the agent sees in git status) alone.
+	idx, err := m.run(ctx, t.Path, "rev-parse", "--path-format=absolute", "--git-path", "index")
+	if err != nil {
+		return Status{}, err
+	}
+	scratch, err := os.CreateTemp("", "leashd-index-")
+	if err != nil {
+		return Status{}, fmt.Errorf("a scratch index: %w", err)
+	}
+	defer os.Remove(scratch.Name())
+	if b, err := os.ReadFile(strings.TrimSpace(idx)); err == nil {
+		_, err = scratch.Write(b)
+		if err != nil {
+			scratch.Close()
+			return Status{}, fmt.Errorf("a scratch index: %w", err)
+		}
+	}
+	if err := scratch.Close(); err != nil {
+		return Status{}, fmt.Errorf("a scratch index: %w", err)
+	}
+	env := []string{"GIT_INDEX_FILE=" + scratch.Name()}
+	if _, err := m.runEnv(ctx, t.Path, env, "add", "--all"); err != nil {
+		return Status{}, err
+	}
+	out, err := m.runEnv(ctx, t.Path, env, "diff", "--cached", "--stat", from)
 	if err != nil {
 		return Status{}, err
 	}

@@ -146,6 +146,10 @@ func TestStatusShowsUncommittedAndNewFilesAgainstTheBase(t *testing.T) {
 		assert.Contains(t, st.DiffStat, f)
 	}
 	assert.NotContains(t, st.DiffStat, "base-only.txt")
+	// The worktree's own index (what the agent sees in git status) is
+	// left alone: nothing staged, the new file still untracked.
+	assert.Empty(t, git(t, tr.Path, "diff", "--cached", "--name-only"))
+	assert.Equal(t, "new.txt", git(t, tr.Path, "ls-files", "--others", "--exclude-standard"))
 }
 
 func TestMergeCommitsWithTheMessageAndAuthorAndMergesIntoTheBase(t *testing.T) {
