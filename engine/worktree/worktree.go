@@ -448,7 +448,7 @@ func (m *Manager) commit(ctx context.Context, t Tree, message string) (bool, err
 	if message == "" {
 		message = "Changes from leashd chat " + t.Chat
 	}
-	if _, err := m.run(ctx, t.Path, "commit", "--quiet", "--no-verify", "-m", message); err != nil {
+	if _, err := m.run(ctx, t.Path, "commit", "--quiet", "-m", message); err != nil {
 		return false, fmt.Errorf("committing in %s: %w", t.Path, err)
 	}
 	return true, nil

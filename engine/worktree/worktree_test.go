@@ -353,3 +353,21 @@ func TestChatsStartingAtOnceEachGetTheirWorktree(t *testing.T) {
 		assert.NotEmpty(t, tr.Chat)
 	}
 }
+
+// TestMergeRespectsTheRepositorysCommitHooks: a pre-commit hook that
+// refuses stops /merge before anything reaches the base, and says why.
+func TestMergeRespectsTheRepositorysCommitHooks(t *testing.T) {
+	ctx := context.Background()
+	repo := newRepo(t)
+	m, _ := newManager(t, repo)
+	tr, err := m.Ensure(ctx, "web:h")
+	require.NoError(t, err)
+	write(t, tr.Path, "bad.txt", "unformatted\n")
+	require.NoError(t, os.WriteFile(filepath.Join(repo, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\necho 'lint: bad.txt is not formatted' >&2\nexit 1\n"), 0o755))
+
+	_, err = m.Merge(ctx, "web:h", "bad")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "lint: bad.txt is not formatted")
+	assert.NoFileExists(t, filepath.Join(repo, "bad.txt"))
+	assert.Equal(t, "initial", git(t, repo, "log", "-1", "--format=%s", "main"))
+}
