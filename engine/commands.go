@@ -69,10 +69,17 @@ func (e *Engine) command(ctx context.Context, in connectors.Incoming, text strin
 		if args != "" {
 			e.prompt(ctx, chatID, args)
 		}
-	case "worktree":
-		e.say(ctx, chatID, e.worktreeCommand(ctx, chatID))
-	case "merge":
-		e.say(ctx, chatID, e.mergeCommand(ctx, chatID))
+	case "worktree", "merge":
+		// git may take a while in a large repository: not on the
+		// connector's handler.
+		e.wg.Go(func() {
+			ctx := e.agentCtx
+			if name == "merge" {
+				e.say(ctx, chatID, e.mergeCommand(ctx, chatID))
+			} else {
+				e.say(ctx, chatID, e.worktreeCommand(ctx, chatID))
+			}
+		})
 	case "discard":
 		e.discardCommand(ctx, chatID)
 	default:
