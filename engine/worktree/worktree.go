@@ -104,7 +104,13 @@ func New(ctx context.Context, workDir, stateDir string, opts ...Option) (*Manage
 		return nil, fmt.Errorf("the git repository %s has no commit yet: worktrees start from the current branch's HEAD, so commit something first", top)
 	}
 	// git reports worktrees by their real path.
-	dir := filepath.Join(stateDir, "worktrees")
+	dir, err := filepath.Abs(filepath.Join(stateDir, "worktrees"))
+	if err != nil {
+		return nil, err
+	}
+	if rel, err := filepath.Rel(top, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("the state directory %s is inside the repository %s: the worktrees would sit in the main checkout; keep leashd's state (LEASHD_DB_PATH) outside the repository", stateDir, top)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("making the worktree directory: %w", err)
 	}

@@ -45,6 +45,15 @@ func TestNewInARepositoryWithoutACommitSaysSo(t *testing.T) {
 	assert.Contains(t, err.Error(), "has no commit yet")
 }
 
+func TestNewRefusesAStateDirInsideTheRepository(t *testing.T) {
+	repo := newRepo(t)
+	_, err := worktree.New(context.Background(), repo, filepath.Join(repo, ".leashd"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is inside the repository "+repo)
+	assert.Contains(t, err.Error(), "keep leashd's state (LEASHD_DB_PATH) outside the repository")
+	assert.NoDirExists(t, filepath.Join(repo, ".leashd"), "nothing was made in the repository")
+}
+
 func TestWorktreesUnderASymlinkedStateDirAreListed(t *testing.T) {
 	ctx := context.Background()
 	repo := newRepo(t)
