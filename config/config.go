@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+
+	"github.com/leashd/leashd/engine/worktree"
 )
 
 // Prefix is the environment prefix of every variable leashd reads.
@@ -57,6 +59,10 @@ type Config struct {
 	SlackApiURL        string   `split_words:"true" desc:"Slack Web API base URL (empty: Slack's own)"`
 	SlackAllowedUsers  []string `split_words:"true" desc:"Comma-separated Slack user IDs allowed to prompt the agent and answer questions (empty: nobody)"`
 	SlackApprovers     []string `split_words:"true" desc:"Comma-separated Slack user IDs allowed to decide plan reviews and tool approvals (default: the allowed users)"`
+
+	// A git worktree per chat (engine/worktree).
+	Worktrees string `default:"off" desc:"on: LEASHD_WORKDIR must be inside a git repository, and each chat's agent works in its own git worktree on branch leashd/<chat>, kept in worktrees/ next to the database; off: every chat works in LEASHD_WORKDIR"`
+	GitAuthor string `split_words:"true" default:"leashd <leashd@localhost>" desc:"Author and committer of the commits and merges /merge makes: Name <email>"`
 
 	// Bounds on what an agent can make leashd hold and post.
 	MaxAgentMessageBytes int `split_words:"true" default:"4194304" min:"262144" max:"1073741824" desc:"Longest message from the agent read whole (bytes); the rest of a longer one is left out with a note, and a tool request that long is refused"`
@@ -155,6 +161,14 @@ func (c Config) Validate() error {
 	case "on", "off":
 	default:
 		bad("RESUME_AFTER_LIMIT", c.ResumeAfterLimit, "accepted: on, off")
+	}
+	switch c.Worktrees {
+	case "on", "off":
+	default:
+		bad("WORKTREES", c.Worktrees, "accepted: on, off")
+	}
+	if _, err := worktree.ParseIdentity(c.GitAuthor); err != nil {
+		bad("GIT_AUTHOR", c.GitAuthor, err.Error())
 	}
 	switch c.DefaultMode {
 	case "default", "plan", "acceptEdits":
@@ -258,6 +272,22 @@ func IsLoopback(host string) bool {
 
 // ResumeAfterLimitOn reports whether LEASHD_RESUME_AFTER_LIMIT is on.
 func (c Config) ResumeAfterLimitOn() bool { return c.ResumeAfterLimit == "on" }
+
+// WorktreesOn reports whether LEASHD_WORKTREES is on.
+func (c Config) WorktreesOn() bool { return c.Worktrees == "on" }
+
+// GitIdentity is LEASHD_GIT_AUTHOR (valid after Validate).
+func (c Config) GitIdentity() worktree.Identity {
+	id, err := worktree.ParseIdentity(c.GitAuthor)
+	if err != nil {
+		return worktree.DefaultAuthor
+	}
+	return id
+}
+
+// StateDir is the directory of the database, where leashd also keeps the
+// chats' worktrees.
+func (c Config) StateDir() string { return filepath.Dir(c.DBPath) }
 
 // WebEnabled reports whether the web address is not "off".
 func (c Config) WebEnabled() bool {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config"
+	"github.com/leashd/leashd/engine/worktree"
 )
 
 // cleanEnv unsets every LEASHD_ variable (restored after the test) and
@@ -85,6 +86,7 @@ func TestEveryFieldIsNamedAndDescribed(t *testing.T) {
 		"LEASHD_TELEGRAM_ALLOWED_USERS", "LEASHD_TELEGRAM_WEBHOOK_URL", "LEASHD_TELEGRAM_WEBHOOK_SECRET",
 		"LEASHD_SLACK_BOT_TOKEN", "LEASHD_SLACK_APP_TOKEN", "LEASHD_SLACK_SIGNING_SECRET",
 		"LEASHD_SLACK_API_URL", "LEASHD_SLACK_ALLOWED_USERS", "LEASHD_SLACK_APPROVERS", "LEASHD_RESUME_AFTER_LIMIT",
+		"LEASHD_WORKTREES", "LEASHD_GIT_AUTHOR",
 	} {
 		assert.Contains(t, names, want)
 	}
@@ -113,6 +115,8 @@ func TestDefaults(t *testing.T) {
 		TelegramApiURL:         "https://api.telegram.org",
 		MaxAgentMessageBytes:   4 << 20,
 		MaxTurnOutputBytes:     64 << 10,
+		Worktrees:              "off",
+		GitAuthor:              "leashd <leashd@localhost>",
 	}
 	assert.Equal(t, want, config.Defaults())
 	loaded, err := config.Load()
@@ -129,6 +133,9 @@ func TestDefaults(t *testing.T) {
 	assert.False(t, loaded.SlackEnabled())
 	assert.Empty(t, loaded.Secrets())
 	assert.Empty(t, loaded.Approvers())
+	assert.False(t, loaded.WorktreesOn())
+	assert.Equal(t, worktree.Identity{Name: "leashd", Email: "leashd@localhost"}, loaded.GitIdentity())
+	assert.Equal(t, filepath.Join(state, "leashd"), loaded.StateDir())
 }
 
 func TestDefaultDBPath(t *testing.T) {
@@ -247,6 +254,8 @@ func TestEveryVariableIsRead(t *testing.T) {
 		"LEASHD_SLACK_APPROVERS":          "U2",
 		"LEASHD_MAX_AGENT_MESSAGE_BYTES":  "1048576",
 		"LEASHD_MAX_TURN_OUTPUT_BYTES":    "0",
+		"LEASHD_WORKTREES":                "on",
+		"LEASHD_GIT_AUTHOR":               "Leash Bot <bot@example.com>",
 	}
 	names := envNames(t)
 	for name := range names {
@@ -267,6 +276,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 		SlackBotToken: "xoxb-1", SlackAppToken: "xapp-1", SlackSigningSecret: "signing",
 		SlackApiURL: "http://127.0.0.1:8082/api/", SlackAllowedUsers: []string{"U1"}, SlackApprovers: []string{"U2"},
 		MaxAgentMessageBytes: 1 << 20, MaxTurnOutputBytes: 0,
+		Worktrees: "on", GitAuthor: "Leash Bot <bot@example.com>",
 	}, c)
 	require.NoError(t, c.Validate())
 	assert.Zero(t, c.ApprovalTimeout(), "0 waits forever")
@@ -275,6 +285,8 @@ func TestEveryVariableIsRead(t *testing.T) {
 	assert.True(t, c.SlackSocketMode())
 	assert.Equal(t, []string{"U2"}, c.Approvers())
 	assert.True(t, c.ResumeAfterLimitOn())
+	assert.True(t, c.WorktreesOn())
+	assert.Equal(t, worktree.Identity{Name: "Leash Bot", Email: "bot@example.com"}, c.GitIdentity())
 	assert.ElementsMatch(t, []string{"w3b-t0ken-9f8e7d6c5b4a", "123:abc", "s3cr3t_-0123456789", "xoxb-1", "xapp-1", "signing"}, c.Secrets())
 }
 
@@ -529,6 +541,12 @@ func TestValidateRejects(t *testing.T) {
 			[]string{`LEASHD_LOG_LEVEL="loud"`, "debug, info, warn, error"}},
 		{"resume after limit", func(c *config.Config) { c.ResumeAfterLimit = "yes" },
 			[]string{`LEASHD_RESUME_AFTER_LIMIT="yes"`, "on, off"}},
+		{"worktrees neither on nor off", func(c *config.Config) { c.Worktrees = "yes" },
+			[]string{`LEASHD_WORKTREES="yes"`, "accepted: on, off"}},
+		{"git author without an email", func(c *config.Config) { c.GitAuthor = "leashd" },
+			[]string{`LEASHD_GIT_AUTHOR="leashd"`, "has no <email>", `use "Name <email>"`}},
+		{"git author without a name", func(c *config.Config) { c.GitAuthor = "<a@b>" },
+			[]string{`LEASHD_GIT_AUTHOR="<a@b>"`, "has no name"}},
 		{"log format", func(c *config.Config) { c.LogFormat = "xml" },
 			[]string{`LEASHD_LOG_FORMAT="xml"`, "text, json"}},
 		{"agent message limit too small", func(c *config.Config) { c.MaxAgentMessageBytes = 1000 },

@@ -30,6 +30,8 @@ type chat struct {
 	allowed *ruleSet
 	again   *allowedAgain // the next turn's, taken by runTurn
 	limit   *limited      // a usage limit stopped the last turn; see limit.go
+	// lastPrompt is the last prompt a person sent: /merge's commit message.
+	lastPrompt string
 }
 
 // queued is a prompt waiting for its turn.
@@ -74,7 +76,10 @@ func (e *Engine) chatFor(ctx context.Context, chatID string) *chat {
 			if rec.Mode != "" {
 				c.mode = rec.Mode
 			}
-			if rec.WorkDir != "" {
+			// A worktree (LEASHD_WORKTREES=on) is the chat's own; with
+			// worktrees off every chat works in the configured directory,
+			// also one that worked in a worktree before.
+			if rec.WorkDir != "" && e.opts.worktrees != nil {
 				c.workDir = rec.WorkDir
 			}
 			c.active = rec.LastActive
@@ -126,6 +131,10 @@ func (e *Engine) HandleMessage(ctx context.Context, in connectors.Incoming) (con
 // prompt queues text as the chat's next turn and starts a worker if none
 // runs.
 func (e *Engine) prompt(ctx context.Context, chatID, text string) {
+	c := e.chatFor(ctx, chatID)
+	e.mu.Lock()
+	c.lastPrompt = text
+	e.mu.Unlock()
 	e.enqueue(ctx, chatID, queued{text: text})
 }
 
@@ -289,6 +298,12 @@ func (e *Engine) session(ctx context.Context, c *chat) (Session, error) {
 		}
 	}
 
+	if err := e.enterWorktree(ctx, c); err != nil {
+		e.mu.Lock()
+		e.releaseSlotLocked()
+		e.mu.Unlock()
+		return nil, err
+	}
 	e.mu.Lock()
 	opts := SessionOptions{ChatID: c.id, ResumeID: c.agentID, Mode: c.mode, WorkDir: c.workDir, Model: e.opts.model}
 	opts.Notice = func(n AgentNotice) { e.agentNotice(c.id, n) }

@@ -26,6 +26,9 @@ var Commands = []Command{
 	{"edit", "Auto-accept edits [text]"},
 	{"default", "Ask before each edit [text]"},
 	{"login", "How to give Claude Code its credentials"},
+	{"worktree", "This chat's git worktree: path, branch, changes"},
+	{"merge", "Commit this chat's worktree and merge it into its base branch"},
+	{"discard", "Remove this chat's worktree and branch (asks first)"},
 }
 
 // loginSteps say how Claude Code gets its credentials. Its own /login is
@@ -64,7 +67,11 @@ func (e *Engine) command(ctx context.Context, in connectors.Incoming, text strin
 		e.say(ctx, chatID, e.stop(ctx, chatID))
 	case "clear":
 		e.clear(ctx, chatID)
-		e.say(ctx, chatID, "Cleared. Pending questions were cancelled; your next message starts a fresh session.")
+		msg := "Cleared. Pending questions were cancelled; your next message starts a fresh session."
+		if e.opts.worktrees != nil {
+			msg += " This chat's worktree and its changes are kept (/discard removes them)."
+		}
+		e.say(ctx, chatID, msg)
 	case "login":
 		msg := loginSteps
 		if e.agent.Name() == "demo" {
@@ -78,6 +85,19 @@ func (e *Engine) command(ctx context.Context, in connectors.Incoming, text strin
 		if args != "" {
 			e.prompt(ctx, chatID, args)
 		}
+	case "worktree", "merge":
+		// git may take a while in a large repository: not on the
+		// connector's handler.
+		e.wg.Go(func() {
+			ctx := e.agentCtx
+			if name == "merge" {
+				e.say(ctx, chatID, e.mergeCommand(ctx, chatID))
+			} else {
+				e.say(ctx, chatID, e.worktreeCommand(ctx, chatID))
+			}
+		})
+	case "discard":
+		e.discardCommand(ctx, chatID)
 	default:
 		e.say(ctx, chatID, fmt.Sprintf("Unknown command /%s — try /help", name))
 	}

@@ -63,6 +63,7 @@ type options struct {
 	closeTimeout  time.Duration
 	maxTurnOutput int          // bytes of agent text per turn sent to chats; 0: no limit (limits.go)
 	limits        limitOptions // see limit.go
+	worktrees     Worktrees    // nil: every chat works in workDir (worktrees.go)
 }
 
 // Option configures an Engine.

@@ -147,7 +147,7 @@ func (a *scriptAgent) Open(_ context.Context, o engine.SessionOptions) (engine.S
 		id = fmt.Sprintf("sess-%d", a.seq)
 	}
 	a.opened = append(a.opened, o)
-	s := &scriptSession{a: a, id: id, mode: o.Mode, done: make(chan struct{}), interrupt: make(chan struct{}, 1)}
+	s := &scriptSession{a: a, id: id, mode: o.Mode, workDir: o.WorkDir, done: make(chan struct{}), interrupt: make(chan struct{}, 1)}
 	a.live = append(a.live, s)
 	return s, nil
 }
@@ -167,6 +167,7 @@ func (a *scriptAgent) promptsCopy() []string {
 type scriptSession struct {
 	a         *scriptAgent
 	id        string
+	workDir   string // SessionOptions.WorkDir
 	done      chan struct{}
 	interrupt chan struct{}
 

@@ -97,6 +97,15 @@ func (e *Engine) settleRestored(it interactions.Interaction, done <-chan interac
 	if res.Status != interactions.StatusAnswered && res.Status != interactions.StatusRejected {
 		return // expired or cancelled: nobody answered, nothing to tell
 	}
+	if it.Kind == interactions.KindQuestion && it.Approval && it.Header == DiscardHeader {
+		// leashd's own /discard confirmation, not the agent's question: the
+		// tap must not reach the agent as a prompt, and the worktree the
+		// confirmation named may have changed since.
+		if res.Status == interactions.StatusAnswered && res.Answer == DiscardConfirm {
+			e.say(ctx, it.ChatID, "This /discard confirmation was interrupted by a restart, so nothing was removed; send /discard again.")
+		}
+		return
+	}
 	if e.askedByProgram(ctx, it) {
 		// A program asked: it collects the answer (Outcome reads the
 		// journal); the chat's agent never sees it.

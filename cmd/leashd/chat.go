@@ -82,17 +82,25 @@ func runChat(ctx context.Context, cfg config.Config, args []string, stdin io.Rea
 		interactions.WithTimeout(time.Duration(cfg.ApprovalTimeoutSeconds)*time.Second),
 		interactions.WithLogger(log),
 	)
-	eng := engine.New(agent, coord,
+	opts := []engine.Option{
 		engine.WithDefaultMode(engine.Mode(cfg.DefaultMode)),
 		engine.WithWorkDir(cfg.Workdir),
 		engine.WithModel(cfg.ClaudeModel),
 		engine.WithMaxConcurrent(cfg.MaxConcurrentAgents),
-		engine.WithIdleTimeout(time.Duration(cfg.AgentIdleSeconds)*time.Second),
-		engine.WithTurnTimeout(time.Duration(cfg.AgentTimeoutSeconds)*time.Second),
+		engine.WithIdleTimeout(time.Duration(cfg.AgentIdleSeconds) * time.Second),
+		engine.WithTurnTimeout(time.Duration(cfg.AgentTimeoutSeconds) * time.Second),
 		engine.WithResumeAfterLimit(cfg.ResumeAfterLimitOn()),
-		engine.WithCloseTimeout(time.Duration(max(cfg.ShutdownTimeoutSeconds, 1))*time.Second),
+		engine.WithCloseTimeout(time.Duration(max(cfg.ShutdownTimeoutSeconds, 1)) * time.Second),
 		engine.WithLogger(log),
-	)
+	}
+	if cfg.WorktreesOn() {
+		trees, err := worktreesFor(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, engine.WithWorktrees(trees))
+	}
+	eng := engine.New(agent, coord, opts...)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	eng.AddConnector(&quitting{term, cancel})

@@ -6,6 +6,7 @@
 //	leashd audit      print the audit log
 //	leashd ask        ask a person through a running leashd
 //	leashd mcp        MCP server on stdio, asking through a running leashd
+//	leashd worktrees  list (or prune) the chats' git worktrees
 package main
 
 import (
@@ -55,6 +56,8 @@ Usage:
   leashd mcp [--chat CHAT]
                          MCP server on stdio (ask_user, request_approval,
                          permission_prompt) asking through a running leashd
+  leashd worktrees [prune] [--db FILE]
+                         list the chats' git worktrees; prune those whose chat is gone
   leashd -h              this help
 
 Environment:
@@ -100,8 +103,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runChat(ctx, cfg, args[1:], stdin, stdout, stderr)
 	case "audit":
 		return runAudit(ctx, cfg, args[1:], stdout, stderr)
+	case "worktrees":
+		return runWorktrees(ctx, cfg, args[1:], stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, ask, mcp, -h)\n", args[0])
+		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, ask, mcp, worktrees, -h)\n", args[0])
 		return errUsage
 	}
 }

@@ -105,7 +105,9 @@ func TestHelpListsEveryVariable(t *testing.T) {
 				if !assert.True(t, ok, "%s is missing from leashd -h", name) {
 					continue
 				}
-				if d := f.Tag.Get("default"); d != "" {
+				if d := f.Tag.Get("default"); strings.Contains(d, " ") { // e.g. "Name <email>"
+					assert.Contains(t, line, "  "+d+"  ", "%s: its default %q is not shown", name, d)
+				} else if d != "" {
 					assert.Contains(t, strings.Fields(line), d, "%s: its default %q is not shown", name, d)
 				}
 				desc := f.Tag.Get("desc")
@@ -167,7 +169,7 @@ func TestUnknownSubcommand(t *testing.T) {
 	err := run(t.Context(), []string{"frobnicate"}, strings.NewReader(""), &stdout, &stderr)
 	require.ErrorIs(t, err, errUsage)
 	assert.Contains(t, stderr.String(), `"frobnicate"`)
-	assert.Contains(t, stderr.String(), "chat, audit, ask, mcp, -h")
+	assert.Contains(t, stderr.String(), "chat, audit, ask, mcp, worktrees, -h")
 	assert.Empty(t, stdout.String())
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/leashd/leashd/engine/mcpserver"
 	"github.com/leashd/leashd/engine/metrics"
 	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/engine/worktree"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -43,6 +44,12 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	}
 	if a, ok := agent.(*claude.Agent); ok {
 		go a.LogVersion(ctx) // warns outside the tested range; a hung CLI does not delay the start
+	}
+	var trees *worktree.Manager
+	if cfg.WorktreesOn() {
+		if trees, err = worktreesFor(ctx, cfg); err != nil {
+			return err
+		}
 	}
 	release, err := lockInstance(cfg.DBPath)
 	if err != nil {
@@ -95,6 +102,10 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if d := cfg.ShutdownTimeout(); d > 0 {
 		// Leave a quarter for the chats' last edits and the database.
 		opts = append(opts, engine.WithCloseTimeout(d*3/4))
+	}
+	if trees != nil {
+		opts = append(opts, engine.WithWorktrees(trees))
+		log.Info("each chat works in its own git worktree", "repo", trees.Repo(), "worktrees", trees.Root())
 	}
 	eng := engine.New(agent, coord, opts...)
 

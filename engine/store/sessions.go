@@ -53,3 +53,32 @@ func (s *Store) SaveSession(ctx context.Context, rec engine.SessionRecord) error
 	}
 	return nil
 }
+
+// Sessions returns every chat's session record, by chat ID (`leashd
+// worktrees` asks which chats still work in which directory).
+func (s *Store) Sessions(ctx context.Context) ([]engine.SessionRecord, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT chat_id, agent_session_id, mode, workdir, last_active
+		FROM sessions ORDER BY chat_id`)
+	if err != nil {
+		return nil, fmt.Errorf("listing sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.SessionRecord
+	for rows.Next() {
+		var rec engine.SessionRecord
+		var mode string
+		var last sql.NullString
+		if err := rows.Scan(&rec.ChatID, &rec.AgentSessionID, &mode, &rec.WorkDir, &last); err != nil {
+			return nil, fmt.Errorf("listing sessions: %w", err)
+		}
+		rec.Mode = engine.Mode(mode)
+		if rec.LastActive, err = parseTime(last); err != nil {
+			return nil, fmt.Errorf("listing sessions: chat %s: %w", rec.ChatID, err)
+		}
+		out = append(out, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing sessions: %w", err)
+	}
+	return out, nil
+}

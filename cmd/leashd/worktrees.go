@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/leashd/leashd/config"
+	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/engine/worktree"
+)
+
+// worktreesFor is the worktree manager of LEASHD_WORKTREES=on, or an error
+// an operator can act on (not a git repository, no commit, no git).
+func worktreesFor(ctx context.Context, cfg config.Config) (*worktree.Manager, error) {
+	return openWorktrees(ctx, cfg, cfg.StateDir())
+}
+
+func openWorktrees(ctx context.Context, cfg config.Config, stateDir string) (*worktree.Manager, error) {
+	m, err := worktree.New(ctx, cfg.Workdir, stateDir, worktree.WithAuthor(cfg.GitIdentity()))
+	if errors.Is(err, worktree.ErrNotRepo) {
+		return nil, fmt.Errorf("LEASHD_WORKTREES=on, but LEASHD_WORKDIR=%s is not inside a git repository: run `git init` there and commit, point LEASHD_WORKDIR at a repository, or set LEASHD_WORKTREES=off", cfg.Workdir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("LEASHD_WORKTREES=on, LEASHD_WORKDIR=%s: %w", cfg.Workdir, err)
+	}
+	return m, nil
+}
+
+const worktreesUsage = `Usage: leashd worktrees [prune] [--db PATH]
+
+Lists the git worktrees leashd made for its chats (LEASHD_WORKTREES=on) in
+the repository of LEASHD_WORKDIR: chat, branch, base branch, whether the
+chat still works there, and the path. "prune" removes the worktrees whose
+chat is gone (no chat in the database works there any more) with their
+branches. It reads the database (LEASHD_DB_PATH) without changing it, also
+while leashd runs.
+
+Flags:
+  --db PATH   the database file (default: LEASHD_DB_PATH); worktrees live
+              in worktrees/ next to it
+`
+
+// runWorktrees is `leashd worktrees [prune]`.
+func runWorktrees(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("leashd worktrees", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	db := fs.String("db", "", "")
+	// The action may come before or after the flags.
+	var action string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		action, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprint(stderr, worktreesUsage)
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("leashd worktrees: %w", err)
+	}
+	if action == "" && fs.NArg() > 0 {
+		action = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		return fmt.Errorf("leashd worktrees: unexpected argument %q (see leashd worktrees -h)", fs.Arg(0))
+	}
+	if action != "" && action != "prune" {
+		return fmt.Errorf("leashd worktrees: unknown action %q (accepted: prune, or nothing to list)", action)
+	}
+	path := cfg.DBPath
+	if *db != "" {
+		path = *db
+	}
+	m, err := openWorktrees(ctx, cfg, filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+
+	// Which chat works where, from the database.
+	workdirs := map[string]string{}
+	s, err := store.Open(ctx, path, store.ReadOnly())
+	switch {
+	case store.IsNotExist(err) && action == "prune":
+		return fmt.Errorf("no database at %s: leashd cannot tell which chats are gone, so it prunes nothing (set --db or LEASHD_DB_PATH)", path)
+	case store.IsNotExist(err):
+		fmt.Fprintf(stderr, "no database at %s: no chat is known\n", path)
+	case err != nil:
+		return err
+	default:
+		recs, err := s.Sessions(ctx)
+		_ = s.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		for _, r := range recs {
+			workdirs[r.ChatID] = r.WorkDir
+		}
+	}
+	inUse := func(t worktree.Tree) bool { return t.Chat != "" && workdirs[t.Chat] == t.Path }
+
+	if action == "prune" {
+		removed, err := m.Prune(ctx, inUse)
+		for _, t := range removed {
+			fmt.Fprintf(stdout, "removed %s (branch %s, chat %s)\n", t.Path, t.Branch, orDash(t.Chat))
+		}
+		if err != nil {
+			return err
+		}
+		if len(removed) == 0 {
+			fmt.Fprintln(stdout, "nothing to prune: every worktree's chat still works there")
+		}
+		return nil
+	}
+	trees, err := m.List(ctx)
+	if err != nil {
+		return err
+	}
+	if len(trees) == 0 {
+		fmt.Fprintf(stdout, "no worktrees of %s under %s\n", m.Repo(), m.Root())
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 1, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHAT\tBRANCH\tBASE\tSTATE\tPATH")
+	gone := 0
+	for _, t := range trees {
+		state := "in use"
+		if !inUse(t) {
+			state = "chat gone"
+			gone++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", orDash(t.Chat), t.Branch, orDash(t.Base), state, t.Path)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if gone > 0 {
+		fmt.Fprintf(stdout, "%d worktree(s) whose chat is gone: `leashd worktrees prune` removes them and their branches\n", gone)
+	}
+	return nil
+}

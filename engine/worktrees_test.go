@@ -1,0 +1,236 @@
+package engine_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/worktree"
+	"github.com/leashd/leashd/engine/worktree/gittest"
+	"github.com/leashd/leashd/interactions"
+)
+
+// writerAgent's turns write the file the prompt names ("write NAME
+// CONTENT") in the session's working directory, as an agent editing
+// files would.
+func writerAgent() *scriptAgent {
+	return &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+		if rest, ok := strings.CutPrefix(prompt, "write "); ok {
+			name, content, _ := strings.Cut(rest, " ")
+			if err := os.WriteFile(filepath.Join(s.workDir, name), []byte(content+"\n"), 0o644); err != nil {
+				return engine.Result{}, err
+			}
+			h.Text("wrote " + name)
+		}
+		return engine.Result{Text: "done"}, nil
+	}}
+}
+
+func startWithWorktrees(t *testing.T, agent *scriptAgent) (*engine.Engine, *recConn, string, *worktree.Manager) {
+	t.Helper()
+	repo := gittest.Repo(t)
+	m, err := worktree.New(context.Background(), repo, t.TempDir(), worktree.WithAuthor(worktree.Identity{Name: "Leash Bot", Email: "bot@example.com"}))
+	require.NoError(t, err)
+	e, conn, _ := start(t, agent, nil, engine.WithWorkDir(repo), engine.WithWorktrees(m))
+	return e, conn, repo, m
+}
+
+func (r *recConn) waitDone(t *testing.T, n int) {
+	t.Helper()
+	r.waitFor(t, "turn summaries", func() bool { return len(r.done) >= n })
+}
+
+func TestEachChatsAgentWorksInItsOwnWorktreeAndMergeBringsOneIn(t *testing.T) {
+	agent := writerAgent()
+	e, conn, repo, m := startWithWorktrees(t, agent)
+
+	send(t, e, "web:a", "write a.txt from chat a")
+	conn.waitDone(t, 1)
+	send(t, e, "web:b", "write b.txt from chat b")
+	conn.waitDone(t, 2)
+
+	opened := agent.openedCopy()
+	require.Len(t, opened, 2)
+	a, ok, err := m.Lookup(context.Background(), "web:a")
+	require.NoError(t, err)
+	require.True(t, ok)
+	b, ok, err := m.Lookup(context.Background(), "web:b")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, a.Path, opened[0].WorkDir, "the agent's working directory is the chat's worktree")
+	assert.Equal(t, b.Path, opened[1].WorkDir)
+	assert.FileExists(t, filepath.Join(a.Path, "a.txt"))
+	assert.NoFileExists(t, filepath.Join(a.Path, "b.txt"))
+	assert.FileExists(t, filepath.Join(b.Path, "b.txt"))
+	assert.NoFileExists(t, filepath.Join(repo, "a.txt"))
+	assert.NoFileExists(t, filepath.Join(repo, "b.txt"))
+	assert.Empty(t, gittest.Git(t, repo, "status", "--porcelain"), "the main checkout is untouched")
+
+	send(t, e, "web:a", "/status")
+	conn.waitSaid(t, "Working directory: "+a.Path)
+	send(t, e, "web:a", "/worktree")
+	conn.waitSaid(t, "Worktree: "+a.Path+"\nBranch: "+a.Branch+"\nBase: main\nChanges against main:\n a.txt | 1 +")
+
+	send(t, e, "web:a", "/merge")
+	conn.waitSaid(t, "Merged "+a.Branch+" into main")
+	assert.Equal(t, "from chat a\n", gittest.Read(t, repo, "a.txt"))
+	assert.NoFileExists(t, filepath.Join(repo, "b.txt"))
+	assert.Equal(t, "write a.txt from chat a", gittest.Git(t, repo, "log", "-1", "--format=%B", a.Branch), "the commit message is the chat's last prompt")
+	assert.Equal(t, "Leash Bot", gittest.Git(t, repo, "log", "-1", "--format=%an", "main"))
+
+	send(t, e, "web:a", "/merge")
+	conn.waitSaid(t, "Nothing to merge: main already has everything on "+a.Branch)
+}
+
+func TestMergeConflictOrDirtyMainCheckoutChangesNothingAndSaysWhy(t *testing.T) {
+	e, conn, repo, _ := startWithWorktrees(t, writerAgent())
+	send(t, e, "web:a", "write f.txt chat's version")
+	conn.waitDone(t, 1)
+	gittest.Write(t, repo, "f.txt", "base's version\n")
+	gittest.Git(t, repo, "commit", "-q", "-am", "base edit")
+	head := gittest.Git(t, repo, "rev-parse", "HEAD")
+
+	send(t, e, "web:a", "/merge")
+	conn.waitSaid(t, "Not merged: leashd/"+worktree.Slug("web:a")+" conflicts with main in f.txt. Nothing in the main checkout was changed.")
+	assert.Equal(t, head, gittest.Git(t, repo, "rev-parse", "HEAD"))
+	assert.Equal(t, "base's version\n", gittest.Read(t, repo, "f.txt"))
+	assert.Empty(t, gittest.Git(t, repo, "status", "--porcelain"))
+
+	gittest.Write(t, repo, "README", "uncommitted\n")
+	send(t, e, "web:a", "/merge")
+	conn.waitSaid(t, "has uncommitted changes in README. Nothing there was changed.")
+	assert.Equal(t, head, gittest.Git(t, repo, "rev-parse", "HEAD"))
+	assert.Equal(t, "uncommitted\n", gittest.Read(t, repo, "README"))
+}
+
+func TestDiscardAsksWithButtonsThenRemovesTheWorktreeAndBranch(t *testing.T) {
+	agent := writerAgent()
+	e, conn, repo, m := startWithWorktrees(t, agent)
+	send(t, e, "web:a", "write junk.txt junk")
+	conn.waitDone(t, 1)
+	tr, _, err := m.Lookup(context.Background(), "web:a")
+	require.NoError(t, err)
+
+	send(t, e, "web:a", "/discard")
+	it := conn.waitShown(t, 1)
+	assert.Equal(t, interactions.ModeApproval, it.Mode(), "two buttons: discard or keep")
+	assert.Equal(t, []string{engine.DiscardConfirm, engine.DiscardKeep}, []string{it.Options[0].Label, it.Options[1].Label})
+	assert.Contains(t, it.Question, tr.Path)
+	assert.Contains(t, it.Question, "1 file changed")
+	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{engine.DiscardKeep}})
+	require.NoError(t, err)
+	conn.waitSaid(t, "Kept the worktree "+tr.Path)
+	assert.DirExists(t, tr.Path)
+
+	send(t, e, "web:a", "/discard")
+	it = conn.waitShown(t, 2)
+	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{engine.DiscardConfirm}})
+	require.NoError(t, err)
+	conn.waitSaid(t, "Discarded the worktree and the branch "+tr.Branch)
+	assert.NoDirExists(t, tr.Path)
+	assert.Empty(t, gittest.Git(t, repo, "branch", "--list", tr.Branch))
+
+	// The next prompt: a fresh session in a new worktree from the base.
+	send(t, e, "web:a", "write other.txt x")
+	conn.waitDone(t, 2)
+	opened := agent.openedCopy()
+	require.Len(t, opened, 2)
+	assert.Empty(t, opened[1].ResumeID)
+	assert.Equal(t, tr.Path, opened[1].WorkDir)
+	assert.NoFileExists(t, filepath.Join(tr.Path, "junk.txt"))
+	assert.FileExists(t, filepath.Join(tr.Path, "other.txt"))
+}
+
+func TestClearKeepsTheWorktree(t *testing.T) {
+	agent := writerAgent()
+	e, conn, _, m := startWithWorktrees(t, agent)
+	send(t, e, "web:a", "write kept.txt kept")
+	conn.waitDone(t, 1)
+	send(t, e, "web:a", "/clear")
+	conn.waitSaid(t, "This chat's worktree and its changes are kept")
+	send(t, e, "web:a", "hello")
+	conn.waitDone(t, 2)
+	tr, _, err := m.Lookup(context.Background(), "web:a")
+	require.NoError(t, err)
+	opened := agent.openedCopy()
+	require.Len(t, opened, 2)
+	assert.Empty(t, opened[1].ResumeID, "a fresh agent session")
+	assert.Equal(t, tr.Path, opened[1].WorkDir, "on the same files")
+	assert.FileExists(t, filepath.Join(tr.Path, "kept.txt"))
+}
+
+func TestWorktreeCommandsSayHowToTurnThemOnWhenOff(t *testing.T) {
+	dir := t.TempDir()
+	e, conn, coord := start(t, writerAgent(), nil, engine.WithWorkDir(dir))
+	for _, cmd := range []string{"/worktree", "/merge", "/discard"} {
+		send(t, e, "web:a", cmd)
+	}
+	conn.waitFor(t, "three answers", func() bool { return len(conn.said) == 3 })
+	for _, s := range strings.Split(conn.saidText(), "\n") {
+		assert.Equal(t, "web:a|Worktrees are off: every chat's agent works in "+dir+". Set LEASHD_WORKTREES=on (with LEASHD_WORKDIR inside a git repository) to give each chat its own worktree and branch, with /worktree, /merge and /discard.", s)
+	}
+	assert.Empty(t, coord.Pending("web:a"))
+}
+
+func TestADiscardConfirmationInterruptedByARestartIsNotSentToTheAgent(t *testing.T) {
+	rec := &fakeRecovery{done: map[string]interactions.Resolution{}, left: []engine.Interrupted{
+		{Ref: "msg-old1", Interaction: interactions.Interaction{ID: "old1", ChatID: "web:a", Kind: interactions.KindQuestion,
+			Header: engine.DiscardHeader, Question: "Discard this chat's worktree …?", Approval: true, Index: 1, Total: 1,
+			Options: []interactions.Option{{Label: engine.DiscardConfirm}, {Label: engine.DiscardKeep}}}},
+	}}
+	agent := writerAgent()
+	e, conn, _ := start(t, agent, nil, engine.WithRecovery(rec))
+	waitRestored(t, e, "old1")
+	_, err := e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{engine.DiscardConfirm}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(conn.saidText(), "send /discard again") }, 10*time.Second, 5*time.Millisecond,
+		"the chat is told to ask again: %s", conn.saidText())
+	assert.Contains(t, conn.saidText(), "nothing was removed")
+	assert.Empty(t, agent.promptsCopy(), "the agent never sees leashd's own confirmation")
+}
+
+// TestTurningWorktreesOffBringsChatsBackToTheWorkdir: a chat whose record
+// says it worked in its worktree works in LEASHD_WORKDIR once worktrees
+// are off.
+func TestTurningWorktreesOffBringsChatsBackToTheWorkdir(t *testing.T) {
+	store := &recordStore{recs: map[string]engine.SessionRecord{
+		"web:a": {ChatID: "web:a", AgentSessionID: "s1", Mode: engine.ModeDefault, WorkDir: "/state/worktrees/repo-1/web-a-12345678"},
+	}}
+	dir := t.TempDir()
+	agent := writerAgent()
+	e, conn, _ := start(t, agent, nil, engine.WithWorkDir(dir), engine.WithSessionStore(store))
+	send(t, e, "web:a", "hello")
+	conn.waitDone(t, 1)
+	opened := agent.openedCopy()
+	require.Len(t, opened, 1)
+	assert.Equal(t, dir, opened[0].WorkDir)
+	assert.Equal(t, "s1", opened[0].ResumeID)
+}
+
+// recordStore is an engine.SessionStore holding given records.
+type recordStore struct {
+	mu   sync.Mutex
+	recs map[string]engine.SessionRecord
+}
+
+func (s *recordStore) LoadSession(_ context.Context, chatID string) (engine.SessionRecord, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.recs[chatID]
+	return r, ok, nil
+}
+
+func (s *recordStore) SaveSession(_ context.Context, rec engine.SessionRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs[rec.ChatID] = rec
+	return nil
+}
