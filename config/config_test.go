@@ -215,6 +215,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 		"LEASHD_AGENT":                    "demo",
 		"LEASHD_CLAUDE_PATH":              "/opt/claude/bin/claude",
 		"LEASHD_CLAUDE_MODEL":             "sonnet",
+		"LEASHD_ACP_COMMAND":              "gemini --acp",
 		"LEASHD_WORKDIR":                  dir,
 		"LEASHD_DEFAULT_MODE":             "acceptEdits",
 		"LEASHD_MAX_CONCURRENT_AGENTS":    "2",
@@ -248,7 +249,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 	c, err := config.Load()
 	require.NoError(t, err)
 	assert.Equal(t, config.Config{
-		ApprovalTimeoutSeconds: 0, Agent: "demo", ClaudePath: "/opt/claude/bin/claude", ClaudeModel: "sonnet",
+		ApprovalTimeoutSeconds: 0, Agent: "demo", ClaudePath: "/opt/claude/bin/claude", ClaudeModel: "sonnet", ACPCommand: "gemini --acp",
 		Workdir: dir, DefaultMode: "acceptEdits", MaxConcurrentAgents: 2, AgentIdleSeconds: 60, AgentTimeoutSeconds: 0,
 		DBPath: filepath.Join(dir, "l.db"), LogLevel: "debug", LogFormat: "json", ShutdownTimeoutSeconds: 5,
 		WebAddr: "0.0.0.0:9000", WebToken: "web-token",
@@ -347,9 +348,15 @@ func TestValidateRejects(t *testing.T) {
 		{"no agents", func(c *config.Config) { c.MaxConcurrentAgents = 0 },
 			[]string{`LEASHD_MAX_CONCURRENT_AGENTS="0"`, "1 or more"}},
 		{"unknown agent", func(c *config.Config) { c.Agent = "gpt" },
-			[]string{`LEASHD_AGENT="gpt"`, "auto, claude, demo"}},
+			[]string{`LEASHD_AGENT="gpt"`, "auto, claude, acp, demo"}},
+		{"acp without a command", func(c *config.Config) { c.Agent = "acp"; c.ACPCommand = " " },
+			[]string{"LEASHD_AGENT=acp needs LEASHD_ACP_COMMAND", "gemini --acp"}},
+		{"acp command with shell syntax", func(c *config.Config) { c.Agent = "acp"; c.ACPCommand = "gemini --acp | tee log" },
+			[]string{`LEASHD_ACP_COMMAND="gemini --acp | tee log"`, "needs a shell, and none is run"}},
+		{"acp command unterminated", func(c *config.Config) { c.Agent = "acp"; c.ACPCommand = "'gemini --acp" },
+			[]string{`LEASHD_ACP_COMMAND=`, "unterminated single quote"}},
 		{"agent is case-sensitive", func(c *config.Config) { c.Agent = "Claude" },
-			[]string{`LEASHD_AGENT="Claude"`, "auto, claude, demo"}},
+			[]string{`LEASHD_AGENT="Claude"`, "auto, claude, acp, demo"}},
 		{"unknown mode", func(c *config.Config) { c.DefaultMode = "yolo" },
 			[]string{`LEASHD_DEFAULT_MODE="yolo"`, "default, plan, acceptEdits"}},
 		{"bypassPermissions is not offered", func(c *config.Config) { c.DefaultMode = "bypassPermissions" },
@@ -453,6 +460,7 @@ func TestValidateAccepts(t *testing.T) {
 		{"acceptEdits mode", func(c *config.Config) { c.DefaultMode = "acceptEdits" }},
 		{"claude", func(c *config.Config) { c.Agent = "claude" }},
 		{"demo", func(c *config.Config) { c.Agent = "demo" }},
+		{"acp", func(c *config.Config) { c.Agent = "acp"; c.ACPCommand = `"/opt/my agent/claude-agent-acp" --x 'a b'` }},
 		{"log level any case", func(c *config.Config) { c.LogLevel = "DEBUG" }},
 		{"warning", func(c *config.Config) { c.LogLevel = "warning" }},
 		{"Telegram long polling", func(c *config.Config) {

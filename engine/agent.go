@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 )
 
 // Mode is an agent permission mode, as Claude Code names them.
@@ -88,7 +89,26 @@ type PermissionRequest struct {
 	Input       json.RawMessage // the tool's input object
 	ToolUseID   string
 	Suggestions json.RawMessage // the agent's permission_suggestions, if any
+
+	// Options, when set, are the agent's own choices (ACP's permission
+	// options): the person picks one of them by its name instead of
+	// leashd's allow / allow_session / deny, and PermissionResponse.OptionID
+	// says which. Typed text picks the first reject option, with the text
+	// as the reason.
+	Options []PermissionOption
+	// Title is the agent's own title for the call, shown with it.
+	Title string
 }
+
+// PermissionOption is one of the agent's own choices for a permission.
+type PermissionOption struct {
+	ID   string
+	Name string // shown as the option's label
+	Kind string // allow_once, allow_always, reject_once or reject_always
+}
+
+// Allows reports whether choosing the option lets the call run.
+func (o PermissionOption) Allows() bool { return strings.HasPrefix(o.Kind, "allow") }
 
 // PermissionResponse is the decision on a PermissionRequest.
 type PermissionResponse struct {
@@ -101,6 +121,9 @@ type PermissionResponse struct {
 	Message string
 	// Interrupt stops the turn along with the denial.
 	Interrupt bool
+	// OptionID is the agent's option chosen (PermissionRequest.Options);
+	// "" when nobody chose one (expired, cancelled).
+	OptionID string
 }
 
 // PermissionUpdate changes the session's permissions along with an allow.
@@ -132,6 +155,10 @@ type Result struct {
 
 // ErrSessionEnded is returned by a Session whose process has gone.
 var ErrSessionEnded = errors.New("agent session ended")
+
+// ErrModeUnsupported is returned (wrapped, naming the agent's modes) by
+// Session.SetMode when the agent has no such mode.
+var ErrModeUnsupported = errors.New("the agent has no such mode")
 
 // ErrAgentNotFound is returned by Open when the agent program is missing.
 var ErrAgentNotFound = errors.New("agent program not found")

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -57,7 +58,10 @@ func (e *Engine) command(ctx context.Context, in connectors.Incoming, text strin
 		e.say(ctx, chatID, "Cleared. Pending questions were cancelled; your next message starts a fresh session.")
 	case "plan", "edit", "default":
 		mode := map[string]Mode{"plan": ModePlan, "edit": ModeAcceptEdits, "default": ModeDefault}[name]
-		e.setMode(ctx, chatID, mode)
+		if err := e.setMode(ctx, chatID, mode); err != nil {
+			e.say(ctx, chatID, "Mode not changed: "+err.Error())
+			return
+		}
 		e.say(ctx, chatID, "Mode: "+string(mode)+" — "+modeMeaning(mode))
 		if args != "" {
 			e.prompt(ctx, chatID, args)
@@ -219,16 +223,26 @@ func (e *Engine) clear(ctx context.Context, chatID string) {
 	}
 }
 
-func (e *Engine) setMode(ctx context.Context, chatID string, m Mode) {
+// setMode changes the chat's mode and its live session's. An agent that
+// has no such mode (ErrModeUnsupported) refuses it: the mode stays as it
+// was and the error says which modes the agent has.
+func (e *Engine) setMode(ctx context.Context, chatID string, m Mode) error {
 	c := e.chatFor(ctx, chatID)
 	e.mu.Lock()
+	old := c.mode
 	c.mode = m
 	sess := c.sess
 	e.mu.Unlock()
-	e.save(c)
 	if sess != nil {
-		if err := sess.SetMode(ctx, m); err != nil {
+		if err := sess.SetMode(ctx, m); errors.Is(err, ErrModeUnsupported) {
+			e.mu.Lock()
+			c.mode = old
+			e.mu.Unlock()
+			return err
+		} else if err != nil {
 			e.log.Warn("changing agent mode", "chat", chatID, "err", err)
 		}
 	}
+	e.save(c)
+	return nil
 }

@@ -40,6 +40,9 @@ func (t *turn) Permission(ctx context.Context, req PermissionRequest) Permission
 	t.rememberSessionID() // before anything is put to a person
 	t.budget.pause()
 	defer t.budget.resume()
+	if len(req.Options) > 0 && req.ToolName != ToolExitPlanMode {
+		return t.chooseOption(ctx, req) // the agent's own options (ACP)
+	}
 	switch req.ToolName {
 	case ToolAskUserQuestion:
 		return t.askQuestions(ctx, req)
