@@ -124,6 +124,9 @@ type PermissionResponse struct {
 	// OptionID is the agent's option chosen (PermissionRequest.Options);
 	// "" when nobody chose one (expired, cancelled).
 	OptionID string
+	// NoAnswer: nobody decided (the request expired, was cancelled or
+	// leashd is stopping); a denial without it is a person's.
+	NoAnswer bool
 }
 
 // PermissionUpdate changes the session's permissions along with an allow.

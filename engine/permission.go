@@ -74,9 +74,9 @@ func notAnswered(res interactions.Resolution) PermissionResponse {
 		return deny(orDefault(res.Text, interactions.RejectedText))
 	case interactions.StatusInterrupted:
 		// res.Text is the notice for people; the agent is told what happens.
-		return PermissionResponse{Message: "leashd is restarting; if the user answers after the restart, the answer arrives as a new prompt.", Interrupt: true}
+		return PermissionResponse{Message: "leashd is restarting; if the user answers after the restart, the answer arrives as a new prompt.", Interrupt: true, NoAnswer: true}
 	default:
-		return deny(orDefault(res.Text, "No answer was given."))
+		return PermissionResponse{Message: orDefault(res.Text, "No answer was given."), NoAnswer: true}
 	}
 }
 
