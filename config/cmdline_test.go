@@ -47,7 +47,7 @@ func TestSplitCommandLine(t *testing.T) {
 }
 
 // FuzzSplitCommandLine: never panics; a line that splits gives at least
-// one word, and quoting each word again with ” splits back to the same
+// one word, and quoting each word again in single quotes splits back to the same
 // words.
 func FuzzSplitCommandLine(f *testing.F) {
 	for _, s := range []string{"gemini --acp", `"a b" 'c' d\ e`, "x '|'", "a\\\nb", `"\$"`} {
