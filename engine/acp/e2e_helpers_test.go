@@ -42,6 +42,46 @@ type stack struct {
 	home  string
 	logs  *syncBuffer
 	stop  func()
+
+	mu         sync.Mutex
+	script     []fakeapi.Reply
+	unscripted int
+}
+
+// suggestion reports whether a model call is the adapter's prompt
+// suggestion (it asks for one after each turn; ACP has no field for it),
+// which is answered with nothing and takes no scripted reply.
+func suggestion(r *fakeapi.Request) bool {
+	return r.HasUserText("Reply with ONLY the suggestion")
+}
+
+// reply appends model replies to the script; prompt suggestions skip it.
+func (s *stack) reply(rs ...fakeapi.Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.script = append(s.script, rs...)
+}
+
+func (s *stack) next(r *fakeapi.Request) fakeapi.Reply {
+	if suggestion(r) {
+		return fakeapi.Text("")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.script) == 0 {
+		s.unscripted++
+		return fakeapi.Text("(no scripted reply left)")
+	}
+	out := s.script[0]
+	s.script = s.script[1:]
+	return out
+}
+
+// unscriptedCalls counts model calls that found the script empty.
+func (s *stack) unscriptedCalls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unscripted
 }
 
 type syncBuffer struct {
@@ -79,6 +119,7 @@ func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
 	eng := engine.New(agent, coord, append([]engine.Option{engine.WithLogger(log), engine.WithWorkDir(dir), engine.WithCloseTimeout(15 * time.Second)}, engineOpts...)...)
 	eng.AddConnector(conn)
 	s := &stack{t: t, api: api, fake: fake, conn: conn, coord: coord, eng: eng, agent: agent, dir: dir, home: home, logs: logs}
+	api.Otherwise(s.next)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()

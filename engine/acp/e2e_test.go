@@ -3,6 +3,7 @@ package acp_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ import (
 // model reads as a follow-up prompt.
 func TestRealACPBashAllowedThenRejectedWithReason(t *testing.T) {
 	s := newStack(t)
-	s.api.Reply(
+	s.reply(
 		fakeapi.Reply{Tools: []fakeapi.ToolUse{{ID: "toolu_bash1", Name: "Bash", Input: map[string]any{"command": "touch made-by-agent.txt", "description": "Create a file"}}}},
 		fakeapi.Text("Created the file."),
 	)
@@ -36,7 +37,7 @@ func TestRealACPBashAllowedThenRejectedWithReason(t *testing.T) {
 	_, err := os.Stat(filepath.Join(s.dir, "made-by-agent.txt"))
 	require.NoError(t, err, "the agent ran the command in LEASHD_WORKDIR")
 
-	s.api.Reply(
+	s.reply(
 		fakeapi.Reply{Tools: []fakeapi.ToolUse{{ID: "toolu_bash2", Name: "Bash", Input: map[string]any{"command": "rm made-by-agent.txt"}}}},
 		fakeapi.Text("Understood, I left it."),
 		fakeapi.Text("I will keep the file then."),
@@ -53,6 +54,74 @@ func TestRealACPBashAllowedThenRejectedWithReason(t *testing.T) {
 	assert.Contains(t, m.Text, "keep it, we need it for the demo")
 	_, err = os.Stat(filepath.Join(s.dir, "made-by-agent.txt"))
 	require.NoError(t, err, "the rejected command did not run")
-	assert.Zero(t, s.api.Unscripted(), "calls: %d", len(s.api.Calls()))
+	assert.Zero(t, s.unscriptedCalls(), "calls: %d", len(s.api.Calls()))
 	_ = strings.Contains
+}
+
+func twoQuestions() map[string]any {
+	return map[string]any{"questions": []map[string]any{
+		{"header": "Database", "question": "Which database should the service use?", "multiSelect": false, "options": []map[string]any{
+			{"label": "Postgres", "description": "Relational and battle-tested"},
+			{"label": "SQLite", "description": "One file, no server"},
+		}},
+		{"header": "Features", "question": "Which features should ship first?", "multiSelect": true, "options": []map[string]any{
+			{"label": "Auth", "description": "Sign-in"},
+			{"label": "Search", "description": "Full text"},
+			{"label": "Billing", "description": "Invoices"},
+		}},
+	}}
+}
+
+// The real adapter turns AskUserQuestion into a form elicitation; leashd
+// asks its two questions one at a time (1 of 2, 2 of 2) with the options'
+// descriptions, a single-select and a multi-select, and the model reads
+// the answers as Claude Code's own UI would give them.
+func TestRealACPQuestionsAnsweredByTaps(t *testing.T) {
+	s := newStack(t)
+	s.reply(
+		fakeapi.Reply{Tools: []fakeapi.ToolUse{{ID: "toolu_ask1", Name: "AskUserQuestion", Input: twoQuestions()}}},
+		fakeapi.Text("Going with your picks."),
+	)
+	s.say("set up the service")
+	m := s.botMessage("Which database should the service use?")
+	assert.Contains(t, m.Text, "One file, no server", "descriptions are shown")
+	assert.Contains(t, m.Text, "1/2")
+	assert.Equal(t, []string{"Postgres", "SQLite"}, m.Buttons())
+	s.tap(m, "SQLite")
+	m = s.botMessage("Which features should ship first?")
+	assert.Contains(t, m.Text, "2/2")
+	assert.Equal(t, []string{"Auth", "Search", "Billing", "Done"}, m.Buttons())
+	s.tap(m, "Auth")
+	m = s.waitMessage(m.ID, "Auth checked", func(m tgfake.Message) bool { return slices.Contains(m.Buttons(), "✅ Auth") })
+	s.tap(m, "Billing")
+	m = s.waitMessage(m.ID, "Billing checked", func(m tgfake.Message) bool { return slices.Contains(m.Buttons(), "✅ Billing") })
+	s.tap(m, "Done")
+	out, isErr := s.toolResult("toolu_ask1")
+	assert.False(t, isErr, out)
+	assert.Contains(t, out, `"Which database should the service use?"="SQLite"`)
+	assert.Contains(t, out, `"Which features should ship first?"="Auth, Billing"`)
+	s.botMessage("Going with your picks.")
+	assert.Zero(t, s.unscriptedCalls())
+}
+
+// Typed text answers a question in the person's own words: at the
+// single-select it is the adapter's "Other" answer, at the multi-select
+// it is added as the person's own item.
+func TestRealACPQuestionsAnsweredByTypedText(t *testing.T) {
+	s := newStack(t)
+	s.reply(
+		fakeapi.Reply{Tools: []fakeapi.ToolUse{{ID: "toolu_ask2", Name: "AskUserQuestion", Input: twoQuestions()}}},
+		fakeapi.Text("Noted."),
+	)
+	s.say("set up the service")
+	s.botMessage("Which database should the service use?")
+	s.say("MariaDB, because ops knows it")
+	s.botMessage("Which features should ship first?")
+	s.say("Audit log")
+	out, isErr := s.toolResult("toolu_ask2")
+	assert.False(t, isErr, out)
+	assert.Contains(t, out, `"Which database should the service use?"="MariaDB, because ops knows it"`)
+	assert.Contains(t, out, `"Which features should ship first?"="Audit log"`)
+	s.botMessage("Noted.")
+	assert.Zero(t, s.unscriptedCalls())
 }
