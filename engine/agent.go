@@ -127,6 +127,9 @@ type PermissionResponse struct {
 	// NoAnswer: nobody decided (the request expired, was cancelled or
 	// leashd is stopping); a denial without it is a person's.
 	NoAnswer bool
+	// Reason is the person's own words with a denial (a rejection's
+	// reason, plan feedback); "" when they gave none.
+	Reason string
 }
 
 // PermissionUpdate changes the session's permissions along with an allow.

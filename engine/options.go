@@ -64,7 +64,7 @@ func (t *turn) chooseOption(ctx context.Context, req PermissionRequest) Permissi
 		}
 		// Typed text: a rejection whose reason the agent reads.
 		r := deny(RejectedBecause + last.Answer)
-		r.OptionID = rejectOption(req.Options)
+		r.OptionID, r.Reason = rejectOption(req.Options), last.Answer
 		return r
 	case interactions.StatusRejected:
 		r := notAnswered(last)

@@ -69,7 +69,14 @@ func notAnswered(res interactions.Resolution) PermissionResponse {
 	switch res.Status {
 	case interactions.StatusRejected:
 		if res.Decision == interactions.DecisionReject && res.Text != "" && res.Text != interactions.RejectedText {
-			return deny(RejectedBecause + res.Text) // a rejection with the person's reason
+			r := deny(RejectedBecause + res.Text) // a rejection with the person's reason
+			r.Reason = res.Text
+			return r
+		}
+		if res.Decision == interactions.DecisionDeny && res.Text != "" && res.Text != "The user denied this tool call." {
+			r := deny(res.Text)
+			r.Reason = res.Text
+			return r
 		}
 		return deny(orDefault(res.Text, interactions.RejectedText))
 	case interactions.StatusInterrupted:
@@ -160,7 +167,9 @@ func (t *turn) reviewPlan(ctx context.Context, req PermissionRequest) Permission
 	}
 	if res.Status != interactions.StatusAnswered {
 		if res.Decision == interactions.DecisionAdjust {
-			return deny(res.Text) // the feedback, as the person wrote it
+			r := deny(res.Text) // the feedback, as the person wrote it
+			r.Reason = res.Text
+			return r
 		}
 		return notAnswered(res)
 	}

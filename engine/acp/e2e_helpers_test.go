@@ -44,7 +44,7 @@ type stack struct {
 	stop  func()
 
 	mu         sync.Mutex
-	script     []fakeapi.Reply
+	script     []fakeapi.Step
 	unscripted int
 }
 
@@ -57,9 +57,16 @@ func suggestion(r *fakeapi.Request) bool {
 
 // reply appends model replies to the script; prompt suggestions skip it.
 func (s *stack) reply(rs ...fakeapi.Reply) {
+	for _, r := range rs {
+		s.then(func(*fakeapi.Request) fakeapi.Reply { return r })
+	}
+}
+
+// then appends a step that decides its reply from the request.
+func (s *stack) then(f fakeapi.Step) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.script = append(s.script, rs...)
+	s.script = append(s.script, f)
 }
 
 func (s *stack) next(r *fakeapi.Request) fakeapi.Reply {
@@ -72,9 +79,9 @@ func (s *stack) next(r *fakeapi.Request) fakeapi.Reply {
 		s.unscripted++
 		return fakeapi.Text("(no scripted reply left)")
 	}
-	out := s.script[0]
+	step := s.script[0]
 	s.script = s.script[1:]
-	return out
+	return step(r)
 }
 
 // unscriptedCalls counts model calls that found the script empty.

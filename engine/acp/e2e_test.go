@@ -3,6 +3,7 @@ package acp_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -123,5 +124,87 @@ func TestRealACPQuestionsAnsweredByTypedText(t *testing.T) {
 	assert.Contains(t, out, `"Which database should the service use?"="MariaDB, because ops knows it"`)
 	assert.Contains(t, out, `"Which features should ship first?"="Audit log"`)
 	s.botMessage("Noted.")
+	assert.Zero(t, s.unscriptedCalls())
+}
+
+var planPath = regexp.MustCompile(`create your plan at (/[^\s"'\\]+\.md)`)
+
+// planFile finds where plan mode tells the model to write its plan.
+func planFile(t *testing.T, r *fakeapi.Request) string {
+	if m := planPath.FindStringSubmatch(string(r.Raw)); m != nil {
+		return m[1]
+	}
+	t.Errorf("the plan-mode request names no plan file")
+	return ""
+}
+
+const planText = "# Plan\n\n1. Add a `users` table\n2. Write the migration"
+
+// scriptPlan makes the model, in plan mode, load ExitPlanMode (a deferred
+// tool), write its plan file and ask for review, as Claude Code 2.1.3xx
+// does.
+func (s *stack) scriptPlan(t *testing.T, exitID string) {
+	s.then(func(r *fakeapi.Request) fakeapi.Reply {
+		if slices.Contains(r.Tools, "ExitPlanMode") {
+			return fakeapi.Text("") // not deferred: nothing to load
+		}
+		return fakeapi.Reply{Tools: []fakeapi.ToolUse{{Name: "ToolSearch", Input: map[string]any{"query": "select:ExitPlanMode", "max_results": 1}}}}
+	})
+	s.then(func(r *fakeapi.Request) fakeapi.Reply {
+		return fakeapi.Reply{Tools: []fakeapi.ToolUse{{Name: "Write", Input: map[string]any{"file_path": planFile(t, r), "content": planText}}}}
+	})
+	s.then(func(r *fakeapi.Request) fakeapi.Reply {
+		return fakeapi.Reply{Tools: []fakeapi.ToolUse{{ID: exitID, Name: "ExitPlanMode", Input: map[string]any{}}}}
+	})
+}
+
+// A plan review sent back with feedback: "Adjust" and typed text keep the
+// agent planning, and the feedback reaches the model.
+func TestRealACPPlanReviewAdjustedWithFeedback(t *testing.T) {
+	s := newStack(t)
+	s.say("/plan")
+	s.botMessage("Mode: plan")
+	s.scriptPlan(t, "toolu_exit1")
+	s.reply(fakeapi.Text("Revised: SQLite it is."))
+	s.say("plan the users feature")
+	m := s.botMessage("Plan review")
+	assert.Contains(t, m.Text, "Add a <code>users</code> table")
+	s.tap(m, "Adjust")
+	s.botMessage("What should change?")
+	s.say("Use SQLite, not a new table")
+	out, isErr := s.toolResult("toolu_exit1")
+	assert.True(t, isErr, "the plan was not approved: %s", out)
+	c := s.userTextCall("Use SQLite, not a new table")
+	assert.True(t, c.HasUserText("plan"), "%q", c.UserTexts())
+	s.botMessage("Revised: SQLite it is.")
+	assert.Zero(t, s.unscriptedCalls())
+}
+
+// A plan approved with auto-accept edits: the agent leaves plan mode for
+// its acceptEdits mode, and the edit that follows is not asked about.
+func TestRealACPPlanReviewApproved(t *testing.T) {
+	s := newStack(t)
+	s.say("/plan")
+	s.botMessage("Mode: plan")
+	s.scriptPlan(t, "toolu_exit2")
+	target := filepath.Join(s.dir, "users.sql")
+	s.reply(
+		fakeapi.Reply{Tools: []fakeapi.ToolUse{{ID: "toolu_write", Name: "Write", Input: map[string]any{"file_path": target, "content": "CREATE TABLE users (id INTEGER);\n"}}}},
+		fakeapi.Text("Implemented the plan."),
+	)
+	s.say("plan the users feature")
+	m := s.botMessage("Plan review")
+	s.tap(m, "Approve, auto-accept edits")
+	out, isErr := s.toolResult("toolu_exit2")
+	assert.False(t, isErr, "the plan was approved: %s", out)
+	out, isErr = s.toolResult("toolu_write")
+	assert.False(t, isErr, out)
+	s.botMessage("Implemented the plan.")
+	b, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, "CREATE TABLE users (id INTEGER);\n", string(b))
+	for _, m := range s.fake.BotMessages(me) {
+		assert.NotContains(t, m.Text, "Tool approval", "the edit after the approval was not asked about")
+	}
 	assert.Zero(t, s.unscriptedCalls())
 }

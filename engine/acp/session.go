@@ -17,6 +17,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/interactions"
 )
 
 // session is one agent process with one ACP session in it.
@@ -36,8 +37,9 @@ type session struct {
 	canLoad   bool
 	canResume bool
 	modes     []sdk.SessionMode
-	current   string // the agent's current mode ID
-	note      string // said at the start of the next turn
+	current   string        // the agent's current mode ID
+	modeMoved chan struct{} // closed (and replaced) when current changes
+	note      string        // said at the start of the next turn
 	h         engine.TurnHandler
 	text      strings.Builder // this turn's agent text
 	plan      string          // the last plan checklist shown
@@ -126,9 +128,43 @@ func (s *session) SetMode(ctx context.Context, m engine.Mode) error {
 		return err
 	}
 	s.mu.Lock()
-	s.current = id
+	s.setCurrentLocked(id)
 	s.mu.Unlock()
 	return nil
+}
+
+func (s *session) setCurrentLocked(id string) {
+	s.current = id
+	if s.modeMoved != nil {
+		close(s.modeMoved)
+	}
+	s.modeMoved = make(chan struct{})
+}
+
+// awaitModeChange waits (up to d) until the agent reports a mode other
+// than from.
+func (s *session) awaitModeChange(from string, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		if s.current != from {
+			s.mu.Unlock()
+			return
+		}
+		if s.modeMoved == nil {
+			s.modeMoved = make(chan struct{})
+		}
+		ch := s.modeMoved
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-t.C:
+			return
+		case <-s.done:
+			return
+		}
+	}
 }
 
 // ID implements engine.Session.
@@ -411,7 +447,7 @@ func (s *session) update(u sdk.SessionUpdate) {
 		}
 	case u.CurrentModeUpdate != nil:
 		s.mu.Lock()
-		s.current = string(u.CurrentModeUpdate.CurrentModeId)
+		s.setCurrentLocked(string(u.CurrentModeUpdate.CurrentModeId))
 		s.mu.Unlock()
 		s.log.Debug("agent mode changed", "mode", u.CurrentModeUpdate.CurrentModeId)
 	}
@@ -543,32 +579,25 @@ func (s *session) permissionOutcome(ctx context.Context, p sdk.RequestPermission
 	}
 	var meta map[string]any
 	if !resp.Allow {
-		if reason := personsReason(resp.Message); reason != "" {
-			meta = map[string]any{"leashd": map[string]any{"reason": reason}}
-			what := req.ToolName
-			if req.Title != "" && req.Title != what {
-				what += " (" + req.Title + ")"
-			}
-			if req.ToolName == engine.ToolExitPlanMode {
-				s.addFeedback("The user reviewed your plan and wants changes before you go on:\n" + reason)
-			} else {
-				s.addFeedback("The user rejected your " + what + " call, saying: " + reason)
-			}
+		what := req.ToolName
+		if req.Title != "" && req.Title != what {
+			what += " (" + req.Title + ")"
+		}
+		switch {
+		case resp.Reason != "" && req.ToolName == engine.ToolExitPlanMode:
+			meta = map[string]any{"leashd": map[string]any{"reason": resp.Reason}}
+			s.addFeedback("The user reviewed your plan and wants changes before you go on:\n" + resp.Reason)
+		case resp.Reason != "":
+			meta = map[string]any{"leashd": map[string]any{"reason": resp.Reason}}
+			s.addFeedback("The user rejected your " + what + " call, saying: " + resp.Reason)
+		case req.ToolName == engine.ToolExitPlanMode && resp.Message != "" && resp.Message != interactions.RejectedText:
+			// leashd could not show the plan (e.g. it was empty): the agent
+			// is told why, or it would only read "keep planning".
+			meta = map[string]any{"leashd": map[string]any{"reason": resp.Message}}
+			s.addFeedback("Your plan was not shown to the user: " + resp.Message)
 		}
 	}
 	return selected(resp.OptionID, meta)
-}
-
-// personsReason is the reason a person gave in a denial, "" when none.
-func personsReason(msg string) string {
-	if r, ok := strings.CutPrefix(msg, engine.RejectedBecause); ok {
-		return strings.TrimSpace(r)
-	}
-	switch strings.TrimSpace(msg) {
-	case "", "The user rejected this request.", "The user denied this tool call.":
-		return ""
-	}
-	return strings.TrimSpace(msg) // plan feedback is the person's own words
 }
 
 // planOption maps a plan review's decision onto the Claude adapter's
@@ -619,8 +648,13 @@ func (s *session) planOption(ctx context.Context, req engine.PermissionRequest, 
 				return o.ID
 			}
 		}
-		// No such option: approve with manual edits, then switch modes.
+		// No such option: approve with manual edits, then — once the agent
+		// has left plan mode for its default — switch to accept-edits.
+		s.mu.Lock()
+		from := s.current
+		s.mu.Unlock()
 		go func() {
+			s.awaitModeChange(from, 10*time.Second)
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
 			if err := s.SetMode(sctx, engine.ModeAcceptEdits); err != nil {
