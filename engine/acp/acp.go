@@ -195,7 +195,7 @@ func call[T any](ctx context.Context, s *session, method string, params any) (T,
 	}()
 	select {
 	case r := <-ch:
-		if r.err != nil && s.ended() {
+		if r.err != nil && s.lost() {
 			return zero, s.endedErr()
 		}
 		return r.v, r.err

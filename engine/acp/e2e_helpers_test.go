@@ -5,6 +5,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -42,6 +45,8 @@ type stack struct {
 	home  string
 	logs  *syncBuffer
 	stop  func()
+
+	pids string // the wrapper's log of agent pids, one a start
 
 	mu         sync.Mutex
 	script     []fakeapi.Step
@@ -110,7 +115,12 @@ func (s *syncBuffer) String() string {
 
 func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
 	t.Helper()
-	bin := testenv.ACPAgent(t)
+	real := testenv.ACPAgent(t)
+	// A wrapper that logs each start's pid, then becomes the agent.
+	wrapDir := t.TempDir()
+	bin := filepath.Join(wrapDir, "agent")
+	pids := filepath.Join(wrapDir, "pids")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho $$ >> "+strconv.Quote(pids)+"\nexec "+strconv.Quote(real)+" \"$@\"\n"), 0o755))
 	api := fakeapi.New(t)
 	home, dir := t.TempDir(), t.TempDir()
 	logs := &syncBuffer{}
@@ -125,7 +135,7 @@ func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
 	coord := interactions.New()
 	eng := engine.New(agent, coord, append([]engine.Option{engine.WithLogger(log), engine.WithWorkDir(dir), engine.WithCloseTimeout(15 * time.Second)}, engineOpts...)...)
 	eng.AddConnector(conn)
-	s := &stack{t: t, api: api, fake: fake, conn: conn, coord: coord, eng: eng, agent: agent, dir: dir, home: home, logs: logs}
+	s := &stack{t: t, api: api, fake: fake, conn: conn, coord: coord, eng: eng, agent: agent, dir: dir, home: home, logs: logs, pids: pids}
 	api.Otherwise(s.next)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -205,6 +215,22 @@ func (s *stack) tap(msg tgfake.Message, button string) {
 	s.t.Helper()
 	_, err := s.fake.TapButton(me, me, msg.ID, button)
 	require.NoError(s.t, err, "buttons: %q", msg.Buttons())
+}
+
+// starts lists the pids of the agent processes started.
+func (s *stack) starts() []int {
+	b, err := os.ReadFile(s.pids)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(s.t, err)
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		n, err := strconv.Atoi(f)
+		require.NoError(s.t, err)
+		out = append(out, n)
+	}
+	return out
 }
 
 // calls describes the model calls: the last message's blocks, and the reply.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -206,5 +207,65 @@ func TestRealACPPlanReviewApproved(t *testing.T) {
 	for _, m := range s.fake.BotMessages(me) {
 		assert.NotContains(t, m.Text, "Tool approval", "the edit after the approval was not asked about")
 	}
+	assert.Zero(t, s.unscriptedCalls())
+}
+
+// /stop while a tool approval waits: the approval is withdrawn, the agent
+// is told "cancelled" and stops its turn, the command never runs, and the
+// next prompt goes on in the same agent session.
+func TestRealACPStopDuringPendingApproval(t *testing.T) {
+	s := newStack(t)
+	s.reply(fakeapi.Reply{Tools: []fakeapi.ToolUse{{ID: "toolu_stop", Name: "Bash", Input: map[string]any{"command": "touch should-not-exist.txt"}}}})
+	s.say("make a file")
+	m := s.botMessage("touch should-not-exist.txt")
+	s.say("/stop")
+	s.botMessage("1 pending request(s) cancelled")
+	m = s.waitMessage(m.ID, "the approval to show it was cancelled", func(m tgfake.Message) bool { return m.Markup == nil })
+	assert.Contains(t, m.Text, "Cancelled")
+	s.botMessage("Done")
+	_, err := os.Stat(filepath.Join(s.dir, "should-not-exist.txt"))
+	assert.True(t, os.IsNotExist(err), "the command did not run")
+
+	s.reply(fakeapi.Text("Back again."))
+	s.say("are you there?")
+	s.botMessage("Back again.")
+	c := s.userTextCall("are you there?")
+	assert.True(t, c.HasUserText("make a file"), "the same session goes on: %q", c.UserTexts())
+	assert.Len(t, s.starts(), 1, "one agent process")
+	assert.Zero(t, s.unscriptedCalls())
+}
+
+// The agent process is killed while a question waits: the question is
+// withdrawn and the chat told; the next prompt starts the agent again and
+// resumes the conversation (session/resume).
+func TestRealACPAgentKilledMidQuestion(t *testing.T) {
+	s := newStack(t)
+	s.reply(fakeapi.Reply{Tools: []fakeapi.ToolUse{{ID: "toolu_killed", Name: "AskUserQuestion", Input: twoQuestions()}}})
+	s.say("set up the service")
+	m := s.botMessage("Which database should the service use?")
+	// The agent can resume only a session whose transcript it wrote.
+	s.waitFor("the transcript on disk", func() bool {
+		files, _ := filepath.Glob(filepath.Join(s.home, ".claude", "projects", "*", "*.jsonl"))
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), "set up the service") {
+				return true
+			}
+		}
+		return false
+	})
+	pids := s.starts()
+	require.Len(t, pids, 1)
+	require.NoError(t, syscall.Kill(-pids[0], syscall.SIGKILL), "kill the agent's process group")
+	stopped := s.botMessage("The agent stopped unexpectedly")
+	assert.Contains(t, stopped.Text, "agent session ended: the agent exited (signal: killed)")
+	m = s.waitMessage(m.ID, "the question to show it was cancelled", func(m tgfake.Message) bool { return m.Markup == nil })
+	assert.Contains(t, m.Text, "Cancelled")
+
+	s.reply(fakeapi.Text("Resumed where we were."))
+	s.say("let's go on")
+	s.botMessage("Resumed where we were.")
+	c := s.userTextCall("let's go on")
+	assert.True(t, c.HasUserText("set up the service"), "the conversation was resumed: %q", c.UserTexts())
+	assert.Len(t, s.starts(), 2, "a new agent process")
 	assert.Zero(t, s.unscriptedCalls())
 }

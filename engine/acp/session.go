@@ -3,7 +3,6 @@ package acp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -177,6 +176,24 @@ func (s *session) ID() string {
 // Done implements engine.Session.
 func (s *session) Done() <-chan struct{} { return s.done }
 
+// lost reports whether the agent's side of the connection is gone, waiting
+// a little for the process itself to be reaped so that the error can say
+// how it ended.
+func (s *session) lost() bool {
+	select {
+	case <-s.conn.Done():
+	default:
+		return s.ended()
+	}
+	t := time.NewTimer(s.a.closeTimeout)
+	defer t.Stop()
+	select {
+	case <-s.done:
+	case <-t.C:
+	}
+	return true
+}
+
 func (s *session) ended() bool {
 	select {
 	case <-s.done:
@@ -318,7 +335,7 @@ func (s *session) prompt(ctx context.Context, text string) (sdk.PromptResponse, 
 	select {
 	case r := <-ch:
 		if r.err != nil {
-			if s.ended() || errors.Is(r.err, io.EOF) {
+			if s.lost() {
 				return r.v, s.endedErr()
 			}
 			return r.v, fmt.Errorf("session/prompt: %w", r.err)
