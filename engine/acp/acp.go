@@ -91,18 +91,12 @@ func (a *Agent) Open(ctx context.Context, opts engine.SessionOptions) (engine.Se
 	if err != nil {
 		return nil, err
 	}
-	s := &session{
-		a: a, cmd: cmd, stdin: stdin, done: make(chan struct{}),
-		log:   a.log.With("chat", opts.ChatID, "agent", filepath.Base(path)),
-		urls:  map[string]*urlWait{},
-		tools: map[string]string{},
-	}
+	s := newSession(a, opts.ChatID, filepath.Base(path), cmd, stdin)
 	cmd.Stderr = &s.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", a.argv[0], err)
 	}
-	s.conn = sdk.NewConnection(s.handle, stdin, stdout)
-	s.conn.SetLogger(s.log)
+	s.connect(stdout)
 	go func() {
 		err := cmd.Wait()
 		s.mu.Lock()
@@ -117,6 +111,23 @@ func (a *Agent) Open(ctx context.Context, opts engine.SessionOptions) (engine.Se
 		return nil, err
 	}
 	return s, nil
+}
+
+// newSession is a session writing to w; cmd is its process (nil in tests
+// that speak ACP over pipes).
+func newSession(a *Agent, chatID, agentName string, cmd *exec.Cmd, w io.WriteCloser) *session {
+	return &session{
+		a: a, cmd: cmd, stdin: w, done: make(chan struct{}),
+		log:   a.log.With("chat", chatID, "agent", agentName),
+		urls:  map[string]*urlWait{},
+		tools: map[string]string{},
+	}
+}
+
+// connect starts reading what the agent sends.
+func (s *session) connect(r io.Reader) {
+	s.conn = sdk.NewConnection(s.handle, s.stdin, r)
+	s.conn.SetLogger(s.log)
 }
 
 // start runs initialize and opens (or resumes) the session.
@@ -239,5 +250,3 @@ func rawJSON(v any) json.RawMessage {
 	}
 	return b
 }
-
-var _ io.Writer = (*tail)(nil)

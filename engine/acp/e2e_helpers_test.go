@@ -1,4 +1,4 @@
-package acp_test
+package acp
 
 import (
 	"bytes"
@@ -19,7 +19,6 @@ import (
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/acp"
 	"github.com/leashd/leashd/engine/claude/fakeapi"
 	"github.com/leashd/leashd/interactions"
 )
@@ -40,7 +39,6 @@ type stack struct {
 	conn  *telegram.Connector
 	coord *interactions.Coordinator
 	eng   *engine.Engine
-	agent *acp.Agent
 	dir   string
 	home  string
 	logs  *syncBuffer
@@ -122,21 +120,30 @@ func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
 	pids := filepath.Join(wrapDir, "pids")
 	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho $$ >> "+strconv.Quote(pids)+"\nexec "+strconv.Quote(real)+" \"$@\"\n"), 0o755))
 	api := fakeapi.New(t)
-	home, dir := t.TempDir(), t.TempDir()
+	home := t.TempDir()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	agent := acp.New([]string{bin}, acp.WithEnv(append(api.Env(home), "IS_SANDBOX=1")...), acp.WithLogger(log), acp.WithCloseTimeout(3*time.Second))
+	agent := New([]string{bin}, WithEnv(append(api.Env(home), "IS_SANDBOX=1")...), WithLogger(log), WithCloseTimeout(3*time.Second))
+	s := buildStack(t, agent, logs, log, nil, engineOpts...)
+	s.api, s.home, s.pids = api, home, pids
+	api.Otherwise(s.next)
+	return s
+}
+
+// buildStack runs agent behind the engine and the Telegram connector.
+func buildStack(t *testing.T, agent engine.Agent, logs *syncBuffer, log *slog.Logger, coordOpts []interactions.Opt, engineOpts ...engine.Option) *stack {
+	t.Helper()
+	dir := t.TempDir()
 	fake := tgfake.New()
 	t.Cleanup(fake.Close)
 	conn := telegram.New(fake.Token(),
 		telegram.WithAPIURL(fake.URL()), telegram.WithAllowedUsers([]int64{me}), telegram.WithLogger(log),
 		telegram.WithLimits(telegram.Limits{}), telegram.WithPollTimeout(time.Second),
 		telegram.WithStreamInterval(10*time.Millisecond), telegram.WithRetryDelay(20*time.Millisecond))
-	coord := interactions.New()
+	coord := interactions.New(coordOpts...)
 	eng := engine.New(agent, coord, append([]engine.Option{engine.WithLogger(log), engine.WithWorkDir(dir), engine.WithCloseTimeout(15 * time.Second)}, engineOpts...)...)
 	eng.AddConnector(conn)
-	s := &stack{t: t, api: api, fake: fake, conn: conn, coord: coord, eng: eng, agent: agent, dir: dir, home: home, logs: logs, pids: pids}
-	api.Otherwise(s.next)
+	s := &stack{t: t, fake: fake, conn: conn, coord: coord, eng: eng, dir: dir, logs: logs}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()
@@ -155,7 +162,11 @@ func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
 	t.Cleanup(func() {
 		s.stop()
 		if t.Failed() {
-			t.Logf("chat:\n%s\nmodel calls:\n%s\nlogs:\n%s", s.dump(), s.calls(), lastN(logs.String(), 12000))
+			calls := ""
+			if s.api != nil {
+				calls = s.calls()
+			}
+			t.Logf("chat:\n%s\nmodel calls:\n%s\nlogs:\n%s", s.dump(), calls, lastN(logs.String(), 12000))
 		}
 	})
 	s.waitFor("the connector to be ready", func() bool { return conn.Ready() == nil })

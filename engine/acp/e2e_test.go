@@ -1,4 +1,4 @@
-package acp_test
+package acp
 
 import (
 	"os"

@@ -253,6 +253,10 @@ func (s *session) Close(ctx context.Context) error {
 	if wait() {
 		return nil
 	}
+	if s.cmd == nil {
+		<-s.done
+		return nil
+	}
 	if s.cmd.Process != nil {
 		_ = signalGroup(s.cmd.Process, syscall.SIGTERM)
 	}
