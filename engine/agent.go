@@ -28,6 +28,13 @@ type Agent interface {
 	Open(ctx context.Context, opts SessionOptions) (Session, error)
 }
 
+// Labeled is implemented by agents that name themselves for people (in
+// /start and /status) and say how to install them when they are missing.
+type Labeled interface {
+	Label() string
+	InstallHint() string
+}
+
 // SessionRulesByEngine is implemented by agents that do not apply the
 // "allow for the session" rules sent with an allow (PermissionResponse's
 // addRules) themselves, such as the demo agent, and returns true: the

@@ -83,6 +83,9 @@ func modeMeaning(m Mode) string {
 }
 
 func (e *Engine) agentLabel() string {
+	if l, ok := e.agent.(Labeled); ok {
+		return l.Label()
+	}
 	if e.agent.Name() == "demo" {
 		return "the built-in demo agent"
 	}

@@ -67,6 +67,19 @@ func New(argv []string, opts ...Option) *Agent {
 // Name implements engine.Agent.
 func (a *Agent) Name() string { return "acp" }
 
+// Label implements engine.Labeled: "the ACP agent gemini".
+func (a *Agent) Label() string {
+	if len(a.argv) == 0 {
+		return "an ACP agent"
+	}
+	return "the ACP agent " + filepath.Base(a.argv[0])
+}
+
+// InstallHint implements engine.Labeled.
+func (a *Agent) InstallHint() string {
+	return "Install the agent or fix LEASHD_ACP_COMMAND (e.g. \"gemini --acp\", \"claude-agent-acp\", \"codex-acp\", \"opencode acp\"); LEASHD_AGENT=demo runs the built-in demo agent."
+}
+
 // Open implements engine.Agent: it starts the agent, initializes it, and
 // opens a session in opts.WorkDir — resuming opts.ResumeID with
 // session/resume or session/load when the agent offers either — then sets

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -259,8 +260,8 @@ func TestModesMapOntoTheAgents(t *testing.T) {
 	m := s.botMessage("Mode not changed")
 	assert.Contains(t, m.Text, "the agent has no acceptEdits mode; its modes are Auto (auto), Default (default), Plan (plan)")
 	s.say("/status")
-	st := s.botMessage("Mode")
-	assert.Contains(t, st.Text, "plan", "the chat stays in plan mode")
+	st := s.botMessage("Working directory")
+	assert.Contains(t, st.Text, "Mode: plan", "the chat stays in plan mode")
 	assert.Len(t, a.received("session/set_mode"), 2)
 }
 
@@ -320,4 +321,20 @@ func TestVendorQuestions(t *testing.T) {
 	require.NotNil(t, r.Error)
 	assert.Equal(t, -32602, r.Error.Code)
 	assert.Contains(t, string(r.Error.Data), "no questions")
+}
+
+// /status names the ACP agent, and a missing agent program is reported
+// with what to fix (not Claude Code's install hint).
+func TestStatusAndMissingAgent(t *testing.T) {
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	m := buildStack(t, New([]string{"/nonexistent/gemini", "--acp"}), logs, log, nil)
+	m.say("/status")
+	st := m.botMessage("Working directory")
+	assert.Contains(t, st.Text, "Agent: the ACP agent gemini (not running)")
+	m.say("hello")
+	msg := m.botMessage("Could not start the agent")
+	assert.Contains(t, msg.Text, "/nonexistent/gemini")
+	assert.Contains(t, msg.Text, "fix LEASHD_ACP_COMMAND")
+	assert.NotContains(t, msg.Text, "claude-code")
 }
