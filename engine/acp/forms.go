@@ -57,6 +57,9 @@ func formFields(schema json.RawMessage, message string) ([]field, error) {
 	var out []field
 	companion := map[string]bool{}
 	for _, n := range names {
+		if strings.TrimSpace(n) == "" {
+			return nil, errors.New("a field has no name")
+		}
 		f, err := formField(n, props[n])
 		if err != nil {
 			return nil, fmt.Errorf("field %q: %w", n, err)
@@ -80,8 +83,9 @@ func formFields(schema json.RawMessage, message string) ([]field, error) {
 				q.Question = orDefault(q.Header, out[i].name)
 			}
 		}
-		if n := seen[q.Question]; n > 0 {
-			q.Question = fmt.Sprintf("%s (%d)", q.Question, n+1)
+		base := q.Question
+		for n := 2; seen[q.Question] > 0; n++ {
+			q.Question = fmt.Sprintf("%s (%d)", base, n)
 		}
 		seen[q.Question]++
 	}
