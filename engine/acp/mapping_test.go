@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
+	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -337,4 +338,54 @@ func TestStatusAndMissingAgent(t *testing.T) {
 	assert.Contains(t, msg.Text, "/nonexistent/gemini")
 	assert.Contains(t, msg.Text, "fix LEASHD_ACP_COMMAND")
 	assert.NotContains(t, msg.Text, "claude-code")
+}
+
+// After an idle shutdown the next prompt resumes the agent's session:
+// session/resume when it offers it, else session/load (whose replayed
+// history is not shown again); an agent offering neither starts anew and
+// the chat is told.
+func TestResumeAfterIdleShutdown(t *testing.T) {
+	for _, c := range []struct {
+		name, caps, method string
+	}{
+		{"resume", `{"sessionCapabilities":{"resume":{}}}`, "session/resume"},
+		{"load", `{"loadSession":true}`, "session/load"},
+		{"neither", `{}`, "session/new"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sa := &scriptedAgent{caps: c.caps, onPrompt: func(a *scripted, text string) string {
+				a.update(map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": "re: " + text}})
+				return "end_turn"
+			}}
+			s, _ := newScriptedStackWith(t, sa, nil, engine.WithIdleTimeout(50*time.Millisecond))
+			s.say("first")
+			s.botMessage("re: first")
+			s.waitFor("the idle agent to be shut down", func() bool {
+				sa.mu.Lock()
+				defer sa.mu.Unlock()
+				return len(sa.all) == 1 && sa.all[0].closed()
+			})
+			s.say("second")
+			s.botMessage("re: second")
+			sa.mu.Lock()
+			second := sa.all[len(sa.all)-1]
+			sa.mu.Unlock()
+			got := second.received(c.method)
+			require.Len(t, got, 1, "the second process was opened with %s", c.method)
+			if c.method != "session/new" {
+				assert.JSONEq(t, `"sess-1"`, string(mustField(t, got[0].Params, "sessionId")))
+				for _, m := range s.fake.BotMessages(me) {
+					assert.NotContains(t, m.Text, "OLD REPLY", "replayed history is not shown again")
+				}
+			} else {
+				s.botMessage("Could not resume the previous agent session (the agent can neither resume nor load sessions")
+			}
+		})
+	}
+}
+
+func mustField(t *testing.T, raw json.RawMessage, key string) json.RawMessage {
+	var m map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(raw, &m))
+	return m[key]
 }

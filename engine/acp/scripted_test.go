@@ -38,6 +38,7 @@ type scripted struct {
 	out      io.WriteCloser
 	onPrompt func(a *scripted, text string) string // returns the stop reason
 	modes    string                                // session/new's modes JSON
+	caps     string                                // initialize's agentCapabilities JSON
 
 	mu      sync.Mutex
 	next    int
@@ -45,6 +46,7 @@ type scripted struct {
 	got     []rpc // requests and notifications from the client
 	prompts []string
 	changed chan struct{}
+	eof     bool
 	writeMu sync.Mutex
 }
 
@@ -147,8 +149,20 @@ func (a *scripted) update(u any) {
 	a.notify("session/update", map[string]any{"sessionId": "sess-1", "update": u})
 }
 
+// closed reports whether the client closed its side (the session ended).
+func (a *scripted) closed() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.eof
+}
+
 func (a *scripted) serve(in io.Reader) {
-	defer a.out.Close()
+	defer func() {
+		a.mu.Lock()
+		a.eof = true
+		a.mu.Unlock()
+		a.out.Close()
+	}()
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 1<<20), 8<<20)
 	for sc.Scan() {
@@ -181,10 +195,15 @@ func (a *scripted) answer(m rpc) {
 	}
 	switch m.Method {
 	case "initialize":
-		reply(`{"protocolVersion":1,"agentCapabilities":{"loadSession":true,"sessionCapabilities":{"resume":{}}},"authMethods":[]}`)
+		reply(`{"protocolVersion":1,"agentCapabilities":` + a.caps + `,"authMethods":[]}`)
 	case "session/new":
 		reply(`{"sessionId":"sess-1","modes":` + a.modes + `}`)
-	case "session/resume", "session/load":
+	case "session/resume":
+		reply(`{"modes":` + a.modes + `}`)
+	case "session/load":
+		// The history is replayed before the answer; it is not shown again.
+		a.update(map[string]any{"sessionUpdate": "user_message_chunk", "content": map[string]any{"type": "text", "text": "old prompt"}})
+		a.update(map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": "OLD REPLY"}})
 		reply(`{"modes":` + a.modes + `}`)
 	case "session/set_mode":
 		reply(`{}`)
@@ -216,9 +235,11 @@ type scriptedAgent struct {
 	t        testing.TB
 	log      *slog.Logger
 	onPrompt func(a *scripted, text string) string
+	caps     string // initialize's agentCapabilities (default: resume and load)
 
 	mu   sync.Mutex
 	last *scripted
+	all  []*scripted
 }
 
 func (p *scriptedAgent) Name() string { return "acp" }
@@ -226,7 +247,11 @@ func (p *scriptedAgent) Name() string { return "acp" }
 func (p *scriptedAgent) Open(ctx context.Context, opts engine.SessionOptions) (engine.Session, error) {
 	c2aR, c2aW := io.Pipe()
 	a2cR, a2cW := io.Pipe()
-	a := &scripted{t: p.t, out: a2cW, onPrompt: p.onPrompt, modes: claudeModes, waiting: map[int]chan rpc{}, changed: make(chan struct{})}
+	caps := p.caps
+	if caps == "" {
+		caps = `{"loadSession":true,"sessionCapabilities":{"resume":{}}}`
+	}
+	a := &scripted{t: p.t, out: a2cW, onPrompt: p.onPrompt, modes: claudeModes, caps: caps, waiting: map[int]chan rpc{}, changed: make(chan struct{})}
 	go a.serve(c2aR)
 	s := newSession(New(nil, WithLogger(p.log), WithCloseTimeout(time.Second)), opts.ChatID, "scripted", nil, c2aW)
 	s.connect(a2cR)
@@ -236,6 +261,7 @@ func (p *scriptedAgent) Open(ctx context.Context, opts engine.SessionOptions) (e
 	}()
 	p.mu.Lock()
 	p.last = a
+	p.all = append(p.all, a)
 	p.mu.Unlock()
 	if err := s.start(ctx, opts); err != nil {
 		return nil, err
@@ -252,8 +278,14 @@ func (p *scriptedAgent) agent() *scripted {
 // newScriptedStack runs the scripted agent behind the engine, in Telegram.
 func newScriptedStack(t *testing.T, onPrompt func(a *scripted, text string) string, coordOpts ...interactions.Opt) (*stack, *scriptedAgent) {
 	t.Helper()
+	return newScriptedStackWith(t, &scriptedAgent{onPrompt: onPrompt}, coordOpts)
+}
+
+// newScriptedStackWith runs sa (its t and log filled in) with options.
+func newScriptedStackWith(t *testing.T, sa *scriptedAgent, coordOpts []interactions.Opt, engineOpts ...engine.Option) (*stack, *scriptedAgent) {
+	t.Helper()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	sa := &scriptedAgent{t: t, log: log, onPrompt: onPrompt}
-	return buildStack(t, sa, logs, log, coordOpts), sa
+	sa.t, sa.log = t, log
+	return buildStack(t, sa, logs, log, coordOpts, engineOpts...), sa
 }
