@@ -228,11 +228,24 @@ func TestRealACPStopDuringPendingApproval(t *testing.T) {
 
 	s.reply(fakeapi.Text("Back again."))
 	s.say("are you there?")
-	s.botMessage("Back again.")
+	back := s.botMessage("Back again.")
+	s.waitFor("the turn's summary", func() bool {
+		for _, m := range s.fake.BotMessages(me) {
+			if m.ID > back.ID && strings.Contains(m.Text, "Done") {
+				return true
+			}
+		}
+		return false
+	})
 	c := s.userTextCall("are you there?")
 	assert.True(t, c.HasUserText("make a file"), "the same session goes on: %q", c.UserTexts())
 	assert.Len(t, s.starts(), 1, "one agent process")
-	assert.Zero(t, s.unscriptedCalls())
+	// Claude Code may still start one more model call for the stopped
+	// turn (its tool failed as "aborted") before the cancel lands; it is
+	// interrupted, and nothing of it reaches the chat.
+	for _, m := range s.fake.BotMessages(me) {
+		assert.NotContains(t, m.Text, "no scripted reply")
+	}
 }
 
 // The agent process is killed while a question waits: the question is

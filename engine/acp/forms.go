@@ -344,6 +344,9 @@ func (s *session) elicit(ctx context.Context, params json.RawMessage) (any, *sdk
 		return nil, sdk.NewInvalidParams(map[string]any{"error": "leashd cannot ask this form: " + err.Error()})
 	}
 	resp := h.Permission(ctx, engine.PermissionRequest{ToolName: engine.ToolAskUserQuestion, Input: askInput(fs)})
+	if resp.NoAnswer {
+		s.awaitStop()
+	}
 	switch {
 	case resp.Allow:
 		answers := answersOf(resp.UpdatedInput)
@@ -433,6 +436,9 @@ func (s *session) vendorQuestion(ctx context.Context, method string, params json
 		return map[string]any{"outcome": "cancelled"}, nil
 	}
 	resp := h.Permission(ctx, engine.PermissionRequest{ToolName: engine.ToolAskUserQuestion, Input: rawJSON(map[string]any{"questions": qs})})
+	if resp.NoAnswer {
+		s.awaitStop()
+	}
 	switch {
 	case resp.Allow:
 		answers := answersOf(resp.UpdatedInput)

@@ -44,7 +44,9 @@ type session struct {
 	plan      string          // the last plan checklist shown
 	replaying bool            // session/load replays history: not shown
 	stopped   bool            // Interrupt was called during this turn
-	feedback  []string        // people's reasons the agent has not read yet
+	stopping  chan struct{}   // closed by Interrupt during this turn
+	stopOnce  *sync.Once
+	feedback  []string // people's reasons the agent has not read yet
 	urls      map[string]*urlWait
 	tools     map[string]string // tool call ID -> tool name
 	exitErr   error
@@ -59,11 +61,39 @@ func (s *session) Interrupt(ctx context.Context) error {
 	s.mu.Lock()
 	s.stopped = true
 	id := s.id
+	stopping, once := s.stopping, s.stopOnce
 	s.mu.Unlock()
 	if s.ended() {
 		return s.endedErr()
 	}
-	return s.conn.SendNotification(ctx, sdk.AgentMethodSessionCancel, sdk.CancelNotification{SessionId: sdk.SessionId(id)})
+	err := s.conn.SendNotification(ctx, sdk.AgentMethodSessionCancel, sdk.CancelNotification{SessionId: sdk.SessionId(id)})
+	if stopping != nil {
+		once.Do(func() { close(stopping) })
+	}
+	return err
+}
+
+// cancelGrace is how long a permission that ended unanswered waits before
+// it is answered "cancelled": /stop and /clear cancel what is pending just
+// before they interrupt the turn, and the agent must read session/cancel
+// first, or it takes the cancelled answer for a failed tool and goes on.
+const cancelGrace = 250 * time.Millisecond
+
+// awaitStop waits for Interrupt, at most cancelGrace.
+func (s *session) awaitStop() {
+	s.mu.Lock()
+	ch, stopped := s.stopping, s.stopped
+	s.mu.Unlock()
+	if ch == nil || stopped {
+		return
+	}
+	t := time.NewTimer(cancelGrace)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-s.done:
+	}
 }
 
 // modeAliases are the ACP mode IDs (lower case) that mean each engine
@@ -284,6 +314,7 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 	s.h = h
 	s.text.Reset()
 	s.stopped = false
+	s.stopping, s.stopOnce = make(chan struct{}), &sync.Once{}
 	note := s.note
 	s.note = ""
 	earlier := s.takeFeedbackLocked()
@@ -533,6 +564,9 @@ func (s *session) requestPermission(ctx context.Context, params json.RawMessage)
 	}
 	req := s.permissionRequest(p)
 	resp := h.Permission(ctx, req)
+	if resp.NoAnswer && !resp.Allow {
+		s.awaitStop()
+	}
 	return s.permissionOutcome(ctx, p, req, resp), nil
 }
 
