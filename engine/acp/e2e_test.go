@@ -282,3 +282,24 @@ func TestRealACPAgentKilledMidQuestion(t *testing.T) {
 	assert.Len(t, s.starts(), 2, "a new agent process")
 	assert.Zero(t, s.unscriptedCalls())
 }
+
+// A plan approved with a clean context: leashd stops this session and
+// starts a fresh one (a new agent process, in acceptEdits) seeded with the
+// plan, as it does for Claude Code.
+func TestRealACPPlanReviewApprovedCleanContext(t *testing.T) {
+	s := newStack(t)
+	s.say("/plan")
+	s.botMessage("Mode: plan")
+	s.scriptPlan(t, "toolu_exit3")
+	s.reply(fakeapi.Text("Implementing the approved plan."))
+	s.say("plan the users feature")
+	m := s.botMessage("Plan review")
+	s.tap(m, "Approve, clear context")
+	s.botMessage("Starting a fresh session to implement it")
+	c := s.userTextCall("Implement the following plan, which the user has approved")
+	assert.True(t, c.HasUserText("Add a `users` table"), "the plan seeds the new session: %q", c.UserTexts())
+	assert.False(t, c.HasUserText("plan the users feature"), "the context is clean")
+	s.botMessage("Implementing the approved plan.")
+	assert.Len(t, s.starts(), 2, "a new agent process for the fresh session")
+	assert.Zero(t, s.unscriptedCalls())
+}

@@ -444,7 +444,11 @@ func (s *session) handle(ctx context.Context, method string, params json.RawMess
 	case "cursor/ask_question", "_sandboxagent/session/request_question":
 		return s.vendorQuestion(ctx, method, params)
 	default:
-		s.log.Info("the agent sent a method leashd does not offer", "method", method)
+		level := slog.LevelInfo
+		if strings.HasPrefix(method, "_") { // extensions: often notifications to ignore
+			level = slog.LevelDebug
+		}
+		s.log.Log(ctx, level, "the agent sent a method leashd does not offer", "method", method)
 		return nil, sdk.NewMethodNotFound(method)
 	}
 }
