@@ -350,6 +350,7 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 			}, nil
 		}
 		prompt = more // what people said reaches the agent now
+		h.Text("\n\n")
 	}
 }
 
@@ -545,6 +546,9 @@ func toolName(meta map[string]any, kind, title string, rawInput any) string {
 			return engine.ToolExitPlanMode
 		}
 	}
+	if n, ok := kindNames[kind]; ok {
+		return n
+	}
 	if kind != "" && kind != "other" {
 		return kind
 	}
@@ -552,6 +556,13 @@ func toolName(meta map[string]any, kind, title string, rawInput any) string {
 		return title
 	}
 	return "tool"
+}
+
+// kindNames name ACP tool kinds for people when the agent gives no tool
+// name leashd knows.
+var kindNames = map[string]string{
+	"read": "Read", "edit": "Edit", "delete": "Delete", "move": "Move", "search": "Search",
+	"execute": "Shell", "think": "Think", "fetch": "Fetch", "switch_mode": "Mode switch",
 }
 
 // requestPermission asks about a tool call with the agent's own options;
