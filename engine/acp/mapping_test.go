@@ -3,6 +3,7 @@ package acp
 import (
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -388,4 +389,25 @@ func mustField(t *testing.T, raw json.RawMessage, key string) json.RawMessage {
 	var m map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(raw, &m))
 	return m[key]
+}
+
+// /stop while an approval waits: the agent reads session/cancel before the
+// approval's "cancelled" answer, as ACP orders it (else an agent takes the
+// answer for a failed tool and goes on).
+func TestStopSendsCancelBeforeTheCancelledAnswer(t *testing.T) {
+	answers := make(chan rpc, 1)
+	s, sa := newScriptedStack(t, func(a *scripted, text string) string {
+		answers <- a.call("session/request_permission", permissionParams(fourOptions))
+		a.waitReceived("session/cancel", 1)
+		return "cancelled"
+	})
+	s.say("build it")
+	s.botMessage("make all")
+	s.say("/stop")
+	r := <-answers
+	assert.JSONEq(t, `{"outcome":{"outcome":"cancelled"}}`, string(r.Result))
+	order := sa.agent().order()
+	cancel, answer := slices.Index(order, "session/cancel"), slices.Index(order, "(answer)")
+	require.GreaterOrEqual(t, cancel, 0, "%q", order)
+	assert.Less(t, cancel, answer, "session/cancel first: %q", order)
 }

@@ -82,6 +82,18 @@ func (a *scripted) record(m rpc) {
 	a.mu.Unlock()
 }
 
+// order lists the methods of the client's messages in arrival order, an
+// answer to one of the agent's requests as "(answer)".
+func (a *scripted) order() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []string
+	for _, m := range a.got {
+		out = append(out, m.Method)
+	}
+	return out
+}
+
 // received lists the client's messages of a method.
 func (a *scripted) received(method string) []rpc {
 	a.mu.Lock()
@@ -172,6 +184,7 @@ func (a *scripted) serve(in io.Reader) {
 			continue
 		}
 		if m.Method == "" && m.ID != nil { // an answer to our request
+			a.record(rpc{Method: "(answer)", ID: m.ID, Result: m.Result})
 			a.mu.Lock()
 			ch := a.waiting[*m.ID]
 			delete(a.waiting, *m.ID)
