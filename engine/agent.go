@@ -169,6 +169,12 @@ type Result struct {
 // ErrSessionEnded is returned by a Session whose process has gone.
 var ErrSessionEnded = errors.New("agent session ended")
 
+// ModeNamer is implemented by sessions whose agent has modes of its own
+// (ACP): ModeName is the agent's name for m, "" when it has none.
+type ModeNamer interface {
+	ModeName(m Mode) string
+}
+
 // ErrModeUnsupported is returned (wrapped, naming the agent's modes) by
 // Session.SetMode when the agent has no such mode.
 var ErrModeUnsupported = errors.New("the agent has no such mode")

@@ -62,7 +62,7 @@ func (e *Engine) command(ctx context.Context, in connectors.Incoming, text strin
 			e.say(ctx, chatID, "Mode not changed: "+err.Error())
 			return
 		}
-		e.say(ctx, chatID, "Mode: "+string(mode)+" — "+modeMeaning(mode))
+		e.say(ctx, chatID, "Mode: "+string(mode)+e.agentModeName(ctx, chatID, mode)+" — "+modeMeaning(mode))
 		if args != "" {
 			e.prompt(ctx, chatID, args)
 		}
@@ -224,6 +224,23 @@ func (e *Engine) clear(ctx context.Context, chatID string) {
 	if sess != nil {
 		go e.closeSession(sess)
 	}
+}
+
+// agentModeName is " (the agent's Auto Edit mode)" when the chat's live
+// session names its modes (ModeNamer) differently from leashd.
+func (e *Engine) agentModeName(ctx context.Context, chatID string, m Mode) string {
+	c := e.chatFor(ctx, chatID)
+	e.mu.Lock()
+	sess := c.sess
+	e.mu.Unlock()
+	n, ok := sess.(ModeNamer)
+	if !ok {
+		return ""
+	}
+	if name := n.ModeName(m); name != "" && !strings.EqualFold(name, string(m)) {
+		return " (the agent's " + name + " mode)"
+	}
+	return ""
 }
 
 // setMode changes the chat's mode and its live session's. An agent that

@@ -191,13 +191,18 @@ func (s *session) start(ctx context.Context, opts engine.SessionOptions) error {
 		}
 		s.id, modes = string(r.SessionId), r.Modes
 	}
+	s.mu.Lock()
 	if modes != nil {
 		s.modes = modes.AvailableModes
 		s.current = string(modes.CurrentModeId)
 	}
-	if len(s.modes) > 0 && opts.Mode != "" {
+	hasModes := len(s.modes) > 0
+	s.mu.Unlock()
+	if hasModes && opts.Mode != "" {
 		if err := s.SetMode(ctx, opts.Mode); errors.Is(err, engine.ErrModeUnsupported) {
-			s.note = fmt.Sprintf("(The agent has no %s mode; it runs in its %s mode.)", opts.Mode, s.modeName(s.current))
+			s.mu.Lock()
+			s.note = fmt.Sprintf("(The agent has no %s mode; it runs in its %s mode.)", opts.Mode, s.modeNameLocked(s.current))
+			s.mu.Unlock()
 		} else if err != nil {
 			return fmt.Errorf("session/set_mode: %w", err)
 		}

@@ -151,5 +151,5 @@ func TestRealGeminiOverACP(t *testing.T) {
 	require.NoError(t, err, "the rejected command did not run")
 
 	s.say("/edit")
-	s.botMessage("Mode: acceptEdits")
+	s.botMessage("Mode: acceptEdits (the agent's Auto Edit mode)")
 }

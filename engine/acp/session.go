@@ -123,7 +123,24 @@ func (s *session) modeIDLocked(m engine.Mode) (string, bool) {
 	return "", false
 }
 
+// ModeName implements engine.ModeNamer.
+func (s *session) ModeName(m engine.Mode) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.modeIDLocked(m)
+	if !ok {
+		return ""
+	}
+	return s.modeNameLocked(id)
+}
+
 func (s *session) modeName(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.modeNameLocked(id)
+}
+
+func (s *session) modeNameLocked(id string) string {
 	for _, am := range s.modes {
 		if string(am.Id) == id {
 			return am.Name
