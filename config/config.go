@@ -27,7 +27,8 @@ const Prefix = "LEASHD"
 // Load (or Defaults for tests) to get one with defaults applied.
 type Config struct {
 	ApprovalTimeoutSeconds int    `split_words:"true" default:"300" max:"604800" desc:"Seconds a question, plan review or tool approval waits for an answer before the agent is told none came; 0 waits forever; at most 604800 (7 days)"`
-	Agent                  string `default:"auto" desc:"Agent backend: auto (Claude Code when found, else demo), claude or demo"`
+	Agent                  string `default:"auto" desc:"Agent backend: auto (Claude Code when found, else demo), claude, acp or demo"`
+	ACPCommand             string `split_words:"true" desc:"With LEASHD_AGENT=acp: the ACP agent's command line, e.g. gemini --acp, claude-agent-acp, codex-acp, opencode acp (split like a shell would; no shell is run)"`
 	ClaudePath             string `split_words:"true" default:"claude" desc:"Path or name of the Claude Code CLI"`
 	ClaudeModel            string `split_words:"true" desc:"Model passed to claude --model (empty: the CLI's default)"`
 	Workdir                string `desc:"Working directory of the agent (default: the current directory)"`
@@ -74,6 +75,7 @@ const (
 	AgentAuto   = "auto"
 	AgentClaude = "claude"
 	AgentDemo   = "demo"
+	AgentACP    = "acp"
 )
 
 // Load reads the environment (only LEASHD_* variables) and applies defaults
@@ -154,8 +156,14 @@ func (c Config) Validate() error {
 	}
 	switch c.Agent {
 	case AgentAuto, AgentClaude, AgentDemo:
+	case AgentACP:
+		if strings.TrimSpace(c.ACPCommand) == "" {
+			errs = append(errs, fmt.Errorf("%s_AGENT=acp needs %s_ACP_COMMAND: the ACP agent's command line, e.g. \"gemini --acp\", \"claude-agent-acp\", \"codex-acp\" or \"opencode acp\"", Prefix, Prefix))
+		} else if _, err := SplitCommandLine(c.ACPCommand); err != nil {
+			bad("ACP_COMMAND", c.ACPCommand, err.Error())
+		}
 	default:
-		bad("AGENT", c.Agent, "accepted: auto, claude, demo")
+		bad("AGENT", c.Agent, "accepted: auto, claude, acp, demo")
 	}
 	switch c.ResumeAfterLimit {
 	case "on", "off":

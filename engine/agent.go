@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/leashd/leashd/interactions"
@@ -28,6 +29,13 @@ type Agent interface {
 	// Open starts (or resumes, with ResumeID) a session. It may start a
 	// process; the session lives until Close or until it dies.
 	Open(ctx context.Context, opts SessionOptions) (Session, error)
+}
+
+// Labeled is implemented by agents that name themselves for people (in
+// /start and /status) and say how to install them when they are missing.
+type Labeled interface {
+	Label() string
+	InstallHint() string
 }
 
 // SessionRulesByEngine is implemented by agents that do not apply the
@@ -134,7 +142,25 @@ type PermissionRequest struct {
 	// this prompt: the request is never approved without a person, not by
 	// a mode nor by a session rule.
 	AskRule string
+	// Options, when set, are the agent's own choices (ACP's permission
+	// options): the person picks one of them by its name instead of
+	// leashd's allow / allow_session / deny, and PermissionResponse.OptionID
+	// says which. Typed text picks the first reject option, with the text
+	// as the reason.
+	Options []PermissionOption
+	// Title is the agent's own title for the call, shown with it.
+	Title string
 }
+
+// PermissionOption is one of the agent's own choices for a permission.
+type PermissionOption struct {
+	ID   string
+	Name string // shown as the option's label
+	Kind string // allow_once, allow_always, reject_once or reject_always
+}
+
+// Allows reports whether choosing the option lets the call run.
+func (o PermissionOption) Allows() bool { return strings.HasPrefix(o.Kind, "allow") }
 
 // Decision classifications: how a person decided, for agents that record
 // it (Claude Code's decisionClassification). Empty when no person decided.
@@ -163,6 +189,15 @@ type PermissionResponse struct {
 	// Classification says how a person decided (ClassUser…); empty when
 	// no person did (a mode, a timeout, a cancellation).
 	Classification string
+	// OptionID is the agent's option chosen (PermissionRequest.Options);
+	// "" when nobody chose one (expired, cancelled).
+	OptionID string
+	// NoAnswer: nobody decided (the request expired, was cancelled or
+	// leashd is stopping); a denial without it is a person's.
+	NoAnswer bool
+	// Reason is the person's own words with a denial (a rejection's
+	// reason, plan feedback); "" when they gave none.
+	Reason string
 }
 
 // PermissionUpdate changes the session's permissions along with an allow.
@@ -207,6 +242,16 @@ type UsageLimit struct {
 
 // ErrSessionEnded is returned by a Session whose process has gone.
 var ErrSessionEnded = errors.New("agent session ended")
+
+// ModeNamer is implemented by sessions whose agent has modes of its own
+// (ACP): ModeName is the agent's name for m, "" when it has none.
+type ModeNamer interface {
+	ModeName(m Mode) string
+}
+
+// ErrModeUnsupported is returned (wrapped, naming the agent's modes) by
+// Session.SetMode when the agent has no such mode.
+var ErrModeUnsupported = errors.New("the agent has no such mode")
 
 // ErrAgentNotFound is returned by Open when the agent program is missing.
 var ErrAgentNotFound = errors.New("agent program not found")

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -80,8 +81,11 @@ func (e *Engine) command(ctx context.Context, in connectors.Incoming, text strin
 		e.say(ctx, chatID, msg)
 	case "plan", "edit", "default":
 		mode := map[string]Mode{"plan": ModePlan, "edit": ModeAcceptEdits, "default": ModeDefault}[name]
-		e.setMode(ctx, chatID, mode)
-		e.say(ctx, chatID, "Mode: "+string(mode)+" — "+modeMeaning(mode))
+		if err := e.setMode(ctx, chatID, mode); err != nil {
+			e.say(ctx, chatID, "Mode not changed: "+err.Error())
+			return
+		}
+		e.say(ctx, chatID, "Mode: "+string(mode)+e.agentModeName(ctx, chatID, mode)+" — "+modeMeaning(mode))
 		if args != "" {
 			e.prompt(ctx, chatID, args)
 		}
@@ -115,6 +119,9 @@ func modeMeaning(m Mode) string {
 }
 
 func (e *Engine) agentLabel() string {
+	if l, ok := e.agent.(Labeled); ok {
+		return l.Label()
+	}
 	if e.agent.Name() == "demo" {
 		return "the built-in demo agent"
 	}
@@ -258,16 +265,43 @@ func (e *Engine) clear(ctx context.Context, chatID string) {
 	}
 }
 
-func (e *Engine) setMode(ctx context.Context, chatID string, m Mode) {
+// agentModeName is " (the agent's Auto Edit mode)" when the chat's live
+// session names its modes (ModeNamer) differently from leashd.
+func (e *Engine) agentModeName(ctx context.Context, chatID string, m Mode) string {
 	c := e.chatFor(ctx, chatID)
 	e.mu.Lock()
+	sess := c.sess
+	e.mu.Unlock()
+	n, ok := sess.(ModeNamer)
+	if !ok {
+		return ""
+	}
+	if name := n.ModeName(m); name != "" && !strings.EqualFold(name, string(m)) {
+		return " (the agent's " + name + " mode)"
+	}
+	return ""
+}
+
+// setMode changes the chat's mode and its live session's. An agent that
+// has no such mode (ErrModeUnsupported) refuses it: the mode stays as it
+// was and the error says which modes the agent has.
+func (e *Engine) setMode(ctx context.Context, chatID string, m Mode) error {
+	c := e.chatFor(ctx, chatID)
+	e.mu.Lock()
+	old := c.mode
 	c.mode = m
 	sess := c.sess
 	e.mu.Unlock()
-	e.save(c)
 	if sess != nil {
-		if err := sess.SetMode(ctx, m); err != nil {
+		if err := sess.SetMode(ctx, m); errors.Is(err, ErrModeUnsupported) {
+			e.mu.Lock()
+			c.mode = old
+			e.mu.Unlock()
+			return err
+		} else if err != nil {
 			e.log.Warn("changing agent mode", "chat", chatID, "err", err)
 		}
 	}
+	e.save(c)
+	return nil
 }

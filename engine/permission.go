@@ -41,6 +41,9 @@ func (t *turn) Permission(ctx context.Context, req PermissionRequest) Permission
 	t.rememberSessionID() // before anything is put to a person
 	t.budget.pause()
 	defer t.budget.resume()
+	if len(req.Options) > 0 && req.ToolName != ToolExitPlanMode {
+		return t.chooseOption(ctx, req) // the agent's own options (ACP)
+	}
 	switch req.ToolName {
 	case ToolAskUserQuestion:
 		return t.askQuestions(ctx, req)
@@ -80,14 +83,21 @@ func notAnswered(res interactions.Resolution) PermissionResponse {
 	switch res.Status {
 	case interactions.StatusRejected:
 		if res.Decision == interactions.DecisionReject && res.Text != "" && res.Text != interactions.RejectedText {
-			return rejected(RejectedBecause + res.Text) // a rejection with the person's reason
+			r := rejected(RejectedBecause + res.Text) // a rejection with the person's reason
+			r.Reason = res.Text
+			return r
+		}
+		if res.Decision == interactions.DecisionDeny && res.Text != "" && res.Text != "The user denied this tool call." {
+			r := rejected(res.Text)
+			r.Reason = res.Text
+			return r
 		}
 		return rejected(orDefault(res.Text, interactions.RejectedText))
 	case interactions.StatusInterrupted:
 		// res.Text is the notice for people; the agent is told what happens.
-		return PermissionResponse{Message: "leashd is restarting; if the user answers after the restart, the answer arrives as a new prompt.", Interrupt: true}
+		return PermissionResponse{Message: "leashd is restarting; if the user answers after the restart, the answer arrives as a new prompt.", Interrupt: true, NoAnswer: true}
 	default:
-		return deny(orDefault(res.Text, "No answer was given."))
+		return PermissionResponse{Message: orDefault(res.Text, "No answer was given."), NoAnswer: true}
 	}
 }
 
@@ -263,7 +273,9 @@ func (t *turn) reviewPlan(ctx context.Context, req PermissionRequest) Permission
 	}
 	if res.Status != interactions.StatusAnswered {
 		if res.Decision == interactions.DecisionAdjust {
-			return rejected(res.Text) // the feedback, as the person wrote it
+			r := rejected(res.Text) // the feedback, as the person wrote it
+			r.Reason = res.Text
+			return r
 		}
 		return notAnswered(res)
 	}

@@ -41,7 +41,9 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 		}
 		e.log.Error("starting agent", "chat", c.id, "agent", e.agent.Name(), "err", err)
 		msg := "Could not start the agent: " + err.Error()
-		if errors.Is(err, ErrAgentNotFound) {
+		if l, ok := e.agent.(Labeled); ok && errors.Is(err, ErrAgentNotFound) {
+			msg += "\n" + l.InstallHint()
+		} else if errors.Is(err, ErrAgentNotFound) {
 			msg += "\nInstall Claude Code (npm install -g @anthropic-ai/claude-code) or set LEASHD_CLAUDE_PATH; LEASHD_AGENT=demo runs the built-in demo agent."
 		}
 		e.say(ctx, c.id, msg)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/leashd/leashd/config"
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/acp"
 	"github.com/leashd/leashd/engine/claude"
 	"github.com/leashd/leashd/engine/demo"
 )
@@ -17,6 +18,13 @@ import (
 func selectAgent(cfg config.Config, log *slog.Logger) (engine.Agent, error) {
 	if cfg.Agent == config.AgentDemo {
 		return demo.New(), nil
+	}
+	if cfg.Agent == config.AgentACP {
+		argv, err := config.SplitCommandLine(cfg.ACPCommand)
+		if err != nil {
+			return nil, fmt.Errorf("LEASHD_ACP_COMMAND=%q: %w", cfg.ACPCommand, err)
+		}
+		return acp.New(argv, acp.WithLogger(log)), nil
 	}
 	path, err := claude.Find(cfg.ClaudePath)
 	switch {

@@ -127,7 +127,7 @@ func TestInvalidConfigurationNamesTheVariable(t *testing.T) {
 		want []string
 	}{
 		{"unknown agent", map[string]string{"LEASHD_AGENT": "gpt"}, nil,
-			[]string{`LEASHD_AGENT="gpt"`, "auto, claude, demo"}},
+			[]string{`LEASHD_AGENT="gpt"`, "auto, claude, acp, demo"}},
 		{"negative timeout", map[string]string{"LEASHD_APPROVAL_TIMEOUT_SECONDS": "-1"}, nil,
 			[]string{`LEASHD_APPROVAL_TIMEOUT_SECONDS="-1"`, "from 0 to 604800 (7 days)"}},
 		{"not a number", map[string]string{"LEASHD_APPROVAL_TIMEOUT_SECONDS": "five"}, nil,
@@ -185,7 +185,7 @@ func TestExitCodes(t *testing.T) {
 		stderr string
 	}{
 		{"help", "-h", nil, 0, "LEASHD_APPROVAL_TIMEOUT_SECONDS", ""},
-		{"invalid configuration", "", []string{"LEASHD_AGENT=gpt"}, 1, "", `leashd: invalid configuration:` + "\n" + `LEASHD_AGENT="gpt" is invalid: accepted: auto, claude, demo`},
+		{"invalid configuration", "", []string{"LEASHD_AGENT=gpt"}, 1, "", `leashd: invalid configuration:` + "\n" + `LEASHD_AGENT="gpt" is invalid: accepted: auto, claude, acp, demo`},
 		{"unknown subcommand", "frobnicate", nil, 2, "", `unknown command "frobnicate"`},
 	}
 	for _, tt := range tests {

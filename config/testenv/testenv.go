@@ -61,3 +61,11 @@ func Chromium(t testing.TB) string {
 	t.Helper()
 	return Require(t, "LEASHD_TEST_CHROMIUM", "chromium", "chromium-browser", "google-chrome")
 }
+
+// ACPAgent returns the pinned Claude ACP adapter, claude-agent-acp
+// (LEASHD_TEST_ACP_AGENT, set by .ci/test), never whatever is on PATH.
+func ACPAgent(t testing.TB) string { t.Helper(); return Require(t, "LEASHD_TEST_ACP_AGENT") }
+
+// Gemini returns the pinned Gemini CLI (LEASHD_TEST_GEMINI, set by
+// .ci/test), the second real ACP agent the tests run.
+func Gemini(t testing.TB) string { t.Helper(); return Require(t, "LEASHD_TEST_GEMINI") }

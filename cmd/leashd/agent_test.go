@@ -1,0 +1,29 @@
+package main
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/config"
+	"github.com/leashd/leashd/engine"
+)
+
+// LEASHD_AGENT=acp runs the command LEASHD_ACP_COMMAND names, split like a
+// shell would; the agent says which program it runs.
+func TestSelectAgentACP(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Agent, cfg.ACPCommand = config.AgentACP, `"/opt/my agents/gemini" --acp`
+	a, err := selectAgent(cfg, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	assert.Equal(t, "acp", a.Name())
+	l, ok := a.(engine.Labeled)
+	require.True(t, ok)
+	assert.Equal(t, "the ACP agent gemini", l.Label())
+
+	cfg.ACPCommand = "gemini --acp | tee log"
+	_, err = selectAgent(cfg, slog.New(slog.DiscardHandler))
+	assert.ErrorContains(t, err, "needs a shell, and none is run")
+}
