@@ -113,6 +113,10 @@ type Interaction struct {
 	ToolName    string          `json:"tool_name,omitempty"`
 	ToolInput   json.RawMessage `json:"tool_input,omitempty"`
 	ToolSummary string          `json:"tool_summary,omitempty"` // readable: the command, or path and diff excerpt
+	// Quorum is how many approvals a tool approval needs, as an approval
+	// policy (engine/policy, "quorum: N") set it; 0 and 1 mean one. The
+	// coordinator does not count approvals yet: one approval still decides.
+	Quorum int `json:"quorum,omitempty"`
 
 	AskedAt  time.Time `json:"asked_at"`
 	Deadline time.Time `json:"deadline,omitzero"` // zero: waits forever
