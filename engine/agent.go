@@ -89,6 +89,12 @@ type PermissionRequest struct {
 	Input       json.RawMessage // the tool's input object
 	ToolUseID   string
 	Suggestions json.RawMessage // the agent's permission_suggestions, if any
+	// The agent's own word that a person must decide (Claude Code's
+	// can_use_tool requires_user_interaction and matched_ask_rule): an
+	// approval policy's allow rule then asks instead, and the mode does
+	// not allow it without asking.
+	RequiresUserInteraction bool
+	MatchedAskRule          bool
 }
 
 // PermissionResponse is the decision on a PermissionRequest.

@@ -61,6 +61,7 @@ type options struct {
 	closeTimeout  time.Duration
 	maxTurnOutput int          // bytes of agent text per turn sent to chats; 0: no limit (limits.go)
 	limits        limitOptions // see limit.go
+	policy        PolicySource // approval policy (policygate.go); nil: none
 }
 
 // Option configures an Engine.

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/leashd/leashd/engine/policy"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -219,19 +220,39 @@ func readPlanFile(path, workDir string) (string, error) {
 }
 
 func (t *turn) approveTool(ctx context.Context, req PermissionRequest) PermissionResponse {
+	pol := t.policyDecision(req)
+	if pol.Rule != nil && (pol.Decision == policy.Allow || pol.Decision == policy.Deny) {
+		return t.policyDecided(ctx, req, pol)
+	}
+	// An ask or quorum rule, or the agent's own word that a person must
+	// decide, puts the call to people even where the mode or a session
+	// rule would allow it.
+	mustAsk := pol.Rule != nil || req.agentAsks()
+	if pol.Overridden {
+		t.e.log.Info("policy allow overridden: the agent says a person must decide", "chat", t.c.id, "tool", req.ToolName, "rule", pol.Rule.Ref())
+	}
 	t.e.mu.Lock()
 	mode := t.c.mode
 	t.e.mu.Unlock()
-	if (mode == ModeAcceptEdits && editTools[req.ToolName]) || mode == ModeBypass {
+	if !mustAsk && ((mode == ModeAcceptEdits && editTools[req.ToolName]) || mode == ModeBypass) {
 		return allow(req)
 	}
-	if t.e.engineRules() && t.rules.allows(req.ToolName, req.Input) {
+	if !mustAsk && t.e.engineRules() && t.rules.allows(req.ToolName, req.Input) {
 		return allow(req)
 	}
-	if res, ok := t.allowedAgain(ctx, req); ok {
-		return res
+	if pol.Quorum <= 1 { // one person's late answer is not a quorum
+		if res, ok := t.allowedAgain(ctx, req); ok {
+			return res
+		}
 	}
-	_, res, err := t.e.coord.ApproveTool(ctx, t.c.id, req.ToolName, req.Input, ToolSummary(req.ToolName, req.Input))
+	var res interactions.Resolution
+	var err error
+	if pol.Quorum > 1 {
+		_, res, err = t.e.coord.Request(ctx, interactions.Interaction{ChatID: t.c.id, Kind: interactions.KindToolApproval,
+			ToolName: req.ToolName, ToolInput: req.Input, ToolSummary: ToolSummary(req.ToolName, req.Input), Quorum: pol.Quorum})
+	} else {
+		_, res, err = t.e.coord.ApproveTool(ctx, t.c.id, req.ToolName, req.Input, ToolSummary(req.ToolName, req.Input))
+	}
 	if err != nil {
 		return deny("The approval could not be asked: " + err.Error())
 	}
@@ -239,6 +260,12 @@ func (t *turn) approveTool(ctx context.Context, req PermissionRequest) Permissio
 		return notAnswered(res)
 	}
 	if res.Decision == interactions.DecisionAllowSession {
+		if pol.Rule != nil {
+			// A session rule would let the agent stop asking about such
+			// calls, and the policy rule would no longer be consulted.
+			t.e.say(ctx, t.c.id, "Allowed this call only: policy "+pol.Rule.Ref()+" puts each such call to people.")
+			return allow(req)
+		}
 		rules := sessionRules(req)
 		t.rules.add(rules)
 		return allow(req, PermissionUpdate{Type: "addRules", Rules: rules, Behavior: "allow", Destination: "session"})

@@ -68,6 +68,10 @@ type controlRequest struct {
 	Input       json.RawMessage `json:"input"`
 	ToolUseID   string          `json:"tool_use_id"`
 	Suggestions json.RawMessage `json:"permission_suggestions"`
+	// Newer CLIs: a person must decide (no policy allow); matched_ask_rule
+	// is an object naming the ask rule.
+	RequiresUserInteraction bool            `json:"requires_user_interaction"`
+	MatchedAskRule          json.RawMessage `json:"matched_ask_rule"`
 }
 
 // controlResponse is the body of a control_response from the CLI.

@@ -401,6 +401,8 @@ func (s *session) permission(reqID string, req controlRequest) {
 		default:
 			resp = ts.h.Permission(pctx, engine.PermissionRequest{
 				ToolName: req.ToolName, Input: req.Input, ToolUseID: req.ToolUseID, Suggestions: req.Suggestions,
+				RequiresUserInteraction: req.RequiresUserInteraction,
+				MatchedAskRule:          len(req.MatchedAskRule) > 0 && string(req.MatchedAskRule) != "null",
 			})
 		}
 		s.mu.Lock()
