@@ -76,6 +76,10 @@ func runChat(ctx context.Context, cfg config.Config, args []string, stdin io.Rea
 	if err != nil {
 		return err
 	}
+	pol, err := loadPolicy(cfg)
+	if err != nil {
+		return err
+	}
 	coord := interactions.New(
 		interactions.WithTimeout(time.Duration(cfg.ApprovalTimeoutSeconds)*time.Second),
 		interactions.WithLogger(log),
@@ -90,6 +94,7 @@ func runChat(ctx context.Context, cfg config.Config, args []string, stdin io.Rea
 		engine.WithResumeAfterLimit(cfg.ResumeAfterLimitOn()),
 		engine.WithCloseTimeout(time.Duration(max(cfg.ShutdownTimeoutSeconds, 1))*time.Second),
 		engine.WithLogger(log),
+		engine.WithPolicy(pol), // nil: none
 	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -4,6 +4,7 @@
 //	leashd            serve (web page and API, Telegram, Slack as configured)
 //	leashd chat       talk to the agent in this terminal
 //	leashd audit      print the audit log
+//	leashd policy     check an approval policy file, test a request against it
 package main
 
 import (
@@ -44,6 +45,8 @@ Usage:
                          talk to the agent in this terminal
   leashd audit [--chat C] [--since D] [--kind K] [--status S] [--limit N] [--json] [--db FILE]
                          print the audit log (also while leashd runs)
+  leashd policy check FILE | test FILE --tool T [--command C] [--path P] [--chat ID]
+                         validate an approval policy file; show which rule decides a request
   leashd -h              this help
 
 Environment:
@@ -57,6 +60,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case "-h", "--help", "-help", "help":
 			usage(stdout)
 			return nil
+		case "policy": // checks a file; needs no configuration
+			return runPolicy(args[1:], stdout, stderr)
 		}
 	}
 	cfg, err := config.Load()
@@ -75,7 +80,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "audit":
 		return runAudit(ctx, cfg, args[1:], stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, -h)\n", args[0])
+		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, policy, -h)\n", args[0])
 		return errUsage
 	}
 }

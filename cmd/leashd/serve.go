@@ -36,6 +36,10 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	pol, err := loadPolicy(cfg) // a bad rule stops leashd here, naming its line
+	if err != nil {
+		return err
+	}
 	agent, err := selectAgent(cfg, log)
 	if err != nil {
 		return err
@@ -93,6 +97,11 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if d := cfg.ShutdownTimeout(); d > 0 {
 		// Leave a quarter for the chats' last edits and the database.
 		opts = append(opts, engine.WithCloseTimeout(d*3/4))
+	}
+	if pol != nil {
+		opts = append(opts, engine.WithPolicy(pol))
+		watchPolicy(ctx, pol, log)
+		log.Info("approval policy in force; SIGHUP reloads it", "file", pol.File(), "rules", len(pol.Policy().Rules()))
 	}
 	eng := engine.New(agent, coord, opts...)
 

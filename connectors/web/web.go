@@ -329,6 +329,9 @@ type interactionView struct {
 	// the agent as its next prompt. Notice says so.
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Notice      string `json:"notice,omitempty"`
+
+	// Quorum is the approvals an approval policy requires (0: one).
+	Quorum int `json:"quorum"`
 }
 
 type optionView struct {
@@ -441,7 +444,7 @@ func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
 	v := interactionView{
 		ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Header: it.Header, Question: it.Question,
 		Options: make([]optionView, len(it.Options)), MultiSelect: it.MultiSelect, Index: it.Index, Total: it.Total,
-		Plan: it.Plan, ToolName: it.ToolName, ToolInput: it.ToolInput, ToolSummary: it.ToolSummary, AskedAt: it.AskedAt,
+		Plan: it.Plan, ToolName: it.ToolName, ToolInput: it.ToolInput, ToolSummary: it.ToolSummary, AskedAt: it.AskedAt, Quorum: it.Quorum,
 		OptionTexts: make([]string, len(it.Options)), Selected: c.selected[it.ID], AwaitingFeedback: c.awaiting[it.ID],
 	}
 	if len(v.ToolInput) > 0 && !json.Valid(v.ToolInput) {
