@@ -270,3 +270,24 @@ func TestReloadPolicyOnKeepsTheOldPolicy(t *testing.T) {
 }
 
 func configWithPolicy(file string) config.Config { return config.Config{PolicyFile: file} }
+
+// The README's example policy is valid and decides as the README says.
+func TestReadmePolicyExample(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(b), "\n## Policies\n")
+	require.True(t, ok, "README has a Policies section")
+	_, rest, ok := strings.Cut(section, "```yaml\n")
+	require.True(t, ok)
+	src, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	file := writePolicy(t, t.TempDir(), src)
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"policy", "test", file, "--tool", "Bash", "--command", "make && sudo git push"}, nil, &out, io.Discard))
+	assert.Equal(t, `rule 1 "no pushing" (line 2) decides: deny: Pushing is done by CI.`+"\n", out.String())
+	assert.Contains(t, section, `Denied by leashd policy rule 1 "no pushing" (line 2): Pushing is
+  done by CI.`, "the README quotes what the agent reads")
+	out.Reset()
+	require.NoError(t, run(t.Context(), []string{"policy", "test", file, "--tool", "Write", "--path", "deploy/app.yaml"}, nil, &out, io.Discard))
+	assert.Contains(t, out.String(), "rule 3 (line 10) decides: quorum 2")
+}
