@@ -152,9 +152,10 @@ func (p *Policy) Evaluate(r Request) Result {
 	if p == nil {
 		return Result{Decision: Ask}
 	}
+	cmds := &commandLine{line: r.Command}
 	for i := range p.rules {
 		rule := &p.rules[i]
-		if !rule.matches(r) {
+		if !rule.matches(r, cmds) {
 			continue
 		}
 		res := Result{Decision: rule.Decision, Quorum: rule.Quorum, Reason: rule.Reason, Rule: rule}
@@ -166,7 +167,21 @@ func (p *Policy) Evaluate(r Request) Result {
 	return Result{Decision: Ask}
 }
 
-func (rule *Rule) matches(r Request) bool {
+// commandLine splits a command line once, when a rule first needs it.
+type commandLine struct {
+	line  string
+	split bool
+	cmds  []string
+}
+
+func (c *commandLine) commands() []string {
+	if !c.split {
+		c.cmds, c.split = Commands(c.line), true
+	}
+	return c.cmds
+}
+
+func (rule *Rule) matches(r Request, cmds *commandLine) bool {
 	if !rule.tool.MatchString(r.Tool) {
 		return false
 	}
@@ -183,7 +198,7 @@ func (rule *Rule) matches(r Request) bool {
 			if HasShellOperators(r.Command) || !rule.command.MatchString(strings.TrimSpace(r.Command)) {
 				return false
 			}
-		} else if !rule.matchesAnyCommand(r.Command) {
+		} else if !rule.matchesAnyCommand(cmds) {
 			return false
 		}
 	}
@@ -204,11 +219,11 @@ func (rule *Rule) matches(r Request) bool {
 	return true
 }
 
-func (rule *Rule) matchesAnyCommand(cmd string) bool {
-	if rule.command.MatchString(strings.TrimSpace(cmd)) {
+func (rule *Rule) matchesAnyCommand(cmds *commandLine) bool {
+	if rule.command.MatchString(strings.TrimSpace(cmds.line)) {
 		return true
 	}
-	for _, c := range Commands(cmd) {
+	for _, c := range cmds.commands() {
 		if rule.command.MatchString(c) {
 			return true
 		}
