@@ -234,6 +234,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 		"LEASHD_AGENT_IDLE_SECONDS":       "60",
 		"LEASHD_AGENT_TIMEOUT_SECONDS":    "0",
 		"LEASHD_RESUME_AFTER_LIMIT":       "on",
+		"LEASHD_POLICY_FILE":              "/etc/leashd/policy.yaml",
 		"LEASHD_DB_PATH":                  filepath.Join(dir, "l.db"),
 		"LEASHD_LOG_LEVEL":                "debug",
 		"LEASHD_LOG_FORMAT":               "json",
@@ -270,7 +271,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 	assert.Equal(t, config.Config{
 		ApprovalTimeoutSeconds: 0, Agent: "demo", ClaudePath: "/opt/claude/bin/claude", ClaudeModel: "sonnet", ACPCommand: "gemini --acp",
 		Workdir: dir, DefaultMode: "acceptEdits", MaxConcurrentAgents: 2, AgentIdleSeconds: 60, AgentTimeoutSeconds: 0, ResumeAfterLimit: "on",
-		DBPath: filepath.Join(dir, "l.db"), LogLevel: "debug", LogFormat: "json", ShutdownTimeoutSeconds: 5,
+		PolicyFile: "/etc/leashd/policy.yaml", DBPath: filepath.Join(dir, "l.db"), LogLevel: "debug", LogFormat: "json", ShutdownTimeoutSeconds: 5,
 		WebAddr: "0.0.0.0:9000", WebToken: "w3b-t0ken-9f8e7d6c5b4a", WebMaxStreams: 7, WebMaxConnections: 300,
 		TelegramBotToken: "123:abc", TelegramApiURL: "http://127.0.0.1:8081", TelegramAllowedUsers: []string{"42"},
 		TelegramWebhookURL: "https://bot.example.com/telegram", TelegramWebhookSecret: "s3cr3t_-0123456789",

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/engine/policy"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -332,23 +333,34 @@ func readPlanFile(path, workDir string) (string, error) {
 }
 
 func (t *turn) approveTool(ctx context.Context, req PermissionRequest) PermissionResponse {
+	pol := t.policyDecision(req)
+	if pol.Rule != nil && (pol.Decision == policy.Allow || pol.Decision == policy.Deny) {
+		return t.policyDecided(ctx, req, pol)
+	}
+	// An ask or quorum rule, or the agent's own word that a person must
+	// decide, puts the call to people even where the mode or a session
+	// rule would allow it.
+	mustAsk := pol.Rule != nil || req.agentAsks()
+	if pol.Overridden {
+		t.e.log.Info("policy allow overridden: the agent says a person must decide", "chat", t.c.id, "tool", req.ToolName, "rule", pol.Rule.Ref())
+	}
 	t.e.mu.Lock()
 	mode := t.c.mode
 	t.e.mu.Unlock()
-	// A request the person's own ask rule forced goes to a person: no mode
-	// and no session rule approves it.
-	if req.AskRule == "" {
-		if (mode == ModeAcceptEdits && editTools[req.ToolName]) || mode == ModeBypass {
-			return allow(req)
-		}
-		if t.e.engineRules() && t.rules.allows(req.ToolName, req.Input) {
-			return allowedBy(ClassUserPermanent, req)
+	if !mustAsk && ((mode == ModeAcceptEdits && editTools[req.ToolName]) || mode == ModeBypass) {
+		return allow(req)
+	}
+	if !mustAsk && t.e.engineRules() && t.rules.allows(req.ToolName, req.Input) {
+		return allowedBy(ClassUserPermanent, req)
+	}
+	if pol.Quorum <= 1 { // one person's late answer is not a quorum
+		if res, ok := t.allowedAgain(ctx, req); ok {
+			return res
 		}
 	}
-	if res, ok := t.allowedAgain(ctx, req); ok {
-		return res
-	}
-	_, res, err := t.e.coord.Request(ctx, toolInteraction(t.c.id, req))
+	it := toolInteraction(t.c.id, req)
+	it.Quorum = pol.Quorum
+	_, res, err := t.e.coord.Request(ctx, it)
 	if err != nil {
 		return deny("The approval could not be asked: " + err.Error())
 	}
@@ -356,6 +368,12 @@ func (t *turn) approveTool(ctx context.Context, req PermissionRequest) Permissio
 		return notAnswered(res)
 	}
 	if res.Decision == interactions.DecisionAllowSession {
+		if pol.Rule != nil {
+			// A session rule would let the agent stop asking about such
+			// calls, and the policy rule would no longer be consulted.
+			t.e.say(ctx, t.c.id, "Allowed this call only: policy "+pol.Rule.Ref()+" puts each such call to people.")
+			return allowedBy(ClassUserTemporary, req)
+		}
 		rules := sessionRules(req)
 		t.rules.add(rules)
 		return allowedBy(ClassUserPermanent, req, PermissionUpdate{Type: "addRules", Rules: rules, Behavior: "allow", Destination: "session"})

@@ -152,6 +152,11 @@ type Interaction struct {
 	// given after a restart goes back to that program, never to the agent.
 	Asker string `json:"asker,omitempty"`
 
+	// Quorum is how many approvals a tool approval needs, as an approval
+	// policy (engine/policy, "quorum: N") set it; 0 and 1 mean one. The
+	// coordinator does not count approvals yet: one approval still decides.
+	Quorum int `json:"quorum,omitempty"`
+
 	AskedAt  time.Time `json:"asked_at"`
 	Deadline time.Time `json:"deadline,omitzero"` // zero: waits forever
 

@@ -78,6 +78,10 @@ func runChat(ctx context.Context, cfg config.Config, args []string, stdin io.Rea
 	if err != nil {
 		return err
 	}
+	pol, err := loadPolicy(cfg)
+	if err != nil {
+		return err
+	}
 	coord := interactions.New(
 		interactions.WithTimeout(time.Duration(cfg.ApprovalTimeoutSeconds)*time.Second),
 		interactions.WithLogger(log),
@@ -100,6 +104,7 @@ func runChat(ctx context.Context, cfg config.Config, args []string, stdin io.Rea
 		}
 		opts = append(opts, engine.WithWorktrees(trees))
 	}
+	opts = append(opts, engine.WithPolicy(pol)) // nil: none
 	eng := engine.New(agent, coord, opts...)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -7,6 +7,7 @@
 //	leashd ask        ask a person through a running leashd
 //	leashd mcp        MCP server on stdio, asking through a running leashd
 //	leashd worktrees  list (or prune) the chats' git worktrees
+//	leashd policy     check an approval policy file, test a request against it
 package main
 
 import (
@@ -58,6 +59,8 @@ Usage:
                          permission_prompt) asking through a running leashd
   leashd worktrees [prune] [--db FILE]
                          list the chats' git worktrees; prune those whose chat is gone
+  leashd policy check FILE | test FILE --tool T [--command C] [--path P] [--chat ID]
+                         validate an approval policy file; show which rule decides a request
   leashd -h              this help
 
 Environment:
@@ -71,6 +74,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case "-h", "--help", "-help", "help":
 			usage(stdout)
 			return nil
+		case "policy": // checks a file; needs no configuration
+			return runPolicy(args[1:], stdout, stderr)
 		}
 	}
 	cfg, err := config.Load()
@@ -106,7 +111,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "worktrees":
 		return runWorktrees(ctx, cfg, args[1:], stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, ask, mcp, worktrees, -h)\n", args[0])
+		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, ask, mcp, worktrees, policy, -h)\n", args[0])
 		return errUsage
 	}
 }

@@ -38,6 +38,10 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	pol, err := loadPolicy(cfg) // a bad rule stops leashd here, naming its line
+	if err != nil {
+		return err
+	}
 	agent, err := selectAgent(cfg, log)
 	if err != nil {
 		return err
@@ -106,6 +110,11 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if trees != nil {
 		opts = append(opts, engine.WithWorktrees(trees))
 		log.Info("each chat works in its own git worktree", "repo", trees.Repo(), "worktrees", trees.Root())
+	}
+	if pol != nil {
+		opts = append(opts, engine.WithPolicy(pol))
+		watchPolicy(ctx, pol, log)
+		log.Info("approval policy in force; SIGHUP reloads it", "file", pol.File(), "rules", len(pol.Policy().Rules()))
 	}
 	eng := engine.New(agent, coord, opts...)
 

@@ -519,6 +519,9 @@ type interactionView struct {
 	// its next prompt. Notice says so.
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Notice      string `json:"notice,omitempty"`
+
+	// Quorum is the approvals an approval policy requires (0: one).
+	Quorum int `json:"quorum"`
 }
 
 type optionView struct {
@@ -633,7 +636,7 @@ func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
 		Options: make([]optionView, len(it.Options)), MultiSelect: it.MultiSelect, Index: it.Index, Total: it.Total,
 		Plan: it.Plan, ToolName: it.ToolName, ToolInput: it.ToolInput, ToolSummary: it.ToolSummary, AskedAt: it.AskedAt,
 		Reason: it.Reason, MCPServer: it.MCPServer, DefaultToNo: it.DefaultToNo, NoSessionAllow: it.NoSessionAllow,
-		RequiresDetails: it.RequiresDetails, Notes: connectors.ToolNotes(it),
+		RequiresDetails: it.RequiresDetails, Notes: connectors.ToolNotes(it), Quorum: it.Quorum,
 		OptionTexts: make([]string, len(it.Options)), Selected: c.selected[it.ID], AwaitingFeedback: c.awaiting[it.ID],
 	}
 	if len(v.ToolInput) > 0 && !json.Valid(v.ToolInput) {

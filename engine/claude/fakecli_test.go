@@ -232,6 +232,20 @@ func fakeCLI(mode string) int {
 			time.Sleep(200 * time.Millisecond)
 			fmt.Fprintln(os.Stderr, "fatal: the model exploded")
 			return 3
+		case "signals": // can_use_tool with the newer CLI's "a person must decide" fields
+			for _, r := range []string{
+				`{"type":"control_request","request_id":"s1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"tool_use_id":"t1","requires_user_interaction":true}}`,
+				`{"type":"control_request","request_id":"s2","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"tool_use_id":"t2","matched_ask_rule":{"source":"userSettings","tool_name":"Bash","rule_content":"ls"}}}`,
+				`{"type":"control_request","request_id":"s3","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"tool_use_id":"t3","matched_ask_rule":null,"requires_user_interaction":false}}`,
+			} {
+				raw(r)
+				id := r[strings.Index(r, `"request_id":"`)+14:][:2]
+				if _, ok := waitResponse(id, 10*time.Second); !ok {
+					result("no response to "+id, true, "error_during_execution")
+					continue
+				}
+			}
+			result("signals done", false, "success")
 		case "cancel":
 			askTool("A", "Bash", map[string]string{"command": "rm -rf build"})
 			time.Sleep(150 * time.Millisecond)

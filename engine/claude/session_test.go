@@ -745,3 +745,24 @@ func TestUndeclaredUserDialogIsNotAnswered(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "responses=d2", res.Text)
 }
+
+// Claude Code's requires_user_interaction and matched_ask_rule reach the
+// engine on the PermissionRequest.
+func TestPermissionRequestCarriesAskSignals(t *testing.T) {
+	a, _ := fakeAgent(t, "normal")
+	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	var mu sync.Mutex
+	var got [][2]bool
+	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+		mu.Lock()
+		got = append(got, [2]bool{req.RequiresDetails, req.AskRule != ""})
+		mu.Unlock()
+		return engine.PermissionResponse{Allow: true, UpdatedInput: req.Input}
+	}}
+	res, err := s.Turn(turnCtx(t), "signals", h)
+	require.NoError(t, err)
+	assert.Equal(t, "signals done", res.Text)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, [][2]bool{{true, false}, {false, true}, {false, false}}, got)
+}

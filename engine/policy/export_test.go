@@ -1,0 +1,4 @@
+package policy
+
+// CompileGlob exposes compileGlob to the tests.
+var CompileGlob = compileGlob
