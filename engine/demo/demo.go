@@ -412,6 +412,20 @@ const Plan = "# Plan: add a greeting\n\n" +
 func (t *run) reviewPlan() bool {
 	t.say("Here is my plan; please review it.")
 	resp, _, ok := t.permission(engine.ToolExitPlanMode, map[string]any{"plan": Plan})
+	mode, clean := engine.ModeAcceptEdits, true
+	if resp.Allow {
+		// An approval takes effect even when the turn is interrupted the
+		// moment it is given (the engine does so after a clean approval,
+		// and may do it before this turn reads the answer).
+		for _, u := range resp.UpdatedPermissions {
+			if u.Type == "setMode" {
+				mode, clean = u.Mode, false
+			}
+		}
+		t.s.mu.Lock()
+		t.s.mode = mode
+		t.s.mu.Unlock()
+	}
 	if !ok {
 		return false
 	}
@@ -419,15 +433,6 @@ func (t *run) reviewPlan() bool {
 		t.say(planDenied(resp))
 		return false
 	}
-	mode, clean := engine.ModeAcceptEdits, true
-	for _, u := range resp.UpdatedPermissions {
-		if u.Type == "setMode" {
-			mode, clean = u.Mode, false
-		}
-	}
-	t.s.mu.Lock()
-	t.s.mode = mode
-	t.s.mu.Unlock()
 	if clean {
 		// Approved with a clear context: as with Claude Code, the engine
 		// interrupts this turn and a fresh session implements the plan.
