@@ -64,6 +64,7 @@ type options struct {
 	maxTurnOutput int          // bytes of agent text per turn sent to chats; 0: no limit (limits.go)
 	limits        limitOptions // see limit.go
 	worktrees     Worktrees    // nil: every chat works in workDir (worktrees.go)
+	quorum        int          // approvals needed in group chats (quorum.go)
 }
 
 // Option configures an Engine.

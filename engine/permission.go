@@ -267,7 +267,7 @@ func (t *turn) reviewPlan(ctx context.Context, req PermissionRequest) Permission
 		}
 		return deny(refusal)
 	}
-	_, res, err := t.e.coord.ReviewPlan(ctx, t.c.id, shown)
+	_, res, err := t.e.coord.Request(ctx, interactions.Interaction{ChatID: t.c.id, Kind: interactions.KindPlanReview, Plan: shown, Quorum: t.e.quorumFor(t.c.id)})
 	if err != nil {
 		return deny("The plan could not be shown: " + err.Error())
 	}
@@ -348,7 +348,9 @@ func (t *turn) approveTool(ctx context.Context, req PermissionRequest) Permissio
 	if res, ok := t.allowedAgain(ctx, req); ok {
 		return res
 	}
-	_, res, err := t.e.coord.Request(ctx, toolInteraction(t.c.id, req))
+	it := toolInteraction(t.c.id, req)
+	it.Quorum = max(it.Quorum, t.e.quorumFor(t.c.id))
+	_, res, err := t.e.coord.Request(ctx, it)
 	if err != nil {
 		return deny("The approval could not be asked: " + err.Error())
 	}

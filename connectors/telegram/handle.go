@@ -57,6 +57,10 @@ func (c *Connector) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		Text:     text,
 		Group:    m.Chat.IsGroup() || m.Chat.IsSuperGroup(),
 	}
+	user := m.From.ID
+	in.Authorize = func(it interactions.Interaction) error {
+		return c.mayAnswer(user, it) // typed text denies or adjusts: approvers only
+	}
 	if _, err := c.handlerOf().HandleMessage(ctx, in); err != nil {
 		c.log.Debug("telegram: message not handled", "chat", chat, "err", err)
 	}
@@ -103,7 +107,7 @@ func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
 		}
 	}
 	defer answer("", false)
-	if q.From == nil || !c.allowedUser(q.From.ID) {
+	if q.From == nil || (!c.allowedUser(q.From.ID) && !c.approver(q.From.ID)) {
 		var id int64
 		if q.From != nil {
 			id = q.From.ID
@@ -129,11 +133,12 @@ func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
 	// A button answers only the interaction of the chat it was shown in:
 	// forged data naming another chat's interaction is refused.
 	tapChat := chatID(q.Message.Chat.ID)
+	user := q.From.ID
 	r.Authorize = func(it interactions.Interaction) error {
 		if it.ChatID != tapChat {
 			return errForeignChat
 		}
-		return nil
+		return c.mayAnswer(user, it)
 	}
 	// One path before and after a restart: an interaction the last run
 	// left pending is pending again (the engine registers it at start-up).
@@ -175,8 +180,12 @@ func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
 		if e := c.sayPlain(ctx, q.Message.Chat.ID, FeedbackPrompt); e != nil {
 			c.log.Warn("telegram: asking for plan feedback failed", "err", e)
 		}
+	case err == nil && out == interactions.Counted:
+		answer(CountedText, false)
 	case err == nil:
 		answer("✓", false)
+	case errors.Is(err, interactions.ErrAlreadyApproved):
+		answer(AlreadyApprovedText, false)
 	case interactions.IsStale(err):
 		answer(StaleText, false)
 	case errors.Is(err, interactions.ErrUnauthorized), errors.Is(err, interactions.ErrInvalidReply):
