@@ -102,9 +102,9 @@ type Connector struct {
 	// approvers decide plan reviews and tool approvals (nil: the allowed
 	// users).
 	approvers map[int64]bool
-	streams  map[int64]*stream
-	refused  map[[2]int64]time.Time // (chat, user) → when a stranger was last told
-	stopped  bool                   // no new update handlers after Run ends
+	streams   map[int64]*stream
+	refused   map[[2]int64]time.Time // (chat, user) → when a stranger was last told
+	stopped   bool                   // no new update handlers after Run ends
 }
 
 // Option configures a Connector.
