@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/connectors/slack/slackfake"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 )
 
@@ -129,4 +130,120 @@ func TestServeTelegramGroupQuorum(t *testing.T) {
 	_, err := fake.TapButton(alice, alice, own.ID, "Allow")
 	require.NoError(t, err)
 	waitBot(alice, "the command run", func(m tgfake.Message) bool { return strings.Contains(m.Text, "Output: hello") })
+}
+
+// TestServeSlackChannelQuorum: in a Slack channel with
+// LEASHD_APPROVAL_QUORUM=2 and three approvers, a plan review needs two:
+// one approval leaves it pending and shows "1 of 2 approvals" with the
+// buttons kept, a repeat tap is told privately and not counted, the second
+// approver resolves it and the agent goes on. A tool approval allowed by
+// one approver is denied at once by another's Deny.
+func TestServeSlackChannelQuorum(t *testing.T) {
+	const bot, app = "xoxb-quorum-test", "xapp-quorum-test"
+	fake := slackfake.New(bot, app)
+	defer fake.Close()
+	const dev, ua, ub, uc = "UDEV", "UA", "UB", "UC"
+	_, _, stop := startServe(t, t.TempDir(),
+		"LEASHD_SLACK_BOT_TOKEN="+bot,
+		"LEASHD_SLACK_APP_TOKEN="+app,
+		"LEASHD_SLACK_API_URL="+fake.APIURL(),
+		"LEASHD_SLACK_ALLOWED_USERS="+dev,
+		"LEASHD_SLACK_APPROVERS=UA,UB,UC",
+		"LEASHD_APPROVAL_QUORUM=2")
+	defer func() { assert.NoError(t, stop()) }()
+	require.True(t, fake.WaitFor(10*time.Second, func() bool { return fake.Connected() > 0 }), "Socket Mode connected")
+
+	push := func(typ string, payload any) {
+		t.Helper()
+		env, err := fake.Push(typ, payload, 0)
+		require.NoError(t, err)
+		require.True(t, fake.WaitFor(10*time.Second, func() bool { _, ok := fake.Acked(env); return ok }), "envelope %s acknowledged", env)
+	}
+	waitMsg := func(what string, ok func(slackfake.Message) bool) slackfake.Message {
+		t.Helper()
+		var found slackfake.Message
+		require.True(t, fake.WaitFor(10*time.Second, func() bool {
+			for _, m := range fake.Messages("C1") {
+				if ok(m) {
+					found = m
+					return true
+				}
+			}
+			return false
+		}), "no message in C1 with %s; messages:\n%s", what, dumpSlack(fake))
+		return found
+	}
+	current := func(ts string) slackfake.Message {
+		for _, m := range fake.Messages("C1") {
+			if m.TS == ts {
+				return m
+			}
+		}
+		t.Fatalf("message %s gone", ts)
+		return slackfake.Message{}
+	}
+	tap := func(user string, m slackfake.Message, label string) {
+		t.Helper()
+		for _, b := range slackfake.Buttons(m.Blocks) {
+			if b.Text == label {
+				push("interactive", slackfake.BlockAction(user, m, b.ActionID, b.Value))
+				return
+			}
+		}
+		t.Fatalf("no button %q on %s: %+v", label, m.TS, slackfake.Buttons(m.Blocks))
+	}
+	mention := func(id, ts, text string) {
+		text = "<@" + slackfake.BotUserID + "> " + text
+		push("events_api", slackfake.EventCallback(id, slackfake.MentionEvent("C1", dev, ts, "", text)))
+	}
+	const approve = "Approve, auto-accept edits"
+
+	const ts1 = "1700000000.000001"
+	mention("EvQ1", ts1, "plan")
+	plan := waitMsg("the plan's buttons", func(m slackfake.Message) bool {
+		return m.ThreadTS == ts1 && len(slackfake.Buttons(m.Blocks)) == 4
+	})
+	tap(ua, plan, approve)
+	plan = waitMsg("1 of 2 approvals", func(m slackfake.Message) bool {
+		return m.TS == plan.TS && strings.Contains(slackfake.Texts(m.Blocks), "1 of 2 approvals — <@UA>")
+	})
+	assert.Len(t, slackfake.Buttons(plan.Blocks), 4, "the buttons stay for the others")
+
+	tap(ua, plan, approve)
+	require.True(t, fake.WaitFor(10*time.Second, func() bool {
+		for _, e := range fake.Ephemerals() {
+			if e.User == ua && strings.Contains(e.Text, "approved this already") {
+				return true
+			}
+		}
+		return false
+	}), "the repeat tap is told: %+v", fake.Ephemerals())
+	assert.Contains(t, slackfake.Texts(current(plan.TS).Blocks), "1 of 2 approvals — <@UA>", "a repeat does not count")
+	assert.NotEmpty(t, slackfake.Buttons(current(plan.TS).Blocks))
+
+	tap(ub, plan, approve)
+	waitMsg("both approvers on the plan", func(m slackfake.Message) bool {
+		return m.TS == plan.TS && len(slackfake.Buttons(m.Blocks)) == 0 &&
+			strings.Contains(slackfake.Texts(m.Blocks), "approved by <@UA>, <@UB>")
+	})
+	waitMsg("the agent going on", func(m slackfake.Message) bool {
+		return m.ThreadTS == ts1 && m.TS != plan.TS && strings.Contains(m.Text+slackfake.Texts(m.Blocks), "hello.txt")
+	})
+
+	const ts2 = "1700000000.000002"
+	mention("EvQ2", ts2, "bash please")
+	tool := waitMsg("the tool approval", func(m slackfake.Message) bool {
+		return m.ThreadTS == ts2 && len(slackfake.Buttons(m.Blocks)) > 0
+	})
+	tap(ua, tool, "Allow")
+	waitMsg("1 of 2 on the tool", func(m slackfake.Message) bool {
+		return m.TS == tool.TS && strings.Contains(slackfake.Texts(m.Blocks), "1 of 2 approvals — <@UA>")
+	})
+	tap(uc, tool, "Deny")
+	waitMsg("denied at once by UC", func(m slackfake.Message) bool {
+		return m.TS == tool.TS && len(slackfake.Buttons(m.Blocks)) == 0 && strings.Contains(slackfake.Texts(m.Blocks), "Deny* — <@UC>")
+	})
+	waitMsg("the agent told it was denied", func(m slackfake.Message) bool {
+		return m.ThreadTS == ts2 && strings.Contains(m.Text+slackfake.Texts(m.Blocks), "denied")
+	})
 }
