@@ -24,20 +24,25 @@ func (s *Store) Approved(ctx context.Context, id string, approvals []interaction
 	lost := lostAttrs("approvals were not recorded; after a restart they must be given again",
 		"id", id, "approvers", strings.Join(names, ", "))
 	err := s.write(ctx, OpApproved, lost, func(tx *sql.Tx) error {
-		for _, a := range approvals {
-			at := a.At
-			if at.IsZero() {
-				at = s.now()
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO approvals (interaction_id, approver, decision, at) VALUES (?, ?, ?, ?)
-				ON CONFLICT (interaction_id, approver) DO NOTHING`, id, a.By, a.Decision, fmtTime(at)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return s.insertApprovals(ctx, tx, id, approvals)
 	})
 	if err != nil {
 		return fmt.Errorf("recording the approvals of interaction %s: %w", id, err)
+	}
+	return nil
+}
+
+// insertApprovals appends the approvals not recorded yet.
+func (s *Store) insertApprovals(ctx context.Context, tx *sql.Tx, id string, approvals []interactions.Approver) error {
+	for _, a := range approvals {
+		at := a.At
+		if at.IsZero() {
+			at = s.now()
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO approvals (interaction_id, approver, decision, at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (interaction_id, approver) DO NOTHING`, id, a.By, a.Decision, fmtTime(at)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -148,6 +148,9 @@ func (s *Store) Recovered(ctx context.Context, id string, res interactions.Resol
 			return nil // already recovered
 		}
 		first = true
+		if err := s.insertApprovals(ctx, tx, id, res.Approvals); err != nil {
+			return err
+		}
 		return s.event(ctx, tx, id, evRecovered, data)
 	})
 	if err != nil {
