@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -246,4 +248,94 @@ func TestServeSlackChannelQuorum(t *testing.T) {
 	waitMsg("the agent told it was denied", func(m slackfake.Message) bool {
 		return m.ThreadTS == ts2 && strings.Contains(m.Text+slackfake.Texts(m.Blocks), "denied")
 	})
+}
+
+// TestServeQuorumSurvivesRestart: a channel's plan review has one of two
+// approvals when leashd stops; after the restart the same approver's tap
+// is still told it counts already, and a second approver's tap completes
+// the quorum; the audit log names both.
+func TestServeQuorumSurvivesRestart(t *testing.T) {
+	const bot, app = "xoxb-quorum-restart", "xapp-quorum-restart"
+	fake := slackfake.New(bot, app)
+	defer fake.Close()
+	dir := t.TempDir()
+	env := []string{
+		"LEASHD_SLACK_BOT_TOKEN=" + bot, "LEASHD_SLACK_APP_TOKEN=" + app, "LEASHD_SLACK_API_URL=" + fake.APIURL(),
+		"LEASHD_SLACK_ALLOWED_USERS=UDEV", "LEASHD_SLACK_APPROVERS=UA,UB", "LEASHD_APPROVAL_QUORUM=2",
+	}
+	push := func(typ string, payload any) {
+		t.Helper()
+		id, err := fake.Push(typ, payload, 0)
+		require.NoError(t, err)
+		require.True(t, fake.WaitFor(10*time.Second, func() bool { _, ok := fake.Acked(id); return ok }), "envelope %s acknowledged", id)
+	}
+	waitMsg := func(what string, ok func(slackfake.Message) bool) slackfake.Message {
+		t.Helper()
+		var found slackfake.Message
+		require.True(t, fake.WaitFor(10*time.Second, func() bool {
+			for _, m := range fake.Messages("C1") {
+				if ok(m) {
+					found = m
+					return true
+				}
+			}
+			return false
+		}), "no message in C1 with %s; messages:\n%s", what, dumpSlack(fake))
+		return found
+	}
+	tap := func(user string, m slackfake.Message, label string) {
+		t.Helper()
+		for _, b := range slackfake.Buttons(m.Blocks) {
+			if b.Text == label {
+				push("interactive", slackfake.BlockAction(user, m, b.ActionID, b.Value))
+				return
+			}
+		}
+		t.Fatalf("no button %q on %s: %+v", label, m.TS, slackfake.Buttons(m.Blocks))
+	}
+	const approve, ts = "Approve, review edits", "1700000000.000009"
+
+	_, _, stop := startServe(t, dir, env...)
+	require.True(t, fake.WaitFor(10*time.Second, func() bool { return fake.Connected() > 0 }), "Socket Mode connected")
+	push("events_api", slackfake.EventCallback("EvR1", slackfake.MentionEvent("C1", "UDEV", ts, "", "<@"+slackfake.BotUserID+"> plan")))
+	plan := waitMsg("the plan's buttons", func(m slackfake.Message) bool {
+		return m.ThreadTS == ts && len(slackfake.Buttons(m.Blocks)) == 4
+	})
+	tap("UA", plan, approve)
+	plan = waitMsg("1 of 2 approvals", func(m slackfake.Message) bool {
+		return m.TS == plan.TS && strings.Contains(slackfake.Texts(m.Blocks), "1 of 2 approvals — <@UA>")
+	})
+	require.NoError(t, stop())
+	connected := fake.Connected()
+
+	_, logs, stop := startServe(t, dir, env...)
+	defer func() { assert.NoError(t, stop()) }()
+	require.True(t, fake.WaitFor(10*time.Second, func() bool { return fake.Connected() > connected }), "Socket Mode connected again")
+	plan = waitMsg("the plan's buttons after the restart", func(m slackfake.Message) bool {
+		return m.TS == plan.TS && len(slackfake.Buttons(m.Blocks)) == 4
+	})
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "answerable again") }, 10*time.Second, 10*time.Millisecond,
+		"the plan review is pending again: %s", logs)
+	tap("UA", plan, approve)
+	require.True(t, fake.WaitFor(10*time.Second, func() bool {
+		for _, e := range fake.Ephemerals() {
+			if e.User == "UA" && strings.Contains(e.Text, "approved this already") {
+				return true
+			}
+		}
+		return false
+	}), "UA's approval from before the restart still counts: %+v", fake.Ephemerals())
+	tap("UB", plan, approve)
+	waitMsg("both approvers on the plan", func(m slackfake.Message) bool {
+		return m.TS == plan.TS && len(slackfake.Buttons(m.Blocks)) == 0 &&
+			strings.Contains(slackfake.Texts(m.Blocks), "approved by <@UA>, <@UB>")
+	})
+	require.Eventually(t, func() bool {
+		var out bytes.Buffer
+		if err := run(t.Context(), []string{"audit", "--json"}, nil, &out, io.Discard); err != nil {
+			return false
+		}
+		s := out.String()
+		return strings.Contains(s, `"status":"answered"`) && strings.Contains(s, `"by":"UA"`) && strings.Contains(s, `"by":"UB"`)
+	}, 10*time.Second, 50*time.Millisecond, "the audit log names both approvers")
 }
