@@ -25,7 +25,9 @@ func (c *Connector) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		return
 	}
 	chat := m.Chat.ID
-	if !c.allowedUser(m.From.ID) {
+	// An approver who is not an allowed user may type only what a
+	// pending decision asks for (a deny reason, plan feedback).
+	if !c.allowedUser(m.From.ID) && !(c.approver(m.From.ID) && c.awaitsDecision(chat)) {
 		c.log.Info("telegram: message from a user not in LEASHD_TELEGRAM_ALLOWED_USERS refused", "user", m.From.ID, "chat", chat)
 		if !c.refuseOnce(chat, m.From.ID) {
 			return // told recently: a stranger cannot make the bot flood a chat
@@ -49,6 +51,12 @@ func (c *Connector) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 	text, forUs := c.stripBotName(text)
 	if !forUs {
 		return // a command for another bot in a group
+	}
+	if !c.allowedUser(m.From.ID) && strings.HasPrefix(strings.TrimSpace(text), "/") {
+		if err := c.sayPlain(ctx, chat, ApproverOnlyText); err != nil {
+			c.log.Warn("telegram: reply failed", "chat", chat, "err", err)
+		}
+		return
 	}
 	in := connectors.Incoming{
 		ChatID:   chatID(chat),

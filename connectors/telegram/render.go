@@ -24,6 +24,9 @@ const (
 	// CountedText answers an approval that counted towards a quorum; the
 	// message itself shows how many there are.
 	CountedText = "✓ Your approval is counted; more approvers are needed"
+	// ApproverOnlyText answers a command from an approver who is not an
+	// allowed user.
+	ApproverOnlyText = "Approvers who are not allowed users can only decide plan reviews and tool approvals (buttons, or a reason typed while one waits)."
 	// AlreadyApprovedText answers a repeat tap by someone counted already.
 	AlreadyApprovedText = "You approved this already — your approval counts once"
 )

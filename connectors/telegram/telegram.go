@@ -612,6 +612,21 @@ func (c *Connector) approver(id int64) bool {
 	return c.approvers[id]
 }
 
+// awaitsDecision reports whether a plan review or tool approval is pending
+// in chat.
+func (c *Connector) awaitsDecision(chat int64) bool {
+	h := c.handlerOf()
+	if h == nil {
+		return false
+	}
+	for _, it := range h.Pending(chatID(chat)) {
+		if it.Kind != interactions.KindQuestion {
+			return true
+		}
+	}
+	return false
+}
+
 // errNotApprover refuses a decision from someone not among the approvers.
 var errNotApprover = errors.New("only approvers (LEASHD_TELEGRAM_APPROVERS) can decide plan reviews and tool approvals")
 
