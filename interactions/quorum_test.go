@@ -294,3 +294,26 @@ func TestQuorumRaces(t *testing.T) {
 		}
 	}
 }
+
+// A request that needs 3 approvals, approved by three people the moment it
+// is shown: what a quorum adds to BenchmarkRequestResolve.
+func BenchmarkRequestResolveQuorum3(b *testing.B) {
+	var c *interactions.Coordinator
+	c = interactions.New(interactions.WithTimeout(time.Hour), interactions.WithPresenter(interactions.PresenterFunc(
+		func(_ context.Context, it interactions.Interaction) (string, error) {
+			for _, by := range []string{"a", "b", "c"} {
+				if _, err := c.Reply(it.ID, interactions.Reply{By: by, Answers: []string{interactions.DecisionAllow}}); err != nil {
+					return "", err
+				}
+			}
+			return "m", nil
+		})))
+	it := benchApproval
+	it.ChatID, it.Quorum = "telegram:-1", 3
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, res, err := c.Request(context.Background(), it); err != nil || len(res.Approvals) != 3 {
+			b.Fatal(res, err)
+		}
+	}
+}
