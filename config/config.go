@@ -62,6 +62,10 @@ type Config struct {
 	SlackAllowedUsers  []string `split_words:"true" desc:"Comma-separated Slack user IDs allowed to prompt the agent and answer questions (empty: nobody)"`
 	SlackApprovers     []string `split_words:"true" desc:"Comma-separated Slack user IDs allowed to decide plan reviews and tool approvals (default: the allowed users)"`
 
+	// N-of-M approvals in group chats.
+	ApprovalQuorum    int      `split_words:"true" default:"1" min:"1" max:"20" desc:"Distinct approvers who must approve a plan review or tool approval in a group chat (Slack channel, Telegram group) before it is approved (1 to 20); any approver's deny or adjust rejects at once; private chats, the web page and the terminal need one"`
+	TelegramApprovers []string `split_words:"true" desc:"Comma-separated numeric Telegram user IDs allowed to decide plan reviews and tool approvals (default: the allowed users)"`
+
 	// A git worktree per chat (engine/worktree).
 	Worktrees string `default:"off" desc:"on: LEASHD_WORKDIR must be inside a git repository, and each chat's agent works in its own git worktree on branch leashd/<chat>, kept in worktrees/ next to the database; off: every chat works in LEASHD_WORKDIR"`
 	GitAuthor string `split_words:"true" default:"leashd <leashd@localhost>" desc:"Author and committer of the commits and merges /merge makes: Name <email>"`
@@ -118,6 +122,7 @@ func (c *Config) fillMachineDefaults() error {
 	c.TelegramAllowedUsers = trimList(c.TelegramAllowedUsers)
 	c.SlackAllowedUsers = trimList(c.SlackAllowedUsers)
 	c.SlackApprovers = trimList(c.SlackApprovers)
+	c.TelegramApprovers = trimList(c.TelegramApprovers)
 	return nil
 }
 
@@ -229,6 +234,11 @@ func (c Config) Validate() error {
 			bad("TELEGRAM_ALLOWED_USERS", id, "Telegram user IDs are numbers, comma-separated (e.g. 123456789,987654321)")
 		}
 	}
+	for _, id := range c.TelegramApprovers {
+		if _, err := strconv.ParseInt(id, 10, 64); err != nil {
+			bad("TELEGRAM_APPROVERS", id, "Telegram user IDs are numbers, comma-separated (e.g. 123456789,987654321)")
+		}
+	}
 	if c.TelegramWebhookURL != "" {
 		if u, err := url.Parse(c.TelegramWebhookURL); err != nil || u.Scheme != "https" || u.Host == "" {
 			bad("TELEGRAM_WEBHOOK_URL", c.TelegramWebhookURL, "use a public https:// URL")
@@ -337,6 +347,15 @@ func (c Config) Approvers() []string {
 		return c.SlackApprovers
 	}
 	return c.SlackAllowedUsers
+}
+
+// TelegramDeciders are the Telegram user IDs that may decide plan reviews
+// and tool approvals: LEASHD_TELEGRAM_APPROVERS, or the allowed users.
+func (c Config) TelegramDeciders() []string {
+	if len(c.TelegramApprovers) > 0 {
+		return c.TelegramApprovers
+	}
+	return c.TelegramAllowedUsers
 }
 
 // Secrets returns every secret value set, so logs can be checked and

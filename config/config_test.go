@@ -117,6 +117,7 @@ func TestDefaults(t *testing.T) {
 		MaxTurnOutputBytes:     64 << 10,
 		Worktrees:              "off",
 		GitAuthor:              "leashd <leashd@localhost>",
+		ApprovalQuorum:         1,
 	}
 	assert.Equal(t, want, config.Defaults())
 	loaded, err := config.Load()
@@ -258,6 +259,8 @@ func TestEveryVariableIsRead(t *testing.T) {
 		"LEASHD_MAX_TURN_OUTPUT_BYTES":    "0",
 		"LEASHD_WORKTREES":                "on",
 		"LEASHD_GIT_AUTHOR":               "Leash Bot <bot@example.com>",
+		"LEASHD_APPROVAL_QUORUM":          "3",
+		"LEASHD_TELEGRAM_APPROVERS":       "43, 44",
 	}
 	names := envNames(t)
 	for name := range names {
@@ -279,6 +282,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 		SlackApiURL: "http://127.0.0.1:8082/api/", SlackAllowedUsers: []string{"U1"}, SlackApprovers: []string{"U2"},
 		MaxAgentMessageBytes: 1 << 20, MaxTurnOutputBytes: 0,
 		Worktrees: "on", GitAuthor: "Leash Bot <bot@example.com>",
+		ApprovalQuorum: 3, TelegramApprovers: []string{"43", "44"},
 	}, c)
 	require.NoError(t, c.Validate())
 	assert.Zero(t, c.ApprovalTimeout(), "0 waits forever")
@@ -286,6 +290,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 	assert.True(t, c.SlackEnabled())
 	assert.True(t, c.SlackSocketMode())
 	assert.Equal(t, []string{"U2"}, c.Approvers())
+	assert.Equal(t, []string{"43", "44"}, c.TelegramDeciders())
 	assert.True(t, c.ResumeAfterLimitOn())
 	assert.True(t, c.WorktreesOn())
 	assert.Equal(t, worktree.Identity{Name: "Leash Bot", Email: "bot@example.com"}, c.GitIdentity())
@@ -784,4 +789,30 @@ func lineWith(out, name string) string {
 		}
 	}
 	return ""
+}
+
+// LEASHD_APPROVAL_QUORUM is 1 to 20; LEASHD_TELEGRAM_APPROVERS are numbers;
+// without approvers the allowed users decide.
+func TestApprovalQuorumAndTelegramApprovers(t *testing.T) {
+	for _, tc := range []struct{ env, value, want string }{
+		{"LEASHD_APPROVAL_QUORUM", "0", "LEASHD_APPROVAL_QUORUM"},
+		{"LEASHD_APPROVAL_QUORUM", "21", "LEASHD_APPROVAL_QUORUM"},
+		{"LEASHD_APPROVAL_QUORUM", "two", "LEASHD_APPROVAL_QUORUM"},
+		{"LEASHD_TELEGRAM_APPROVERS", "42,@bob", "Telegram user IDs are numbers"},
+	} {
+		cleanEnv(t)
+		t.Setenv(tc.env, tc.value)
+		c, err := config.Load()
+		if err == nil {
+			err = c.Validate()
+		}
+		require.Error(t, err, "%s=%s", tc.env, tc.value)
+		assert.Contains(t, err.Error(), tc.want)
+	}
+	cleanEnv(t)
+	t.Setenv("LEASHD_TELEGRAM_ALLOWED_USERS", "7")
+	c, err := config.Load()
+	require.NoError(t, err)
+	assert.Equal(t, 1, c.ApprovalQuorum)
+	assert.Equal(t, []string{"7"}, c.TelegramDeciders())
 }

@@ -99,6 +99,14 @@ type Watcher interface {
 	WatchesAll() bool
 }
 
+// GroupTeller is implemented by connectors whose chats can be group chats
+// (a Telegram group, a Slack channel), where several people decide: there
+// the engine asks plan reviews and tool approvals for a quorum of
+// approvers (interactions.Interaction.Quorum).
+type GroupTeller interface {
+	IsGroupChat(chatID string) bool
+}
+
 // Mounter is implemented by connectors that serve HTTP endpoints on the web
 // address (Telegram webhooks, Slack HTTP mode).
 type Mounter interface {

@@ -65,6 +65,7 @@ type options struct {
 	limits        limitOptions // see limit.go
 	worktrees     Worktrees    // nil: every chat works in workDir (worktrees.go)
 	policy        PolicySource // approval policy (policygate.go); nil: none
+	quorum        int          // approvals needed in group chats (quorum.go)
 }
 
 // Option configures an Engine.

@@ -35,6 +35,10 @@ func newRecConn(name string) *recConn {
 }
 
 func (r *recConn) Name() string { return r.name }
+
+// IsGroupChat implements connectors.GroupTeller: chats named group:… are
+// shared by several people.
+func (r *recConn) IsGroupChat(chatID string) bool { return strings.HasPrefix(chatID, "group:") }
 func (r *recConn) Run(ctx context.Context, _ connectors.Handler) error {
 	<-ctx.Done()
 	return nil

@@ -268,7 +268,7 @@ func (t *turn) reviewPlan(ctx context.Context, req PermissionRequest) Permission
 		}
 		return deny(refusal)
 	}
-	_, res, err := t.e.coord.ReviewPlan(ctx, t.c.id, shown)
+	_, res, err := t.e.coord.Request(ctx, interactions.Interaction{ChatID: t.c.id, Kind: interactions.KindPlanReview, Plan: shown, Quorum: t.e.quorumFor(t.c.id)})
 	if err != nil {
 		return deny("The plan could not be shown: " + err.Error())
 	}
@@ -353,13 +353,23 @@ func (t *turn) approveTool(ctx context.Context, req PermissionRequest) Permissio
 	if !mustAsk && t.e.engineRules() && t.rules.allows(req.ToolName, req.Input) {
 		return allowedBy(ClassUserPermanent, req)
 	}
-	if pol.Quorum <= 1 { // one person's late answer is not a quorum
+	if pol.Quorum > 1 && !t.e.isGroupChat(t.c.id) {
+		// Nobody else can approve in a one-person chat (a private chat, the
+		// page, the terminal): the policy's requirement stands, at once
+		// rather than after the timeout.
+		pol.Decision = policy.Deny
+		pol.Reason = fmt.Sprintf("it needs %d approvers and this chat has one person; ask in a group chat (a Telegram group or Slack channel) where the approvers are", pol.Quorum)
+		return t.policyDecided(ctx, req, pol)
+	}
+	// A policy's quorum, or the group chat's; whichever asks for more.
+	quorum := max(pol.Quorum, t.e.quorumFor(t.c.id))
+	if quorum <= 1 { // one person's late answer is not a quorum
 		if res, ok := t.allowedAgain(ctx, req); ok {
 			return res
 		}
 	}
 	it := toolInteraction(t.c.id, req)
-	it.Quorum = pol.Quorum
+	it.Quorum = quorum
 	_, res, err := t.e.coord.Request(ctx, it)
 	if err != nil {
 		return deny("The approval could not be asked: " + err.Error())

@@ -143,12 +143,16 @@ func TestPolicyAllowRunsWithoutAsking(t *testing.T) {
 func TestPolicyQuorumOnInteraction(t *testing.T) {
 	write := engine.PermissionRequest{ToolName: "Write", Input: mustJSON(map[string]string{"file_path": "/repo/deploy/app.yaml", "content": "x"})}
 	r := startPolicy(t, testPolicy, []engine.PermissionRequest{write, write}, engine.WithDefaultMode(engine.ModeAcceptEdits))
-	send(t, r.e, "web:1", "go")
+	send(t, r.e, "group:1", "go")
 	it := r.conn.waitShown(t, 1)
 	assert.Equal(t, interactions.KindToolApproval, it.Kind)
 	assert.Equal(t, "Write", it.ToolName)
 	assert.Equal(t, 2, it.Quorum)
-	_, err := r.coord.Reply(it.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAllowSession}})
+	// Two distinct approvers: the first is counted, the second decides.
+	out, err := r.coord.Reply(it.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAllowSession}})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.Counted, out)
+	_, err = r.coord.Reply(it.ID, interactions.Reply{By: "u2", Answers: []string{interactions.DecisionAllowSession}})
 	require.NoError(t, err)
 	resp := r.next(t)
 	assert.True(t, resp.Allow)
@@ -157,13 +161,15 @@ func TestPolicyQuorumOnInteraction(t *testing.T) {
 	// Asked again, not allowed by a session rule.
 	it2 := r.conn.waitShown(t, 2)
 	assert.Equal(t, 2, it2.Quorum)
-	_, err = r.coord.Reply(it2.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAllow}})
-	require.NoError(t, err)
+	for _, by := range []string{"u1", "u2"} {
+		_, err = r.coord.Reply(it2.ID, interactions.Reply{By: by, Answers: []string{interactions.DecisionAllow}})
+		require.NoError(t, err)
+	}
 	assert.True(t, r.next(t).Allow)
 
 	recs := r.audit(t)
 	require.Len(t, recs, 2)
-	assert.Equal(t, "u1", recs[0].Resolution.By)
+	assert.Equal(t, "u2", recs[0].Resolution.By, "the approver who completed the quorum")
 }
 
 // Without a matching rule the usual flow applies: acceptEdits allows an
@@ -273,14 +279,22 @@ func TestPolicyThroughDemoAgent(t *testing.T) {
 `
 	e, conn, coord := start(t, demo.New(demo.WithDelay(0)), nil,
 		engine.WithPolicy(holder(t, src)), engine.WithWorkDir(t.TempDir()), engine.WithCloseTimeout(5*time.Second))
-	send(t, e, "web:1", "edit and bash")
+	send(t, e, "group:1", "edit and bash")
 	it := conn.waitShown(t, 1)
 	assert.Equal(t, "Write", it.ToolName)
 	assert.Equal(t, 3, it.Quorum)
-	_, err := coord.Reply(it.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAllow}})
-	require.NoError(t, err)
+	// Three distinct approvers: the first two are counted, the third decides.
+	for i, by := range []string{"u1", "u2", "u3"} {
+		out, err := coord.Reply(it.ID, interactions.Reply{By: by, Answers: []string{interactions.DecisionAllow}})
+		require.NoError(t, err)
+		if i < 2 {
+			assert.Equal(t, interactions.Counted, out, "approval %d of 3", i+1)
+		} else {
+			assert.Equal(t, interactions.Resolved, out)
+		}
+	}
 	conn.waitFor(t, "the demo's report of the denial", func() bool {
-		return strings.Contains(strings.ReplaceAll(strings.Join(conn.stream, ""), "web:1|", ""), "Bash `echo hello` denied: Denied by leashd policy rule 1 \"no echo\" (line 2): The demo may not echo.")
+		return strings.Contains(strings.ReplaceAll(strings.Join(conn.stream, ""), "group:1|", ""), "Bash `echo hello` denied: Denied by leashd policy rule 1 \"no echo\" (line 2): The demo may not echo.")
 	})
 	conn.waitSaid(t, `Denied by policy rule 1 "no echo" (line 2): The demo may not echo. — Bash: echo hello`)
 	conn.mu.Lock()
@@ -289,3 +303,19 @@ func TestPolicyThroughDemoAgent(t *testing.T) {
 }
 
 func writeFile(name, s string) error { return os.WriteFile(name, []byte(s), 0o600) }
+
+// In a chat one person shares with leashd (a private chat, the page, the
+// terminal) nobody else can approve: a quorum rule denies at once, naming
+// the rule and why, instead of waiting for the timeout.
+func TestPolicyQuorumInAOnePersonChatIsDeniedAtOnce(t *testing.T) {
+	write := engine.PermissionRequest{ToolName: "Write", Input: mustJSON(map[string]string{"file_path": "/repo/deploy/app.yaml", "content": "x"})}
+	r := startPolicy(t, testPolicy, []engine.PermissionRequest{write})
+	send(t, r.e, "web:1", "go")
+	resp := r.next(t)
+	assert.False(t, resp.Allow)
+	assert.Equal(t, "Denied by leashd policy rule 3 (line 9): it needs 2 approvers and this chat has one person; ask in a group chat (a Telegram group or Slack channel) where the approvers are", resp.Message)
+	r.conn.waitSaid(t, "Denied by policy rule 3 (line 9): it needs 2 approvers and this chat has one person")
+	r.conn.mu.Lock()
+	assert.Empty(t, r.conn.shown, "nobody was asked")
+	r.conn.mu.Unlock()
+}

@@ -30,6 +30,8 @@ type Interrupted struct {
 	Ref         string
 	// Selected is a multi-select question's selection when it stopped.
 	Selected []string
+	// Approvals are those counted towards its quorum when it stopped.
+	Approvals []interactions.Approver
 }
 
 // Recovery makes interactions interrupted by a restart answerable: at

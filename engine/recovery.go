@@ -55,7 +55,7 @@ func (e *Engine) restore(ctx context.Context) (crashed, stopped []Interrupted) {
 	}
 	var restored []Interrupted
 	for _, in := range all {
-		done, err := e.coord.Restore(e.agentCtx, interactions.Restored{Interaction: in.Interaction, Ref: in.Ref, Selected: in.Selected})
+		done, err := e.coord.Restore(e.agentCtx, interactions.Restored{Interaction: in.Interaction, Ref: in.Ref, Selected: in.Selected, Approvals: in.Approvals})
 		if err != nil {
 			e.log.Error("an interaction left pending by the last run cannot be answered again", "id", in.Interaction.ID, "err", err)
 			continue

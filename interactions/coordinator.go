@@ -77,7 +77,10 @@ type pending struct {
 	selected []bool // multi-select toggles, by option index
 	feedback bool   // adjust chosen, waiting for text
 	ref      string // what the Presenter returned ("" until shown); under c.mu
-	// selMu orders the journal writes of the selection (SelectionJournal).
+	// approvals are the approvals counted towards it.Quorum, first first.
+	approvals []Approver
+	// selMu orders the journal writes of the selection (SelectionJournal)
+	// and of the approvals (ApprovalJournal).
 	selMu sync.Mutex
 }
 
@@ -254,7 +257,7 @@ func (c *Coordinator) await(ctx context.Context, p *pending, start time.Time, ti
 func (c *Coordinator) resolvedEvent(p *pending) Event {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Event{Type: EventResolved, Interaction: p.it, Resolution: p.res, Ref: p.ref, Selected: p.selectedLabels()}
+	return Event{Type: EventResolved, Interaction: p.it, Resolution: p.res, Ref: p.ref, Selected: p.selectedLabels(), Approvals: p.res.Approvals}
 }
 
 func validate(it *Interaction) error {
@@ -311,6 +314,9 @@ func (c *Coordinator) resolveLocked(p *pending, res Resolution) bool {
 	if res.At.IsZero() {
 		res.At = c.now()
 	}
+	if len(p.approvals) > 0 {
+		res.Approvals = slices.Clone(p.approvals)
+	}
 	p.res = res
 	delete(c.byID, p.it.ID)
 	list := c.byChat[p.it.ChatID]
@@ -330,14 +336,27 @@ func (c *Coordinator) resolveLocked(p *pending, res Resolution) bool {
 // Reply answers the pending interaction id. Errors: ErrNotFound (unknown ID),
 // ErrNotPending (already resolved, expired or cancelled), ErrUnauthorized,
 // ErrInvalidReply (an option that does not exist, an empty reply, …).
+//
+// A plan review or tool approval that needs a quorum (Interaction.Quorum)
+// counts an approve option from a person not counted yet (Counted, until
+// the last one needed resolves it with that person's decision); a repeat
+// from someone already counted returns ErrAlreadyApproved and changes
+// nothing. A deny, adjust or reject from anyone resolves it at once. With
+// an ApprovalJournal every counted approval is recorded before Reply
+// returns.
 func (c *Coordinator) Reply(id string, r Reply) (Outcome, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	p, err := c.lookupLocked(id)
 	if err != nil {
+		c.mu.Unlock()
 		return 0, err
 	}
-	return c.replyLocked(p, r)
+	out, err := c.replyLocked(p, r)
+	c.mu.Unlock()
+	if out == Counted {
+		c.journalApprovals(p)
+	}
+	return out, err
 }
 
 // ReplyText routes typed text from a chat to its oldest pending interaction:
@@ -363,7 +382,7 @@ func (c *Coordinator) ReplyText(chatID string, r Reply) (Interaction, Outcome, e
 		r.Answers = []string{DecisionAdjust}
 	}
 	out, err := c.replyLocked(p, r)
-	return p.it, out, err
+	return p.it, out, err // typed text never approves: nothing to journal
 }
 
 // Toggle flips a multi-select option and returns the selected labels in
@@ -462,9 +481,19 @@ func (c *Coordinator) replyLocked(p *pending, r Reply) (Outcome, error) {
 	if out == AwaitingFeedback {
 		if !p.feedback {
 			p.feedback = true
-			c.subs.publish(Event{Type: EventUpdated, Interaction: p.it, AwaitingFeedback: true, Ref: p.ref})
+			c.subs.publish(Event{Type: EventUpdated, Interaction: p.it, AwaitingFeedback: true, Ref: p.ref, Approvals: slices.Clone(p.approvals)})
 		}
 		return AwaitingFeedback, nil
+	}
+	if res.Status == StatusAnswered && p.it.NeedsQuorum() {
+		if slices.ContainsFunc(p.approvals, func(a Approver) bool { return a.By == r.By }) {
+			return 0, fmt.Errorf("%w (%s)", ErrAlreadyApproved, QuorumText(p.it, p.approvals, nil))
+		}
+		p.approvals = append(p.approvals, Approver{By: r.By, At: c.now(), Decision: res.Decision})
+		if len(p.approvals) < p.it.Quorum {
+			c.subs.publish(Event{Type: EventUpdated, Interaction: p.it, Ref: p.ref, Approvals: slices.Clone(p.approvals)})
+			return Counted, nil
+		}
 	}
 	c.resolveLocked(p, res)
 	return Resolved, nil

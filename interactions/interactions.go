@@ -10,6 +10,8 @@ package interactions
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -152,17 +154,31 @@ type Interaction struct {
 	// given after a restart goes back to that program, never to the agent.
 	Asker string `json:"asker,omitempty"`
 
-	// Quorum is how many approvals a tool approval needs, as an approval
-	// policy (engine/policy, "quorum: N") set it; 0 and 1 mean one. The
-	// coordinator does not count approvals yet: one approval still decides.
-	Quorum int `json:"quorum,omitempty"`
-
 	AskedAt  time.Time `json:"asked_at"`
 	Deadline time.Time `json:"deadline,omitzero"` // zero: waits forever
 
 	// Restored marks one an earlier run of leashd asked, pending again
 	// after a restart (Coordinator.Restore).
 	Restored bool `json:"restored,omitempty"`
+
+	// Quorum is how many distinct approvers must choose an approve option
+	// of a plan review or tool approval before it is answered; 0 or 1:
+	// one. Any approver's deny, adjust or reject rejects it at once.
+	// Questions ignore it.
+	Quorum int `json:"quorum,omitempty"`
+}
+
+// NeedsQuorum reports whether it takes more than one approval.
+func (it Interaction) NeedsQuorum() bool {
+	return it.Quorum > 1 && (it.Kind == KindPlanReview || it.Kind == KindToolApproval)
+}
+
+// Approver is one approval counted towards an interaction's Quorum: who
+// chose an approve option and when.
+type Approver struct {
+	By       string    `json:"by"`
+	At       time.Time `json:"at"`
+	Decision string    `json:"decision,omitempty"`
 }
 
 // Mode is how a person answers: free text, a two-way approval or a choice.
@@ -213,6 +229,10 @@ type Resolution struct {
 	Text string    `json:"text,omitempty"`
 	By   string    `json:"by,omitempty"` // user ID of who resolved it
 	At   time.Time `json:"at"`
+	// Approvals are the approvals counted towards the interaction's
+	// Quorum, first first (set only when it needed more than one; on a
+	// rejection, those given before it).
+	Approvals []Approver `json:"approvals,omitempty"`
 }
 
 // Approved reports whether the outcome lets the agent go ahead.
@@ -247,19 +267,25 @@ const (
 	// AwaitingFeedback: "adjust" was chosen without feedback; the plan
 	// review stays pending until text arrives.
 	AwaitingFeedback
+	// Counted: an approval was counted towards the interaction's Quorum,
+	// which it has not reached yet; it stays pending.
+	Counted
 )
 
 // Errors a Reply or Toggle can return. Connectors tell them apart with
 // errors.Is to answer "this question has expired" and the like; none of them
 // is ever treated as text for the agent.
 var (
-	ErrNotFound      = errors.New("no such interaction")
-	ErrNotPending    = errors.New("interaction is no longer pending")
-	ErrInvalidReply  = errors.New("invalid reply")
-	ErrUnauthorized  = errors.New("not allowed to answer this")
-	ErrClosed        = errors.New("coordinator is closed")
-	ErrNoPresenter   = errors.New("no presenter for this chat")
-	errEmptyQuestion = errors.New("a question needs text")
+	ErrNotFound     = errors.New("no such interaction")
+	ErrNotPending   = errors.New("interaction is no longer pending")
+	ErrInvalidReply = errors.New("invalid reply")
+	ErrUnauthorized = errors.New("not allowed to answer this")
+	ErrClosed       = errors.New("coordinator is closed")
+	ErrNoPresenter  = errors.New("no presenter for this chat")
+	// ErrAlreadyApproved: this person's approval is counted already; a
+	// repeat counts once (Interaction.Quorum).
+	ErrAlreadyApproved = errors.New("your approval is counted already")
+	errEmptyQuestion   = errors.New("a question needs text")
 )
 
 // EventType names an Event.
@@ -269,7 +295,7 @@ type EventType string
 const (
 	EventRequested EventType = "interaction.requested"
 	EventResolved  EventType = "interaction.resolved"
-	EventUpdated   EventType = "interaction.updated" // multi-select toggled, or adjust awaiting feedback
+	EventUpdated   EventType = "interaction.updated" // multi-select toggled, adjust awaiting feedback, or an approval counted
 )
 
 // Event tells observers about an interaction's life.
@@ -287,4 +313,25 @@ type Event struct {
 	Selected []string
 	// AwaitingFeedback is set on EventUpdated after "adjust" without text.
 	AwaitingFeedback bool
+	// Approvals are the approvals counted so far towards the
+	// interaction's Quorum (on every event of one that needs a quorum).
+	Approvals []Approver
+}
+
+// QuorumText is the state of an interaction that needs several approvals,
+// as every connector shows it: "1 of 2 approvals — alice, bob" (names as
+// name gives them; nil: the user IDs).
+func QuorumText(it Interaction, approvals []Approver, name func(by string) string) string {
+	s := fmt.Sprintf("%d of %d approvals", len(approvals), it.Quorum)
+	if len(approvals) == 0 {
+		return s
+	}
+	names := make([]string, len(approvals))
+	for i, a := range approvals {
+		names[i] = a.By
+		if name != nil {
+			names[i] = name(a.By)
+		}
+	}
+	return s + " — " + strings.Join(names, ", ")
 }

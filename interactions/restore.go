@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -25,6 +26,17 @@ type Restored struct {
 	Ref string
 	// Selected is a multi-select question's selection so far.
 	Selected []string
+	// Approvals are the approvals counted so far towards its Quorum.
+	Approvals []Approver
+}
+
+// ApprovalJournal is a Journal that also keeps the approvals counted
+// towards an interaction's Quorum, so that a restart does not lose them
+// (Restore takes them back). Reply calls Approved with every approval so
+// far, first first, before it returns; calls for one interaction are made
+// one at a time, the last with the latest list.
+type ApprovalJournal interface {
+	Approved(ctx context.Context, id string, approvals []Approver) error
 }
 
 // Restore registers an interaction an earlier run left pending, under its
@@ -56,6 +68,16 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 		it.Deadline = c.now().Add(c.timeout)
 	}
 	p := &pending{done: make(chan struct{}), ref: r.Ref}
+	if it.NeedsQuorum() {
+		for _, a := range r.Approvals {
+			if !slices.ContainsFunc(p.approvals, func(b Approver) bool { return b.By == a.By }) {
+				p.approvals = append(p.approvals, a)
+			}
+		}
+		if len(p.approvals) >= it.Quorum { // cannot happen: the last one resolves it
+			p.approvals = p.approvals[:it.Quorum-1]
+		}
+	}
 	if it.MultiSelect {
 		p.selected = make([]bool, len(it.Options))
 		for _, l := range r.Selected {
@@ -79,10 +101,11 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	c.byID[it.ID] = p
 	c.byChat[it.ChatID] = append(c.byChat[it.ChatID], p)
 	sel := p.selectedLabels() // a tap may toggle as soon as the lock is let go
+	approvals := slices.Clone(p.approvals)
 	c.mu.Unlock()
 
 	c.log.Info("interaction left pending by an earlier run is answerable again", "id", it.ID, "chat", it.ChatID, "kind", it.Kind)
-	c.subs.publish(Event{Type: EventRequested, Interaction: it, Ref: r.Ref, Selected: sel})
+	c.subs.publish(Event{Type: EventRequested, Interaction: it, Ref: r.Ref, Selected: sel, Approvals: approvals})
 
 	out := make(chan Resolution, 1)
 	go func() {
@@ -112,6 +135,22 @@ func (c *Coordinator) journalSelection(p *pending) {
 	}
 	if err := sj.Selected(context.Background(), p.it.ID, sel); err != nil {
 		c.log.Error("recording a multi-select selection", "id", p.it.ID, "err", err)
+	}
+}
+
+// journalApprovals records p's approvals so far (ApprovalJournal).
+func (c *Coordinator) journalApprovals(p *pending) {
+	aj, ok := c.journal.(ApprovalJournal)
+	if !ok {
+		return
+	}
+	p.selMu.Lock()
+	defer p.selMu.Unlock()
+	c.mu.Lock()
+	approvals := slices.Clone(p.approvals)
+	c.mu.Unlock()
+	if err := aj.Approved(context.Background(), p.it.ID, approvals); err != nil {
+		c.log.Error("recording an approval", "id", p.it.ID, "err", err)
 	}
 }
 

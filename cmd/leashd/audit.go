@@ -179,6 +179,10 @@ type auditLine struct {
 	RecoveredAt   *time.Time            `json:"recovered_at,omitempty"`
 	RecoveredFrom string                `json:"recovered_from,omitempty"`
 	Ref           string                `json:"message_ref,omitempty"`
+	// Quorum and Approvals: an interaction that needed several approvers,
+	// and every approval counted (who, decision, when), first first.
+	Quorum    int                     `json:"quorum,omitempty"`
+	Approvals []interactions.Approver `json:"approvals,omitempty"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -202,6 +206,9 @@ func writeAuditJSON(w io.Writer, recs []store.AuditRecord) error {
 			AskedAt: it.AskedAt.UTC(), ResolvedAt: timePtr(res.At),
 			InterruptedAt: timePtr(r.InterruptedAt), RecoveredAt: timePtr(r.RecoveredAt), Ref: r.Ref,
 			RecoveredFrom: r.RecoveredFrom,
+		}
+		if it.NeedsQuorum() {
+			l.Quorum, l.Approvals = it.Quorum, r.Approvals
 		}
 		if l.Options == nil {
 			l.Options = []interactions.Option{}
@@ -248,6 +255,13 @@ func writeAuditTable(w io.Writer, recs []store.AuditRecord) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			it.AskedAt.Local().Format("2006-01-02 15:04:05"), cell(it.ChatID, 24), it.Kind,
 			cell(what(it), 48), status, cell(answer(r.Resolution), 32), orDash(cell(r.Resolution.By, 20)), lat)
+		// Each approval counted towards a quorum on a line of its own:
+		// which one, who, their decision and when.
+		for i, a := range r.Approvals {
+			fmt.Fprintf(tw, "\t\t\t%s\t%s\t%s\t%s\t%s\n",
+				fmt.Sprintf("  approval %d of %d", i+1, it.Quorum), a.At.Local().Format("2006-01-02 15:04:05"),
+				cell(a.Decision, 32), cell(a.By, 20), roundDuration(a.At.Sub(it.AskedAt)))
+		}
 	}
 	return tw.Flush()
 }

@@ -357,3 +357,60 @@ func FuzzAuditArgs(f *testing.F) {
 		}
 	})
 }
+
+// TestAuditShowsEveryApprover: an interaction that needed 2 approvals
+// shows both approvers, their decisions and times, in the table and in
+// --json.
+func TestAuditShowsEveryApprover(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state", "leashd.db")
+	s, err := store.Open(ctx, path)
+	require.NoError(t, err)
+	defer s.Close()
+	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	shown := make(chan interactions.Interaction, 1)
+	coord := interactions.New(interactions.WithJournal(s), interactions.WithClock(func() time.Time { return at }),
+		interactions.WithPresenter(interactions.PresenterFunc(func(_ context.Context, it interactions.Interaction) (string, error) {
+			shown <- it
+			return "m", nil
+		})))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _, err := coord.Request(ctx, interactions.Interaction{ChatID: "slack:C1:1.2", Kind: interactions.KindPlanReview, Plan: "1. ship", Quorum: 2})
+		assert.NoError(t, err)
+	}()
+	it := <-shown
+	at = at.Add(time.Minute)
+	out, err := coord.Reply(it.ID, interactions.Reply{By: "UALICE", Answers: []string{interactions.DecisionEdit}})
+	require.NoError(t, err)
+	require.Equal(t, interactions.Counted, out)
+	at = at.Add(time.Minute)
+	_, err = coord.Reply(it.ID, interactions.Reply{By: "UBOB", Answers: []string{interactions.DecisionDefault}})
+	require.NoError(t, err)
+	<-done
+
+	d := auditDB{path: path}
+	table, _, err := d.audit(t)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	require.Len(t, lines, 4, table)
+	for i, want := range [][]string{
+		{"approval 1 of 2", at.Add(-time.Minute).Local().Format("2006-01-02 15:04:05"), "edit", "UALICE", "1m"},
+		{"approval 2 of 2", at.Local().Format("2006-01-02 15:04:05"), "default", "UBOB", "2m"},
+	} {
+		for _, s := range want {
+			assert.Contains(t, lines[2+i], s)
+		}
+	}
+
+	js, _, err := d.audit(t, "--json")
+	require.NoError(t, err)
+	l := jsonLines(t, js)
+	require.Len(t, l, 1)
+	assert.EqualValues(t, 2, l[0]["quorum"])
+	assert.Equal(t, []any{
+		map[string]any{"by": "UALICE", "at": "2026-11-25T12:01:00Z", "decision": "edit"},
+		map[string]any{"by": "UBOB", "at": "2026-11-25T12:02:00Z", "decision": "default"},
+	}, l[0]["approvals"])
+}

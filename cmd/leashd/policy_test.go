@@ -157,8 +157,8 @@ func TestServeRefusesABadPolicy(t *testing.T) {
 
 // Through the demo agent served over the web API: the policy denies its
 // command (the chat sees which rule, nobody is asked) and requires a
-// quorum for its write (the interaction shown carries it); `leashd audit`
-// shows the denial as decided by policy.
+// quorum for its write, which the page's one-person chat cannot meet (so
+// it is denied at once); `leashd audit` shows both as decided by policy.
 func TestServePolicyThroughTheDemoAgent(t *testing.T) {
 	dir := t.TempDir()
 	file := writePolicy(t, dir, demoPolicy)
@@ -168,16 +168,12 @@ func TestServePolicyThroughTheDemoAgent(t *testing.T) {
 	const chat = "web:policy"
 	code, body := postJSON(t, url+"/api/chats/"+chat+"/messages", `{"text":"edit and bash"}`)
 	require.Equal(t, http.StatusAccepted, code, body)
-	p := waitPending(t, url, chat, func(p pendingView) bool { return p.ToolName == "Write" })
+	// The web page is one approver: a quorum of two cannot be met in its
+	// chat, so the write is denied at once, naming the rule.
+	waitEvent(t, url, chat, `Denied by policy rule 2 (line 7): it needs 2 approvers and this chat has one person`)
 	var list []struct {
-		ID     string `json:"interaction_id"`
-		Quorum int    `json:"quorum"`
+		ID string `json:"interaction_id"`
 	}
-	getJSON(t, url+"/api/interactions?chat="+chat, &list)
-	require.Len(t, list, 1)
-	assert.Equal(t, 2, list[0].Quorum, "the interaction shown carries the quorum")
-	code, body = postJSON(t, url+"/api/interactions/"+p.ID+"/reply", `{"answers":[["allow"]]}`)
-	require.Equal(t, http.StatusNoContent, code, body)
 	waitEvent(t, url, chat, `Denied by policy rule 1 \"no echo\" (line 2): The demo may not echo.`)
 	waitEvent(t, url, chat, "Bash `echo hello` denied: Denied by leashd policy rule 1")
 	getJSON(t, url+"/api/interactions?chat="+chat, &list)
@@ -195,6 +191,11 @@ func TestServePolicyThroughTheDemoAgent(t *testing.T) {
 		By       string `json:"by"`
 		Text     string `json:"text"`
 	}
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &row))
+	assert.Equal(t, "Write", row.ToolName)
+	assert.Equal(t, "rejected", row.Status)
+	assert.Equal(t, "policy", row.By)
+	assert.Contains(t, row.Text, "denied by policy rule 2 (line 7): it needs 2 approvers")
 	require.NoError(t, json.Unmarshal([]byte(lines[1]), &row))
 	assert.Equal(t, "Bash", row.ToolName)
 	assert.Equal(t, "rejected", row.Status)

@@ -107,6 +107,9 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		// Leave a quarter for the chats' last edits and the database.
 		opts = append(opts, engine.WithCloseTimeout(d*3/4))
 	}
+	if cfg.ApprovalQuorum > 1 {
+		opts = append(opts, engine.WithApprovalQuorum(cfg.ApprovalQuorum))
+	}
 	if trees != nil {
 		opts = append(opts, engine.WithWorktrees(trees))
 		log.Info("each chat works in its own git worktree", "repo", trees.Repo(), "worktrees", trees.Root())
@@ -168,6 +171,13 @@ func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agen
 			telegram.WithAllowedUsers(ids),
 			telegram.WithLogger(log), // it names itself
 			telegram.WithStats(m),
+		}
+		if len(cfg.TelegramApprovers) > 0 {
+			approvers, err := telegram.ParseUserIDs(cfg.TelegramApprovers)
+			if err != nil {
+				return nil, fmt.Errorf("LEASHD_TELEGRAM_APPROVERS: %w", err)
+			}
+			opts = append(opts, telegram.WithApprovers(approvers))
 		}
 		if cfg.TelegramWebhookURL != "" {
 			opts = append(opts, telegram.WithWebhook(cfg.TelegramWebhookURL, cfg.TelegramWebhookSecret))

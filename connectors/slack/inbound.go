@@ -219,6 +219,8 @@ func (c *Connector) tap(ctx context.Context, cb slack.InteractionCallback, a *sl
 	}
 	switch {
 	case err == nil:
+	case errors.Is(err, interactions.ErrAlreadyApproved):
+		c.ephemeral(ctx, channel, thread, user, alreadyApprovedText)
 	case interactions.IsStale(err):
 		c.ephemeral(ctx, channel, thread, user, expiredText)
 	case errors.Is(err, interactions.ErrUnauthorized):

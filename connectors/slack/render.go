@@ -394,6 +394,9 @@ func renderUpdate(ev interactions.Event, pl place) outMsg {
 		if it.Kind == interactions.KindQuestion {
 			return questionMsg(it, pl, ev.Selected)
 		}
+		if len(ev.Approvals) > 0 { // counted towards a quorum: the buttons stay
+			return decisionMsg(it, pl, "⏳ *"+interactions.QuorumText(it, ev.Approvals, who)+"*")
+		}
 	}
 	res := ev.Resolution
 	if res.Status == interactions.StatusInterrupted { // the buttons still work
@@ -421,8 +424,18 @@ func renderUpdate(ev interactions.Event, pl place) outMsg {
 	return outMsg{text: connectors.Truncate(outcome, 200), blocks: append(blocks, section(it.ID+":r", outcome))}
 }
 
+// alreadyApprovedText tells someone whose approval counts already.
+const alreadyApprovedText = "You approved this already — your approval counts once."
+
 func outcomeLine(it interactions.Interaction, res interactions.Resolution) string {
 	by := " — " + who(res.By)
+	if len(res.Approvals) > 0 && res.Status == interactions.StatusAnswered {
+		names := make([]string, len(res.Approvals))
+		for i, a := range res.Approvals {
+			names[i] = who(a.By)
+		}
+		by = " — approved by " + strings.Join(names, ", ")
+	}
 	reason := ""
 	if t := strings.TrimSpace(res.Text); t != "" {
 		reason = ": " + truncEscaped(t, 1500)

@@ -420,6 +420,13 @@ const (
 // answer an interaction: questions need an allowed user; plan reviews and
 // tool approvals need an approver, in a DM as in a channel (approvers
 // default to the allowed users, so a solo user decides their own).
+// IsGroupChat implements connectors.GroupTeller: a chat in a channel (a
+// thread) is a group chat; a direct message is not.
+func (c *Connector) IsGroupChat(chatID string) bool {
+	ref, err := parseChat(chatID)
+	return err == nil && ref.thread != ""
+}
+
 func (c *Connector) authorizer(user string) func(interactions.Interaction) error {
 	return func(it interactions.Interaction) error {
 		if it.Kind == interactions.KindQuestion {

@@ -25,7 +25,9 @@ func (c *Connector) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		return
 	}
 	chat := m.Chat.ID
-	if !c.allowedUser(m.From.ID) {
+	// An approver who is not an allowed user may type only what a
+	// pending decision asks for (a deny reason, plan feedback).
+	if !c.allowedUser(m.From.ID) && !(c.approver(m.From.ID) && c.awaitsDecision(chat)) {
 		c.log.Info("telegram: message from a user not in LEASHD_TELEGRAM_ALLOWED_USERS refused", "user", m.From.ID, "chat", chat)
 		if !c.refuseOnce(chat, m.From.ID) {
 			return // told recently: a stranger cannot make the bot flood a chat
@@ -50,12 +52,22 @@ func (c *Connector) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 	if !forUs {
 		return // a command for another bot in a group
 	}
+	if !c.allowedUser(m.From.ID) && strings.HasPrefix(strings.TrimSpace(text), "/") {
+		if err := c.sayPlain(ctx, chat, ApproverOnlyText); err != nil {
+			c.log.Warn("telegram: reply failed", "chat", chat, "err", err)
+		}
+		return
+	}
 	in := connectors.Incoming{
 		ChatID:   chatID(chat),
 		UserID:   strconv.FormatInt(m.From.ID, 10),
 		UserName: c.nameOf(strconv.FormatInt(m.From.ID, 10)),
 		Text:     text,
 		Group:    m.Chat.IsGroup() || m.Chat.IsSuperGroup(),
+	}
+	user := m.From.ID
+	in.Authorize = func(it interactions.Interaction) error {
+		return c.mayAnswer(user, it) // typed text denies or adjusts: approvers only
 	}
 	if _, err := c.handlerOf().HandleMessage(ctx, in); err != nil {
 		c.log.Debug("telegram: message not handled", "chat", chat, "err", err)
@@ -103,7 +115,7 @@ func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
 		}
 	}
 	defer answer("", false)
-	if q.From == nil || !c.allowedUser(q.From.ID) {
+	if q.From == nil || (!c.allowedUser(q.From.ID) && !c.approver(q.From.ID)) {
 		var id int64
 		if q.From != nil {
 			id = q.From.ID
@@ -129,11 +141,12 @@ func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
 	// A button answers only the interaction of the chat it was shown in:
 	// forged data naming another chat's interaction is refused.
 	tapChat := chatID(q.Message.Chat.ID)
+	user := q.From.ID
 	r.Authorize = func(it interactions.Interaction) error {
 		if it.ChatID != tapChat {
 			return errForeignChat
 		}
-		return nil
+		return c.mayAnswer(user, it)
 	}
 	// One path before and after a restart: an interaction the last run
 	// left pending is pending again (the engine registers it at start-up).
@@ -175,8 +188,12 @@ func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
 		if e := c.sayPlain(ctx, q.Message.Chat.ID, FeedbackPrompt); e != nil {
 			c.log.Warn("telegram: asking for plan feedback failed", "err", e)
 		}
+	case err == nil && out == interactions.Counted:
+		answer(CountedText, false)
 	case err == nil:
 		answer("✓", false)
+	case errors.Is(err, interactions.ErrAlreadyApproved):
+		answer(AlreadyApprovedText, false)
 	case interactions.IsStale(err):
 		answer(StaleText, false)
 	case errors.Is(err, interactions.ErrUnauthorized), errors.Is(err, interactions.ErrInvalidReply):

@@ -163,6 +163,22 @@ func (c *Connector) apply(ctx context.Context, ev interactions.Event, ref msgRef
 	it := ev.Interaction
 	switch ev.Type {
 	case interactions.EventUpdated:
+		if !ev.AwaitingFeedback && len(ev.Approvals) > 0 {
+			// Counted towards a quorum: everyone sees who approved so
+			// far; the buttons stay for the others.
+			kb := keyboard(it, nil)
+			text := c.pendingText(it, ev.Approvals)
+			line := c.quorumLine(it, ev.Approvals)
+			c.background(ctx, ref.chat, "msg:"+ref.String(), "showing the approvals so far", func(ctx context.Context, send call) error {
+				if text == "" { // no room in the message: say it below
+					_, err := send(ctx, htmlMessage(ref.chat, line))
+					return err
+				}
+				_, err := send(ctx, htmlEdit(ref, text, kb))
+				return err
+			})
+			return
+		}
 		if ev.AwaitingFeedback || !it.MultiSelect {
 			return // the tap's handler asks for the feedback
 		}

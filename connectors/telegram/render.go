@@ -21,7 +21,36 @@ const (
 	CancelledText   = "Cancelled"
 	InterruptedText = interactions.InterruptedNotice
 	FeedbackPrompt  = "What should change?"
+	// CountedText answers an approval that counted towards a quorum; the
+	// message itself shows how many there are.
+	CountedText = "✓ Your approval is counted; more approvers are needed"
+	// ApproverOnlyText answers a command from an approver who is not an
+	// allowed user.
+	ApproverOnlyText = "Approvers who are not allowed users can only decide plan reviews and tool approvals (buttons, or a reason typed while one waits)."
+	// AlreadyApprovedText answers a repeat tap by someone counted already.
+	AlreadyApprovedText = "You approved this already — your approval counts once"
 )
+
+// quorumLine is the state of an interaction waiting for more approvals:
+// "⏳ 1 of 2 approvals — @alice".
+func (c *Connector) quorumLine(it interactions.Interaction, approvals []interactions.Approver) string {
+	return "⏳ <b>" + escape(interactions.QuorumText(it, approvals, c.nameOf)) + "</b>"
+}
+
+// pendingText is the interaction's last message part (the one with the
+// buttons) with the approvals so far below it, or "" when that would not
+// fit one message.
+func (c *Connector) pendingText(it interactions.Interaction, approvals []interactions.Approver) string {
+	parts, _ := render(it, nil)
+	if len(parts) == 0 {
+		return ""
+	}
+	t := parts[len(parts)-1] + "\n\n" + c.quorumLine(it, approvals)
+	if hlen(t) > MaxMessage {
+		return ""
+	}
+	return t
+}
 
 // render returns an interaction's message parts (HTML) and the keyboard
 // that goes on the last part.
@@ -191,6 +220,13 @@ func (c *Connector) statusLine(it interactions.Interaction, res interactions.Res
 	by := ""
 	if group && res.By != "" {
 		by = " — by " + escape(c.nameOf(res.By))
+	}
+	if len(res.Approvals) > 0 && res.Status == interactions.StatusAnswered {
+		names := make([]string, len(res.Approvals))
+		for i, a := range res.Approvals {
+			names[i] = c.nameOf(a.By)
+		}
+		by = " — approved by " + escape(strings.Join(names, ", "))
 	}
 	switch res.Status {
 	case interactions.StatusExpired:

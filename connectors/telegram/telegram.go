@@ -99,9 +99,12 @@ type Connector struct {
 	inflight map[string]*interactions.Event // being presented → an event that came first
 	selected map[string][]string            // multi-select ID → its selection so far
 	names    map[string]string              // user ID → display name, for "answered by"
-	streams  map[int64]*stream
-	refused  map[[2]int64]time.Time // (chat, user) → when a stranger was last told
-	stopped  bool                   // no new update handlers after Run ends
+	// approvers decide plan reviews and tool approvals (nil: the allowed
+	// users).
+	approvers map[int64]bool
+	streams   map[int64]*stream
+	refused   map[[2]int64]time.Time // (chat, user) → when a stranger was last told
+	stopped   bool                   // no new update handlers after Run ends
 }
 
 // Option configures a Connector.
@@ -117,6 +120,21 @@ func WithAllowedUsers(ids []int64) Option {
 	return func(c *Connector) {
 		for _, id := range ids {
 			c.allowed[id] = true
+		}
+	}
+}
+
+// WithApprovers sets the user IDs that may decide plan reviews and tool
+// approvals (and, with WithApprovalQuorum in the engine, count towards a
+// group's quorum). Empty (the default): the allowed users. An approver need
+// not be an allowed user to decide; when set, only approvers decide.
+func WithApprovers(ids []int64) Option {
+	return func(c *Connector) {
+		for _, id := range ids {
+			if c.approvers == nil {
+				c.approvers = make(map[int64]bool)
+			}
+			c.approvers[id] = true
 		}
 	}
 }
@@ -577,6 +595,59 @@ func parseChat(id string) (int64, error) {
 }
 
 func (c *Connector) allowedUser(id int64) bool { return c.allowed[id] }
+
+// IsGroupChat implements connectors.GroupTeller: a Telegram chat with a
+// negative ID is a group or supergroup (private chats are the user's ID).
+func (c *Connector) IsGroupChat(chatID string) bool {
+	n, err := parseChat(chatID)
+	return err == nil && n < 0
+}
+
+// approver reports whether a user may decide plan reviews and tool
+// approvals.
+func (c *Connector) approver(id int64) bool {
+	if c.approvers == nil {
+		return c.allowed[id]
+	}
+	return c.approvers[id]
+}
+
+// awaitsDecision reports whether a plan review or tool approval is pending
+// in chat.
+func (c *Connector) awaitsDecision(chat int64) bool {
+	h := c.handlerOf()
+	if h == nil {
+		return false
+	}
+	for _, it := range h.Pending(chatID(chat)) {
+		if it.Kind != interactions.KindQuestion {
+			return true
+		}
+	}
+	return false
+}
+
+// errNotApprover refuses a decision from someone not among the approvers.
+var errNotApprover = errors.New("only approvers (LEASHD_TELEGRAM_APPROVERS) can decide plan reviews and tool approvals")
+
+// errNotAllowed refuses an answer to a question from an approver who is
+// not an allowed user.
+var errNotAllowed = errors.New("only allowed users (LEASHD_TELEGRAM_ALLOWED_USERS) answer questions")
+
+// mayAnswer decides whether user may answer it: approvers decide plan
+// reviews and tool approvals, allowed users answer questions.
+func (c *Connector) mayAnswer(user int64, it interactions.Interaction) error {
+	if it.Kind == interactions.KindQuestion {
+		if !c.allowed[user] {
+			return errNotAllowed
+		}
+		return nil
+	}
+	if !c.approver(user) {
+		return errNotApprover
+	}
+	return nil
+}
 
 // refuseInterval is how often a stranger is told they are not allowed in
 // one chat; their other messages are dropped without a reply.

@@ -533,3 +533,28 @@ func TestQuestionTextAnswerAndSeveralNumbers(t *testing.T) {
 	assert.Equal(t, map[string]string{"Which ones?": "A, C"}, answers(t, <-got))
 	p.waitText("  → A, C")
 }
+
+// The terminal is one approver of a request that needs two: its approval
+// keeps the prompt with "1 of 2 approvals — local", and the request ends
+// when another approver answers elsewhere.
+func TestOneApproverOfAQuorum(t *testing.T) {
+	p := startInproc(t, nil, terminal.WithLateAnswer(0))
+	got := make(chan interactions.Resolution, 1)
+	go func() {
+		_, res, err := p.coord.Request(context.Background(), interactions.Interaction{ChatID: "terminal:t", Kind: interactions.KindToolApproval,
+			ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"make deploy"}`), ToolSummary: "make deploy", Quorum: 2})
+		assert.NoError(t, err)
+		got <- res
+	}()
+	p.waitText("[a/r/s/d]")
+	p.send("a\r")
+	p.waitText("1 of 2 approvals — local")
+	it := p.coord.Pending("terminal:t")[0]
+	_, err := p.coord.Reply(it.ID, interactions.Reply{By: "someone", Answers: []string{interactions.DecisionAllow}})
+	require.NoError(t, err)
+	res := <-got
+	assert.Equal(t, interactions.StatusAnswered, res.Status)
+	require.Len(t, res.Approvals, 2)
+	assert.Equal(t, "local", res.Approvals[0].By)
+	p.waitCursor(">")
+}

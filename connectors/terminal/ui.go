@@ -367,6 +367,9 @@ func (u *ui) update(ev interactions.Event) {
 				p.selected[l] = true
 			}
 		}
+		if len(ev.Approvals) > 0 && !ev.AwaitingFeedback {
+			p.hint = interactions.QuorumText(p.it, ev.Approvals, nil)
+		}
 		if ev.AwaitingFeedback && p.mode != interactions.ModeText {
 			p.mode, p.text = interactions.ModeText, forFeedback
 			if idx == 0 {
@@ -820,6 +823,11 @@ func (u *ui) reply(p *prompt, r interactions.Reply, shown string) {
 	}
 	if out == interactions.AwaitingFeedback {
 		p.mode, p.text = interactions.ModeText, forFeedback
+		return
+	}
+	if out == interactions.Counted {
+		// The terminal is one approver: it waits for the others.
+		p.hint = "Your approval is counted; waiting for more approvers."
 		return
 	}
 	u.resolved(p, shown)

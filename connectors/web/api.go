@@ -575,8 +575,19 @@ func (c *Connector) reply(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := h.Reply(context.WithoutCancel(r.Context()), r.PathValue("id"), rep)
+	if errors.Is(err, interactions.ErrAlreadyApproved) {
+		// The page and the API are one approver ("web"): a second approval
+		// from here is not counted, and not an error either.
+		writeJSON(w, http.StatusOK, map[string]any{"counted": false, "already_approved": true, "message": err.Error()})
+		return
+	}
 	if err != nil {
 		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	if out == interactions.Counted {
+		writeJSON(w, http.StatusAccepted, map[string]any{"counted": true,
+			"message": "approval counted; it needs more distinct approvers (interaction.updated events carry quorum_text)"})
 		return
 	}
 	if out == interactions.AwaitingFeedback {

@@ -47,11 +47,13 @@ type setup struct {
 	db        string        // a SQLite file for sessions and recovery (default: none)
 	crash     bool          // with db: the shutdown is not recorded, as after a crash
 	delay     time.Duration // the demo agent's streaming delay
+	engOpts   []engine.Option
 }
 
 func start(t testing.TB, s setup) *env {
 	t.Helper()
 	engOpts := []engine.Option{engine.WithWorkDir("/w"), engine.WithCloseTimeout(2 * time.Second)}
+	engOpts = append(engOpts, s.engOpts...)
 	coordOpts := s.coordOpts
 	var st *store.Store
 	if s.db != "" {

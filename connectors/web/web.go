@@ -111,6 +111,8 @@ type Connector struct {
 	chats    map[string]*chatInfo
 	selected map[string][]string // interaction → multi-select selection
 	awaiting map[string]bool     // plan review → adjust awaiting feedback
+	// approvals: interaction needing a quorum → the approvals so far
+	approvals map[string][]interactions.Approver
 	// interrupted are requests a restart interrupted that can still be
 	// answered (the engine sends the answer to the agent as a prompt).
 	interrupted map[string]interrupted
@@ -233,11 +235,12 @@ func New(opts ...Option) *Connector {
 		flushReq:      make(chan struct{}),
 		drained:       make(chan struct{}),
 
-		state:    errors.New("web: not listening yet"),
-		streams:  make(map[string]*streaming),
-		chats:    make(map[string]*chatInfo),
-		selected: make(map[string][]string),
-		awaiting: make(map[string]bool),
+		state:     errors.New("web: not listening yet"),
+		streams:   make(map[string]*streaming),
+		chats:     make(map[string]*chatInfo),
+		selected:  make(map[string][]string),
+		awaiting:  make(map[string]bool),
+		approvals: make(map[string][]interactions.Approver),
 
 		interrupted: make(map[string]interrupted),
 	}
@@ -519,9 +522,12 @@ type interactionView struct {
 	// its next prompt. Notice says so.
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Notice      string `json:"notice,omitempty"`
-
-	// Quorum is the approvals an approval policy requires (0: one).
-	Quorum int `json:"quorum"`
+	// Quorum is how many distinct approvers it needs (0: one); QuorumText
+	// the approvals so far, "1 of 2 approvals — U1" (the page and the API
+	// each count as one approver, "web").
+	Quorum     int                     `json:"quorum,omitempty"`
+	Approvals  []interactions.Approver `json:"approvals,omitempty"`
+	QuorumText string                  `json:"quorum_text,omitempty"`
 }
 
 type optionView struct {
@@ -535,6 +541,9 @@ type updatedEvent struct {
 	Kind             interactions.Kind `json:"kind"`
 	Selected         []string          `json:"selected"`
 	AwaitingFeedback bool              `json:"awaiting_feedback"`
+	// Approvals so far of one that needs a quorum, and as people read it.
+	Approvals  []interactions.Approver `json:"approvals,omitempty"`
+	QuorumText string                  `json:"quorum_text,omitempty"`
 }
 
 type resolvedEvent struct {
@@ -547,6 +556,8 @@ type resolvedEvent struct {
 	Text     string              `json:"text"`
 	By       string              `json:"by"`
 	At       time.Time           `json:"at"`
+	// Approvals: every approval counted towards its quorum.
+	Approvals []interactions.Approver `json:"approvals,omitempty"`
 }
 
 // maxStreamMessage starts a new message when streamed text grows past it.
@@ -656,6 +667,10 @@ func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
 	if v.Notes == nil {
 		v.Notes = []string{}
 	}
+	if it.NeedsQuorum() {
+		v.Quorum, v.Approvals = it.Quorum, c.approvals[it.ID]
+		v.QuorumText = interactions.QuorumText(it, v.Approvals, nil)
+	}
 	if in, ok := c.interrupted[it.ID]; ok {
 		v.Interrupted, v.Notice = true, in.notice
 	} else if it.Restored {
@@ -701,14 +716,24 @@ func (c *Connector) Update(_ context.Context, ev interactions.Event) error {
 		if it.MultiSelect {
 			c.selected[it.ID] = sel
 		}
-		c.publishLocked("interaction.updated", it.ChatID, updatedEvent{it.ID, it.ChatID, it.Kind, sel, c.awaiting[it.ID]}, "", 0)
+		up := updatedEvent{ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Selected: sel, AwaitingFeedback: c.awaiting[it.ID]}
+		if len(ev.Approvals) > 0 {
+			c.approvals[it.ID] = slices.Clone(ev.Approvals)
+			up.Approvals, up.QuorumText = ev.Approvals, interactions.QuorumText(it, ev.Approvals, nil)
+		}
+		c.publishLocked("interaction.updated", it.ChatID, up, "", 0)
 	case interactions.EventResolved:
 		delete(c.selected, it.ID)
 		delete(c.awaiting, it.ID)
 		r := ev.Resolution
 		resolved := resolvedEvent{
 			ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Status: r.Status,
-			Answer: r.Answer, Decision: r.Decision, Text: r.Text, By: r.By, At: r.At,
+			Answer: r.Answer, Decision: r.Decision, Text: r.Text, By: r.By, At: r.At, Approvals: r.Approvals,
+		}
+		if r.Status == interactions.StatusInterrupted {
+			c.approvals[it.ID] = slices.Clone(ev.Approvals) // shown again with them
+		} else {
+			delete(c.approvals, it.ID)
 		}
 		if r.Status == interactions.StatusInterrupted {
 			if c.stopping.Load() {

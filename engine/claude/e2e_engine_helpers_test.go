@@ -251,7 +251,8 @@ func testLogger(t testing.TB) *slogLogger { return newTestLogger(t) }
 
 // recConn is a connector that records what people would see.
 type recConn struct {
-	name string
+	name  string
+	group bool // its chats are shared by several people (connectors.GroupTeller)
 
 	mu      sync.Mutex
 	said    []string
@@ -268,6 +269,10 @@ func newRecConn(name string) *recConn {
 }
 
 func (r *recConn) Name() string { return r.name }
+
+// IsGroupChat implements connectors.GroupTeller.
+func (r *recConn) IsGroupChat(string) bool { return r.group }
+
 func (r *recConn) Run(ctx context.Context, _ connectors.Handler) error {
 	<-ctx.Done()
 	return nil

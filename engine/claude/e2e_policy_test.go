@@ -1,6 +1,7 @@
 package claude_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -18,7 +19,7 @@ import (
 // tool_result, the chat sees which rule), and a command matching a quorum
 // rule is put to people with the quorum on the interaction shown.
 func TestE2EPolicyDeniesAndRequiresQuorum(t *testing.T) {
-	p, err := policy.Parse("policy.yaml", []byte(`rules:
+	p, perr := policy.Parse("policy.yaml", []byte(`rules:
   - tool: Bash
     command: '\bgit\s+push\b'
     decision: deny
@@ -27,8 +28,9 @@ func TestE2EPolicyDeniesAndRequiresQuorum(t *testing.T) {
     command: '^touch '
     decision: {quorum: 2}
 `))
-	require.NoError(t, err)
+	require.NoError(t, perr)
 	s := newStack(t, engine.WithPolicy(policy.NewHolder("", p)))
+	s.conn.group = true // a team's chat: a quorum can be met there
 	s.api.Reply(bash("git push origin main"), bash("touch deployed.txt"), fakeapi.Text("Done."))
 	s.send(t, "ship it")
 
@@ -36,7 +38,11 @@ func TestE2EPolicyDeniesAndRequiresQuorum(t *testing.T) {
 	assert.Equal(t, "Bash", it.ToolName)
 	assert.Contains(t, it.ToolSummary, "touch deployed.txt")
 	assert.Equal(t, 2, it.Quorum, "the interaction shown carries the quorum")
-	s.tap(t, it.ID, interactions.DecisionAllow)
+	out, err := s.e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAllow}})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.Counted, out, "one approval of two")
+	_, err = s.e.Reply(context.Background(), it.ID, interactions.Reply{By: "u2", Answers: []string{interactions.DecisionAllow}})
+	require.NoError(t, err)
 	assert.Equal(t, "Done.", s.conn.waitDone(t, 1).Result)
 	assert.Equal(t, 1, s.conn.shownCount(), "the git push was not put to anyone")
 	assert.Contains(t, s.conn.saidText(), "Denied by policy rule 1 (line 2): Pushing is done by CI. — Bash: git push origin main")

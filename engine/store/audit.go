@@ -44,6 +44,9 @@ type AuditRecord struct {
 	// the interaction whose answer after a restart allowed the identical
 	// call ("" for every other record).
 	RecoveredFrom string
+	// Approvals are the approvals counted towards the interaction's
+	// Quorum, first first: who and when (none when it needed one).
+	Approvals []interactions.Approver
 }
 
 // Status is the record's status: "pending" or how it ended.
@@ -103,6 +106,14 @@ func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]AuditRecord, error)
 	if err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
 	}
+	for i := range recs {
+		if recs[i].Interaction.Quorum < 2 {
+			continue
+		}
+		if recs[i].Approvals, err = s.approvals(ctx, recs[i].Interaction.ID); err != nil {
+			return nil, fmt.Errorf("reading the audit log: %w", err)
+		}
+	}
 	return recs, nil
 }
 
@@ -127,10 +138,11 @@ type approvalFields struct {
 	DefaultToNo     bool   `json:"default_to_no,omitempty"`
 	NoSessionAllow  bool   `json:"no_session_allow,omitempty"`
 	RequiresDetails bool   `json:"requires_details,omitempty"`
+	Quorum          int    `json:"quorum,omitempty"` // approvers needed (plan reviews too)
 }
 
 func approvalOf(it interactions.Interaction) approvalFields {
-	return approvalFields{it.Reason, it.MCPServer, it.DefaultToNo, it.NoSessionAllow, it.RequiresDetails}
+	return approvalFields{it.Reason, it.MCPServer, it.DefaultToNo, it.NoSessionAllow, it.RequiresDetails, it.Quorum}
 }
 
 // scanRecords reads and closes rows selected with recordColumns.
@@ -164,6 +176,7 @@ func scanRecords(rows *sql.Rows) ([]AuditRecord, error) {
 			return nil, fmt.Errorf("interaction %s: bad approval fields in the database: %w", it.ID, err)
 		}
 		it.Reason, it.MCPServer, it.DefaultToNo, it.NoSessionAllow, it.RequiresDetails = a.Reason, a.MCPServer, a.DefaultToNo, a.NoSessionAllow, a.RequiresDetails
+		it.Quorum = a.Quorum
 		if status != statusPending {
 			r.Resolution.Status = interactions.Status(status)
 		}

@@ -32,5 +32,5 @@ func Example() {
 
 	recs, err := st.Audit(ctx, store.AuditFilter{})
 	fmt.Println(len(recs), err, store.SchemaVersion())
-	// Output: 0 <nil> 4
+	// Output: 0 <nil> 5
 }

@@ -29,11 +29,12 @@ const (
 	OpFile      = "file"      // the database file went away
 	OpAgain     = "again"     // a call allowed again without asking after a restart
 	OpSelected  = "selected"  // a multi-select's ticks so far
+	OpApproved  = "approved"  // approvals counted towards a quorum
 	OpNotice    = "notice"    // an agent's notice (auto-denial, lost writes, reset)
 )
 
 // Ops are every op a write error is counted under.
-var Ops = []string{OpRequested, OpPresented, OpResolved, OpRecovered, OpInterrupt, OpSession, OpFile, OpAgain, OpSelected, OpNotice}
+var Ops = []string{OpRequested, OpPresented, OpResolved, OpRecovered, OpInterrupt, OpSession, OpFile, OpAgain, OpSelected, OpNotice, OpApproved}
 
 // ErrorCounter counts failed writes by op (the metrics package implements
 // it as leashd_store_errors_total).
@@ -77,7 +78,7 @@ type queued struct {
 // the person who answered is told it failed).
 func retryable(op string) bool {
 	switch op {
-	case OpRequested, OpPresented, OpResolved, OpSession, OpSelected, OpNotice:
+	case OpRequested, OpPresented, OpResolved, OpSession, OpSelected, OpNotice, OpApproved:
 		return true
 	}
 	return false

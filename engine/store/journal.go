@@ -177,6 +177,11 @@ func (s *Store) Resolved(ctx context.Context, it interactions.Interaction, res i
 		if err != nil {
 			return err
 		}
+		// The approval that completed a quorum is journaled with the
+		// outcome (the ones before it by Approved).
+		if err := s.insertApprovals(ctx, tx, it.ID, res.Approvals); err != nil {
+			return err
+		}
 		return s.event(ctx, tx, it.ID, evResolved, data)
 	})
 	if err != nil {

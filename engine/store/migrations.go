@@ -159,6 +159,23 @@ var migrations = []migration{
 		`CREATE TRIGGER interactions_approval_fixed BEFORE UPDATE OF approval ON interactions
 		BEGIN SELECT RAISE(ABORT, 'what an interaction asked is never rewritten'); END`,
 	)},
+	{Version: 5, Name: "approvals counted towards a quorum", Up: execSQL(
+		// Every approval of an interaction that needs several approvers
+		// (its quorum is in the approval column): who and when. A person
+		// counts once; the log is append-only.
+		`CREATE TABLE approvals (
+			seq            INTEGER PRIMARY KEY,
+			interaction_id TEXT NOT NULL REFERENCES interactions (id),
+			approver       TEXT NOT NULL,
+			decision       TEXT NOT NULL DEFAULT '',
+			at             TEXT NOT NULL,
+			UNIQUE (interaction_id, approver)
+		) STRICT`,
+		`CREATE TRIGGER approvals_no_update BEFORE UPDATE ON approvals
+		BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END`,
+		`CREATE TRIGGER approvals_no_delete BEFORE DELETE ON approvals
+		BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END`,
+	)},
 }
 
 // migrate brings db to the last of steps, each step in its own IMMEDIATE

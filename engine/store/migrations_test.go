@@ -125,6 +125,22 @@ var fixtures = map[int]fixture{
 			assert.Equal(t, "Claude Code denied Bash without asking", ns[0].Text)
 		},
 	},
+	5: {
+		seed: []string{
+			`INSERT INTO interactions (id, chat_id, kind, options, plan, asked_at, ref, approval)
+			 VALUES ('v5plan', 'telegram:-500', 'plan_review', '[]', '1. tests', '2026-11-25T12:00:00.000000000Z', 'telegram:-500:3', '{"quorum":2}')`,
+			`INSERT INTO approvals (interaction_id, approver, decision, at)
+			 VALUES ('v5plan', '11', 'edit', '2026-11-25T12:01:00.000000000Z')`,
+		},
+		check: func(t *testing.T, s *store.Store) {
+			got, err := s.Interrupt(context.Background())
+			require.NoError(t, err)
+			require.Len(t, got, 1)
+			assert.Equal(t, 2, got[0].Interaction.Quorum)
+			assert.Equal(t, []interactions.Approver{{By: "11", Decision: "edit", At: time.Date(2026, 11, 25, 12, 1, 0, 0, time.UTC)}}, got[0].Approvals)
+			assert.Equal(t, got[0].Approvals, record(t, s, "v5plan").Approvals)
+		},
+	},
 }
 
 func TestMigrationsAreNumberedInOrder(t *testing.T) {

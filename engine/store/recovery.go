@@ -62,6 +62,9 @@ func (s *Store) Interrupt(ctx context.Context) ([]engine.Interrupted, error) {
 	if err := s.fillSelections(ctx, out); err != nil {
 		return nil, fmt.Errorf("marking pending interactions interrupted: %w", err)
 	}
+	if err := s.fillApprovals(ctx, out); err != nil {
+		return nil, fmt.Errorf("marking pending interactions interrupted: %w", err)
+	}
 	return out, nil
 }
 
@@ -145,6 +148,9 @@ func (s *Store) Recovered(ctx context.Context, id string, res interactions.Resol
 			return nil // already recovered
 		}
 		first = true
+		if err := s.insertApprovals(ctx, tx, id, res.Approvals); err != nil {
+			return err
+		}
 		return s.event(ctx, tx, id, evRecovered, data)
 	})
 	if err != nil {
@@ -178,6 +184,9 @@ func (s *Store) Unanswered(ctx context.Context, since time.Time) ([]engine.Inter
 		out = append(out, engine.Interrupted{Interaction: r.Interaction, Ref: r.Ref})
 	}
 	if err := s.fillSelections(ctx, out); err != nil {
+		return nil, fmt.Errorf("listing unanswered interrupted interactions: %w", err)
+	}
+	if err := s.fillApprovals(ctx, out); err != nil {
 		return nil, fmt.Errorf("listing unanswered interrupted interactions: %w", err)
 	}
 	return out, nil

@@ -1,0 +1,341 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/connectors/slack/slackfake"
+	"github.com/leashd/leashd/connectors/telegram/tgfake"
+)
+
+// TestServeTelegramGroupQuorum: in a Telegram group with
+// LEASHD_APPROVAL_QUORUM=2 and three approvers, a plan review needs two of
+// them. One approval leaves it pending and shows "1 of 2 approvals —
+// Alice" with the buttons kept; Alice tapping again is told and not
+// counted; Bob's approval resolves it and the agent goes ahead. A second
+// plan, approved by Alice, is rejected at once by Bob's Adjust with his
+// feedback. In a private chat one approval is enough.
+func TestServeTelegramGroupQuorum(t *testing.T) {
+	fake := tgfake.New()
+	defer fake.Close()
+	const group, alice, bob, carol, dave = int64(-500), int64(11), int64(12), int64(13), int64(14)
+	fake.SetUserName(alice, "Alice")
+	fake.SetUserName(bob, "Bob")
+	fake.SetUserName(carol, "Carol")
+	fake.SetUserName(dave, "Dave")
+	_, logs, stop := startServe(t, t.TempDir(),
+		"LEASHD_TELEGRAM_BOT_TOKEN="+fake.Token(),
+		"LEASHD_TELEGRAM_API_URL="+fake.URL(),
+		"LEASHD_TELEGRAM_ALLOWED_USERS=11,12,13,14",
+		"LEASHD_TELEGRAM_APPROVERS=11,12,13",
+		"LEASHD_APPROVAL_QUORUM=2")
+	defer func() { require.NoError(t, stop()) }()
+
+	waitBot := func(chat int64, what string, match func(tgfake.Message) bool) tgfake.Message {
+		t.Helper()
+		var found tgfake.Message
+		// A group gets a message every 3 s (Telegram's 20 a minute).
+		ok := fake.Wait(time.Minute, func() bool {
+			for _, m := range fake.BotMessages(chat) {
+				if match(m) {
+					found = m
+					return true
+				}
+			}
+			return false
+		})
+		require.True(t, ok, "no bot message in chat %d with %s; messages: %+v\nlog:\n%s", chat, what, fake.BotMessages(chat), logs)
+		return found
+	}
+	message := func(chat int64, id int) tgfake.Message {
+		for _, m := range fake.BotMessages(chat) {
+			if m.ID == id {
+				return m
+			}
+		}
+		t.Fatalf("message %d gone", id)
+		return tgfake.Message{}
+	}
+	tap := func(user int64, msg int, button string) tgfake.CallbackAnswer {
+		t.Helper()
+		q, err := fake.TapButton(group, user, msg, button)
+		require.NoError(t, err)
+		var a tgfake.CallbackAnswer
+		require.True(t, fake.Wait(10*time.Second, func() bool {
+			var ok bool
+			a, ok = fake.CallbackAnswer(q)
+			return ok
+		}), "tap %s by %d not answered", button, user)
+		return a
+	}
+	const approve = "Approve, review edits"
+
+	fake.Text(group, carol, "plan")
+	review := waitBot(group, "the plan review", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "Plan review") && len(m.Buttons()) > 0
+	})
+	// Dave may prompt but is no approver.
+	a := tap(dave, review.ID, approve)
+	assert.Contains(t, a.Text, "only approvers")
+
+	a = tap(alice, review.ID, approve)
+	assert.Contains(t, a.Text, "more approvers are needed")
+	waitBot(group, "1 of 2 approvals", func(m tgfake.Message) bool {
+		return m.ID == review.ID && strings.Contains(m.Text, "1 of 2 approvals — Alice")
+	})
+	assert.Contains(t, message(group, review.ID).Buttons(), approve, "the buttons stay for the others")
+
+	a = tap(alice, review.ID, approve)
+	assert.Contains(t, a.Text, "approved this already")
+	assert.Contains(t, message(group, review.ID).Text, "1 of 2 approvals — Alice", "a repeat does not count")
+	assert.NotContains(t, logs.String(), "Going ahead with the plan")
+
+	tap(bob, review.ID, approve)
+	waitBot(group, "the agent going ahead", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "Going ahead with the plan")
+	})
+	waitBot(group, "both approvers on the review", func(m tgfake.Message) bool {
+		return m.ID == review.ID && strings.Contains(m.Text, "approved by Alice, Bob") && len(m.Buttons()) == 0
+	})
+
+	// Back to plan mode for a second review: Alice approves, Bob adjusts.
+	fake.Text(group, carol, "/plan")
+	waitBot(group, "plan mode", func(m tgfake.Message) bool { return strings.Contains(m.Text, "Mode: plan") })
+	fake.Text(group, carol, "plan again")
+	second := waitBot(group, "the second plan review", func(m tgfake.Message) bool {
+		return m.ID != review.ID && strings.Contains(m.Text, "Plan review") && len(m.Buttons()) > 0
+	})
+	tap(alice, second.ID, approve)
+	waitBot(group, "1 of 2 on the second", func(m tgfake.Message) bool {
+		return m.ID == second.ID && strings.Contains(m.Text, "1 of 2 approvals — Alice")
+	})
+	tap(bob, second.ID, "Adjust")
+	fake.Text(group, bob, "add tests first")
+	waitBot(group, "the agent told of Bob's feedback", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "Your feedback: &quot;add tests first&quot;")
+	})
+	waitBot(group, "who adjusted and why", func(m tgfake.Message) bool {
+		return m.ID == second.ID && strings.Contains(m.Text, "Adjust — by Bob: add tests first")
+	})
+
+	// A private chat needs one approval.
+	fake.Text(alice, alice, "bash please")
+	own := waitBot(alice, "the private tool approval", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "echo hello") && len(m.Buttons()) > 0
+	})
+	_, err := fake.TapButton(alice, alice, own.ID, "Allow")
+	require.NoError(t, err)
+	waitBot(alice, "the command run", func(m tgfake.Message) bool { return strings.Contains(m.Text, "Output: hello") })
+}
+
+// TestServeSlackChannelQuorum: in a Slack channel with
+// LEASHD_APPROVAL_QUORUM=2 and three approvers, a plan review needs two:
+// one approval leaves it pending and shows "1 of 2 approvals" with the
+// buttons kept, a repeat tap is told privately and not counted, the second
+// approver resolves it and the agent goes on. A tool approval allowed by
+// one approver is denied at once by another's Deny.
+func TestServeSlackChannelQuorum(t *testing.T) {
+	const bot, app = "xoxb-quorum-test", "xapp-quorum-test"
+	fake := slackfake.New(bot, app)
+	defer fake.Close()
+	const dev, ua, ub, uc = "UDEV", "UA", "UB", "UC"
+	_, _, stop := startServe(t, t.TempDir(),
+		"LEASHD_SLACK_BOT_TOKEN="+bot,
+		"LEASHD_SLACK_APP_TOKEN="+app,
+		"LEASHD_SLACK_API_URL="+fake.APIURL(),
+		"LEASHD_SLACK_ALLOWED_USERS="+dev,
+		"LEASHD_SLACK_APPROVERS=UA,UB,UC",
+		"LEASHD_APPROVAL_QUORUM=2")
+	defer func() { assert.NoError(t, stop()) }()
+	require.True(t, fake.WaitFor(10*time.Second, func() bool { return fake.Connected() > 0 }), "Socket Mode connected")
+
+	push := func(typ string, payload any) {
+		t.Helper()
+		env, err := fake.Push(typ, payload, 0)
+		require.NoError(t, err)
+		require.True(t, fake.WaitFor(10*time.Second, func() bool { _, ok := fake.Acked(env); return ok }), "envelope %s acknowledged", env)
+	}
+	waitMsg := func(what string, ok func(slackfake.Message) bool) slackfake.Message {
+		t.Helper()
+		var found slackfake.Message
+		require.True(t, fake.WaitFor(10*time.Second, func() bool {
+			for _, m := range fake.Messages("C1") {
+				if ok(m) {
+					found = m
+					return true
+				}
+			}
+			return false
+		}), "no message in C1 with %s; messages:\n%s", what, dumpSlack(fake))
+		return found
+	}
+	current := func(ts string) slackfake.Message {
+		for _, m := range fake.Messages("C1") {
+			if m.TS == ts {
+				return m
+			}
+		}
+		t.Fatalf("message %s gone", ts)
+		return slackfake.Message{}
+	}
+	tap := func(user string, m slackfake.Message, label string) {
+		t.Helper()
+		for _, b := range slackfake.Buttons(m.Blocks) {
+			if b.Text == label {
+				push("interactive", slackfake.BlockAction(user, m, b.ActionID, b.Value))
+				return
+			}
+		}
+		t.Fatalf("no button %q on %s: %+v", label, m.TS, slackfake.Buttons(m.Blocks))
+	}
+	mention := func(id, ts, text string) {
+		text = "<@" + slackfake.BotUserID + "> " + text
+		push("events_api", slackfake.EventCallback(id, slackfake.MentionEvent("C1", dev, ts, "", text)))
+	}
+	const approve = "Approve, auto-accept edits"
+
+	const ts1 = "1700000000.000001"
+	mention("EvQ1", ts1, "plan")
+	plan := waitMsg("the plan's buttons", func(m slackfake.Message) bool {
+		return m.ThreadTS == ts1 && len(slackfake.Buttons(m.Blocks)) == 4
+	})
+	tap(ua, plan, approve)
+	plan = waitMsg("1 of 2 approvals", func(m slackfake.Message) bool {
+		return m.TS == plan.TS && strings.Contains(slackfake.Texts(m.Blocks), "1 of 2 approvals — <@UA>")
+	})
+	assert.Len(t, slackfake.Buttons(plan.Blocks), 4, "the buttons stay for the others")
+
+	tap(ua, plan, approve)
+	require.True(t, fake.WaitFor(10*time.Second, func() bool {
+		for _, e := range fake.Ephemerals() {
+			if e.User == ua && strings.Contains(e.Text, "approved this already") {
+				return true
+			}
+		}
+		return false
+	}), "the repeat tap is told: %+v", fake.Ephemerals())
+	assert.Contains(t, slackfake.Texts(current(plan.TS).Blocks), "1 of 2 approvals — <@UA>", "a repeat does not count")
+	assert.NotEmpty(t, slackfake.Buttons(current(plan.TS).Blocks))
+
+	tap(ub, plan, approve)
+	waitMsg("both approvers on the plan", func(m slackfake.Message) bool {
+		return m.TS == plan.TS && len(slackfake.Buttons(m.Blocks)) == 0 &&
+			strings.Contains(slackfake.Texts(m.Blocks), "approved by <@UA>, <@UB>")
+	})
+	waitMsg("the agent going on", func(m slackfake.Message) bool {
+		return m.ThreadTS == ts1 && m.TS != plan.TS && strings.Contains(m.Text+slackfake.Texts(m.Blocks), "hello.txt")
+	})
+
+	const ts2 = "1700000000.000002"
+	mention("EvQ2", ts2, "bash please")
+	tool := waitMsg("the tool approval", func(m slackfake.Message) bool {
+		return m.ThreadTS == ts2 && len(slackfake.Buttons(m.Blocks)) > 0
+	})
+	tap(ua, tool, "Allow")
+	waitMsg("1 of 2 on the tool", func(m slackfake.Message) bool {
+		return m.TS == tool.TS && strings.Contains(slackfake.Texts(m.Blocks), "1 of 2 approvals — <@UA>")
+	})
+	tap(uc, tool, "Deny")
+	waitMsg("denied at once by UC", func(m slackfake.Message) bool {
+		return m.TS == tool.TS && len(slackfake.Buttons(m.Blocks)) == 0 && strings.Contains(slackfake.Texts(m.Blocks), "Deny* — <@UC>")
+	})
+	waitMsg("the agent told it was denied", func(m slackfake.Message) bool {
+		return m.ThreadTS == ts2 && strings.Contains(m.Text+slackfake.Texts(m.Blocks), "denied")
+	})
+}
+
+// TestServeQuorumSurvivesRestart: a channel's plan review has one of two
+// approvals when leashd stops; after the restart the same approver's tap
+// is still told it counts already, and a second approver's tap completes
+// the quorum; the audit log names both.
+func TestServeQuorumSurvivesRestart(t *testing.T) {
+	const bot, app = "xoxb-quorum-restart", "xapp-quorum-restart"
+	fake := slackfake.New(bot, app)
+	defer fake.Close()
+	dir := t.TempDir()
+	env := []string{
+		"LEASHD_SLACK_BOT_TOKEN=" + bot, "LEASHD_SLACK_APP_TOKEN=" + app, "LEASHD_SLACK_API_URL=" + fake.APIURL(),
+		"LEASHD_SLACK_ALLOWED_USERS=UDEV", "LEASHD_SLACK_APPROVERS=UA,UB", "LEASHD_APPROVAL_QUORUM=2",
+	}
+	push := func(typ string, payload any) {
+		t.Helper()
+		id, err := fake.Push(typ, payload, 0)
+		require.NoError(t, err)
+		require.True(t, fake.WaitFor(10*time.Second, func() bool { _, ok := fake.Acked(id); return ok }), "envelope %s acknowledged", id)
+	}
+	waitMsg := func(what string, ok func(slackfake.Message) bool) slackfake.Message {
+		t.Helper()
+		var found slackfake.Message
+		require.True(t, fake.WaitFor(10*time.Second, func() bool {
+			for _, m := range fake.Messages("C1") {
+				if ok(m) {
+					found = m
+					return true
+				}
+			}
+			return false
+		}), "no message in C1 with %s; messages:\n%s", what, dumpSlack(fake))
+		return found
+	}
+	tap := func(user string, m slackfake.Message, label string) {
+		t.Helper()
+		for _, b := range slackfake.Buttons(m.Blocks) {
+			if b.Text == label {
+				push("interactive", slackfake.BlockAction(user, m, b.ActionID, b.Value))
+				return
+			}
+		}
+		t.Fatalf("no button %q on %s: %+v", label, m.TS, slackfake.Buttons(m.Blocks))
+	}
+	const approve, ts = "Approve, review edits", "1700000000.000009"
+
+	_, _, stop := startServe(t, dir, env...)
+	require.True(t, fake.WaitFor(10*time.Second, func() bool { return fake.Connected() > 0 }), "Socket Mode connected")
+	push("events_api", slackfake.EventCallback("EvR1", slackfake.MentionEvent("C1", "UDEV", ts, "", "<@"+slackfake.BotUserID+"> plan")))
+	plan := waitMsg("the plan's buttons", func(m slackfake.Message) bool {
+		return m.ThreadTS == ts && len(slackfake.Buttons(m.Blocks)) == 4
+	})
+	tap("UA", plan, approve)
+	plan = waitMsg("1 of 2 approvals", func(m slackfake.Message) bool {
+		return m.TS == plan.TS && strings.Contains(slackfake.Texts(m.Blocks), "1 of 2 approvals — <@UA>")
+	})
+	require.NoError(t, stop())
+	connected := fake.Connected()
+
+	_, logs, stop := startServe(t, dir, env...)
+	defer func() { assert.NoError(t, stop()) }()
+	require.True(t, fake.WaitFor(10*time.Second, func() bool { return fake.Connected() > connected }), "Socket Mode connected again")
+	plan = waitMsg("the plan's buttons after the restart", func(m slackfake.Message) bool {
+		return m.TS == plan.TS && len(slackfake.Buttons(m.Blocks)) == 4
+	})
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "answerable again") }, 10*time.Second, 10*time.Millisecond,
+		"the plan review is pending again: %s", logs)
+	tap("UA", plan, approve)
+	require.True(t, fake.WaitFor(10*time.Second, func() bool {
+		for _, e := range fake.Ephemerals() {
+			if e.User == "UA" && strings.Contains(e.Text, "approved this already") {
+				return true
+			}
+		}
+		return false
+	}), "UA's approval from before the restart still counts: %+v", fake.Ephemerals())
+	tap("UB", plan, approve)
+	waitMsg("both approvers on the plan", func(m slackfake.Message) bool {
+		return m.TS == plan.TS && len(slackfake.Buttons(m.Blocks)) == 0 &&
+			strings.Contains(slackfake.Texts(m.Blocks), "approved by <@UA>, <@UB>")
+	})
+	require.Eventually(t, func() bool {
+		var out bytes.Buffer
+		if err := run(t.Context(), []string{"audit", "--json"}, nil, &out, io.Discard); err != nil {
+			return false
+		}
+		s := out.String()
+		return strings.Contains(s, `"status":"answered"`) && strings.Contains(s, `"by":"UA"`) && strings.Contains(s, `"by":"UB"`)
+	}, 10*time.Second, 50*time.Millisecond, "the audit log names both approvers")
+}

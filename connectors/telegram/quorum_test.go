@@ -1,0 +1,57 @@
+package telegram_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/leashd/leashd/connectors/telegram"
+	"github.com/leashd/leashd/connectors/telegram/tgfake"
+	"github.com/leashd/leashd/engine"
+)
+
+// In a group with LEASHD_TELEGRAM_APPROVERS and a quorum of 2, an allowed
+// user who is no approver cannot approve; an approver who is not an
+// allowed user can tap (counted, "1 of 2 approvals"), and another such
+// approver's typed reason denies at once, naming them; the agent gets the
+// reason. A command from an approver-only user is refused.
+func TestGroupApproversAndQuorum(t *testing.T) {
+	const group, dev, alice, bob = int64(-900), int64(42), int64(7), int64(8)
+	var h *harness
+	h = newHarness(t, setup{
+		allowed:    []int64{dev},
+		connOpts:   []telegram.Option{telegram.WithApprovers([]int64{alice, bob})},
+		engineOpts: []engine.Option{engine.WithApprovalQuorum(2)},
+		turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+			ask(ctx, h.log, th, "Bash", map[string]any{"command": "rm -rf build"})
+			return engine.Result{}, nil
+		},
+	})
+	h.fake.SetUserName(alice, "Alice")
+	h.fake.SetUserName(bob, "Bob")
+	h.fake.Text(group, dev, "clean up")
+	msg := h.botMessage(group, "rm -rf build")
+
+	a := h.answer(h.tap(group, dev, msg.ID, "Allow"))
+	assert.Contains(t, a.Text, "only approvers")
+	a = h.answer(h.tap(group, alice, msg.ID, "Allow"))
+	assert.Equal(t, telegram.CountedText, a.Text)
+	h.waitMessage(group, msg.ID, "1 of 2 approvals", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "1 of 2 approvals — Alice") && len(m.Buttons()) > 0
+	})
+	a = h.answer(h.tap(group, alice, msg.ID, "Allow"))
+	assert.Equal(t, telegram.AlreadyApprovedText, a.Text)
+
+	h.fake.Text(group, bob, "/clear")
+	h.botMessage(group, telegram.ApproverOnlyText)
+	h.fake.Text(group, bob, "not the build dir")
+	r := h.response(1)
+	assert.False(t, r.Allow)
+	assert.Contains(t, r.Message, "not the build dir")
+	h.waitMessage(group, msg.ID, "denied by Bob", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "Denied — by Bob: not the build dir") && len(m.Buttons()) == 0
+	})
+	assert.Equal(t, []string{"clean up"}, h.prompts(), "no prompt from the approvers' text")
+}
