@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 )
@@ -23,14 +24,14 @@ const askToken = "ask-test-token-0123456789"
 // code, stdout and stderr once it ends.
 type askRun struct {
 	done           chan error
-	stdout, stderr *syncBuffer
+	stdout, stderr *testenv.Buffer
 	cancel         context.CancelFunc
 }
 
 func startAsk(t *testing.T, args ...string) *askRun {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	a := &askRun{done: make(chan error, 1), stdout: &syncBuffer{}, stderr: &syncBuffer{}, cancel: cancel}
+	a := &askRun{done: make(chan error, 1), stdout: &testenv.Buffer{}, stderr: &testenv.Buffer{}, cancel: cancel}
 	go func() {
 		a.done <- run(ctx, append([]string{"ask"}, args...), strings.NewReader(""), a.stdout, a.stderr)
 	}()

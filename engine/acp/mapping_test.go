@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/interactions"
@@ -328,7 +329,7 @@ func TestVendorQuestions(t *testing.T) {
 // /status names the ACP agent, and a missing agent program is reported
 // with what to fix (not Claude Code's install hint).
 func TestStatusAndMissingAgent(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	m := buildStack(t, New([]string{"/nonexistent/gemini", "--acp"}), logs, log, nil)
 	m.say("/status")
