@@ -156,16 +156,7 @@ func TestServeAnswersAToolApprovalAndAuditsIt(t *testing.T) {
 	code, body = postJSON(t, url+"/api/interactions/"+p.ID+"/reply", `{"answers":[["allow"]]}`)
 	assert.Equal(t, http.StatusConflict, code, "a second tap on a resolved request: %s", body)
 
-	answered := regexp.MustCompile(`leashd_interactions_resolved_total\{kind="tool_approval",status="answered"\} 1\n`)
-	assert.Eventually(t, func() bool { // the metrics watcher counts in the background
-		resp, err := http.Get(url + "/metrics")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		text, _ := io.ReadAll(resp.Body)
-		return answered.Match(text)
-	}, 5*time.Second, 20*time.Millisecond, "/metrics counts the answered tool approval")
+	waitAnsweredCounted(t, url, "tool_approval")
 
 	require.NoError(t, stop())
 	assert.Contains(t, logs.String(), "msg=stopped")
@@ -189,6 +180,22 @@ func TestServeAnswersAToolApprovalAndAuditsIt(t *testing.T) {
 	assert.Equal(t, "allow", row.Decision)
 	assert.Equal(t, "answered", row.Status)
 	assert.Equal(t, "web", row.By)
+}
+
+// waitAnsweredCounted waits until /metrics counts one answered interaction
+// of kind (the metrics watcher counts in the background).
+func waitAnsweredCounted(t *testing.T, url, kind string) {
+	t.Helper()
+	answered := regexp.MustCompile(`leashd_interactions_resolved_total\{kind="` + kind + `",status="answered"\} 1\n`)
+	assert.Eventually(t, func() bool {
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		text, _ := io.ReadAll(resp.Body)
+		return answered.Match(text)
+	}, 5*time.Second, 20*time.Millisecond, "/metrics counts the answered %s", kind)
 }
 
 // waitEvent reads the chat's event stream (from the start) until one
