@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/slack/slackfake"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 )
@@ -72,7 +71,7 @@ func TestTelegramWalkthrough(t *testing.T) {
 
 	// Step 4: start it. What a test must add: the fake's URL, a free port,
 	// the demo agent and scratch directories.
-	run := func() (string, *lockedBuffer, func()) {
+	run := func() (string, *testenv.Buffer, func()) {
 		return startLeashd(t, dir, start[1], bin, "telegram", "LEASHD_TELEGRAM_API_URL="+fake.URL())
 	}
 	_, logs, stop := run()
@@ -201,7 +200,7 @@ func buildLeashd(t *testing.T) string {
 // a test must add: extra (the fake's URL), a free port, the demo agent and
 // scratch directories. It waits for the start-up line, which must list
 // connector, and returns the web URL, the log and a stop function.
-func startLeashd(t *testing.T, dir, sourceEnv, bin, connector string, extra ...string) (url string, logs *lockedBuffer, stop func()) {
+func startLeashd(t *testing.T, dir, sourceEnv, bin, connector string, extra ...string) (url string, logs *testenv.Buffer, stop func()) {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", sourceEnv+`; exec "$LEASHD_BIN"`)
 	cmd.Dir = dir
@@ -213,7 +212,7 @@ func startLeashd(t *testing.T, dir, sourceEnv, bin, connector string, extra ...s
 		"LEASHD_WORKDIR="+dir,
 	)
 	cmd.Env = append(cmd.Env, extra...)
-	logs = &lockedBuffer{}
+	logs = &testenv.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
@@ -245,22 +244,4 @@ func startLeashd(t *testing.T, dir, sourceEnv, bin, connector string, extra ...s
 	}, 20*time.Second, 20*time.Millisecond, "leashd did not start:\n%s", logs)
 	assert.Regexp(t, `leashd starting.*connectors=.*`+connector, logs.String(), "the start-up line lists %s, as the README says", connector)
 	return web.FindStringSubmatch(logs.String())[1], logs, stop
-}
-
-// lockedBuffer is a bytes.Buffer a process writes while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,20 +22,20 @@ func TestFormFields(t *testing.T) {
 		"count":{"type":"integer","description":"How many?"},
 		"note":{"type":"string","description":"Anything else?"}
 	},"required":["size"]}`)
-	fs, err := formFields(schema, nil)
+	fs, err := FormFields(schema, FormOptions{})
 	require.NoError(t, err)
 	var names []string
 	for _, f := range fs {
-		names = append(names, f.name)
+		names = append(names, f.Name)
 	}
 	assert.Equal(t, []string{"size", "tags", "color", "ok", "count", "note"}, names, "the schema's order")
-	assert.Equal(t, "Which size?", fs[0].question.Question)
-	assert.Equal(t, "Size", fs[0].question.Header)
-	assert.True(t, fs[0].required)
-	assert.False(t, fs[0].question.MultiSelect)
-	assert.True(t, fs[1].question.MultiSelect)
-	assert.Empty(t, fs[4].question.Options)
-	assert.Empty(t, fs[5].question.Options)
+	assert.Equal(t, "Which size?", fs[0].Question.Question)
+	assert.Equal(t, "Size", fs[0].Question.Header)
+	assert.True(t, fs[0].Required)
+	assert.False(t, fs[0].Question.MultiSelect)
+	assert.True(t, fs[1].Question.MultiSelect)
+	assert.Empty(t, fs[4].Question.Options)
+	assert.Empty(t, fs[5].Question.Options)
 
 	for _, tc := range []struct {
 		f      int
@@ -44,7 +45,7 @@ func TestFormFields(t *testing.T) {
 		{0, "Large", "l"}, {1, "Alpha, Beta", []any{"a", "b"}}, {2, "blue", "blue"},
 		{3, "No", false}, {3, "yes", true}, {4, "12", int64(12)}, {5, "free, text", "free, text"},
 	} {
-		v, err := fs[tc.f].value(tc.answer)
+		v, err := fill(fs[tc.f], tc.answer)
 		require.NoError(t, err, tc.answer)
 		assert.Equal(t, tc.want, v, tc.answer)
 	}
@@ -52,15 +53,15 @@ func TestFormFields(t *testing.T) {
 		f      int
 		answer string
 	}{{0, "Medium"}, {4, "twelve"}, {1, "Alpha, Gamma"}} {
-		_, err := fs[tc.f].value(tc.answer)
+		_, err := fill(fs[tc.f], tc.answer)
 		assert.Error(t, err, tc.answer)
 	}
 
-	fs, err = formFields(schema, []string{"note", "nope", "count"})
+	fs, err = FormFields(schema, FormOptions{Order: []string{"note", "nope", "count"}})
 	require.NoError(t, err)
-	assert.Equal(t, "note", fs[0].name, "property_order first")
-	assert.Equal(t, "count", fs[1].name)
-	assert.Equal(t, "size", fs[2].name, "then the rest in the schema's order")
+	assert.Equal(t, "note", fs[0].Name, "property_order first")
+	assert.Equal(t, "count", fs[1].Name)
+	assert.Equal(t, "size", fs[2].Name, "then the rest in the schema's order")
 }
 
 func TestFormFieldsErrorsSayWhat(t *testing.T) {
@@ -72,41 +73,75 @@ func TestFormFieldsErrorsSayWhat(t *testing.T) {
 		`{"properties":{"x":{"type":"array"}}}`:  `field "x": an array needs "items" with "enum" or "anyOf" options`,
 		`{"properties":{"x":{}}}`:                `field "x": no "type"`,
 	} {
-		_, err := formFields(json.RawMessage(schema), nil)
+		_, err := FormFields(json.RawMessage(schema), FormOptions{})
 		require.Error(t, err, schema)
 		assert.Contains(t, err.Error(), want, schema)
 	}
 }
 
+// fill is the value an answer gives the field, or why it does not fit.
+func fill(f FormField, answer string) (any, error) {
+	content := map[string]any{}
+	err := f.Fill(answer, content)
+	return content[f.Name], err
+}
+
+// FuzzFormFields: any schema is refused with an error, or read as at most
+// MaxFormFields questions, each field once, with unique option labels, each
+// option an answer that gives the field a value. Read for an ACP agent
+// (acpForm in engine/acp: all at once, text as the message), the question
+// texts are non-empty and unique and the values marshal; read one at a
+// time (Elicit, text as an answer), any answer is taken or refused.
 func FuzzFormFields(f *testing.F) {
 	for _, s := range []string{
 		`{"properties":{"a":{"type":"string"},"b":{"type":"array","items":{"enum":["x","x"]}}}}`,
 		`{"properties":{"a":{"type":"string","oneOf":[{"const":1},{"const":"1"}]}}}`,
 		`{"properties":{"a":{"type":"boolean"},"a":{"type":"number"}}}`,
 		`{"properties":[]}`, `null`, `{"properties":{"a":{"type":"array","items":[]}}}`,
+		`{"type":"object","properties":{"question_0":{"type":"string","title":"DB","oneOf":[{"const":"Postgres","title":"Postgres","description":"x"}]},"question_0_custom":{"type":"string"}}}`,
+		`{"properties":{"a":{"type":"array","items":{"enum":["x","y"],"enumNames":["X","Y"]}},"b":{"type":"boolean"},"c":{"type":"integer"}}}`,
+		`{"properties":{"a":{"type":"object"}}}`,
+		`{"properties":{"a":{},"a":{}}}`,
+		`{"properties":null}`,
+		`[]`,
 	} {
 		f.Add([]byte(s), "x")
 	}
-	f.Fuzz(func(t *testing.T, schema []byte, answer string) {
-		fs, err := formFields(schema, []string{"a", "b"})
-		if err != nil {
-			assert.NotEmpty(t, err.Error())
-			return
-		}
-		seen := map[string]bool{}
-		for _, fl := range fs {
-			assert.False(t, seen[fl.name], "each field once")
-			seen[fl.name] = true
-			labels := map[string]bool{}
-			for _, o := range fl.question.Options {
-				assert.False(t, labels[o.Label], "labels are unique")
-				labels[o.Label] = true
-				_, err := fl.value(o.Label)
-				if !fl.question.MultiSelect {
-					assert.NoError(t, err, "every option is an answer")
+	f.Fuzz(func(t *testing.T, schema []byte, text string) {
+		for _, o := range []FormOptions{
+			{Order: []string{"a", "b"}},
+			{Together: true, Message: text, Companions: true, Lenient: true},
+		} {
+			fs, err := FormFields(schema, o)
+			if err != nil {
+				assert.NotEmpty(t, err.Error())
+				continue
+			}
+			require.NotEmpty(t, fs)
+			require.LessOrEqual(t, len(fs), MaxFormFields)
+			names, texts := map[string]bool{}, map[string]bool{}
+			for _, fl := range fs {
+				assert.False(t, names[fl.Name], "each field once")
+				names[fl.Name] = true
+				if o.Together {
+					q := fl.Question.Question
+					assert.False(t, strings.TrimSpace(q) == "" || texts[q], "question text %q empty or repeated", q)
+					texts[q] = true
+					_, err := json.Marshal(map[string]any{"x": fl.values})
+					assert.NoError(t, err, "values marshal")
+				}
+				labels := map[string]bool{}
+				for _, op := range fl.Question.Options {
+					assert.False(t, labels[op.Label], "labels are unique")
+					labels[op.Label] = true
+					content := map[string]any{}
+					require.NoError(t, fl.Fill(op.Label, content), "every option is an answer")
+					assert.Contains(t, content, fl.Name, "picking %q gives the field a value", op.Label)
+				}
+				if !o.Together {
+					_, _ = fill(fl, text)
 				}
 			}
-			_, _ = fl.value(answer)
 		}
 	})
 }

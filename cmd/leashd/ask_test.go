@@ -13,24 +13,41 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 )
 
 const askToken = "ask-test-token-0123456789"
 
+// startServeTelegram runs leashd (serve) with the web API behind askToken
+// and Telegram on a fake Bot API that user 1001 may use; both stop when
+// the test ends.
+func startServeTelegram(t *testing.T) (url string, fake *tgfake.Server) {
+	t.Helper()
+	fake = tgfake.New()
+	t.Cleanup(fake.Close)
+	url, _, stop := startServe(t, t.TempDir(),
+		"LEASHD_TELEGRAM_BOT_TOKEN="+fake.Token(),
+		"LEASHD_TELEGRAM_API_URL="+fake.URL(),
+		"LEASHD_TELEGRAM_ALLOWED_USERS=1001",
+		"LEASHD_WEB_TOKEN="+askToken)
+	t.Cleanup(func() { require.NoError(t, stop()) })
+	return url, fake
+}
+
 // askRun runs `leashd ask args…` in this process and returns its exit
 // code, stdout and stderr once it ends.
 type askRun struct {
 	done           chan error
-	stdout, stderr *syncBuffer
+	stdout, stderr *testenv.Buffer
 	cancel         context.CancelFunc
 }
 
 func startAsk(t *testing.T, args ...string) *askRun {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	a := &askRun{done: make(chan error, 1), stdout: &syncBuffer{}, stderr: &syncBuffer{}, cancel: cancel}
+	a := &askRun{done: make(chan error, 1), stdout: &testenv.Buffer{}, stderr: &testenv.Buffer{}, cancel: cancel}
 	go func() {
 		a.done <- run(ctx, append([]string{"ask"}, args...), strings.NewReader(""), a.stdout, a.stderr)
 	}()
@@ -61,15 +78,8 @@ func (a *askRun) exit(t *testing.T) int {
 // the question (exit 2, the chat says it was cancelled); bad input and an
 // unknown chat exit 3 naming the problem.
 func TestAskAnsweredInTelegram(t *testing.T) {
-	fake := tgfake.New()
-	defer fake.Close()
+	url, fake := startServeTelegram(t)
 	const me = int64(1001)
-	url, _, stop := startServe(t, t.TempDir(),
-		"LEASHD_TELEGRAM_BOT_TOKEN="+fake.Token(),
-		"LEASHD_TELEGRAM_API_URL="+fake.URL(),
-		"LEASHD_TELEGRAM_ALLOWED_USERS=1001",
-		"LEASHD_WEB_TOKEN="+askToken)
-	defer func() { require.NoError(t, stop()) }()
 	waitShown := func(text string, buttons bool) tgfake.Message {
 		t.Helper()
 		var found tgfake.Message

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/config/testenv"
 )
 
 // BenchmarkHugeAgentLineRSS runs leashd (this test binary running main, in
@@ -37,7 +39,7 @@ func floodRSS(b *testing.B, size int) (idle, peak int64) {
 		"LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH="+writeFloodCLI(b, dir),
 		"LEASHD_TEST_FLOOD_BYTES="+strconv.Itoa(size),
 		"LEASHD_WEB_ADDR=127.0.0.1:0", "LEASHD_DB_PATH="+filepath.Join(dir, "leashd.db"), "LEASHD_WORKDIR="+dir)
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	cmd.Stdout, cmd.Stderr = io.Discard, logs
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)

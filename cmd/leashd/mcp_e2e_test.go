@@ -27,15 +27,8 @@ import (
 // approval and runs after the Allow tap; the model receives both answers.
 func TestMCPRealClaudeApprovalsFromTelegram(t *testing.T) {
 	claudePath := testenv.Claude(t)
-	fake := tgfake.New()
-	defer fake.Close()
+	url, fake := startServeTelegram(t)
 	const me = int64(1001)
-	url, _, stop := startServe(t, t.TempDir(),
-		"LEASHD_TELEGRAM_BOT_TOKEN="+fake.Token(),
-		"LEASHD_TELEGRAM_API_URL="+fake.URL(),
-		"LEASHD_TELEGRAM_ALLOWED_USERS=1001",
-		"LEASHD_WEB_TOKEN="+askToken)
-	defer func() { require.NoError(t, stop()) }()
 
 	api := fakeapi.New(t)
 	ask := fakeapi.Reply{Tools: []fakeapi.ToolUse{{ID: "toolu_ask", Name: "mcp__leashd__ask_user", Input: map[string]any{

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -132,16 +131,7 @@ func TestMCPStdioProxiesToARunningLeashd(t *testing.T) {
 	require.False(t, r.res.IsError)
 	assert.Equal(t, `"Which regions?"="eu, ap"`, r.res.Content[0].(*mcp.TextContent).Text)
 
-	answered := regexp.MustCompile(`leashd_interactions_resolved_total\{kind="question",status="answered"\} 1\n`)
-	assert.Eventually(t, func() bool {
-		resp, err := http.Get(url + "/metrics")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		text, _ := io.ReadAll(resp.Body)
-		return answered.Match(text)
-	}, 5*time.Second, 20*time.Millisecond, "/metrics counts the answered question")
+	waitAnsweredCounted(t, url, "question")
 	stopped = true
 	require.NoError(t, stop())
 	var out bytes.Buffer

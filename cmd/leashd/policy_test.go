@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config"
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/engine/policy"
 )
 
@@ -215,7 +216,7 @@ func TestServeReloadsThePolicyOnSIGHUP(t *testing.T) {
 	cmd.Env = append(os.Environ(), runMainEnv+"=1", runMainArgs+"=",
 		"LEASHD_AGENT=demo", "LEASHD_WEB_ADDR=127.0.0.1:0", "LEASHD_POLICY_FILE="+file,
 		"LEASHD_DB_PATH="+filepath.Join(dir, "leashd.db"), "LEASHD_WORKDIR="+dir)
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	cmd.Stdout, cmd.Stderr = io.Discard, logs
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
@@ -256,7 +257,7 @@ func TestReloadPolicyOnKeepsTheOldPolicy(t *testing.T) {
 	h, err := loadPolicy(configWithPolicy(file))
 	require.NoError(t, err)
 	old := h.Policy()
-	var logs syncBuffer
+	var logs testenv.Buffer
 	sig := make(chan os.Signal)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -30,7 +31,7 @@ import (
 type child struct {
 	cmd  *exec.Cmd
 	url  string
-	logs *syncBuffer
+	logs *testenv.Buffer
 }
 
 func startChild(t testing.TB, nofile int, env ...string) *child {
@@ -42,7 +43,7 @@ func startChild(t testing.TB, nofile int, env ...string) *child {
 		"LEASHD_AGENT=demo", "LEASHD_WEB_ADDR=127.0.0.1:0", "LEASHD_LOG_FORMAT=json",
 		"LEASHD_DB_PATH="+filepath.Join(dir, "leashd.db"), "LEASHD_WORKDIR="+dir)
 	cmd.Env = append(cmd.Env, env...)
-	c := &child{cmd: cmd, logs: &syncBuffer{}}
+	c := &child{cmd: cmd, logs: &testenv.Buffer{}}
 	cmd.Stdout, cmd.Stderr = io.Discard, c.logs
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/config/testenv"
 )
 
 // wedgedCLI is a stand-in for a Claude Code CLI that hangs: it answers the
@@ -53,7 +55,7 @@ func TestServeShutdownIsBoundedWithAWedgedAgent(t *testing.T) {
 		"LEASHD_SHUTDOWN_TIMEOUT_SECONDS="+strconv.Itoa(int(bound/time.Second)),
 		"LEASHD_WEB_ADDR=127.0.0.1:0", "LEASHD_LOG_FORMAT=json",
 		"LEASHD_DB_PATH="+filepath.Join(dir, "leashd.db"), "LEASHD_WORKDIR="+dir)
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	cmd.Stdout, cmd.Stderr = io.Discard, logs
 	require.NoError(t, cmd.Start())
 	require.Eventually(t, func() bool { return webURL.MatchString(logs.String()) },

@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,34 +20,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/engine/claude"
 )
-
-// syncBuffer is a bytes.Buffer the server's logger and the test may use at
-// once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 var webURL = regexp.MustCompile(`leashd web UI at (http://[0-9.:]+)`)
 
 // startServe runs `leashd` (serve) in this process with the demo agent on
 // a free loopback port and returns its URL, its log and a stop function
 // that shuts it down and returns run's error.
-func startServe(t *testing.T, dir string, env ...string) (url string, logs *syncBuffer, stop func() error) {
+func startServe(t *testing.T, dir string, env ...string) (url string, logs *testenv.Buffer, stop func() error) {
 	t.Helper()
 	cleanEnv(t)
 	t.Setenv("LEASHD_AGENT", "demo")
@@ -60,7 +41,7 @@ func startServe(t *testing.T, dir string, env ...string) (url string, logs *sync
 		t.Setenv(k, v)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	logs = &syncBuffer{}
+	logs = &testenv.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, nil, strings.NewReader(""), io.Discard, logs) }()
 	stop = func() error {
@@ -175,16 +156,7 @@ func TestServeAnswersAToolApprovalAndAuditsIt(t *testing.T) {
 	code, body = postJSON(t, url+"/api/interactions/"+p.ID+"/reply", `{"answers":[["allow"]]}`)
 	assert.Equal(t, http.StatusConflict, code, "a second tap on a resolved request: %s", body)
 
-	answered := regexp.MustCompile(`leashd_interactions_resolved_total\{kind="tool_approval",status="answered"\} 1\n`)
-	assert.Eventually(t, func() bool { // the metrics watcher counts in the background
-		resp, err := http.Get(url + "/metrics")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		text, _ := io.ReadAll(resp.Body)
-		return answered.Match(text)
-	}, 5*time.Second, 20*time.Millisecond, "/metrics counts the answered tool approval")
+	waitAnsweredCounted(t, url, "tool_approval")
 
 	require.NoError(t, stop())
 	assert.Contains(t, logs.String(), "msg=stopped")
@@ -208,6 +180,22 @@ func TestServeAnswersAToolApprovalAndAuditsIt(t *testing.T) {
 	assert.Equal(t, "allow", row.Decision)
 	assert.Equal(t, "answered", row.Status)
 	assert.Equal(t, "web", row.By)
+}
+
+// waitAnsweredCounted waits until /metrics counts one answered interaction
+// of kind (the metrics watcher counts in the background).
+func waitAnsweredCounted(t *testing.T, url, kind string) {
+	t.Helper()
+	answered := regexp.MustCompile(`leashd_interactions_resolved_total\{kind="` + kind + `",status="answered"\} 1\n`)
+	assert.Eventually(t, func() bool {
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		text, _ := io.ReadAll(resp.Body)
+		return answered.Match(text)
+	}, 5*time.Second, 20*time.Millisecond, "/metrics counts the answered %s", kind)
 }
 
 // waitEvent reads the chat's event stream (from the start) until one
@@ -264,7 +252,7 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 	cmd.Env = append(os.Environ(), runMainEnv+"=1", runMainArgs+"=",
 		"LEASHD_AGENT=demo", "LEASHD_WEB_ADDR=127.0.0.1:0", "LEASHD_LOG_FORMAT=json",
 		"LEASHD_DB_PATH="+filepath.Join(dir, "leashd.db"), "LEASHD_WORKDIR="+dir)
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	cmd.Stdout, cmd.Stderr = io.Discard, logs
 	require.NoError(t, cmd.Start())
 	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "leashd web UI at") },

@@ -1,7 +1,6 @@
 package telegram_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 	"github.com/leashd/leashd/engine"
@@ -114,24 +114,6 @@ func ask(ctx context.Context, log *agentLog, h engine.TurnHandler, tool string, 
 	return resp
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type harness struct {
 	t     testing.TB
 	fake  *tgfake.Server
@@ -140,7 +122,7 @@ type harness struct {
 	eng   *engine.Engine
 	agent *scriptAgent
 	log   *agentLog
-	logs  *syncBuffer
+	logs  *testenv.Buffer
 	stop  func() // stops the engine (and the connector) and waits
 }
 
@@ -167,7 +149,7 @@ func newHarness(t testing.TB, s setup) *harness {
 		fake = tgfake.New(s.fakeOpts...)
 		t.Cleanup(fake.Close)
 	}
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	limits := fastLimits
 	if s.limits != nil {

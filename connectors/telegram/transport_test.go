@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
@@ -204,7 +205,7 @@ func TestTokenNeverAppearsInLogsOrErrors(t *testing.T) {
 	// Rejected token: Run fails with a clear error.
 	fake := tgfake.New(tgfake.WithToken("123456:other"))
 	t.Cleanup(fake.Close)
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	c := telegram.New(secretToken, telegram.WithAPIURL(fake.URL()), telegram.WithLogger(newLogger(logs)))
 	err := c.Run(context.Background(), nopHandler{})
 	require.Error(t, err)
@@ -226,7 +227,7 @@ func TestTokenNeverAppearsInLogsOrErrors(t *testing.T) {
 	assert.NotContains(t, logs.String(), "very-secret")
 }
 
-func newLogger(w *syncBuffer) *slog.Logger {
+func newLogger(w *testenv.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/leashd/leashd/interactions"
+	"github.com/leashd/leashd/interactions/client"
 )
 
 // Asker is implemented by a Handler that lets programs ask people (the
@@ -60,28 +61,9 @@ type AskResponse struct {
 	Deadline *time.Time `json:"deadline,omitempty"`
 }
 
-// Outcome is the body of GET /api/interactions/{id}.
-type Outcome struct {
-	ID string `json:"interaction_id"`
-	// Status is "pending" (also while a restart of leashd interrupted it:
-	// it can still be answered) or how it ended: answered, rejected,
-	// expired, cancelled.
-	Status string `json:"status"`
-	// Answer is the answer as one line: the label, labels joined with
-	// ", " (multi-select), or the free text.
-	Answer string `json:"answer"`
-	// Answers are the chosen option labels (none for free text).
-	Answers []string `json:"answers"`
-	// Decision is a plan review's or tool approval's decision.
-	Decision string `json:"decision"`
-	// Text is a rejection's reason, or why it expired or was cancelled.
-	Text string `json:"text"`
-	By   string `json:"by"`
-	// Approved says whether the answer lets the asker go ahead: answered,
-	// and for an approval its first option.
-	Approved   bool       `json:"approved"`
-	ResolvedAt *time.Time `json:"resolved_at"`
-}
+// Outcome is the body of GET /api/interactions/{id}; its wire type is the
+// Go client's, so the two cannot drift apart.
+type Outcome = client.Outcome
 
 // Limits of POST /api/interactions.
 const (

@@ -28,6 +28,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/agentproc"
 )
 
 // Agent starts ACP agent processes.
@@ -95,7 +96,7 @@ func (a *Agent) Open(ctx context.Context, opts engine.SessionOptions) (engine.Se
 	cmd := exec.Command(path, a.argv[1:]...)
 	cmd.Dir = opts.WorkDir
 	cmd.Env = append(os.Environ(), a.env...)
-	setProcessGroup(cmd)
+	agentproc.SetGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

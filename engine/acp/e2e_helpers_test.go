@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -41,7 +40,7 @@ type stack struct {
 	eng   *engine.Engine
 	dir   string
 	home  string
-	logs  *syncBuffer
+	logs  *testenv.Buffer
 	stop  func()
 
 	pids string // the wrapper's log of agent pids, one a start
@@ -94,23 +93,6 @@ func (s *stack) unscriptedCalls() int {
 	return s.unscripted
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
 	t.Helper()
 	real := testenv.ACPAgent(t)
@@ -121,7 +103,7 @@ func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
 	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho $$ >> "+strconv.Quote(pids)+"\nexec "+strconv.Quote(real)+" \"$@\"\n"), 0o755))
 	api := fakeapi.New(t)
 	home := t.TempDir()
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	agent := New([]string{bin}, WithEnv(append(api.Env(home), "IS_SANDBOX=1")...), WithLogger(log), WithCloseTimeout(3*time.Second))
 	s := buildStack(t, agent, logs, log, nil, engineOpts...)
@@ -131,7 +113,7 @@ func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
 }
 
 // buildStack runs agent behind the engine and the Telegram connector.
-func buildStack(t *testing.T, agent engine.Agent, logs *syncBuffer, log *slog.Logger, coordOpts []interactions.Opt, engineOpts ...engine.Option) *stack {
+func buildStack(t *testing.T, agent engine.Agent, logs *testenv.Buffer, log *slog.Logger, coordOpts []interactions.Opt, engineOpts ...engine.Option) *stack {
 	t.Helper()
 	dir := t.TempDir()
 	fake := tgfake.New()

@@ -6,57 +6,6 @@ import (
 	"testing"
 )
 
-// FuzzFormFields: any requestedSchema is either refused with an error or
-// read as at most maxFields questions, each with non-empty text unique in
-// the form, unique option labels, and every option mapping back to a value
-// (a pick of each option gives content for the field).
-func FuzzFormFields(f *testing.F) {
-	for _, s := range []string{
-		`{"type":"object","properties":{"question_0":{"type":"string","title":"DB","oneOf":[{"const":"Postgres","title":"Postgres","description":"x"}]},"question_0_custom":{"type":"string"}}}`,
-		`{"properties":{"a":{"type":"array","items":{"enum":["x","y"],"enumNames":["X","Y"]}},"b":{"type":"boolean"},"c":{"type":"integer"}}}`,
-		`{"properties":{"a":{"type":"object"}}}`,
-		`{"properties":{"a":{},"a":{}}}`,
-		`{"properties":null}`,
-		`[]`,
-	} {
-		f.Add(s, "message")
-	}
-	f.Fuzz(func(t *testing.T, schema, message string) {
-		fs, err := formFields(json.RawMessage(schema), message)
-		if err != nil {
-			return
-		}
-		if len(fs) == 0 || len(fs) > maxFields {
-			t.Fatalf("%d fields from %s", len(fs), schema)
-		}
-		seen := map[string]bool{}
-		for _, fl := range fs {
-			q := fl.q.Question
-			if strings.TrimSpace(q) == "" || seen[q] {
-				t.Fatalf("question text %q empty or repeated in %s", q, schema)
-			}
-			seen[q] = true
-			labels := map[string]bool{}
-			for _, o := range fl.q.Options {
-				if labels[o.Label] {
-					t.Fatalf("label %q repeated", o.Label)
-				}
-				labels[o.Label] = true
-				content := map[string]any{}
-				if err := fl.value(o.Label, content); err != nil {
-					t.Fatalf("picking %q: %v", o.Label, err)
-				}
-				if _, ok := content[fl.name]; !ok {
-					t.Fatalf("picking %q gave no value for %q: %v", o.Label, fl.name, content)
-				}
-			}
-			if _, err := json.Marshal(map[string]any{"x": fl.values}); err != nil {
-				t.Fatalf("values do not marshal: %v", err)
-			}
-		}
-	})
-}
-
 // FuzzVendorQuestions: any params are refused or read as questions with
 // text, unique among themselves, and unique non-empty labels.
 func FuzzVendorQuestions(f *testing.F) {

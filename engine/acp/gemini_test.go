@@ -109,7 +109,7 @@ func newGeminiStack(t *testing.T) (*stack, *fakeGemini) {
 	t.Helper()
 	bin := testenv.Gemini(t)
 	api := newFakeGemini(t)
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	agent := New([]string{bin, "--acp"}, WithLogger(log), WithCloseTimeout(3*time.Second), WithEnv(
 		"HOME="+t.TempDir(), "GEMINI_API_KEY=fake-gemini-key", "GOOGLE_GEMINI_BASE_URL="+api.srv.URL,

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/interactions"
@@ -168,14 +169,14 @@ func TestClaudeAdapterOtherFieldFilledByTypedText(t *testing.T) {
 		"question_1_custom":{"type":"string","title":"Other"}}}`), "Please answer the following questions.")
 	require.NoError(t, err)
 	require.Len(t, fs, 2)
-	assert.Equal(t, "question_0_custom", fs[0].custom)
-	assert.Equal(t, "DB", fs[0].q.Question, "no description: the title asks")
+	assert.Equal(t, "question_0_custom", fs[0].Custom)
+	assert.Equal(t, "DB", fs[0].Question.Question, "no description: the title asks")
 	content := map[string]any{}
-	require.NoError(t, fs[0].value("MariaDB", content))
-	require.NoError(t, fs[1].value("Auth, Billing, v2", content))
+	require.NoError(t, fs[0].Fill("MariaDB", content))
+	require.NoError(t, fs[1].Fill("Auth, Billing, v2", content))
 	assert.Equal(t, map[string]any{"question_0_custom": "MariaDB", "question_1": []any{"Auth", "Billing, v2"}}, content)
 	content = map[string]any{}
-	require.NoError(t, fs[1].value("Something else", content))
+	require.NoError(t, fs[1].Fill("Something else", content))
 	assert.Equal(t, map[string]any{"question_1": []any{}, "question_1_custom": "Something else"}, content)
 }
 
@@ -192,7 +193,7 @@ func TestUnaskableFormIsAnsweredWithAnError(t *testing.T) {
 	r := <-answers
 	require.NotNil(t, r.Error)
 	assert.Equal(t, -32602, r.Error.Code)
-	assert.Contains(t, string(r.Error.Data), `field \"cfg\": type \"object\" cannot be asked (accepted: string, array, boolean, number, integer)`)
+	assert.Contains(t, string(r.Error.Data), `field \"cfg\": type \"object\" cannot be asked (accepted: string, number, integer, boolean, array of options)`)
 }
 
 // Every request the agent sends is answered: methods leashd does not offer
@@ -328,7 +329,7 @@ func TestVendorQuestions(t *testing.T) {
 // /status names the ACP agent, and a missing agent program is reported
 // with what to fix (not Claude Code's install hint).
 func TestStatusAndMissingAgent(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	m := buildStack(t, New([]string{"/nonexistent/gemini", "--acp"}), logs, log, nil)
 	m.say("/status")

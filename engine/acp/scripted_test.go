@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/interactions"
 )
@@ -297,7 +298,7 @@ func newScriptedStack(t *testing.T, onPrompt func(a *scripted, text string) stri
 // newScriptedStackWith runs sa (its t and log filled in) with options.
 func newScriptedStackWith(t *testing.T, sa *scriptedAgent, coordOpts []interactions.Opt, engineOpts ...engine.Option) (*stack, *scriptedAgent) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	sa.t, sa.log = t, log
 	return buildStack(t, sa, logs, log, coordOpts, engineOpts...), sa

@@ -16,6 +16,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/agentproc"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -305,13 +306,13 @@ func (s *session) Close(ctx context.Context) error {
 		return nil
 	}
 	if s.cmd.Process != nil {
-		_ = signalGroup(s.cmd.Process, syscall.SIGTERM)
+		_ = agentproc.Signal(s.cmd.Process, syscall.SIGTERM)
 	}
 	if wait() {
 		return nil
 	}
 	if s.cmd.Process != nil {
-		_ = signalGroup(s.cmd.Process, syscall.SIGKILL)
+		_ = agentproc.Signal(s.cmd.Process, syscall.SIGKILL)
 	}
 	<-s.done
 	return nil

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/agentproc"
 )
 
 // session is one CLI process. It implements engine.Session.
@@ -109,7 +110,7 @@ func start(a *Agent, o engine.SessionOptions) (*session, error) {
 		return nil, err
 	}
 	cmd.Stderr = ew
-	setProcessGroup(cmd)
+	agentproc.SetGroup(cmd)
 	closeAll := func() {
 		for _, f := range []*os.File{r, w, er, ew} {
 			f.Close()
@@ -160,7 +161,7 @@ func (s *session) initialize(ctx context.Context) error {
 func (s *session) wait() {
 	err := s.cmd.Wait()
 	// The tools it started (a background dev server, a shell) end with it.
-	_ = signalGroup(s.cmd.Process, syscall.SIGTERM)
+	_ = agentproc.Signal(s.cmd.Process, syscall.SIGTERM)
 	// Let the readers take what the process printed last.
 	timeout := time.NewTimer(2 * time.Second)
 	defer timeout.Stop()
@@ -169,7 +170,7 @@ func (s *session) wait() {
 		case <-ch:
 		case <-timeout.C:
 			// Something in its process group still holds the pipes open.
-			_ = signalGroup(s.cmd.Process, syscall.SIGKILL)
+			_ = agentproc.Signal(s.cmd.Process, syscall.SIGKILL)
 			s.out.Close()
 			s.errsPipe.Close()
 			<-s.readDone
@@ -765,7 +766,7 @@ func (s *session) Close(ctx context.Context) error {
 	}
 	if ctx.Err() == nil {
 		s.markClosed("stopped by leashd with SIGTERM")
-		_ = signalGroup(s.cmd.Process, syscall.SIGTERM)
+		_ = agentproc.Signal(s.cmd.Process, syscall.SIGTERM)
 		if wait(s.done) {
 			return nil
 		}
@@ -800,7 +801,7 @@ func (s *session) kill() {
 	default:
 	}
 	s.markClosed("killed by leashd")
-	_ = signalGroup(s.cmd.Process, syscall.SIGKILL)
+	_ = agentproc.Signal(s.cmd.Process, syscall.SIGKILL)
 }
 
 // tailBuffer keeps the last max bytes written to it (the CLI's stderr).

@@ -2,7 +2,6 @@ package metrics_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/metrics"
@@ -144,24 +144,11 @@ func TestEngineAndConnectorCounters(t *testing.T) {
 	assert.Equal(t, "0", s[`leashd_store_errors_total{op="session"}`])
 }
 
-// syncBuffer is a log sink safe for the watcher goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines(t *testing.T) []map[string]any {
+// logLines reads the JSON log lines written so far.
+func logLines(t *testing.T, logs *testenv.Buffer) []map[string]any {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []map[string]any
-	for line := range strings.SplitSeq(strings.TrimSpace(s.b.String()), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
 		if line == "" {
 			continue
 		}
@@ -197,7 +184,7 @@ func pending(m *metrics.Metrics, kind string) string {
 }
 
 func TestWatchCountsAndLogsEachInteractionOnce(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	m := metrics.New(metrics.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
 	p := presenter{asked: make(chan interactions.Interaction, 16)}
 	coord := interactions.New(interactions.WithPresenter(p), interactions.WithTimeout(time.Hour))
@@ -263,7 +250,7 @@ func TestWatchCountsAndLogsEachInteractionOnce(t *testing.T) {
 	assert.GreaterOrEqual(t, sum, 0.015)
 
 	// Each interaction is logged once when asked and once when resolved.
-	lines := logs.lines(t)
+	lines := logLines(t, logs)
 	require.Len(t, lines, 6)
 	asked := map[string]map[string]any{}
 	done := map[string]map[string]any{}

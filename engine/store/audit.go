@@ -71,33 +71,7 @@ func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]AuditRecord, error)
 	if f.Limit < 0 {
 		return nil, fmt.Errorf("reading the audit log: limit %d is negative", f.Limit)
 	}
-	var where []string
-	var args []any
-	if f.ChatID != "" {
-		where = append(where, "chat_id = ?")
-		args = append(args, f.ChatID)
-	}
-	if !f.Since.IsZero() {
-		where = append(where, "asked_at >= ?")
-		args = append(args, fmtTime(f.Since))
-	}
-	if f.Kind != "" {
-		where = append(where, "kind = ?")
-		args = append(args, string(f.Kind))
-	}
-	if f.Status != "" {
-		where = append(where, "status = ?")
-		args = append(args, f.Status)
-	}
-	q := `SELECT ` + recordColumns + `, seq FROM interactions`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	if f.Limit > 0 {
-		q += " ORDER BY asked_at DESC, seq DESC LIMIT ?"
-		args = append(args, f.Limit)
-	}
-	q = `SELECT ` + recordColumns + ` FROM (` + q + `) ORDER BY asked_at, seq`
+	q, args := filterQuery(f, "interactions", recordColumns, "asked_at", true)
 	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
@@ -115,6 +89,39 @@ func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]AuditRecord, error)
 		}
 	}
 	return recs, nil
+}
+
+// filterQuery selects cols from table as the filter says: by chat, by
+// time (timeCol at or after Since), by kind and status when the table has
+// them; with a Limit the newest Limit rows. Oldest first.
+func filterQuery(f AuditFilter, table, cols, timeCol string, kindStatus bool) (string, []any) {
+	var where []string
+	var args []any
+	if f.ChatID != "" {
+		where = append(where, "chat_id = ?")
+		args = append(args, f.ChatID)
+	}
+	if !f.Since.IsZero() {
+		where = append(where, timeCol+" >= ?")
+		args = append(args, fmtTime(f.Since))
+	}
+	if kindStatus && f.Kind != "" {
+		where = append(where, "kind = ?")
+		args = append(args, string(f.Kind))
+	}
+	if kindStatus && f.Status != "" {
+		where = append(where, "status = ?")
+		args = append(args, f.Status)
+	}
+	q := `SELECT ` + cols + `, seq FROM ` + table
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	if f.Limit > 0 {
+		q += " ORDER BY " + timeCol + " DESC, seq DESC LIMIT ?"
+		args = append(args, f.Limit)
+	}
+	return `SELECT ` + cols + ` FROM (` + q + `) ORDER BY ` + timeCol + `, seq`, args
 }
 
 func joinKinds() string {

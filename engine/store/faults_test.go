@@ -42,24 +42,13 @@ func (c *counter) get(op string) int {
 }
 
 // logLines is a JSON slog sink the test reads back line by line.
-type logLines struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
+type logLines struct{ testenv.Buffer }
 
 // errors returns the ERROR records, decoded.
 func (l *logLines) errors(t *testing.T) []map[string]any {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	for line := range strings.Lines(l.b.String()) {
+	for line := range strings.Lines(l.String()) {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
 		if m["level"] == "ERROR" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/leashd/leashd/engine"
@@ -47,25 +46,7 @@ func (s *Store) Notices(ctx context.Context, f AuditFilter) ([]Notice, error) {
 	if f.Limit < 0 {
 		return nil, fmt.Errorf("reading the audit log: limit %d is negative", f.Limit)
 	}
-	var where []string
-	var args []any
-	if f.ChatID != "" {
-		where = append(where, "chat_id = ?")
-		args = append(args, f.ChatID)
-	}
-	if !f.Since.IsZero() {
-		where = append(where, "at >= ?")
-		args = append(args, fmtTime(f.Since))
-	}
-	q := `SELECT seq, chat_id, kind, text, at FROM notices`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	if f.Limit > 0 {
-		q += " ORDER BY at DESC, seq DESC LIMIT ?"
-		args = append(args, f.Limit)
-	}
-	q = `SELECT chat_id, kind, text, at FROM (` + q + `) ORDER BY at, seq`
+	q, args := filterQuery(f, "notices", "chat_id, kind, text, at", "at", false)
 	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading the audit log's notices: %w", err)

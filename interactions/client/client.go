@@ -104,15 +104,26 @@ type Request struct {
 	ToolSummary    string                `json:"tool_summary,omitempty"`
 }
 
-// Outcome is how an interaction ended (GET /api/interactions/{id}).
+// Outcome is how an interaction ended: the body of GET
+// /api/interactions/{id}, which connectors/web serves with this type.
 type Outcome struct {
-	ID         string     `json:"interaction_id"`
-	Status     string     `json:"status"` // "pending", or an interactions.Status
-	Answer     string     `json:"answer"`
-	Answers    []string   `json:"answers"`
-	Decision   string     `json:"decision"`
-	Text       string     `json:"text"`
-	By         string     `json:"by"`
+	ID string `json:"interaction_id"`
+	// Status is "pending" (also while a restart of leashd interrupted it:
+	// it can still be answered) or how it ended (an interactions.Status):
+	// answered, rejected, expired, cancelled.
+	Status string `json:"status"`
+	// Answer is the answer as one line: the label, labels joined with
+	// ", " (multi-select), or the free text.
+	Answer string `json:"answer"`
+	// Answers are the chosen option labels (none for free text).
+	Answers []string `json:"answers"`
+	// Decision is a plan review's or tool approval's decision.
+	Decision string `json:"decision"`
+	// Text is a rejection's reason, or why it expired or was cancelled.
+	Text string `json:"text"`
+	By   string `json:"by"`
+	// Approved says whether the answer lets the asker go ahead: answered,
+	// and for an approval its first option.
 	Approved   bool       `json:"approved"`
 	ResolvedAt *time.Time `json:"resolved_at"`
 }
