@@ -81,6 +81,12 @@ type e2eRig struct {
 	stopped   time.Duration // how long the engine took to stop
 	afterStop func()        // runs after the engine stopped, before the fake closes
 	watched   func()        // waits for the metrics watcher to finish
+
+	received sync.Map // tapKey → when the connector's getUpdates returned the tap
+}
+
+func tapKey(chat int64, msg int, data string) string {
+	return strconv.FormatInt(chat, 10) + "/" + strconv.Itoa(msg) + "/" + data
 }
 
 // e2eClient is the connector's HTTP client: it passes every call on and
@@ -97,13 +103,29 @@ func (c *e2eClient) Do(r *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	method := r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:]
-	if method != "sendMessage" && !strings.HasPrefix(method, "editMessage") {
+	if method != "sendMessage" && !strings.HasPrefix(method, "editMessage") && method != "getUpdates" {
 		return resp, nil
 	}
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	if err != nil {
+		return resp, nil
+	}
+	if method == "getUpdates" {
+		// When each tap reached leashd: splits a round's latency into
+		// Telegram → leashd (the long poll) and leashd → agent.
+		now := time.Now()
+		var env struct {
+			Result []tgbotapi.Update `json:"result"`
+		}
+		if json.Unmarshal(body, &env) == nil {
+			for _, u := range env.Result {
+				if q := u.CallbackQuery; q != nil && q.Message != nil {
+					c.rig.received.Store(tapKey(q.Message.Chat.ID, q.Message.MessageID, q.Data), now)
+				}
+			}
+		}
 		return resp, nil
 	}
 	var env struct {
@@ -186,7 +208,7 @@ func newE2ERigLogged(b testing.TB, n int, logger *slog.Logger, fakeOpts []tgfake
 		telegram.WithAPIURL(fake.URL()),
 		telegram.WithAllowedUsers(users),
 		telegram.WithLogger(quiet),
-		telegram.WithHTTPClient(&e2eClient{rig: rig, c: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}}),
+		telegram.WithHTTPClient(&e2eClient{rig: rig, c: telegram.NewHTTPClient()}),
 		telegram.WithStats(m),
 		telegram.WithPollTimeout(5 * time.Second),
 	}, connOpts...)
@@ -257,14 +279,15 @@ func hasButton(contains string) func(tgbotapi.Message) bool {
 }
 
 // round is one question round in chat c; it returns the latency from the
-// final tap to the agent having the answers.
-func (r *e2eRig) round(c *e2eChat, lastQ *int) (time.Duration, error) {
+// final tap to the agent having the answers, and the part of it until the
+// connector received the tap (its long poll).
+func (r *e2eRig) round(c *e2eChat, lastQ *int) (time.Duration, time.Duration, error) {
 	r.fake.Text(c.id, c.id, "ask me a question")
 	q1, err := c.next("first question", func(m tgbotapi.Message) bool {
 		return m.MessageID > *lastQ && strings.Contains(m.Text, "Which database?") && hasButton("SQLite")(m)
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	_, data, _ := button(q1, "SQLite")
 	r.fake.Tap(c.id, c.id, q1.MessageID, data)
@@ -272,7 +295,7 @@ func (r *e2eRig) round(c *e2eChat, lastQ *int) (time.Duration, error) {
 		return m.MessageID > q1.MessageID && strings.Contains(m.Text, "Which features?") && hasButton("Done")(m)
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	*lastQ = q2.MessageID
 	_, data, _ = button(q2, "Auth")
@@ -281,7 +304,7 @@ func (r *e2eRig) round(c *e2eChat, lastQ *int) (time.Duration, error) {
 		text, _, ok := button(m, "Auth")
 		return m.MessageID == q2.MessageID && ok && text != "Auth" && hasButton("Done")(m)
 	}); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	_, done, _ := button(q2, "Done")
 	tapped := time.Now()
@@ -290,14 +313,18 @@ func (r *e2eRig) round(c *e2eChat, lastQ *int) (time.Duration, error) {
 	select {
 	case at = <-c.unblocked:
 	case <-time.After(e2eStep):
-		return 0, fmt.Errorf("chat %d: the agent did not get the answers within %s", c.id, e2eStep)
+		return 0, 0, fmt.Errorf("chat %d: the agent did not get the answers within %s", c.id, e2eStep)
 	}
 	select {
 	case <-c.turnDone:
 	case <-time.After(e2eStep):
-		return 0, fmt.Errorf("chat %d: the turn did not end within %s", c.id, e2eStep)
+		return 0, 0, fmt.Errorf("chat %d: the turn did not end within %s", c.id, e2eStep)
 	}
-	return at.Sub(tapped), nil
+	var polled time.Duration
+	if v, ok := r.received.LoadAndDelete(tapKey(c.id, q2.MessageID, done)); ok {
+		polled = v.(time.Time).Sub(tapped)
+	}
+	return at.Sub(tapped), polled, nil
 }
 
 func rssMB(b *testing.B) float64 {
@@ -334,6 +361,7 @@ func BenchmarkE2EQuestions(b *testing.B) {
 			var (
 				mu        sync.Mutex
 				latencies []time.Duration
+				polls     []time.Duration
 			)
 			lastQ := make(map[int64]*int, n)
 			for id := range rig.chats {
@@ -345,13 +373,14 @@ func BenchmarkE2EQuestions(b *testing.B) {
 				var wg sync.WaitGroup
 				for _, c := range rig.chats {
 					wg.Go(func() {
-						d, err := rig.round(c, lastQ[c.id])
+						d, polled, err := rig.round(c, lastQ[c.id])
 						if err != nil {
 							b.Error(err)
 							return
 						}
 						mu.Lock()
 						latencies = append(latencies, d)
+						polls = append(polls, polled)
 						mu.Unlock()
 					})
 				}
@@ -367,7 +396,10 @@ func BenchmarkE2EQuestions(b *testing.B) {
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			slices.Sort(latencies)
+			slices.Sort(polls)
 			b.ReportMetric(float64(rounds)/elapsed.Seconds(), "rounds/s")
+			b.ReportMetric(float64(percentile(polls, 0.50).Microseconds())/1000, "poll-p50-ms")
+			b.ReportMetric(float64(percentile(polls, 0.99).Microseconds())/1000, "poll-p99-ms")
 			b.ReportMetric(float64(percentile(latencies, 0.50).Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(percentile(latencies, 0.99).Microseconds())/1000, "p99-ms")
 			b.ReportMetric(idle, "rss-idle-MB")

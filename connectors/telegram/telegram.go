@@ -85,10 +85,17 @@ type Connector struct {
 
 	out *outbox
 
+	// hot holds what every request and tap reads (the API client, the
+	// handler): its own read lock, so that a tap or a send never queues
+	// behind mu, which every chat's lanes, streams and messages take.
+	hot     sync.RWMutex
+	bot     api
+	handler connectors.Handler
+	// namesMu guards names, read on every message and tap.
+	namesMu sync.RWMutex
+
 	mu       sync.Mutex
-	bot      api
 	self     tgbotapi.User
-	handler  connectors.Handler
 	runCtx   context.Context
 	ready    error
 	lanes    map[int64]*lane
@@ -102,6 +109,17 @@ type Connector struct {
 	streams  map[int64]*stream
 	refused  map[[2]int64]time.Time // (chat, user) → when a stranger was last told
 	stopped  bool                   // no new update handlers after Run ends
+}
+
+// NewHTTPClient is the connector's default HTTP client: its own transport
+// keeping up to 1,024 idle connections to the Bot API (Go's default keeps
+// 2, so every request beyond two at a time, e.g. several chats' edits and
+// a tap's answerCallbackQuery, opened, and closed, a new TLS connection).
+func NewHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 1024
+	t.MaxIdleConnsPerHost = 1024
+	return &http.Client{Transport: t}
 }
 
 // Option configures a Connector.
@@ -166,7 +184,7 @@ func New(token string, opts ...Option) *Connector {
 		apiURL:    "https://api.telegram.org",
 		allowed:   make(map[int64]bool),
 		log:       slog.New(slog.DiscardHandler),
-		client:    &http.Client{},
+		client:    NewHTTPClient(),
 		limits:    DefaultLimits,
 		commands:  engine.Commands,
 		pollWait:  30,
@@ -208,16 +226,19 @@ func (c *Connector) setReady(err error) {
 }
 
 func (c *Connector) api() api {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.hot.RLock()
+	defer c.hot.RUnlock()
 	return c.bot
 }
 
 // Run connects (getMe), registers the commands, and receives updates until
 // ctx is done. It returns an error only when the token is rejected.
 func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
+	c.hot.Lock()
+	c.handler = h
+	c.hot.Unlock()
 	c.mu.Lock()
-	c.handler, c.runCtx, c.stopped = h, ctx, false
+	c.runCtx, c.stopped = ctx, false
 	c.mu.Unlock()
 	if c.webhook != "" && c.secret == "" {
 		return errors.New("telegram: webhook mode needs a secret token (LEASHD_TELEGRAM_WEBHOOK_SECRET) so that forged updates can be refused")
@@ -259,10 +280,12 @@ func (c *Connector) connect(ctx context.Context) error {
 	for {
 		a, self, err := dial(ctx, c.token, c.apiURL, c.client)
 		if err == nil {
-			c.mu.Lock()
+			c.hot.Lock()
 			if c.bot == nil { // tests may have set one
 				c.bot = a
 			}
+			c.hot.Unlock()
+			c.mu.Lock()
 			c.self = self
 			c.mu.Unlock()
 			c.log.Info("connected to Telegram", "bot", self.UserName, "allowed_users", len(c.allowed), "webhook", c.webhook != "")
@@ -611,17 +634,24 @@ func (c *Connector) rememberName(u *tgbotapi.User) {
 	if u.UserName != "" {
 		name = "@" + u.UserName
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	id := strconv.FormatInt(u.ID, 10)
+	c.namesMu.RLock()
+	known, ok := c.names[id]
+	c.namesMu.RUnlock()
+	if ok && known == name {
+		return // the usual case: no write lock for every message and tap
+	}
+	c.namesMu.Lock()
+	defer c.namesMu.Unlock()
 	if len(c.names) > 10000 {
 		clear(c.names)
 	}
-	c.names[strconv.FormatInt(u.ID, 10)] = name
+	c.names[id] = name
 }
 
 func (c *Connector) nameOf(userID string) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.namesMu.RLock()
+	defer c.namesMu.RUnlock()
 	if n, ok := c.names[userID]; ok {
 		return n
 	}
