@@ -115,17 +115,20 @@ func (c *e2eClient) Do(r *http.Request) (*http.Response, error) {
 	if method == "getUpdates" {
 		// When each tap reached leashd: splits a round's latency into
 		// Telegram → leashd (the long poll) and leashd → agent.
+		// Parsed on the side: the connector does not wait for the rig.
 		now := time.Now()
-		var env struct {
-			Result []tgbotapi.Update `json:"result"`
-		}
-		if json.Unmarshal(body, &env) == nil {
-			for _, u := range env.Result {
-				if q := u.CallbackQuery; q != nil && q.Message != nil {
-					c.rig.received.Store(tapKey(q.Message.Chat.ID, q.Message.MessageID, q.Data), now)
+		go func() {
+			var env struct {
+				Result []tgbotapi.Update `json:"result"`
+			}
+			if json.Unmarshal(body, &env) == nil {
+				for _, u := range env.Result {
+					if q := u.CallbackQuery; q != nil && q.Message != nil {
+						c.rig.received.Store(tapKey(q.Message.Chat.ID, q.Message.MessageID, q.Data), now)
+					}
 				}
 			}
-		}
+		}()
 		return resp, nil
 	}
 	var env struct {
@@ -321,8 +324,14 @@ func (r *e2eRig) round(c *e2eChat, lastQ *int) (time.Duration, time.Duration, er
 		return 0, 0, fmt.Errorf("chat %d: the turn did not end within %s", c.id, e2eStep)
 	}
 	var polled time.Duration
-	if v, ok := r.received.LoadAndDelete(tapKey(c.id, q2.MessageID, done)); ok {
-		polled = v.(time.Time).Sub(tapped)
+	// The getUpdates answer is parsed on the side: wait for it (a bounded
+	// wait, not measured).
+	for range 1000 {
+		if v, ok := r.received.LoadAndDelete(tapKey(c.id, q2.MessageID, done)); ok {
+			polled = v.(time.Time).Sub(tapped)
+			break
+		}
+		time.Sleep(time.Millisecond)
 	}
 	return at.Sub(tapped), polled, nil
 }
