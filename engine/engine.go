@@ -46,6 +46,11 @@ type Engine struct {
 	unsubscribe func()
 
 	asks asked // interactions programs asked (asks.go)
+
+	// Spare sessions (prewarm.go), guarded by mu.
+	spares        []*spare
+	prewarmFailed bool // a spare did not start: none until a chat's session opens
+	running       bool // between Run's start and its shutdown: spares may start
 }
 
 type options struct {
@@ -64,6 +69,7 @@ type options struct {
 	maxTurnOutput int          // bytes of agent text per turn sent to chats; 0: no limit (limits.go)
 	limits        limitOptions // see limit.go
 	worktrees     Worktrees    // nil: every chat works in workDir (worktrees.go)
+	prewarm       int          // spare sessions to keep (prewarm.go)
 }
 
 // Option configures an Engine.
@@ -177,6 +183,10 @@ func (e *Engine) Run(ctx context.Context) error {
 	// Before any connector takes an update: a tap on an interaction the
 	// last run left pending finds it pending again.
 	crashed, stopped := e.restore(runCtx)
+	e.mu.Lock()
+	e.running = true
+	e.refillLocked() // spare agent sessions (prewarm.go)
+	e.mu.Unlock()
 
 	var wg sync.WaitGroup
 	errs := make(chan error, len(conns))
@@ -245,7 +255,8 @@ func (e *Engine) shutdown() {
 	e.log.Info("shutting down", "interrupted_interactions", len(interrupted))
 
 	e.mu.Lock()
-	var sessions []Session
+	e.running = false
+	sessions := e.closeSparesLocked()
 	for _, c := range e.chats {
 		c.queue = nil
 		if c.cancel != nil {
