@@ -36,6 +36,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -54,6 +55,7 @@ import (
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/demo"
 	"github.com/leashd/leashd/engine/metrics"
+	"github.com/leashd/leashd/engine/store"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -189,10 +191,12 @@ func (h *e2eHandler) Permission(ctx context.Context, req engine.PermissionReques
 }
 
 func newE2ERig(b testing.TB, n int, fakeOpts []tgfake.Option, connOpts ...telegram.Option) *e2eRig {
-	return newE2ERigLogged(b, n, slog.New(slog.DiscardHandler), fakeOpts, connOpts...)
+	return newE2ERigLogged(b, n, slog.New(slog.DiscardHandler), "", fakeOpts, connOpts...)
 }
 
-func newE2ERigLogged(b testing.TB, n int, logger *slog.Logger, fakeOpts []tgfake.Option, connOpts ...telegram.Option) *e2eRig {
+// newE2ERigLogged is newE2ERig with a logger and, when db is not "", the
+// SQLite store (journal, sessions, recovery) in that file, as leashd runs.
+func newE2ERigLogged(b testing.TB, n int, logger *slog.Logger, db string, fakeOpts []tgfake.Option, connOpts ...telegram.Option) *e2eRig {
 	b.Helper()
 	fake := tgfake.New(fakeOpts...)
 	rig := &e2eRig{fake: fake, chats: map[int64]*e2eChat{}, byChat: map[string]*e2eChat{}}
@@ -216,9 +220,19 @@ func newE2ERigLogged(b testing.TB, n int, logger *slog.Logger, fakeOpts []tgfake
 		telegram.WithPollTimeout(5 * time.Second),
 	}, connOpts...)
 	rig.conn = telegram.New(fake.Token(), opts...)
-	coord := interactions.New(interactions.WithTimeout(10 * time.Minute))
-	eng := engine.New(&e2eAgent{Agent: demo.New(demo.WithDelay(0)), rig: rig}, coord,
-		engine.WithLogger(quiet), engine.WithMaxConcurrent(n), engine.WithMetrics(m))
+	coordOpts := []interactions.Opt{interactions.WithTimeout(10 * time.Minute)}
+	engOpts := []engine.Option{engine.WithLogger(quiet), engine.WithMaxConcurrent(n), engine.WithMetrics(m)}
+	if db != "" {
+		st, err := store.Open(context.Background(), db)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = st.Close() })
+		coordOpts = append(coordOpts, interactions.WithJournal(st))
+		engOpts = append(engOpts, engine.WithSessionStore(st), engine.WithRecovery(st))
+	}
+	coord := interactions.New(coordOpts...)
+	eng := engine.New(&e2eAgent{Agent: demo.New(demo.WithDelay(0)), rig: rig}, coord, engOpts...)
 	eng.AddConnector(rig.conn)
 	ctx, cancel := context.WithCancel(context.Background())
 	// The watcher outlives the engine, to see what shutdown interrupts.
@@ -362,9 +376,23 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 }
 
 func BenchmarkE2EQuestions(b *testing.B) {
+	benchE2EQuestions(b, false)
+}
+
+// BenchmarkE2EQuestionsStore is BenchmarkE2EQuestions with the SQLite
+// store leashd runs with: every interaction journaled (WAL, fsync).
+func BenchmarkE2EQuestionsStore(b *testing.B) {
+	benchE2EQuestions(b, true)
+}
+
+func benchE2EQuestions(b *testing.B, withStore bool) {
 	for _, n := range []int{1, 100, 1000} {
 		b.Run(fmt.Sprintf("chats=%d", n), func(b *testing.B) {
-			rig := newE2ERig(b, n, nil, telegram.WithLimits(telegram.Limits{}))
+			db := ""
+			if withStore {
+				db = filepath.Join(b.TempDir(), "leashd.db")
+			}
+			rig := newE2ERigLogged(b, n, slog.New(slog.DiscardHandler), db, nil, telegram.WithLimits(telegram.Limits{}))
 			defer rig.stop()
 			idle := rssMB(b)
 			var (
@@ -500,7 +528,7 @@ func TestE2EMetricsLogsAndShutdown(t *testing.T) {
 	cfg.LogLevel, cfg.LogFormat = "debug", "json"
 	logger, err := config.NewLogger(cfg, logs)
 	require.NoError(t, err)
-	rig := newE2ERigLogged(t, 1, logger, nil, telegram.WithLimits(telegram.Limits{}))
+	rig := newE2ERigLogged(t, 1, logger, "", nil, telegram.WithLimits(telegram.Limits{}))
 	stopped := false
 	defer func() {
 		if !stopped {

@@ -94,21 +94,25 @@ type Connector struct {
 	// namesMu guards names, read on every message and tap.
 	namesMu sync.RWMutex
 
+	// laneMu guards lanes and stopped: the poll loop takes it for every
+	// update, so it is not mu, which every chat's output takes.
+	laneMu sync.Mutex
+
 	mu       sync.Mutex
 	self     tgbotapi.User
 	runCtx   context.Context
 	ready    error
-	lanes    map[int64]*lane
+	lanes    map[int64]*lane // laneMu
 	lanesWG  sync.WaitGroup
 	bg       tracker // background edits and streamed output, for Flush
 	seen     dedupe
 	refs     map[string]msgRef              // interaction ID → its message (with buttons)
 	inflight map[string]*interactions.Event // being presented → an event that came first
 	selected map[string][]string            // multi-select ID → its selection so far
-	names    map[string]string              // user ID → display name, for "answered by"
+	names    map[string]string              // user ID → display name, for "answered by" (namesMu)
 	streams  map[int64]*stream
 	refused  map[[2]int64]time.Time // (chat, user) → when a stranger was last told
-	stopped  bool                   // no new update handlers after Run ends
+	stopped  bool                   // no new update handlers after Run ends (laneMu)
 }
 
 // NewHTTPClient is the connector's default HTTP client: its own transport
@@ -238,8 +242,11 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	c.handler = h
 	c.hot.Unlock()
 	c.mu.Lock()
-	c.runCtx, c.stopped = ctx, false
+	c.runCtx = ctx
 	c.mu.Unlock()
+	c.laneMu.Lock()
+	c.stopped = false
+	c.laneMu.Unlock()
 	if c.webhook != "" && c.secret == "" {
 		return errors.New("telegram: webhook mode needs a secret token (LEASHD_TELEGRAM_WEBHOOK_SECRET) so that forged updates can be refused")
 	}
@@ -267,9 +274,9 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	} else {
 		err = c.poll(ctx)
 	}
-	c.mu.Lock()
+	c.laneMu.Lock()
 	c.stopped = true
-	c.mu.Unlock()
+	c.laneMu.Unlock()
 	c.lanesWG.Wait()
 	return err
 }
@@ -476,13 +483,13 @@ func (c *Connector) dispatch(ctx context.Context, u tgbotapi.Update) {
 	}
 	switch {
 	case u.CallbackQuery != nil:
-		c.mu.Lock()
+		c.laneMu.Lock()
 		if c.stopped {
-			c.mu.Unlock()
+			c.laneMu.Unlock()
 			return
 		}
 		c.lanesWG.Add(1)
-		c.mu.Unlock()
+		c.laneMu.Unlock()
 		go func() {
 			defer c.lanesWG.Done()
 			c.handleTap(ctx, u.CallbackQuery)
@@ -501,9 +508,9 @@ type lane struct {
 // when it is idle.
 func (c *Connector) enqueueMessage(ctx context.Context, m *tgbotapi.Message) {
 	chat := m.Chat.ID
-	c.mu.Lock()
+	c.laneMu.Lock()
 	if c.stopped {
-		c.mu.Unlock()
+		c.laneMu.Unlock()
 		return
 	}
 	l, busy := c.lanes[chat]
@@ -513,23 +520,23 @@ func (c *Connector) enqueueMessage(ctx context.Context, m *tgbotapi.Message) {
 	}
 	l.queue = append(l.queue, m)
 	if busy {
-		c.mu.Unlock()
+		c.laneMu.Unlock()
 		return
 	}
 	c.lanesWG.Add(1)
-	c.mu.Unlock()
+	c.laneMu.Unlock()
 	go func() {
 		defer c.lanesWG.Done()
 		for {
-			c.mu.Lock()
+			c.laneMu.Lock()
 			if len(l.queue) == 0 {
 				delete(c.lanes, chat)
-				c.mu.Unlock()
+				c.laneMu.Unlock()
 				return
 			}
 			next := l.queue[0]
 			l.queue = l.queue[1:]
-			c.mu.Unlock()
+			c.laneMu.Unlock()
 			c.handleMessage(ctx, next)
 		}
 	}()
