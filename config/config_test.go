@@ -103,6 +103,7 @@ func TestDefaults(t *testing.T) {
 		Workdir:                wd,
 		DefaultMode:            "default",
 		MaxConcurrentAgents:    4,
+		Prewarm:                1,
 		AgentIdleSeconds:       600,
 		AgentTimeoutSeconds:    3600,
 		ResumeAfterLimit:       "off",
@@ -261,6 +262,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 		"LEASHD_GIT_AUTHOR":               "Leash Bot <bot@example.com>",
 		"LEASHD_APPROVAL_QUORUM":          "3",
 		"LEASHD_TELEGRAM_APPROVERS":       "43, 44",
+		"LEASHD_PREWARM":                  "3",
 	}
 	names := envNames(t)
 	for name := range names {
@@ -273,7 +275,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, config.Config{
 		ApprovalTimeoutSeconds: 0, Agent: "demo", ClaudePath: "/opt/claude/bin/claude", ClaudeModel: "sonnet", ACPCommand: "gemini --acp",
-		Workdir: dir, DefaultMode: "acceptEdits", MaxConcurrentAgents: 2, AgentIdleSeconds: 60, AgentTimeoutSeconds: 0, ResumeAfterLimit: "on",
+		Workdir: dir, DefaultMode: "acceptEdits", MaxConcurrentAgents: 2, Prewarm: 3, AgentIdleSeconds: 60, AgentTimeoutSeconds: 0, ResumeAfterLimit: "on",
 		PolicyFile: "/etc/leashd/policy.yaml", DBPath: filepath.Join(dir, "l.db"), LogLevel: "debug", LogFormat: "json", ShutdownTimeoutSeconds: 5,
 		WebAddr: "0.0.0.0:9000", WebToken: "w3b-t0ken-9f8e7d6c5b4a", WebMaxStreams: 7, WebMaxConnections: 300,
 		TelegramBotToken: "123:abc", TelegramApiURL: "http://127.0.0.1:8081", TelegramAllowedUsers: []string{"42"},
@@ -532,6 +534,10 @@ func TestValidateRejects(t *testing.T) {
 			[]string{`LEASHD_MAX_CONCURRENT_AGENTS="0"`, "from 1 to 1000"}},
 		{"too many agents", func(c *config.Config) { c.MaxConcurrentAgents = 1001 },
 			[]string{`LEASHD_MAX_CONCURRENT_AGENTS="1001"`, "from 1 to 1000"}},
+		{"negative prewarm", func(c *config.Config) { c.Prewarm = -1 },
+			[]string{`LEASHD_PREWARM="-1"`, "from 0 to 16"}},
+		{"too many spares", func(c *config.Config) { c.Prewarm = 17 },
+			[]string{`LEASHD_PREWARM="17"`, "from 0 to 16"}},
 		{"no event streams", func(c *config.Config) { c.WebMaxStreams = 0 },
 			[]string{`LEASHD_WEB_MAX_STREAMS="0"`, "from 1 to 100000"}},
 		{"negative connections", func(c *config.Config) { c.WebMaxConnections = -1 },

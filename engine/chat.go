@@ -264,8 +264,19 @@ func (e *Engine) session(ctx context.Context, c *chat) (Session, error) {
 	}
 	var w *waiter
 	var evict Session
-	if e.live < e.opts.maxConcurrent {
+	quiet := false // waiting only for a spare to give its slot up
+	sp := e.claimSpareLocked(c)
+	if sp != nil {
+		// The spare's slot is the chat's now; another spare starts
+		// if a slot is free.
+		e.refillLocked()
+	} else if e.live < e.opts.maxConcurrent {
 		e.live++
+	} else if e.retireSpareLocked() {
+		// A spare that cannot serve this chat gives its slot up at once.
+		w = &waiter{chat: c, ready: make(chan struct{})}
+		e.waiters = append(e.waiters, w)
+		quiet = true
 	} else if victim := e.idleVictimLocked(c); victim != nil {
 		// The victim's slot passes to this chat once its process has
 		// exited (closed below, before this chat's starts).
@@ -282,7 +293,9 @@ func (e *Engine) session(ctx context.Context, c *chat) (Session, error) {
 		e.closeSession(evict)
 	}
 	if w != nil {
-		e.say(ctx, c.id, fmt.Sprintf("All %d agent slots are busy; you are number %d in the queue. Your prompt runs as soon as one frees up.", e.opts.maxConcurrent, pos))
+		if !quiet {
+			e.say(ctx, c.id, fmt.Sprintf("All %d agent slots are busy; you are number %d in the queue. Your prompt runs as soon as one frees up.", e.opts.maxConcurrent, pos))
+		}
 		select {
 		case <-w.ready: // the slot was handed to us
 		case <-ctx.Done():
@@ -298,6 +311,20 @@ func (e *Engine) session(ctx context.Context, c *chat) (Session, error) {
 		}
 	}
 
+	if sp != nil {
+		s, err := e.useSpare(ctx, sp)
+		if err != nil {
+			return nil, err // the spare's retirement frees the slot
+		}
+		if s != nil {
+			e.mu.Lock()
+			c.sess = s
+			e.reportSessionsLocked()
+			e.mu.Unlock()
+			return s, nil
+		}
+		// The spare did not start: open the chat's own in its slot.
+	}
 	if err := e.enterWorktree(ctx, c); err != nil {
 		e.mu.Lock()
 		e.releaseSlotLocked()
@@ -322,6 +349,10 @@ func (e *Engine) session(ctx context.Context, c *chat) (Session, error) {
 		return nil, err
 	}
 	c.sess = s
+	if e.prewarmFailed {
+		e.prewarmFailed = false // the agent starts again: so may spares
+		e.refillLocked()
+	}
 	e.reportSessionsLocked()
 	return s, nil
 }
@@ -378,6 +409,7 @@ func (e *Engine) releaseSlotLocked() {
 		return
 	}
 	e.live--
+	e.refillLocked()
 }
 
 func (e *Engine) reportSessionsLocked() {

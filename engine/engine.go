@@ -46,6 +46,11 @@ type Engine struct {
 	unsubscribe func()
 
 	asks asked // interactions programs asked (asks.go)
+
+	// Spare sessions (prewarm.go), guarded by mu.
+	spares        []*spare
+	prewarmFailed bool // a spare did not start: none until a chat's session opens
+	running       bool // between Run's start and its shutdown: spares may start
 }
 
 type options struct {
@@ -66,6 +71,7 @@ type options struct {
 	worktrees     Worktrees    // nil: every chat works in workDir (worktrees.go)
 	policy        PolicySource // approval policy (policygate.go); nil: none
 	quorum        int          // approvals needed in group chats (quorum.go)
+	prewarm       int          // spare sessions to keep (prewarm.go)
 }
 
 // Option configures an Engine.
@@ -179,6 +185,10 @@ func (e *Engine) Run(ctx context.Context) error {
 	// Before any connector takes an update: a tap on an interaction the
 	// last run left pending finds it pending again.
 	crashed, stopped := e.restore(runCtx)
+	e.mu.Lock()
+	e.running = true
+	e.refillLocked() // spare agent sessions (prewarm.go)
+	e.mu.Unlock()
 
 	var wg sync.WaitGroup
 	errs := make(chan error, len(conns))
@@ -247,7 +257,8 @@ func (e *Engine) shutdown() {
 	e.log.Info("shutting down", "interrupted_interactions", len(interrupted))
 
 	e.mu.Lock()
-	var sessions []Session
+	e.running = false
+	sessions := e.closeSparesLocked()
 	for _, c := range e.chats {
 		c.queue = nil
 		if c.cancel != nil {

@@ -91,6 +91,7 @@ func runChat(ctx context.Context, cfg config.Config, args []string, stdin io.Rea
 		engine.WithWorkDir(cfg.Workdir),
 		engine.WithModel(cfg.ClaudeModel),
 		engine.WithMaxConcurrent(cfg.MaxConcurrentAgents),
+		engine.WithPrewarm(cfg.Prewarm),
 		engine.WithIdleTimeout(time.Duration(cfg.AgentIdleSeconds) * time.Second),
 		engine.WithTurnTimeout(time.Duration(cfg.AgentTimeoutSeconds) * time.Second),
 		engine.WithResumeAfterLimit(cfg.ResumeAfterLimitOn()),

@@ -93,6 +93,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		engine.WithWorkDir(cfg.Workdir),
 		engine.WithModel(cfg.ClaudeModel),
 		engine.WithMaxConcurrent(cfg.MaxConcurrentAgents),
+		engine.WithPrewarm(cfg.Prewarm),
 		engine.WithIdleTimeout(cfg.AgentIdle()),
 		engine.WithTurnTimeout(cfg.AgentTimeout()),
 		engine.WithLogger(log),

@@ -13,8 +13,8 @@ import (
 )
 
 func (c *Connector) handlerOf() connectors.Handler {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.hot.RLock()
+	defer c.hot.RUnlock()
 	return c.handler
 }
 

@@ -85,26 +85,48 @@ type Connector struct {
 
 	out *outbox
 
+	// hot holds what every request and tap reads (the API client, the
+	// handler): its own read lock, so that a tap or a send never queues
+	// behind mu, which every chat's lanes, streams and messages take.
+	hot     sync.RWMutex
+	bot     api
+	handler connectors.Handler
+	// namesMu guards names, read on every message and tap.
+	namesMu sync.RWMutex
+
+	// laneMu guards lanes and stopped: the poll loop takes it for every
+	// update, so it is not mu, which every chat's output takes.
+	laneMu sync.Mutex
+
 	mu       sync.Mutex
-	bot      api
 	self     tgbotapi.User
-	handler  connectors.Handler
 	runCtx   context.Context
 	ready    error
-	lanes    map[int64]*lane
+	lanes    map[int64]*lane // laneMu
 	lanesWG  sync.WaitGroup
 	bg       tracker // background edits and streamed output, for Flush
 	seen     dedupe
 	refs     map[string]msgRef              // interaction ID → its message (with buttons)
 	inflight map[string]*interactions.Event // being presented → an event that came first
 	selected map[string][]string            // multi-select ID → its selection so far
-	names    map[string]string              // user ID → display name, for "answered by"
+	names    map[string]string              // user ID → display name, for "answered by" (namesMu)
 	// approvers decide plan reviews and tool approvals (nil: the allowed
-	// users).
+	// users); set once by New.
 	approvers map[int64]bool
 	streams   map[int64]*stream
 	refused   map[[2]int64]time.Time // (chat, user) → when a stranger was last told
-	stopped   bool                   // no new update handlers after Run ends
+	stopped   bool                   // no new update handlers after Run ends (laneMu)
+}
+
+// NewHTTPClient is the connector's default HTTP client: its own transport
+// keeping up to 1,024 idle connections to the Bot API (Go's default keeps
+// 2, so every request beyond two at a time, e.g. several chats' edits and
+// a tap's answerCallbackQuery, opened, and closed, a new TLS connection).
+func NewHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 1024
+	t.MaxIdleConnsPerHost = 1024
+	return &http.Client{Transport: t}
 }
 
 // Option configures a Connector.
@@ -184,7 +206,7 @@ func New(token string, opts ...Option) *Connector {
 		apiURL:    "https://api.telegram.org",
 		allowed:   make(map[int64]bool),
 		log:       slog.New(slog.DiscardHandler),
-		client:    &http.Client{},
+		client:    NewHTTPClient(),
 		limits:    DefaultLimits,
 		commands:  engine.Commands,
 		pollWait:  30,
@@ -226,17 +248,23 @@ func (c *Connector) setReady(err error) {
 }
 
 func (c *Connector) api() api {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.hot.RLock()
+	defer c.hot.RUnlock()
 	return c.bot
 }
 
 // Run connects (getMe), registers the commands, and receives updates until
 // ctx is done. It returns an error only when the token is rejected.
 func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
+	c.hot.Lock()
+	c.handler = h
+	c.hot.Unlock()
 	c.mu.Lock()
-	c.handler, c.runCtx, c.stopped = h, ctx, false
+	c.runCtx = ctx
 	c.mu.Unlock()
+	c.laneMu.Lock()
+	c.stopped = false
+	c.laneMu.Unlock()
 	if c.webhook != "" && c.secret == "" {
 		return errors.New("telegram: webhook mode needs a secret token (LEASHD_TELEGRAM_WEBHOOK_SECRET) so that forged updates can be refused")
 	}
@@ -264,9 +292,9 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	} else {
 		err = c.poll(ctx)
 	}
-	c.mu.Lock()
+	c.laneMu.Lock()
 	c.stopped = true
-	c.mu.Unlock()
+	c.laneMu.Unlock()
 	c.lanesWG.Wait()
 	return err
 }
@@ -277,10 +305,12 @@ func (c *Connector) connect(ctx context.Context) error {
 	for {
 		a, self, err := dial(ctx, c.token, c.apiURL, c.client)
 		if err == nil {
-			c.mu.Lock()
+			c.hot.Lock()
 			if c.bot == nil { // tests may have set one
 				c.bot = a
 			}
+			c.hot.Unlock()
+			c.mu.Lock()
 			c.self = self
 			c.mu.Unlock()
 			c.log.Info("connected to Telegram", "bot", self.UserName, "allowed_users", len(c.allowed), "webhook", c.webhook != "")
@@ -471,13 +501,13 @@ func (c *Connector) dispatch(ctx context.Context, u tgbotapi.Update) {
 	}
 	switch {
 	case u.CallbackQuery != nil:
-		c.mu.Lock()
+		c.laneMu.Lock()
 		if c.stopped {
-			c.mu.Unlock()
+			c.laneMu.Unlock()
 			return
 		}
 		c.lanesWG.Add(1)
-		c.mu.Unlock()
+		c.laneMu.Unlock()
 		go func() {
 			defer c.lanesWG.Done()
 			c.handleTap(ctx, u.CallbackQuery)
@@ -496,9 +526,9 @@ type lane struct {
 // when it is idle.
 func (c *Connector) enqueueMessage(ctx context.Context, m *tgbotapi.Message) {
 	chat := m.Chat.ID
-	c.mu.Lock()
+	c.laneMu.Lock()
 	if c.stopped {
-		c.mu.Unlock()
+		c.laneMu.Unlock()
 		return
 	}
 	l, busy := c.lanes[chat]
@@ -508,23 +538,23 @@ func (c *Connector) enqueueMessage(ctx context.Context, m *tgbotapi.Message) {
 	}
 	l.queue = append(l.queue, m)
 	if busy {
-		c.mu.Unlock()
+		c.laneMu.Unlock()
 		return
 	}
 	c.lanesWG.Add(1)
-	c.mu.Unlock()
+	c.laneMu.Unlock()
 	go func() {
 		defer c.lanesWG.Done()
 		for {
-			c.mu.Lock()
+			c.laneMu.Lock()
 			if len(l.queue) == 0 {
 				delete(c.lanes, chat)
-				c.mu.Unlock()
+				c.laneMu.Unlock()
 				return
 			}
 			next := l.queue[0]
 			l.queue = l.queue[1:]
-			c.mu.Unlock()
+			c.laneMu.Unlock()
 			c.handleMessage(ctx, next)
 		}
 	}()
@@ -682,17 +712,24 @@ func (c *Connector) rememberName(u *tgbotapi.User) {
 	if u.UserName != "" {
 		name = "@" + u.UserName
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	id := strconv.FormatInt(u.ID, 10)
+	c.namesMu.RLock()
+	known, ok := c.names[id]
+	c.namesMu.RUnlock()
+	if ok && known == name {
+		return // the usual case: no write lock for every message and tap
+	}
+	c.namesMu.Lock()
+	defer c.namesMu.Unlock()
 	if len(c.names) > 10000 {
 		clear(c.names)
 	}
-	c.names[strconv.FormatInt(u.ID, 10)] = name
+	c.names[id] = name
 }
 
 func (c *Connector) nameOf(userID string) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.namesMu.RLock()
+	defer c.namesMu.RUnlock()
 	if n, ok := c.names[userID]; ok {
 		return n
 	}

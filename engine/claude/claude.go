@@ -197,3 +197,7 @@ func (a *Agent) Open(ctx context.Context, o engine.SessionOptions) (engine.Sessi
 	}
 	return s, nil
 }
+
+// Prewarm implements engine.Prewarmer: a CLI process takes about 0.7 s to
+// start and initialize, so the engine keeps spares (LEASHD_PREWARM).
+func (a *Agent) Prewarm() bool { return true }

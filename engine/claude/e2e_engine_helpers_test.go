@@ -125,11 +125,22 @@ func restartStack(t testing.TB, base *stack, agentOpts []claude.Option, coordOpt
 type spyAgent struct {
 	engine.Agent
 
-	mu    sync.Mutex
-	asked []string // tool names, in order
+	mu        sync.Mutex
+	asked     []string // tool names, in order
+	openedFor []string // the chat of each session opened ("": a spare)
+}
+
+// Prewarm passes the agent's engine.Prewarmer on (spares are kept only
+// with engine.WithPrewarm).
+func (a *spyAgent) Prewarm() bool {
+	p, ok := a.Agent.(engine.Prewarmer)
+	return ok && p.Prewarm()
 }
 
 func (a *spyAgent) Open(ctx context.Context, o engine.SessionOptions) (engine.Session, error) {
+	a.mu.Lock()
+	a.openedFor = append(a.openedFor, o.ChatID)
+	a.mu.Unlock()
 	s, err := a.Agent.Open(ctx, o)
 	if err != nil {
 		return nil, err

@@ -30,6 +30,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -37,6 +38,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -123,6 +125,7 @@ type Server struct {
 	users      map[int64]string
 	deliverWG  sync.WaitGroup
 	closed     bool
+	conns      atomic.Int64 // connections opened
 }
 
 // Option configures a Server.
@@ -161,9 +164,18 @@ func New(opts ...Option) *Server {
 	if s.limits.RetryAfter == 0 {
 		s.limits.RetryAfter = 1
 	}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	s.srv.Start()
 	return s
 }
+
+// Connections is how many TCP connections clients have opened to the fake.
+func (s *Server) Connections() int { return int(s.conns.Load()) }
 
 // URL is the base URL to give the bot (it appends /bot<token>/<method>).
 func (s *Server) URL() string { return s.srv.URL }
@@ -494,8 +506,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.getUpdates(w, r)
 		return
 	}
+	// Parsing the content needs no state: done before the lock, so that
+	// requests (and the long poll) do not queue behind each other's parsing.
+	pc := parseContent(method, r.Form)
 	s.mu.Lock()
-	result, aerr := s.callLocked(method, r.Form)
+	result, aerr := s.callLocked(method, r.Form, pc)
 	req := Request{At: s.now(), Method: method, Params: r.Form, Status: http.StatusOK}
 	req.ChatID, _ = strconv.ParseInt(r.Form.Get("chat_id"), 10, 64)
 	if aerr != nil {
@@ -537,6 +552,11 @@ func (s *Server) rateLocked(chatID int64) *apiError {
 		}
 	}
 	limited := func(hits []time.Time, n int, win time.Duration) ([]time.Time, bool) {
+		if n <= 0 {
+			// Not enforced: keeping every hit of the window would make
+			// each request cost more, under the lock, the busier the fake.
+			return nil, false
+		}
 		hits = slices.DeleteFunc(hits, func(t time.Time) bool { return now.Sub(t) >= win })
 		if n > 0 && len(hits) >= n {
 			return hits, true
@@ -558,7 +578,26 @@ func (s *Server) rateLocked(chatID int64) *apiError {
 	return nil
 }
 
-func (s *Server) callLocked(method string, f url.Values) (any, *apiError) {
+// content is a request's text and keyboard, checked.
+type content struct {
+	text   string
+	markup *tgbotapi.InlineKeyboardMarkup
+	err    *apiError
+}
+
+// parseContent checks the text and keyboard of the methods that carry them.
+func parseContent(method string, f url.Values) content {
+	var c content
+	switch method {
+	case "sendMessage", "editMessageText":
+		c.text, c.markup, c.err = checkContent(f)
+	case "editMessageReplyMarkup":
+		c.markup, c.err = parseMarkup(f.Get("reply_markup"))
+	}
+	return c
+}
+
+func (s *Server) callLocked(method string, f url.Values, pc content) (any, *apiError) {
 	if codes := s.fail[method]; len(codes) > 0 {
 		s.fail[method] = codes[1:]
 		return nil, &apiError{codes[0], http.StatusText(codes[0]), 0}
@@ -610,7 +649,7 @@ func (s *Server) callLocked(method string, f url.Values) (any, *apiError) {
 		s.answers[id] = CallbackAnswer{Text: f.Get("text"), ShowAlert: f.Get("show_alert") == "true", At: s.now()}
 		return true, nil
 	case "sendMessage":
-		text, markup, e := s.checkContent(f)
+		text, markup, e := pc.text, pc.markup, pc.err
 		if e != nil {
 			return nil, e
 		}
@@ -628,14 +667,14 @@ func (s *Server) callLocked(method string, f url.Values) (any, *apiError) {
 		var markup *tgbotapi.InlineKeyboardMarkup
 		if method == "editMessageText" {
 			var e *apiError
-			text, markup, e = s.checkContent(f)
+			text, markup, e = pc.text, pc.markup, pc.err
 			if e != nil {
 				return nil, e
 			}
 			parse = f.Get("parse_mode")
 		} else {
 			var e *apiError
-			markup, e = parseMarkup(f.Get("reply_markup"))
+			markup, e = pc.markup, pc.err
 			if e != nil {
 				return nil, e
 			}
@@ -659,7 +698,7 @@ func (s *Server) callLocked(method string, f url.Values) (any, *apiError) {
 	return nil, &apiError{404, "Not Found: method " + method + " is not implemented by tgfake", 0}
 }
 
-func (s *Server) checkContent(f url.Values) (string, *tgbotapi.InlineKeyboardMarkup, *apiError) {
+func checkContent(f url.Values) (string, *tgbotapi.InlineKeyboardMarkup, *apiError) {
 	text := f.Get("text")
 	visible := text
 	switch pm := f.Get("parse_mode"); pm {
