@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/leashd/leashd/config/testenv"
 	"io"
 	"net/http"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/engine/store"
 )
 
