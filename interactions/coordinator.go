@@ -3,10 +3,10 @@ package interactions
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
+	mrand "math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -62,6 +62,7 @@ type Coordinator struct {
 	byChat map[string][]*pending // oldest first
 	gone   tombstones
 	closed bool
+	ids    *mrand.ChaCha8 // new IDs; under mu
 
 	// inflight counts Request calls that have not returned: each publishes
 	// its interaction's resolved event just before it returns (Wait).
@@ -74,9 +75,10 @@ type pending struct {
 	it       Interaction
 	done     chan struct{} // closed once res is set
 	res      Resolution
-	selected []bool // multi-select toggles, by option index
-	feedback bool   // adjust chosen, waiting for text
-	ref      string // what the Presenter returned ("" until shown); under c.mu
+	selected []bool    // multi-select toggles, by option index
+	feedback bool      // adjust chosen, waiting for text
+	ref      string    // what the Presenter returned ("" until shown); under c.mu
+	start    time.Time // when it was registered, on the real clock (the timeout)
 	// selMu orders the journal writes of the selection (SelectionJournal).
 	selMu sync.Mutex
 }
@@ -110,11 +112,18 @@ func New(opts ...Opt) *Coordinator {
 		byID:       make(map[string]*pending),
 		byChat:     make(map[string][]*pending),
 		gone:       newTombstones(16384),
+		ids:        mrand.NewChaCha8(seed()),
 	}
 	for _, o := range opts {
 		o(c)
 	}
 	return c
+}
+
+// seed is 32 bytes from crypto/rand.
+func seed() (s [32]byte) {
+	_, _ = rand.Read(s[:]) // never fails on supported platforms
+	return s
 }
 
 // Timeout is the configured answer timeout (0: none).
@@ -133,25 +142,62 @@ func (c *Coordinator) SetPresenter(p Presenter) {
 // ID) and how it ended. The error is non-nil only when it could not be asked
 // at all.
 func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction, Resolution, error) {
+	res, err := c.request(ctx, &it, c.timeout, nil)
+	return it, res, err
+}
+
+// RequestInto is Request for an interaction the caller holds by pointer: it
+// completes *it in place (ID, AskedAt, Deadline, Asker, Options) and returns
+// how it ended. *it is copied when it is registered; the caller may reuse it
+// once RequestInto returns. It saves the caller's goroutine the copies of a
+// large Interaction in and out, so a goroutine that waits in it keeps a
+// small stack (see the README's Performance section).
+func (c *Coordinator) RequestInto(ctx context.Context, it *Interaction) (Resolution, error) {
 	return c.request(ctx, it, c.timeout, nil)
 }
 
-// request is Request with its own timeout (0: none); shown, when set, is
-// called once the interaction is registered and presented (or presenting
-// failed), before the wait.
-func (c *Coordinator) request(ctx context.Context, it Interaction, timeout time.Duration, shown func(Interaction)) (Interaction, Resolution, error) {
-	if err := validate(&it); err != nil {
-		return it, Resolution{}, err
+// request is Request with its own timeout (0: none); shown, when set,
+// receives the interaction once it is registered and presented (or
+// presenting failed), before the wait.
+//
+// The goroutine that asks waits here, for minutes or hours, and keeps its
+// stack all that while: a stack grows (2 KiB, 4, 8, …) to the deepest frame
+// chain it ever reached and shrinks only while little of it is used. So
+// the work that needs large frames (Interaction values, events, logging,
+// the Presenter) is done in helpers that have returned before the wait, and
+// this frame holds no Interaction.
+func (c *Coordinator) request(ctx context.Context, it *Interaction, timeout time.Duration, shown chan<- Interaction) (Resolution, error) {
+	p, err := c.register(ctx, it, timeout)
+	if err != nil {
+		return Resolution{}, err
+	}
+	defer c.inflight.Done()
+	c.present(ctx, p)
+	if shown != nil {
+		notifyShown(shown, it)
+	}
+	c.await(ctx, p, timeout)
+	c.finish(ctx, p)
+	return p.res, nil // written once before done was closed
+}
+
+// register validates and completes *it, records it under a new ID, journals
+// and announces it. The caller must call c.inflight.Done once it returns
+// without error.
+//
+//go:noinline
+func (c *Coordinator) register(ctx context.Context, it *Interaction, timeout time.Duration) (*pending, error) {
+	if err := validate(it); err != nil {
+		return nil, err
 	}
 	it.AskedAt = c.now()
 	if it.Asker == "" {
 		it.Asker = askerOf(ctx)
 	}
-	start := time.Now() // the timer runs on real time even with WithClock
 	if timeout > 0 {
 		it.Deadline = it.AskedAt.Add(timeout)
 	}
-	p := &pending{done: make(chan struct{})}
+	p := &pending{done: make(chan struct{}), start: time.Now()} // the timer runs on real time even with WithClock
 	if it.MultiSelect {
 		p.selected = make([]bool, len(it.Options))
 	}
@@ -159,56 +205,89 @@ func (c *Coordinator) request(ctx context.Context, it Interaction, timeout time.
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return it, Resolution{}, ErrClosed
+		return nil, ErrClosed
 	}
 	c.inflight.Add(1) // under the lock: never after Interrupt closed c
-	defer c.inflight.Done()
 	it.ID = c.newIDLocked()
-	p.it = it
+	p.it = *it
 	c.byID[it.ID] = p
 	c.byChat[it.ChatID] = append(c.byChat[it.ChatID], p)
-	presenter := c.presenter
 	c.mu.Unlock()
 
 	if c.journal != nil {
-		if err := c.journal.Requested(ctx, it); err != nil {
-			c.log.Error("recording interaction", "id", it.ID, "chat", it.ChatID, "err", err)
-		}
+		c.journalRequested(ctx, p)
 	}
-	c.log.Info("interaction asked", "id", it.ID, "chat", it.ChatID, "kind", it.Kind)
-	c.subs.publish(Event{Type: EventRequested, Interaction: it})
+	if c.log.Enabled(ctx, slog.LevelInfo) {
+		c.logAsked(p)
+	}
+	c.publish(EventRequested, p, "", nil)
+	return p, nil
+}
 
+// The helpers below that take an Interaction by value or log are kept out
+// of line (noinline), so that their large frames are not part of the
+// frames they are called from.
+
+//go:noinline
+func (c *Coordinator) journalRequested(ctx context.Context, p *pending) {
+	if err := c.journal.Requested(ctx, p.it); err != nil {
+		c.log.Error("recording interaction", "id", p.it.ID, "chat", p.it.ChatID, "err", err)
+	}
+}
+
+//go:noinline
+func (c *Coordinator) logAsked(p *pending) {
+	c.log.Info("interaction asked", "id", p.it.ID, "chat", p.it.ChatID, "kind", p.it.Kind)
+}
+
+// present shows p with the Presenter (attempt 1), or cancels it when there
+// is none. When presenting fails p stays pending, answerable wherever else
+// it is shown (the web page, the API), and is shown again in the
+// background until it ends: never an answer.
+//
+//go:noinline
+func (c *Coordinator) present(ctx context.Context, p *pending) {
+	c.mu.Lock()
+	presenter := c.presenter
+	c.mu.Unlock()
 	if presenter == nil {
 		c.resolve(p, Resolution{Status: StatusCancelled, Text: "No chat connector could show this request."})
-	} else {
-		r, err := presenter.Present(ctx, it) // PresentAttempt: 1
-		if err != nil {
-			// Never an answer: the interaction stays pending, answerable
-			// wherever else it is shown (the web page, the API), and is
-			// shown again in the background until it ends.
-			c.log.Error("presenting interaction failed; it stays pending and answerable elsewhere, retrying in the background",
-				"id", it.ID, "chat", it.ChatID, "kind", it.Kind, "err", err)
-			go c.retryPresent(ctx, p, presenter)
-		} else {
-			c.shown(ctx, p, r)
-		}
+		return
 	}
+	r, err := presenter.Present(ctx, p.it) // PresentAttempt: 1
+	if err != nil {
+		c.presentFailed(ctx, p, presenter, err)
+		return
+	}
+	c.shown(ctx, p, r)
+}
 
-	if shown != nil {
-		shown(it)
-	}
-	res := c.await(ctx, p, start, timeout)
+//go:noinline
+func (c *Coordinator) presentFailed(ctx context.Context, p *pending, presenter Presenter, err error) {
+	c.log.Error("presenting interaction failed; it stays pending and answerable elsewhere, retrying in the background",
+		"id", p.it.ID, "chat", p.it.ChatID, "kind", p.it.Kind, "err", err)
+	go c.retryPresent(ctx, p, presenter)
+}
+
+//go:noinline
+func notifyShown(shown chan<- Interaction, it *Interaction) { shown <- *it }
+
+// finish journals, logs and announces how p ended.
+//
+//go:noinline
+func (c *Coordinator) finish(ctx context.Context, p *pending) {
 	if c.journal != nil {
 		// The caller's context may be done (that is how it was cancelled);
 		// the record must still be written.
-		if err := c.journal.Resolved(context.WithoutCancel(ctx), it, res); err != nil {
-			c.log.Error("recording resolution", "id", it.ID, "err", err)
+		if err := c.journal.Resolved(context.WithoutCancel(ctx), p.it, p.res); err != nil {
+			c.log.Error("recording resolution", "id", p.it.ID, "err", err)
 		}
 	}
-	c.log.Info("interaction resolved", "id", it.ID, "chat", it.ChatID, "kind", it.Kind,
-		"status", res.Status, "by", res.By, "latency", res.At.Sub(it.AskedAt))
-	c.subs.publish(c.resolvedEvent(p))
-	return it, res, nil
+	if c.log.Enabled(ctx, slog.LevelInfo) {
+		c.log.Info("interaction resolved", "id", p.it.ID, "chat", p.it.ChatID, "kind", p.it.Kind,
+			"status", p.res.Status, "by", p.res.By, "latency", p.res.At.Sub(p.it.AskedAt))
+	}
+	c.publishResolved(p)
 }
 
 // shown records what the Presenter returned for p.
@@ -226,35 +305,69 @@ func (c *Coordinator) shown(ctx context.Context, p *pending, ref string) {
 	}
 }
 
-// await blocks until p is resolved: by a reply, the timeout (counted from
-// start; 0: none), or ctx.
-func (c *Coordinator) await(ctx context.Context, p *pending, start time.Time, timeout time.Duration) Resolution {
-	var timer <-chan time.Time
+// await blocks until p is resolved (p.res is set): by a reply, the timeout
+// (counted from p.start; 0: none), or ctx. The timeout is a timer that
+// resolves p itself, so the wait is a receive on one or two channels, in a
+// small frame.
+func (c *Coordinator) await(ctx context.Context, p *pending, timeout time.Duration) {
 	if timeout > 0 {
-		t := time.NewTimer(timeout - time.Since(start))
+		t := c.expireAfter(p, timeout)
 		defer t.Stop()
-		timer = t.C
 	}
-	select {
-	case <-p.done:
-	case <-timer:
-		c.resolve(p, Resolution{Status: StatusExpired, Text: fmt.Sprintf("No answer came within %s; the user did not respond.", timeout)})
-	case <-ctx.Done():
-		text := "The request was cancelled before anyone answered."
-		if errors.Is(context.Cause(ctx), ErrWithdrawn) {
-			text = WithdrawnText
+	if done := ctx.Done(); done != nil {
+		select {
+		case <-p.done:
+		case <-done:
+			c.cancelled(ctx, p)
 		}
-		c.resolve(p, Resolution{Status: StatusCancelled, Text: text})
 	}
 	<-p.done
-	return p.res // safe: written once before done was closed
+}
+
+// expireAfter resolves p as expired once timeout has passed since p.start.
+//
+//go:noinline
+func (c *Coordinator) expireAfter(p *pending, timeout time.Duration) *time.Timer {
+	return time.AfterFunc(timeout-time.Since(p.start), func() {
+		c.resolve(p, Resolution{Status: StatusExpired, Text: fmt.Sprintf("No answer came within %s; the user did not respond.", timeout)})
+	})
+}
+
+// cancelled resolves p because ctx ended.
+//
+//go:noinline
+func (c *Coordinator) cancelled(ctx context.Context, p *pending) {
+	text := "The request was cancelled before anyone answered."
+	if errors.Is(context.Cause(ctx), ErrWithdrawn) {
+		text = WithdrawnText
+	}
+	c.resolve(p, Resolution{Status: StatusCancelled, Text: text})
+}
+
+// publish announces an event about p to the subscribers, if any. ref and
+// sel are the ones to announce (p's own are under c.mu).
+func (c *Coordinator) publish(typ EventType, p *pending, ref string, sel []string) {
+	if !c.subs.any() {
+		return
+	}
+	c.subs.publish(&Event{Type: typ, Interaction: p.it, Ref: ref, Selected: sel})
+}
+
+// publishResolved announces p's EventResolved, once p is resolved.
+//
+//go:noinline
+func (c *Coordinator) publishResolved(p *pending) {
+	if !c.subs.any() {
+		return
+	}
+	c.subs.publish(c.resolvedEvent(p))
 }
 
 // resolvedEvent is p's EventResolved, once p is resolved.
-func (c *Coordinator) resolvedEvent(p *pending) Event {
+func (c *Coordinator) resolvedEvent(p *pending) *Event {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Event{Type: EventResolved, Interaction: p.it, Resolution: p.res, Ref: p.ref, Selected: p.selectedLabels()}
+	return &Event{Type: EventResolved, Interaction: p.it, Resolution: p.res, Ref: p.ref, Selected: p.selectedLabels()}
 }
 
 func validate(it *Interaction) error {
@@ -273,7 +386,7 @@ func validate(it *Interaction) error {
 		it.Options = slices.Clone(PlanOptions)
 		it.MultiSelect = false
 	case KindToolApproval:
-		it.Options = ToolOptionsFor(*it)
+		it.Options = toolOptions(it.NoSessionAllow, it.DefaultToNo)
 		it.MultiSelect = false
 	default:
 		return fmt.Errorf("unknown interaction kind %q (accepted: question, plan_review, tool_approval)", it.Kind)
@@ -285,16 +398,25 @@ func validate(it *Interaction) error {
 }
 
 // newIDLocked returns a short random ID (8 URL-safe characters) not in use.
+// The 48 random bits come from a ChaCha8 generator (a CSPRNG) seeded from
+// crypto/rand: as unguessable, without a system call per ID.
 func (c *Coordinator) newIDLocked() string {
-	var b [6]byte
 	for {
-		_, _ = rand.Read(b[:]) // never fails on supported platforms
-		id := base64.RawURLEncoding.EncodeToString(b[:])
+		var b [8]byte
+		v := c.ids.Uint64()
+		for i := range b {
+			b[i] = idAlphabet[v&63]
+			v >>= 6
+		}
+		id := string(b[:])
 		if _, taken := c.byID[id]; !taken && c.gone.status(id) == "" {
 			return id
 		}
 	}
 }
+
+// idAlphabet is base64's URL-safe alphabet.
+const idAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 // resolve settles p once; later calls do nothing. It reports whether this
 // call settled it.
@@ -397,7 +519,7 @@ func (c *Coordinator) toggleLocked(id, label string, r Reply) (*pending, []strin
 	}
 	p.selected[i] = !p.selected[i]
 	sel := p.selectedLabels()
-	c.subs.publish(Event{Type: EventUpdated, Interaction: p.it, Selected: sel, Ref: p.ref})
+	c.subs.publish(&Event{Type: EventUpdated, Interaction: p.it, Selected: sel, Ref: p.ref})
 	return p, sel, nil
 }
 
@@ -462,7 +584,7 @@ func (c *Coordinator) replyLocked(p *pending, r Reply) (Outcome, error) {
 	if out == AwaitingFeedback {
 		if !p.feedback {
 			p.feedback = true
-			c.subs.publish(Event{Type: EventUpdated, Interaction: p.it, AwaitingFeedback: true, Ref: p.ref})
+			c.subs.publish(&Event{Type: EventUpdated, Interaction: p.it, AwaitingFeedback: true, Ref: p.ref})
 		}
 		return AwaitingFeedback, nil
 	}

@@ -49,13 +49,12 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	if err := validate(&it); err != nil {
 		return nil, err
 	}
-	start := time.Now()
 	it.Restored = true
 	it.Deadline = time.Time{}
 	if c.timeout > 0 {
 		it.Deadline = c.now().Add(c.timeout)
 	}
-	p := &pending{done: make(chan struct{}), ref: r.Ref}
+	p := &pending{done: make(chan struct{}), ref: r.Ref, start: time.Now()}
 	if it.MultiSelect {
 		p.selected = make([]bool, len(it.Options))
 		for _, l := range r.Selected {
@@ -82,15 +81,16 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	c.mu.Unlock()
 
 	c.log.Info("interaction left pending by an earlier run is answerable again", "id", it.ID, "chat", it.ChatID, "kind", it.Kind)
-	c.subs.publish(Event{Type: EventRequested, Interaction: it, Ref: r.Ref, Selected: sel})
+	c.publish(EventRequested, p, r.Ref, sel)
 
 	out := make(chan Resolution, 1)
 	go func() {
 		defer c.inflight.Done()
-		res := c.await(ctx, p, start, c.timeout)
+		c.await(ctx, p, c.timeout)
+		res := p.res
 		c.log.Info("interaction resolved", "id", it.ID, "chat", it.ChatID, "kind", it.Kind,
 			"status", res.Status, "by", res.By, "restored", true)
-		c.subs.publish(c.resolvedEvent(p))
+		c.publishResolved(p)
 		out <- res
 	}()
 	return out, nil
