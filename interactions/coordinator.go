@@ -72,7 +72,9 @@ type Coordinator struct {
 }
 
 type pending struct {
-	it       Interaction
+	// it is what was asked: RequestInto's caller's own, which does not
+	// change while it is pending (copies leave under c.mu).
+	it       *Interaction
 	done     chan struct{} // closed once res is set
 	res      Resolution
 	selected []bool    // multi-select toggles, by option index
@@ -148,8 +150,9 @@ func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction,
 
 // RequestInto is Request for an interaction the caller holds by pointer: it
 // completes *it in place (ID, AskedAt, Deadline, Asker, Options) and returns
-// how it ended. *it is copied when it is registered; the caller may reuse it
-// once RequestInto returns. It saves the caller's goroutine the copies of a
+// how it ended. The coordinator uses *it itself, not a copy, until
+// RequestInto returns: the caller must not change it meanwhile, and may
+// reuse it afterwards. It saves the caller's goroutine the copies of a
 // large Interaction in and out, so a goroutine that waits in it keeps a
 // small stack (see the README's Performance section).
 func (c *Coordinator) RequestInto(ctx context.Context, it *Interaction) (Resolution, error) {
@@ -209,7 +212,7 @@ func (c *Coordinator) register(ctx context.Context, it *Interaction, timeout tim
 	}
 	c.inflight.Add(1) // under the lock: never after Interrupt closed c
 	it.ID = c.newIDLocked()
-	p.it = *it
+	p.it = it
 	c.byID[it.ID] = p
 	c.byChat[it.ChatID] = append(c.byChat[it.ChatID], p)
 	c.mu.Unlock()
@@ -230,7 +233,7 @@ func (c *Coordinator) register(ctx context.Context, it *Interaction, timeout tim
 
 //go:noinline
 func (c *Coordinator) journalRequested(ctx context.Context, p *pending) {
-	if err := c.journal.Requested(ctx, p.it); err != nil {
+	if err := c.journal.Requested(ctx, *p.it); err != nil {
 		c.log.Error("recording interaction", "id", p.it.ID, "chat", p.it.ChatID, "err", err)
 	}
 }
@@ -251,10 +254,10 @@ func (c *Coordinator) present(ctx context.Context, p *pending) {
 	presenter := c.presenter
 	c.mu.Unlock()
 	if presenter == nil {
-		c.resolve(p, Resolution{Status: StatusCancelled, Text: "No chat connector could show this request."})
+		c.noPresenter(p)
 		return
 	}
-	r, err := presenter.Present(ctx, p.it) // PresentAttempt: 1
+	r, err := presenter.Present(ctx, *p.it) // PresentAttempt: 1
 	if err != nil {
 		c.presentFailed(ctx, p, presenter, err)
 		return
@@ -263,10 +266,15 @@ func (c *Coordinator) present(ctx context.Context, p *pending) {
 }
 
 //go:noinline
+func (c *Coordinator) noPresenter(p *pending) {
+	c.resolve(p, Resolution{Status: StatusCancelled, Text: "No chat connector could show this request."})
+}
+
+//go:noinline
 func (c *Coordinator) presentFailed(ctx context.Context, p *pending, presenter Presenter, err error) {
 	c.log.Error("presenting interaction failed; it stays pending and answerable elsewhere, retrying in the background",
 		"id", p.it.ID, "chat", p.it.ChatID, "kind", p.it.Kind, "err", err)
-	go c.retryPresent(ctx, p, presenter)
+	go c.retryPresent(ctx, p, *p.it, presenter) // its own copy: *p.it is the asker's again once p ends
 }
 
 //go:noinline
@@ -277,20 +285,32 @@ func notifyShown(shown chan<- Interaction, it *Interaction) { shown <- *it }
 //go:noinline
 func (c *Coordinator) finish(ctx context.Context, p *pending) {
 	if c.journal != nil {
-		// The caller's context may be done (that is how it was cancelled);
-		// the record must still be written.
-		if err := c.journal.Resolved(context.WithoutCancel(ctx), p.it, p.res); err != nil {
-			c.log.Error("recording resolution", "id", p.it.ID, "err", err)
-		}
+		c.journalResolved(ctx, p)
 	}
 	if c.log.Enabled(ctx, slog.LevelInfo) {
-		c.log.Info("interaction resolved", "id", p.it.ID, "chat", p.it.ChatID, "kind", p.it.Kind,
-			"status", p.res.Status, "by", p.res.By, "latency", p.res.At.Sub(p.it.AskedAt))
+		c.logResolved(p)
 	}
 	c.publishResolved(p)
 }
 
+//go:noinline
+func (c *Coordinator) journalResolved(ctx context.Context, p *pending) {
+	// The caller's context may be done (that is how it was cancelled);
+	// the record must still be written.
+	if err := c.journal.Resolved(context.WithoutCancel(ctx), *p.it, p.res); err != nil {
+		c.log.Error("recording resolution", "id", p.it.ID, "err", err)
+	}
+}
+
+//go:noinline
+func (c *Coordinator) logResolved(p *pending) {
+	c.log.Info("interaction resolved", "id", p.it.ID, "chat", p.it.ChatID, "kind", p.it.Kind,
+		"status", p.res.Status, "by", p.res.By, "latency", p.res.At.Sub(p.it.AskedAt))
+}
+
 // shown records what the Presenter returned for p.
+//
+//go:noinline
 func (c *Coordinator) shown(ctx context.Context, p *pending, ref string) {
 	if ref == "" {
 		return
@@ -350,24 +370,30 @@ func (c *Coordinator) publish(typ EventType, p *pending, ref string, sel []strin
 	if !c.subs.any() {
 		return
 	}
-	c.subs.publish(&Event{Type: typ, Interaction: p.it, Ref: ref, Selected: sel})
+	c.subs.publish(&Event{Type: typ, Interaction: *p.it, Ref: ref, Selected: sel})
 }
 
-// publishResolved announces p's EventResolved, once p is resolved.
+// publishResolved announces p's EventResolved, once p is resolved. It
+// takes c.mu even when nobody subscribes: whoever resolved p may still be
+// copying *p.it under c.mu (ReplyText, settleLocked), and the asker gets
+// *p.it back only after that.
 //
 //go:noinline
 func (c *Coordinator) publishResolved(p *pending) {
-	if !c.subs.any() {
-		return
+	if e := c.resolvedEvent(p); e != nil {
+		c.subs.publish(e)
 	}
-	c.subs.publish(c.resolvedEvent(p))
 }
 
-// resolvedEvent is p's EventResolved, once p is resolved.
+// resolvedEvent is p's EventResolved, once p is resolved, or nil when
+// nobody subscribes.
 func (c *Coordinator) resolvedEvent(p *pending) *Event {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return &Event{Type: EventResolved, Interaction: p.it, Resolution: p.res, Ref: p.ref, Selected: p.selectedLabels()}
+	if !c.subs.any() {
+		return nil
+	}
+	return &Event{Type: EventResolved, Interaction: *p.it, Resolution: p.res, Ref: p.ref, Selected: p.selectedLabels()}
 }
 
 func validate(it *Interaction) error {
@@ -485,7 +511,7 @@ func (c *Coordinator) ReplyText(chatID string, r Reply) (Interaction, Outcome, e
 		r.Answers = []string{DecisionAdjust}
 	}
 	out, err := c.replyLocked(p, r)
-	return p.it, out, err
+	return *p.it, out, err
 }
 
 // Toggle flips a multi-select option and returns the selected labels in
@@ -513,13 +539,13 @@ func (c *Coordinator) toggleLocked(id, label string, r Reply) (*pending, []strin
 	if !p.it.MultiSelect {
 		return nil, nil, fmt.Errorf("%w: %q is not a multi-select question; answer with one option", ErrInvalidReply, p.it.Question)
 	}
-	i := optionIndex(p.it, label)
+	i := optionIndex(*p.it, label)
 	if i < 0 {
-		return nil, nil, invalidOption(p.it, label)
+		return nil, nil, invalidOption(*p.it, label)
 	}
 	p.selected[i] = !p.selected[i]
 	sel := p.selectedLabels()
-	c.subs.publish(&Event{Type: EventUpdated, Interaction: p.it, Selected: sel, Ref: p.ref})
+	c.subs.publish(&Event{Type: EventUpdated, Interaction: *p.it, Selected: sel, Ref: p.ref})
 	return p, sel, nil
 }
 
@@ -567,7 +593,7 @@ func authorize(p *pending, r Reply) error {
 	if r.Authorize == nil {
 		return nil
 	}
-	if err := r.Authorize(p.it); err != nil {
+	if err := r.Authorize(*p.it); err != nil {
 		return fmt.Errorf("%w: %w", ErrUnauthorized, err)
 	}
 	return nil
@@ -577,14 +603,14 @@ func (c *Coordinator) replyLocked(p *pending, r Reply) (Outcome, error) {
 	if err := authorize(p, r); err != nil {
 		return 0, err
 	}
-	res, out, err := Evaluate(p.it, r)
+	res, out, err := Evaluate(*p.it, r)
 	if err != nil {
 		return 0, err
 	}
 	if out == AwaitingFeedback {
 		if !p.feedback {
 			p.feedback = true
-			c.subs.publish(&Event{Type: EventUpdated, Interaction: p.it, AwaitingFeedback: true, Ref: p.ref})
+			c.subs.publish(&Event{Type: EventUpdated, Interaction: *p.it, AwaitingFeedback: true, Ref: p.ref})
 		}
 		return AwaitingFeedback, nil
 	}
@@ -730,7 +756,7 @@ func (c *Coordinator) settleLocked(ps []*pending, res Resolution) []Interaction 
 	out := make([]Interaction, 0, len(ps))
 	for _, p := range ps {
 		if c.resolveLocked(p, res) {
-			out = append(out, p.it)
+			out = append(out, *p.it)
 		}
 	}
 	return out
@@ -762,7 +788,7 @@ func (c *Coordinator) Get(id string) (Interaction, bool) {
 	if !ok {
 		return Interaction{}, false
 	}
-	return p.it, true
+	return *p.it, true
 }
 
 // Selected returns a pending multi-select question's current selection.
@@ -783,12 +809,12 @@ func (c *Coordinator) Pending(chatID string) []Interaction {
 	var out []Interaction
 	if chatID != "" {
 		for _, p := range c.byChat[chatID] {
-			out = append(out, p.it)
+			out = append(out, *p.it)
 		}
 		return out
 	}
 	for _, p := range c.byID {
-		out = append(out, p.it)
+		out = append(out, *p.it)
 	}
 	slices.SortFunc(out, func(a, b Interaction) int { return a.AskedAt.Compare(b.AskedAt) })
 	return out

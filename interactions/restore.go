@@ -74,7 +74,7 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 		return nil, fmt.Errorf("%w: interaction %s is already pending", ErrInvalidReply, it.ID)
 	}
 	c.inflight.Add(1)
-	p.it = it
+	p.it = &it
 	c.byID[it.ID] = p
 	c.byChat[it.ChatID] = append(c.byChat[it.ChatID], p)
 	sel := p.selectedLabels() // a tap may toggle as soon as the lock is let go
@@ -147,7 +147,8 @@ func PresentAttempt(ctx context.Context) int {
 }
 
 // retryPresent shows p again, with backoff, until it is shown or resolved.
-func (c *Coordinator) retryPresent(ctx context.Context, p *pending, presenter Presenter) {
+// it is p's interaction, copied before the asker could have it back.
+func (c *Coordinator) retryPresent(ctx context.Context, p *pending, it Interaction, presenter Presenter) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -166,9 +167,9 @@ func (c *Coordinator) retryPresent(ctx context.Context, p *pending, presenter Pr
 			return
 		case <-t.C:
 		}
-		ref, err := presenter.Present(withAttempt(ctx, attempt), p.it)
+		ref, err := presenter.Present(withAttempt(ctx, attempt), it)
 		if err == nil {
-			c.log.Info("interaction shown after earlier attempts failed", "id", p.it.ID, "chat", p.it.ChatID, "attempt", attempt)
+			c.log.Info("interaction shown after earlier attempts failed", "id", it.ID, "chat", it.ChatID, "attempt", attempt)
 			c.shown(context.WithoutCancel(ctx), p, ref)
 			return
 		}
@@ -177,6 +178,6 @@ func (c *Coordinator) retryPresent(ctx context.Context, p *pending, presenter Pr
 		}
 		wait = min(wait*2, c.retryMax)
 		c.log.Warn("presenting interaction failed again; it stays pending and answerable elsewhere",
-			"id", p.it.ID, "chat", p.it.ChatID, "attempt", attempt, "next_in", wait, "err", err)
+			"id", it.ID, "chat", it.ChatID, "attempt", attempt, "next_in", wait, "err", err)
 	}
 }
