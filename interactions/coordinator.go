@@ -77,10 +77,11 @@ type pending struct {
 	it       *Interaction
 	done     chan struct{} // closed once res is set
 	res      Resolution
-	selected []bool    // multi-select toggles, by option index
-	feedback bool      // adjust chosen, waiting for text
-	ref      string    // what the Presenter returned ("" until shown); under c.mu
-	start    time.Time // when it was registered, on the real clock (the timeout)
+	selected []bool      // multi-select toggles, by option index
+	feedback bool        // adjust chosen, waiting for text
+	ref      string      // what the Presenter returned ("" until shown); under c.mu
+	expiry   *time.Timer // resolves it when its timeout passes (nil: none); the asker's
+	settled  bool        // res is set; under c.mu
 	// selMu orders the journal writes of the selection (SelectionJournal).
 	selMu sync.Mutex
 }
@@ -179,7 +180,7 @@ func (c *Coordinator) request(ctx context.Context, it *Interaction, timeout time
 	if shown != nil {
 		notifyShown(shown, it)
 	}
-	c.await(ctx, p, timeout)
+	c.await(ctx, p)
 	c.finish(ctx, p)
 	return p.res, nil // written once before done was closed
 }
@@ -200,7 +201,7 @@ func (c *Coordinator) register(ctx context.Context, it *Interaction, timeout tim
 	if timeout > 0 {
 		it.Deadline = it.AskedAt.Add(timeout)
 	}
-	p := &pending{done: make(chan struct{}), start: time.Now()} // the timer runs on real time even with WithClock
+	p := &pending{done: make(chan struct{})}
 	if it.MultiSelect {
 		p.selected = make([]bool, len(it.Options))
 	}
@@ -216,6 +217,9 @@ func (c *Coordinator) register(ctx context.Context, it *Interaction, timeout tim
 	c.byID[it.ID] = p
 	c.byChat[it.ChatID] = append(c.byChat[it.ChatID], p)
 	c.mu.Unlock()
+	if timeout > 0 {
+		p.expiry = c.expireAfter(p, timeout)
+	}
 
 	if c.journal != nil {
 		c.journalRequested(ctx, p)
@@ -262,7 +266,7 @@ func (c *Coordinator) present(ctx context.Context, p *pending) {
 		c.presentFailed(ctx, p, presenter, err)
 		return
 	}
-	c.shown(ctx, p, r)
+	c.shown(ctx, p, p.it.ID, r)
 }
 
 //go:noinline
@@ -308,10 +312,11 @@ func (c *Coordinator) logResolved(p *pending) {
 		"status", p.res.Status, "by", p.res.By, "latency", p.res.At.Sub(p.it.AskedAt))
 }
 
-// shown records what the Presenter returned for p.
+// shown records what the Presenter returned for p (id: its ID; not read
+// from p.it, which is its asker's again once p ends).
 //
 //go:noinline
-func (c *Coordinator) shown(ctx context.Context, p *pending, ref string) {
+func (c *Coordinator) shown(ctx context.Context, p *pending, id, ref string) {
 	if ref == "" {
 		return
 	}
@@ -319,20 +324,18 @@ func (c *Coordinator) shown(ctx context.Context, p *pending, ref string) {
 	p.ref = ref
 	c.mu.Unlock()
 	if c.journal != nil {
-		if err := c.journal.Presented(ctx, p.it.ID, ref); err != nil {
-			c.log.Error("recording interaction message", "id", p.it.ID, "err", err)
+		if err := c.journal.Presented(ctx, id, ref); err != nil {
+			c.log.Error("recording interaction message", "id", id, "err", err)
 		}
 	}
 }
 
-// await blocks until p is resolved (p.res is set): by a reply, the timeout
-// (counted from p.start; 0: none), or ctx. The timeout is a timer that
-// resolves p itself, so the wait is a receive on one or two channels, in a
-// small frame.
-func (c *Coordinator) await(ctx context.Context, p *pending, timeout time.Duration) {
-	if timeout > 0 {
-		t := c.expireAfter(p, timeout)
-		defer t.Stop()
+// await blocks until p is resolved (p.res is set): by a reply, its
+// timeout (p.expiry, armed when it was registered, resolves p itself), or
+// ctx; so the wait is a receive on one or two channels, in a small frame.
+func (c *Coordinator) await(ctx context.Context, p *pending) {
+	if p.expiry != nil {
+		defer p.expiry.Stop()
 	}
 	if done := ctx.Done(); done != nil {
 		select {
@@ -344,11 +347,12 @@ func (c *Coordinator) await(ctx context.Context, p *pending, timeout time.Durati
 	<-p.done
 }
 
-// expireAfter resolves p as expired once timeout has passed since p.start.
+// expireAfter resolves p as expired once timeout has passed (on the real
+// clock, even WithClock).
 //
 //go:noinline
 func (c *Coordinator) expireAfter(p *pending, timeout time.Duration) *time.Timer {
-	return time.AfterFunc(timeout-time.Since(p.start), func() {
+	return time.AfterFunc(timeout, func() {
 		c.resolve(p, Resolution{Status: StatusExpired, Text: fmt.Sprintf("No answer came within %s; the user did not respond.", timeout)})
 	})
 }
@@ -373,10 +377,7 @@ func (c *Coordinator) publish(typ EventType, p *pending, ref string, sel []strin
 	c.subs.publish(&Event{Type: typ, Interaction: *p.it, Ref: ref, Selected: sel})
 }
 
-// publishResolved announces p's EventResolved, once p is resolved. It
-// takes c.mu even when nobody subscribes: whoever resolved p may still be
-// copying *p.it under c.mu (ReplyText, settleLocked), and the asker gets
-// *p.it back only after that.
+// publishResolved announces p's EventResolved, once p is resolved.
 //
 //go:noinline
 func (c *Coordinator) publishResolved(p *pending) {
@@ -388,11 +389,11 @@ func (c *Coordinator) publishResolved(p *pending) {
 // resolvedEvent is p's EventResolved, once p is resolved, or nil when
 // nobody subscribes.
 func (c *Coordinator) resolvedEvent(p *pending) *Event {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if !c.subs.any() {
 		return nil
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return &Event{Type: EventResolved, Interaction: *p.it, Resolution: p.res, Ref: p.ref, Selected: p.selectedLabels()}
 }
 
@@ -453,9 +454,13 @@ func (c *Coordinator) resolve(p *pending, res Resolution) bool {
 }
 
 func (c *Coordinator) resolveLocked(p *pending, res Resolution) bool {
-	if _, ok := c.byID[p.it.ID]; !ok {
+	// Not by p.it.ID: once p is settled its asker may have *p.it back (a
+	// late timer comes here then). Nothing reads *p.it after close(p.done)
+	// below: callers copy what they return before they resolve.
+	if p.settled {
 		return false
 	}
+	p.settled = true
 	if res.At.IsZero() {
 		res.At = c.now()
 	}
@@ -510,8 +515,9 @@ func (c *Coordinator) ReplyText(chatID string, r Reply) (Interaction, Outcome, e
 	if p.feedback {
 		r.Answers = []string{DecisionAdjust}
 	}
+	it := *p.it // before: once settled, *p.it is its asker's again
 	out, err := c.replyLocked(p, r)
-	return *p.it, out, err
+	return it, out, err
 }
 
 // Toggle flips a multi-select option and returns the selected labels in
@@ -755,8 +761,9 @@ func (c *Coordinator) Interrupt(reason string) []Interaction {
 func (c *Coordinator) settleLocked(ps []*pending, res Resolution) []Interaction {
 	out := make([]Interaction, 0, len(ps))
 	for _, p := range ps {
+		it := *p.it // before: once settled, *p.it is its asker's again
 		if c.resolveLocked(p, res) {
-			out = append(out, *p.it)
+			out = append(out, it)
 		}
 	}
 	return out

@@ -54,7 +54,7 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	if c.timeout > 0 {
 		it.Deadline = c.now().Add(c.timeout)
 	}
-	p := &pending{done: make(chan struct{}), ref: r.Ref, start: time.Now()}
+	p := &pending{done: make(chan struct{}), ref: r.Ref}
 	if it.MultiSelect {
 		p.selected = make([]bool, len(it.Options))
 		for _, l := range r.Selected {
@@ -79,6 +79,9 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	c.byChat[it.ChatID] = append(c.byChat[it.ChatID], p)
 	sel := p.selectedLabels() // a tap may toggle as soon as the lock is let go
 	c.mu.Unlock()
+	if c.timeout > 0 {
+		p.expiry = c.expireAfter(p, c.timeout)
+	}
 
 	c.log.Info("interaction left pending by an earlier run is answerable again", "id", it.ID, "chat", it.ChatID, "kind", it.Kind)
 	c.publish(EventRequested, p, r.Ref, sel)
@@ -86,7 +89,7 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	out := make(chan Resolution, 1)
 	go func() {
 		defer c.inflight.Done()
-		c.await(ctx, p, c.timeout)
+		c.await(ctx, p)
 		res := p.res
 		c.log.Info("interaction resolved", "id", it.ID, "chat", it.ChatID, "kind", it.Kind,
 			"status", res.Status, "by", res.By, "restored", true)
@@ -105,13 +108,17 @@ func (c *Coordinator) journalSelection(p *pending) {
 	p.selMu.Lock()
 	defer p.selMu.Unlock()
 	c.mu.Lock()
-	sel := p.selectedLabels()
+	if p.settled { // its outcome is recorded; *p.it may be its asker's again
+		c.mu.Unlock()
+		return
+	}
+	sel, id := p.selectedLabels(), p.it.ID
 	c.mu.Unlock()
 	if sel == nil {
 		sel = []string{}
 	}
-	if err := sj.Selected(context.Background(), p.it.ID, sel); err != nil {
-		c.log.Error("recording a multi-select selection", "id", p.it.ID, "err", err)
+	if err := sj.Selected(context.Background(), id, sel); err != nil {
+		c.log.Error("recording a multi-select selection", "id", id, "err", err)
 	}
 }
 
@@ -170,7 +177,7 @@ func (c *Coordinator) retryPresent(ctx context.Context, p *pending, it Interacti
 		ref, err := presenter.Present(withAttempt(ctx, attempt), it)
 		if err == nil {
 			c.log.Info("interaction shown after earlier attempts failed", "id", it.ID, "chat", it.ChatID, "attempt", attempt)
-			c.shown(context.WithoutCancel(ctx), p, ref)
+			c.shown(context.WithoutCancel(ctx), p, it.ID, ref)
 			return
 		}
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
