@@ -2,7 +2,14 @@ package interactions_test
 
 // Coordinator benchmarks. Run them with:
 //
-//	go test -run='^$' -bench=. -benchmem ./interactions
+//	GODEBUG=adaptivestackstart=0 go test -run='^$' -bench=. -benchmem ./interactions
+//
+// (.ci/bench does). Go's adaptive initial goroutine stack size, on by
+// default, starts new goroutines with the average stack the last GC saw; in
+// a test binary that average is the test runner's own deep goroutines', so
+// the goroutines started here would begin at 4 KiB whatever they need, the
+// bare handoff's too. Turned off, stack-B/pending is the stack the waiting
+// goroutines need.
 //
 // They report interactions requested and resolved per second
 // (BenchmarkRequestResolve*, BenchmarkHandoff) and the memory one pending
