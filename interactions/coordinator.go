@@ -3,10 +3,10 @@ package interactions
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
+	mrand "math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -62,6 +62,7 @@ type Coordinator struct {
 	byChat map[string][]*pending // oldest first
 	gone   tombstones
 	closed bool
+	ids    *mrand.ChaCha8 // new IDs; under mu
 
 	// inflight counts Request calls that have not returned: each publishes
 	// its interaction's resolved event just before it returns (Wait).
@@ -71,12 +72,16 @@ type Coordinator struct {
 }
 
 type pending struct {
-	it       Interaction
+	// it is what was asked: RequestInto's caller's own, which does not
+	// change while it is pending (copies leave under c.mu).
+	it       *Interaction
 	done     chan struct{} // closed once res is set
 	res      Resolution
-	selected []bool // multi-select toggles, by option index
-	feedback bool   // adjust chosen, waiting for text
-	ref      string // what the Presenter returned ("" until shown); under c.mu
+	selected []bool      // multi-select toggles, by option index
+	feedback bool        // adjust chosen, waiting for text
+	ref      string      // what the Presenter returned ("" until shown); under c.mu
+	expiry   *time.Timer // resolves it when its timeout passes (nil: none); the asker's
+	settled  bool        // res is set; under c.mu
 	// approvals are the approvals counted towards it.Quorum, first first.
 	approvals []Approver
 	// selMu orders the journal writes of the selection (SelectionJournal)
@@ -113,11 +118,18 @@ func New(opts ...Opt) *Coordinator {
 		byID:       make(map[string]*pending),
 		byChat:     make(map[string][]*pending),
 		gone:       newTombstones(16384),
+		ids:        mrand.NewChaCha8(seed()),
 	}
 	for _, o := range opts {
 		o(c)
 	}
 	return c
+}
+
+// seed is 32 bytes from crypto/rand.
+func seed() (s [32]byte) {
+	_, _ = rand.Read(s[:]) // never fails on supported platforms
+	return s
 }
 
 // Timeout is the configured answer timeout (0: none).
@@ -136,21 +148,60 @@ func (c *Coordinator) SetPresenter(p Presenter) {
 // ID) and how it ended. The error is non-nil only when it could not be asked
 // at all.
 func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction, Resolution, error) {
+	res, err := c.request(ctx, &it, c.timeout, nil)
+	return it, res, err
+}
+
+// RequestInto is Request for an interaction the caller holds by pointer: it
+// completes *it in place (ID, AskedAt, Deadline, Asker, Options) and returns
+// how it ended. The coordinator uses *it itself, not a copy, until
+// RequestInto returns: the caller must not change it meanwhile, and may
+// reuse it afterwards. It saves the caller's frame the copies of a large
+// Interaction in and out (about 0.9 KB of the stack the caller keeps while
+// it waits); whether that keeps the goroutine's stack a size smaller also
+// depends on how deep the Presenter goes on it.
+func (c *Coordinator) RequestInto(ctx context.Context, it *Interaction) (Resolution, error) {
 	return c.request(ctx, it, c.timeout, nil)
 }
 
-// request is Request with its own timeout (0: none); shown, when set, is
-// called once the interaction is registered and presented (or presenting
-// failed), before the wait.
-func (c *Coordinator) request(ctx context.Context, it Interaction, timeout time.Duration, shown func(Interaction)) (Interaction, Resolution, error) {
-	if err := validate(&it); err != nil {
-		return it, Resolution{}, err
+// request is Request with its own timeout (0: none); shown, when set,
+// receives the interaction once it is registered and presented (or
+// presenting failed), before the wait.
+//
+// The goroutine that asks waits here, for minutes or hours, and keeps its
+// stack all that while: a stack grows (2 KiB, 4, 8, …) to the deepest frame
+// chain it ever reached and shrinks only while little of it is used. So
+// the work that needs large frames (Interaction values, events, logging,
+// the Presenter) is done in helpers that have returned before the wait, and
+// this frame holds no Interaction.
+func (c *Coordinator) request(ctx context.Context, it *Interaction, timeout time.Duration, shown chan<- Interaction) (Resolution, error) {
+	p, err := c.register(ctx, it, timeout)
+	if err != nil {
+		return Resolution{}, err
+	}
+	defer c.inflight.Done()
+	c.present(ctx, p)
+	if shown != nil {
+		notifyShown(shown, it)
+	}
+	c.await(ctx, p)
+	c.finish(ctx, p)
+	return p.res, nil // written once before done was closed
+}
+
+// register validates and completes *it, records it under a new ID, journals
+// and announces it. The caller must call c.inflight.Done once it returns
+// without error.
+//
+//go:noinline
+func (c *Coordinator) register(ctx context.Context, it *Interaction, timeout time.Duration) (*pending, error) {
+	if err := validate(it); err != nil {
+		return nil, err
 	}
 	it.AskedAt = c.now()
 	if it.Asker == "" {
 		it.Asker = askerOf(ctx)
 	}
-	start := time.Now() // the timer runs on real time even with WithClock
 	if timeout > 0 {
 		it.Deadline = it.AskedAt.Add(timeout)
 	}
@@ -162,60 +213,114 @@ func (c *Coordinator) request(ctx context.Context, it Interaction, timeout time.
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return it, Resolution{}, ErrClosed
+		return nil, ErrClosed
 	}
 	c.inflight.Add(1) // under the lock: never after Interrupt closed c
-	defer c.inflight.Done()
 	it.ID = c.newIDLocked()
 	p.it = it
 	c.byID[it.ID] = p
 	c.byChat[it.ChatID] = append(c.byChat[it.ChatID], p)
-	presenter := c.presenter
 	c.mu.Unlock()
+	if timeout > 0 {
+		p.expiry = c.expireAfter(p, timeout)
+	}
 
 	if c.journal != nil {
-		if err := c.journal.Requested(ctx, it); err != nil {
-			c.log.Error("recording interaction", "id", it.ID, "chat", it.ChatID, "err", err)
-		}
+		c.journalRequested(ctx, p)
 	}
-	c.log.Info("interaction asked", "id", it.ID, "chat", it.ChatID, "kind", it.Kind)
-	c.subs.publish(Event{Type: EventRequested, Interaction: it})
-
-	if presenter == nil {
-		c.resolve(p, Resolution{Status: StatusCancelled, Text: "No chat connector could show this request."})
-	} else {
-		r, err := presenter.Present(ctx, it) // PresentAttempt: 1
-		if err != nil {
-			// Never an answer: the interaction stays pending, answerable
-			// wherever else it is shown (the web page, the API), and is
-			// shown again in the background until it ends.
-			c.log.Error("presenting interaction failed; it stays pending and answerable elsewhere, retrying in the background",
-				"id", it.ID, "chat", it.ChatID, "kind", it.Kind, "err", err)
-			go c.retryPresent(ctx, p, presenter)
-		} else {
-			c.shown(ctx, p, r)
-		}
+	if c.log.Enabled(ctx, slog.LevelInfo) {
+		c.logAsked(p)
 	}
-
-	if shown != nil {
-		shown(it)
-	}
-	res := c.await(ctx, p, start, timeout)
-	if c.journal != nil {
-		// The caller's context may be done (that is how it was cancelled);
-		// the record must still be written.
-		if err := c.journal.Resolved(context.WithoutCancel(ctx), it, res); err != nil {
-			c.log.Error("recording resolution", "id", it.ID, "err", err)
-		}
-	}
-	c.log.Info("interaction resolved", "id", it.ID, "chat", it.ChatID, "kind", it.Kind,
-		"status", res.Status, "by", res.By, "latency", res.At.Sub(it.AskedAt))
-	c.subs.publish(c.resolvedEvent(p))
-	return it, res, nil
+	c.publish(EventRequested, p, "", nil)
+	return p, nil
 }
 
-// shown records what the Presenter returned for p.
-func (c *Coordinator) shown(ctx context.Context, p *pending, ref string) {
+// The helpers below that take an Interaction by value or log are kept out
+// of line (noinline), so that their large frames are not part of the
+// frames they are called from.
+
+//go:noinline
+func (c *Coordinator) journalRequested(ctx context.Context, p *pending) {
+	if err := c.journal.Requested(ctx, *p.it); err != nil {
+		c.log.Error("recording interaction", "id", p.it.ID, "chat", p.it.ChatID, "err", err)
+	}
+}
+
+//go:noinline
+func (c *Coordinator) logAsked(p *pending) {
+	c.log.Info("interaction asked", "id", p.it.ID, "chat", p.it.ChatID, "kind", p.it.Kind)
+}
+
+// present shows p with the Presenter (attempt 1), or cancels it when there
+// is none. When presenting fails p stays pending, answerable wherever else
+// it is shown (the web page, the API), and is shown again in the
+// background until it ends: never an answer.
+//
+//go:noinline
+func (c *Coordinator) present(ctx context.Context, p *pending) {
+	c.mu.Lock()
+	presenter := c.presenter
+	c.mu.Unlock()
+	if presenter == nil {
+		c.noPresenter(p)
+		return
+	}
+	r, err := presenter.Present(ctx, *p.it) // PresentAttempt: 1
+	if err != nil {
+		c.presentFailed(ctx, p, presenter, err)
+		return
+	}
+	c.shown(ctx, p, p.it.ID, r)
+}
+
+//go:noinline
+func (c *Coordinator) noPresenter(p *pending) {
+	c.resolve(p, Resolution{Status: StatusCancelled, Text: "No chat connector could show this request."})
+}
+
+//go:noinline
+func (c *Coordinator) presentFailed(ctx context.Context, p *pending, presenter Presenter, err error) {
+	c.log.Error("presenting interaction failed; it stays pending and answerable elsewhere, retrying in the background",
+		"id", p.it.ID, "chat", p.it.ChatID, "kind", p.it.Kind, "err", err)
+	go c.retryPresent(ctx, p, *p.it, presenter) // its own copy: *p.it is the asker's again once p ends
+}
+
+//go:noinline
+func notifyShown(shown chan<- Interaction, it *Interaction) { shown <- *it }
+
+// finish journals, logs and announces how p ended.
+//
+//go:noinline
+func (c *Coordinator) finish(ctx context.Context, p *pending) {
+	if c.journal != nil {
+		c.journalResolved(ctx, p)
+	}
+	if c.log.Enabled(ctx, slog.LevelInfo) {
+		c.logResolved(p)
+	}
+	c.publishResolved(p)
+}
+
+//go:noinline
+func (c *Coordinator) journalResolved(ctx context.Context, p *pending) {
+	// The caller's context may be done (that is how it was cancelled);
+	// the record must still be written.
+	if err := c.journal.Resolved(context.WithoutCancel(ctx), *p.it, p.res); err != nil {
+		c.log.Error("recording resolution", "id", p.it.ID, "err", err)
+	}
+}
+
+//go:noinline
+func (c *Coordinator) logResolved(p *pending) {
+	c.log.Info("interaction resolved", "id", p.it.ID, "chat", p.it.ChatID, "kind", p.it.Kind,
+		"status", p.res.Status, "by", p.res.By, "latency", p.res.At.Sub(p.it.AskedAt))
+}
+
+// shown records what the Presenter returned for p (id: its ID; not read
+// from p.it, which is its asker's again once p ends).
+//
+//go:noinline
+func (c *Coordinator) shown(ctx context.Context, p *pending, id, ref string) {
 	if ref == "" {
 		return
 	}
@@ -223,41 +328,77 @@ func (c *Coordinator) shown(ctx context.Context, p *pending, ref string) {
 	p.ref = ref
 	c.mu.Unlock()
 	if c.journal != nil {
-		if err := c.journal.Presented(ctx, p.it.ID, ref); err != nil {
-			c.log.Error("recording interaction message", "id", p.it.ID, "err", err)
+		if err := c.journal.Presented(ctx, id, ref); err != nil {
+			c.log.Error("recording interaction message", "id", id, "err", err)
 		}
 	}
 }
 
-// await blocks until p is resolved: by a reply, the timeout (counted from
-// start; 0: none), or ctx.
-func (c *Coordinator) await(ctx context.Context, p *pending, start time.Time, timeout time.Duration) Resolution {
-	var timer <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout - time.Since(start))
-		defer t.Stop()
-		timer = t.C
+// await blocks until p is resolved (p.res is set): by a reply, its
+// timeout (p.expiry, armed when it was registered, resolves p itself), or
+// ctx; so the wait is a receive on one or two channels, in a small frame.
+func (c *Coordinator) await(ctx context.Context, p *pending) {
+	if p.expiry != nil {
+		defer p.expiry.Stop()
 	}
-	select {
-	case <-p.done:
-	case <-timer:
-		c.resolve(p, Resolution{Status: StatusExpired, Text: fmt.Sprintf("No answer came within %s; the user did not respond.", timeout)})
-	case <-ctx.Done():
-		text := "The request was cancelled before anyone answered."
-		if errors.Is(context.Cause(ctx), ErrWithdrawn) {
-			text = WithdrawnText
+	if done := ctx.Done(); done != nil {
+		select {
+		case <-p.done:
+		case <-done:
+			c.cancelled(ctx, p)
 		}
-		c.resolve(p, Resolution{Status: StatusCancelled, Text: text})
 	}
 	<-p.done
-	return p.res // safe: written once before done was closed
 }
 
-// resolvedEvent is p's EventResolved, once p is resolved.
-func (c *Coordinator) resolvedEvent(p *pending) Event {
+// expireAfter resolves p as expired once timeout has passed (on the real
+// clock, even WithClock).
+//
+//go:noinline
+func (c *Coordinator) expireAfter(p *pending, timeout time.Duration) *time.Timer {
+	return time.AfterFunc(timeout, func() {
+		c.resolve(p, Resolution{Status: StatusExpired, Text: fmt.Sprintf("No answer came within %s; the user did not respond.", timeout)})
+	})
+}
+
+// cancelled resolves p because ctx ended.
+//
+//go:noinline
+func (c *Coordinator) cancelled(ctx context.Context, p *pending) {
+	text := "The request was cancelled before anyone answered."
+	if errors.Is(context.Cause(ctx), ErrWithdrawn) {
+		text = WithdrawnText
+	}
+	c.resolve(p, Resolution{Status: StatusCancelled, Text: text})
+}
+
+// publish announces an event about p to the subscribers, if any. ref and
+// sel are the ones to announce (p's own are under c.mu).
+func (c *Coordinator) publish(typ EventType, p *pending, ref string, sel []string) {
+	if !c.subs.any() {
+		return
+	}
+	c.subs.publish(&Event{Type: typ, Interaction: *p.it, Ref: ref, Selected: sel})
+}
+
+// publishResolved announces p's EventResolved, once p is resolved.
+//
+//go:noinline
+func (c *Coordinator) publishResolved(p *pending) {
+	if e := c.resolvedEvent(p); e != nil {
+		c.subs.publish(e)
+	}
+}
+
+// resolvedEvent is p's EventResolved, once p is resolved, or nil when
+// nobody subscribes.
+func (c *Coordinator) resolvedEvent(p *pending) *Event {
+	if !c.subs.any() {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Event{Type: EventResolved, Interaction: p.it, Resolution: p.res, Ref: p.ref, Selected: p.selectedLabels(), Approvals: p.res.Approvals}
+	return &Event{Type: EventResolved, Interaction: *p.it, Resolution: p.res, Ref: p.ref, Selected: p.selectedLabels(), Approvals: p.res.Approvals}
 }
 
 func validate(it *Interaction) error {
@@ -276,7 +417,7 @@ func validate(it *Interaction) error {
 		it.Options = slices.Clone(PlanOptions)
 		it.MultiSelect = false
 	case KindToolApproval:
-		it.Options = ToolOptionsFor(*it)
+		it.Options = toolOptions(it.NoSessionAllow, it.DefaultToNo)
 		it.MultiSelect = false
 	default:
 		return fmt.Errorf("unknown interaction kind %q (accepted: question, plan_review, tool_approval)", it.Kind)
@@ -288,16 +429,25 @@ func validate(it *Interaction) error {
 }
 
 // newIDLocked returns a short random ID (8 URL-safe characters) not in use.
+// The 48 random bits come from a ChaCha8 generator (a CSPRNG) seeded from
+// crypto/rand: as unguessable, without a system call per ID.
 func (c *Coordinator) newIDLocked() string {
-	var b [6]byte
 	for {
-		_, _ = rand.Read(b[:]) // never fails on supported platforms
-		id := base64.RawURLEncoding.EncodeToString(b[:])
+		var b [8]byte
+		v := c.ids.Uint64()
+		for i := range b {
+			b[i] = idAlphabet[v&63]
+			v >>= 6
+		}
+		id := string(b[:])
 		if _, taken := c.byID[id]; !taken && c.gone.status(id) == "" {
 			return id
 		}
 	}
 }
+
+// idAlphabet is base64's URL-safe alphabet.
+const idAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 // resolve settles p once; later calls do nothing. It reports whether this
 // call settled it.
@@ -308,9 +458,13 @@ func (c *Coordinator) resolve(p *pending, res Resolution) bool {
 }
 
 func (c *Coordinator) resolveLocked(p *pending, res Resolution) bool {
-	if _, ok := c.byID[p.it.ID]; !ok {
+	// Not by p.it.ID: once p is settled its asker may have *p.it back (a
+	// late timer comes here then). Nothing reads *p.it after close(p.done)
+	// below: callers copy what they return before they resolve.
+	if p.settled {
 		return false
 	}
+	p.settled = true
 	if res.At.IsZero() {
 		res.At = c.now()
 	}
@@ -381,8 +535,9 @@ func (c *Coordinator) ReplyText(chatID string, r Reply) (Interaction, Outcome, e
 	if p.feedback {
 		r.Answers = []string{DecisionAdjust}
 	}
+	it := *p.it // before: once settled, *p.it is its asker's again
 	out, err := c.replyLocked(p, r)
-	return p.it, out, err // typed text never approves: nothing to journal
+	return it, out, err // typed text never approves: nothing to journal
 }
 
 // Toggle flips a multi-select option and returns the selected labels in
@@ -410,13 +565,13 @@ func (c *Coordinator) toggleLocked(id, label string, r Reply) (*pending, []strin
 	if !p.it.MultiSelect {
 		return nil, nil, fmt.Errorf("%w: %q is not a multi-select question; answer with one option", ErrInvalidReply, p.it.Question)
 	}
-	i := optionIndex(p.it, label)
+	i := optionIndex(*p.it, label)
 	if i < 0 {
-		return nil, nil, invalidOption(p.it, label)
+		return nil, nil, invalidOption(*p.it, label)
 	}
 	p.selected[i] = !p.selected[i]
 	sel := p.selectedLabels()
-	c.subs.publish(Event{Type: EventUpdated, Interaction: p.it, Selected: sel, Ref: p.ref})
+	c.subs.publish(&Event{Type: EventUpdated, Interaction: *p.it, Selected: sel, Ref: p.ref})
 	return p, sel, nil
 }
 
@@ -464,7 +619,7 @@ func authorize(p *pending, r Reply) error {
 	if r.Authorize == nil {
 		return nil
 	}
-	if err := r.Authorize(p.it); err != nil {
+	if err := r.Authorize(*p.it); err != nil {
 		return fmt.Errorf("%w: %w", ErrUnauthorized, err)
 	}
 	return nil
@@ -474,24 +629,24 @@ func (c *Coordinator) replyLocked(p *pending, r Reply) (Outcome, error) {
 	if err := authorize(p, r); err != nil {
 		return 0, err
 	}
-	res, out, err := Evaluate(p.it, r)
+	res, out, err := Evaluate(*p.it, r)
 	if err != nil {
 		return 0, err
 	}
 	if out == AwaitingFeedback {
 		if !p.feedback {
 			p.feedback = true
-			c.subs.publish(Event{Type: EventUpdated, Interaction: p.it, AwaitingFeedback: true, Ref: p.ref, Approvals: slices.Clone(p.approvals)})
+			c.subs.publish(&Event{Type: EventUpdated, Interaction: *p.it, AwaitingFeedback: true, Ref: p.ref, Approvals: slices.Clone(p.approvals)})
 		}
 		return AwaitingFeedback, nil
 	}
 	if res.Status == StatusAnswered && p.it.NeedsQuorum() {
 		if slices.ContainsFunc(p.approvals, func(a Approver) bool { return a.By == r.By }) {
-			return 0, fmt.Errorf("%w (%s)", ErrAlreadyApproved, QuorumText(p.it, p.approvals, nil))
+			return 0, fmt.Errorf("%w (%s)", ErrAlreadyApproved, QuorumText(*p.it, p.approvals, nil))
 		}
 		p.approvals = append(p.approvals, Approver{By: r.By, At: c.now(), Decision: res.Decision})
 		if len(p.approvals) < p.it.Quorum {
-			c.subs.publish(Event{Type: EventUpdated, Interaction: p.it, Ref: p.ref, Approvals: slices.Clone(p.approvals)})
+			c.subs.publish(&Event{Type: EventUpdated, Interaction: *p.it, Ref: p.ref, Approvals: slices.Clone(p.approvals)})
 			return Counted, nil
 		}
 	}
@@ -636,8 +791,9 @@ func (c *Coordinator) Interrupt(reason string) []Interaction {
 func (c *Coordinator) settleLocked(ps []*pending, res Resolution) []Interaction {
 	out := make([]Interaction, 0, len(ps))
 	for _, p := range ps {
+		it := *p.it // before: once settled, *p.it is its asker's again
 		if c.resolveLocked(p, res) {
-			out = append(out, p.it)
+			out = append(out, it)
 		}
 	}
 	return out
@@ -669,7 +825,7 @@ func (c *Coordinator) Get(id string) (Interaction, bool) {
 	if !ok {
 		return Interaction{}, false
 	}
-	return p.it, true
+	return *p.it, true
 }
 
 // Selected returns a pending multi-select question's current selection.
@@ -690,12 +846,12 @@ func (c *Coordinator) Pending(chatID string) []Interaction {
 	var out []Interaction
 	if chatID != "" {
 		for _, p := range c.byChat[chatID] {
-			out = append(out, p.it)
+			out = append(out, *p.it)
 		}
 		return out
 	}
 	for _, p := range c.byID {
-		out = append(out, p.it)
+		out = append(out, *p.it)
 	}
 	slices.SortFunc(out, func(a, b Interaction) int { return a.AskedAt.Compare(b.AskedAt) })
 	return out

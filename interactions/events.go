@@ -1,6 +1,9 @@
 package interactions
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // subscribers fans events out to any number of subscribers. Publishing never
 // blocks: each subscriber has its own unbounded queue drained by its own
@@ -8,11 +11,16 @@ import "sync"
 type subscribers struct {
 	mu   sync.Mutex
 	list []*subscriber
+	n    atomic.Int32 // len(list), read without mu
 }
+
+// any reports whether anyone subscribes, so that an event nobody would
+// receive is not even built.
+func (s *subscribers) any() bool { return s.n.Load() > 0 }
 
 type subscriber struct {
 	mu     sync.Mutex
-	queue  []Event
+	queue  []*Event      // shared by every subscriber's queue; never modified
 	wake   chan struct{} // capacity 1
 	stop   chan struct{}
 	out    chan Event
@@ -23,6 +31,7 @@ func (s *subscribers) subscribe() (<-chan Event, func()) {
 	sub := &subscriber{wake: make(chan struct{}, 1), stop: make(chan struct{}), out: make(chan Event)}
 	s.mu.Lock()
 	s.list = append(s.list, sub)
+	s.n.Store(int32(len(s.list)))
 	s.mu.Unlock()
 	go sub.pump()
 	var once sync.Once
@@ -32,6 +41,7 @@ func (s *subscribers) subscribe() (<-chan Event, func()) {
 			for i, x := range s.list {
 				if x == sub {
 					s.list = append(s.list[:i:i], s.list[i+1:]...)
+					s.n.Store(int32(len(s.list)))
 					break
 				}
 			}
@@ -42,7 +52,7 @@ func (s *subscribers) subscribe() (<-chan Event, func()) {
 	return sub.out, cancel
 }
 
-func (s *subscribers) publish(e Event) {
+func (s *subscribers) publish(e *Event) {
 	s.mu.Lock()
 	list := s.list
 	s.mu.Unlock()
@@ -74,7 +84,7 @@ func (sub *subscriber) pump() {
 		sub.queue = nil
 		sub.mu.Unlock()
 		for _, e := range batch {
-			sub.out <- e
+			sub.out <- *e
 		}
 		if stopping {
 			return

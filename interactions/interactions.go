@@ -79,12 +79,16 @@ var ToolOptions = []Option{
 // ToolOptions without DecisionAllowSession when it.NoSessionAllow, with
 // DecisionDeny first when it.DefaultToNo.
 func ToolOptionsFor(it Interaction) []Option {
+	return toolOptions(it.NoSessionAllow, it.DefaultToNo)
+}
+
+func toolOptions(noSessionAllow, defaultToNo bool) []Option {
 	opts := make([]Option, 0, len(ToolOptions))
 	for _, o := range ToolOptions {
-		if it.NoSessionAllow && o.Label == DecisionAllowSession {
+		if noSessionAllow && o.Label == DecisionAllowSession {
 			continue
 		}
-		if it.DefaultToNo && o.Label == DecisionDeny {
+		if defaultToNo && o.Label == DecisionDeny {
 			opts = append([]Option{o}, opts...)
 			continue
 		}

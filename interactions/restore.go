@@ -61,7 +61,6 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	if err := validate(&it); err != nil {
 		return nil, err
 	}
-	start := time.Now()
 	it.Restored = true
 	it.Deadline = time.Time{}
 	if c.timeout > 0 {
@@ -97,23 +96,27 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 		return nil, fmt.Errorf("%w: interaction %s is already pending", ErrInvalidReply, it.ID)
 	}
 	c.inflight.Add(1)
-	p.it = it
+	p.it = &it
 	c.byID[it.ID] = p
 	c.byChat[it.ChatID] = append(c.byChat[it.ChatID], p)
 	sel := p.selectedLabels() // a tap may toggle as soon as the lock is let go
 	approvals := slices.Clone(p.approvals)
 	c.mu.Unlock()
+	if c.timeout > 0 {
+		p.expiry = c.expireAfter(p, c.timeout)
+	}
 
 	c.log.Info("interaction left pending by an earlier run is answerable again", "id", it.ID, "chat", it.ChatID, "kind", it.Kind)
-	c.subs.publish(Event{Type: EventRequested, Interaction: it, Ref: r.Ref, Selected: sel, Approvals: approvals})
+	c.subs.publish(&Event{Type: EventRequested, Interaction: it, Ref: r.Ref, Selected: sel, Approvals: approvals})
 
 	out := make(chan Resolution, 1)
 	go func() {
 		defer c.inflight.Done()
-		res := c.await(ctx, p, start, c.timeout)
+		c.await(ctx, p)
+		res := p.res
 		c.log.Info("interaction resolved", "id", it.ID, "chat", it.ChatID, "kind", it.Kind,
 			"status", res.Status, "by", res.By, "restored", true)
-		c.subs.publish(c.resolvedEvent(p))
+		c.publishResolved(p)
 		out <- res
 	}()
 	return out, nil
@@ -128,13 +131,17 @@ func (c *Coordinator) journalSelection(p *pending) {
 	p.selMu.Lock()
 	defer p.selMu.Unlock()
 	c.mu.Lock()
-	sel := p.selectedLabels()
+	if p.settled { // its outcome is recorded; *p.it may be its asker's again
+		c.mu.Unlock()
+		return
+	}
+	sel, id := p.selectedLabels(), p.it.ID
 	c.mu.Unlock()
 	if sel == nil {
 		sel = []string{}
 	}
-	if err := sj.Selected(context.Background(), p.it.ID, sel); err != nil {
-		c.log.Error("recording a multi-select selection", "id", p.it.ID, "err", err)
+	if err := sj.Selected(context.Background(), id, sel); err != nil {
+		c.log.Error("recording a multi-select selection", "id", id, "err", err)
 	}
 }
 
@@ -186,7 +193,8 @@ func PresentAttempt(ctx context.Context) int {
 }
 
 // retryPresent shows p again, with backoff, until it is shown or resolved.
-func (c *Coordinator) retryPresent(ctx context.Context, p *pending, presenter Presenter) {
+// it is p's interaction, copied before the asker could have it back.
+func (c *Coordinator) retryPresent(ctx context.Context, p *pending, it Interaction, presenter Presenter) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -205,10 +213,10 @@ func (c *Coordinator) retryPresent(ctx context.Context, p *pending, presenter Pr
 			return
 		case <-t.C:
 		}
-		ref, err := presenter.Present(withAttempt(ctx, attempt), p.it)
+		ref, err := presenter.Present(withAttempt(ctx, attempt), it)
 		if err == nil {
-			c.log.Info("interaction shown after earlier attempts failed", "id", p.it.ID, "chat", p.it.ChatID, "attempt", attempt)
-			c.shown(context.WithoutCancel(ctx), p, ref)
+			c.log.Info("interaction shown after earlier attempts failed", "id", it.ID, "chat", it.ChatID, "attempt", attempt)
+			c.shown(context.WithoutCancel(ctx), p, it.ID, ref)
 			return
 		}
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
@@ -216,6 +224,6 @@ func (c *Coordinator) retryPresent(ctx context.Context, p *pending, presenter Pr
 		}
 		wait = min(wait*2, c.retryMax)
 		c.log.Warn("presenting interaction failed again; it stays pending and answerable elsewhere",
-			"id", p.it.ID, "chat", p.it.ChatID, "attempt", attempt, "next_in", wait, "err", err)
+			"id", it.ID, "chat", it.ChatID, "attempt", attempt, "next_in", wait, "err", err)
 	}
 }

@@ -21,14 +21,14 @@ func (c *Coordinator) Start(ctx context.Context, it Interaction, timeout time.Du
 	shown := make(chan Interaction, 1)
 	out := make(chan Resolution, 1)
 	errc := make(chan error, 1)
-	go func() {
-		_, res, err := c.request(ctx, it, timeout, func(it Interaction) { shown <- it })
+	go func(it Interaction) {
+		res, err := c.request(ctx, &it, timeout, shown)
 		if err != nil {
 			errc <- err
 			return
 		}
 		out <- res
-	}()
+	}(it)
 	select {
 	case it := <-shown:
 		return it, out, nil
