@@ -53,9 +53,13 @@ func TestResumeAfterLimitIsCancelledByWhatHappensMeanwhile(t *testing.T) {
 			send(t, e, "c1", "limit me")
 			conn.waitSaid(t, "Usage limit reached (weekly): it resets at 2026-11-25 13:34 UTC (in 1h30m). leashd will resume this turn then by itself.")
 			tc.then(t, e, conn)
+			// The turn's summary goes out before the engine settles the
+			// scheduled resume (afterLimit runs after done): wait for it.
+			require.Eventually(t, func() bool {
+				ts := clock.Timers()
+				return len(ts) == tc.timers && ts[0].Stopped() == tc.stopped0
+			}, 10*time.Second, time.Millisecond, "timers: want %d, the first stopped=%v", tc.timers, tc.stopped0)
 			timers := clock.Timers()
-			require.Len(t, timers, tc.timers)
-			assert.Equal(t, tc.stopped0, timers[0].Stopped())
 			timers[0].Fire()
 			if tc.resumes {
 				conn.waitFor(t, "the resumed turn", func() bool { return len(conn.done) == 2 })
