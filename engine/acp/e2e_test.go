@@ -240,9 +240,9 @@ func TestRealACPStopDuringPendingApproval(t *testing.T) {
 	c := s.userTextCall("are you there?")
 	assert.True(t, c.HasUserText("make a file"), "the same session goes on: %q", c.UserTexts())
 	assert.Len(t, s.starts(), 1, "one agent process")
-	// Claude Code may still start one more model call for the stopped
-	// turn (its tool failed as "aborted") before the cancel lands; it is
-	// interrupted, and nothing of it reaches the chat.
+	// Claude Code may still make one more model call for the stopped turn
+	// (its tool failed as "aborted") before the cancel lands; leashd shows
+	// nothing the agent streams after /stop.
 	for _, m := range s.fake.BotMessages(me) {
 		assert.NotContains(t, m.Text, "no scripted reply")
 	}

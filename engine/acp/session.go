@@ -480,11 +480,14 @@ func (s *session) update(u sdk.SessionUpdate) {
 		s.mu.Unlock()
 		return
 	}
-	h := s.h
+	h, stopped := s.h, s.stopped
 	s.mu.Unlock()
 	switch {
 	case u.AgentMessageChunk != nil:
-		if t := u.AgentMessageChunk.Content.Text; t != nil && h != nil {
+		// After /stop (session/cancel) the person wants nothing more of
+		// this turn: text the agent still streams before the cancel lands
+		// (Claude Code may answer its aborted tool first) is not shown.
+		if t := u.AgentMessageChunk.Content.Text; t != nil && h != nil && !stopped {
 			s.mu.Lock()
 			s.text.WriteString(t.Text)
 			s.mu.Unlock()
