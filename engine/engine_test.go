@@ -545,7 +545,6 @@ func TestShutdownInterruptsPendingAndClosesSessions(t *testing.T) {
 // fakeRecovery is an in-memory engine.Recovery.
 type fakeRecovery struct {
 	mu   sync.Mutex
-	byID map[string]engine.Interrupted
 	done map[string]interactions.Resolution
 	left []engine.Interrupted // what a crash left pending, returned once
 }
@@ -556,12 +555,6 @@ func (f *fakeRecovery) Interrupt(context.Context) ([]engine.Interrupted, error) 
 	left := f.left
 	f.left = nil
 	return left, nil
-}
-func (f *fakeRecovery) LookupInterrupted(_ context.Context, id string) (engine.Interrupted, bool, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	in, ok := f.byID[id]
-	return in, ok, nil
 }
 func (f *fakeRecovery) Recovered(_ context.Context, id string, res interactions.Resolution) (bool, error) {
 	f.mu.Lock()
@@ -684,7 +677,6 @@ func TestStartMarksInteractionsACrashLeftPending(t *testing.T) {
 	q := interactions.Interaction{ID: "old2", ChatID: "c1", Kind: interactions.KindQuestion, Question: "Which port?",
 		Options: []interactions.Option{{Label: "80"}, {Label: "8080"}}}
 	rec := &fakeRecovery{done: map[string]interactions.Resolution{},
-		byID: map[string]engine.Interrupted{"old2": {Ref: "msg-old2", Interaction: q}},
 		left: []engine.Interrupted{{Ref: "msg-old2", Interaction: q}}}
 	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
 		return engine.Result{}, nil

@@ -43,7 +43,6 @@ func TestStartShowsUnansweredInterruptionsToWatchersOnly(t *testing.T) {
 		Options: []interactions.Option{{Label: "a"}, {Label: "b"}}}
 	rec := &listingRecovery{
 		fakeRecovery: &fakeRecovery{done: map[string]interactions.Resolution{},
-			byID: map[string]engine.Interrupted{"shut1": {Ref: "tg-7", Interaction: shut}, "crash1": {Ref: "tg-8", Interaction: crash}},
 			left: []engine.Interrupted{{Ref: "tg-8", Interaction: crash}}},
 		unanswered: []engine.Interrupted{{Ref: "tg-7", Interaction: shut}},
 		since:      make(chan time.Time, 1),

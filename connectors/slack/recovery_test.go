@@ -29,17 +29,6 @@ func (m *memRecovery) Interrupt(context.Context) ([]engine.Interrupted, error) {
 	return m.left, nil
 }
 
-func (m *memRecovery) LookupInterrupted(_ context.Context, id string) (engine.Interrupted, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, in := range m.left {
-		if in.Interaction.ID == id {
-			return in, true, nil
-		}
-	}
-	return engine.Interrupted{}, false, nil
-}
-
 func (m *memRecovery) Recovered(_ context.Context, id string, res interactions.Resolution) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -3,7 +3,14 @@ package store
 import (
 	"context"
 	"database/sql"
+
+	"github.com/leashd/leashd/engine"
 )
+
+// LookupInterrupted is lookupInterrupted, for the tests.
+func (s *Store) LookupInterrupted(ctx context.Context, id string) (engine.Interrupted, bool, error) {
+	return s.lookupInterrupted(ctx, id)
+}
 
 // Migration is migration, for the migration tests.
 type Migration = migration

@@ -68,12 +68,12 @@ func (s *Store) Interrupt(ctx context.Context) ([]engine.Interrupted, error) {
 	return out, nil
 }
 
-// LookupInterrupted finds an interaction
-// that a restart interrupted, whether or not its late answer has been
-// recorded yet (Recovered tells a duplicate tap apart). One an earlier run
-// left pending counts even before Interrupt has marked it: at start-up,
-// taps made while leashd was down can arrive before Interrupt runs.
-func (s *Store) LookupInterrupted(ctx context.Context, id string) (engine.Interrupted, bool, error) {
+// lookupInterrupted finds an interaction that a restart interrupted,
+// whether or not its late answer has been recorded yet. One an earlier run
+// left pending counts even before Interrupt has marked it. Only the tests
+// use it now, to look into the store: at start-up the engine restores
+// what is left in the coordinator instead (Interrupt, Unanswered).
+func (s *Store) lookupInterrupted(ctx context.Context, id string) (engine.Interrupted, bool, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+recordColumns+` FROM interactions
 		WHERE id = ? AND (interrupted_at IS NOT NULL OR (status = 'pending' AND seq <= ?))`, id, s.orphanSeq)
 	if err != nil {
