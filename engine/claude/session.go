@@ -431,47 +431,20 @@ func (s *session) currentTurn() *turnState {
 // own goroutine (a person may take minutes) and answers the CLI, unless
 // the CLI withdrew the request meanwhile.
 func (s *session) permission(reqID string, req controlRequest) {
-	ts := s.currentTurn()
-	parent := s.ctx
-	if ts != nil {
-		parent = ts.ctx
-	}
-	pctx, cancel := context.WithCancelCause(parent)
-	p := &perm{cancel: cancel}
-	s.mu.Lock()
-	s.perms[reqID] = p
-	s.mu.Unlock()
-	go func() {
-		defer cancel(nil)
+	s.answerLater(reqID, func(ctx context.Context, ts *turnState) any {
 		var resp engine.PermissionResponse
 		switch {
 		case ts == nil:
 			resp = engine.PermissionResponse{Message: "leashd has no turn running to ask about this tool."}
-		case pctx.Err() != nil:
+		case ctx.Err() != nil:
 			// Withdrawn or the turn ended before this goroutine ran: do
 			// not show people a question that is already over.
 			resp = engine.PermissionResponse{Message: "The request ended before it could be asked."}
 		default:
-			resp = ts.h.Permission(pctx, req.permissionRequest())
+			resp = ts.h.Permission(ctx, req.permissionRequest())
 		}
-		s.mu.Lock()
-		delete(s.perms, reqID)
-		withdrawn := p.withdrawn
-		s.mu.Unlock()
-		if withdrawn {
-			s.log.Debug("permission request withdrawn by claude; not answering", "request_id", reqID, "tool", req.ToolName)
-			return
-		}
-		if s.ctx.Err() != nil {
-			return // the process is gone
-		}
-		err := s.send(outControlResponse{Type: typeControlResponse, Response: outSuccess{
-			Subtype: subtypeSuccess, RequestID: reqID, Response: permissionBody(req, resp),
-		}})
-		if err != nil {
-			s.log.Warn("answering claude's permission request", "tool", req.ToolName, "err", err)
-		}
-	}()
+		return permissionBody(req, resp)
+	}, "answering claude's permission request", "tool", req.ToolName)
 }
 
 // elicitation asks the turn's handler to put an MCP server's question to
@@ -480,18 +453,7 @@ func (s *session) permission(reqID string, req controlRequest) {
 // no turn, or a handler that cannot ask, it answers cancel at once (left
 // unanswered, the agent would wait forever).
 func (s *session) elicitation(reqID string, req controlRequest) {
-	ts := s.currentTurn()
-	parent := s.ctx
-	if ts != nil {
-		parent = ts.ctx
-	}
-	pctx, cancel := context.WithCancelCause(parent)
-	p := &perm{cancel: cancel}
-	s.mu.Lock()
-	s.perms[reqID] = p
-	s.mu.Unlock()
-	go func() {
-		defer cancel(nil)
+	s.answerLater(reqID, func(ctx context.Context, ts *turnState) any {
 		resp := engine.ElicitationResponse{Action: engine.ElicitCancel}
 		var el engine.Elicitor
 		if ts != nil {
@@ -500,26 +462,54 @@ func (s *session) elicitation(reqID string, req controlRequest) {
 		switch {
 		case el == nil:
 			s.log.Info("claude asked for input from an MCP server with nobody to ask; cancelled", "server", req.MCPServerName)
-		case pctx.Err() == nil:
-			resp = el.Elicit(pctx, req.elicitationRequest())
-		}
-		s.mu.Lock()
-		delete(s.perms, reqID)
-		withdrawn := p.withdrawn
-		s.mu.Unlock()
-		if withdrawn || s.ctx.Err() != nil {
-			return
+		case ctx.Err() == nil:
+			resp = el.Elicit(ctx, req.elicitationRequest())
 		}
 		switch resp.Action {
 		case engine.ElicitAccept, engine.ElicitDecline:
 		default:
 			resp = engine.ElicitationResponse{Action: engine.ElicitCancel}
 		}
+		return elicitationBody{Action: resp.Action, Content: resp.Content}
+	}, "answering claude's elicitation", "server", req.MCPServerName)
+}
+
+// answerLater decides a request the CLI sent (reqID) on its own goroutine
+// with decide — given a context the turn's end or the CLI's withdrawal
+// (control_cancel_request) cancels, and the turn, nil when none runs — and
+// answers the CLI with what decide returns, unless the CLI withdrew the
+// request meanwhile or the process is gone. failed and kv describe the
+// request in the log when the answer cannot be sent.
+func (s *session) answerLater(reqID string, decide func(ctx context.Context, ts *turnState) any, failed string, kv ...any) {
+	ts := s.currentTurn()
+	parent := s.ctx
+	if ts != nil {
+		parent = ts.ctx
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	p := &perm{cancel: cancel}
+	s.mu.Lock()
+	s.perms[reqID] = p
+	s.mu.Unlock()
+	go func() {
+		defer cancel(nil)
+		body := decide(ctx, ts)
+		s.mu.Lock()
+		delete(s.perms, reqID)
+		withdrawn := p.withdrawn
+		s.mu.Unlock()
+		if withdrawn {
+			s.log.Debug("request withdrawn by claude; not answering", append([]any{"request_id", reqID}, kv...)...)
+			return
+		}
+		if s.ctx.Err() != nil {
+			return // the process is gone
+		}
 		err := s.send(outControlResponse{Type: typeControlResponse, Response: outSuccess{
-			Subtype: subtypeSuccess, RequestID: reqID, Response: elicitationBody{Action: resp.Action, Content: resp.Content},
+			Subtype: subtypeSuccess, RequestID: reqID, Response: body,
 		}})
 		if err != nil {
-			s.log.Warn("answering claude's elicitation", "server", req.MCPServerName, "err", err)
+			s.log.Warn(failed, append(kv, "err", err)...)
 		}
 	}()
 }
