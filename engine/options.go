@@ -77,6 +77,21 @@ func (t *turn) chooseOption(ctx context.Context, req PermissionRequest) Permissi
 
 // rejectOption is the option a rejection picks: the first reject_once,
 // else the first reject_always, else none.
+// pickOption is the agent's option for a decision nobody was asked about
+// (an approval policy's): allow_once for an allow (never "always": the
+// policy, not the agent, keeps deciding), else rejectOption.
+func pickOption(opts []PermissionOption, allow bool) string {
+	if !allow {
+		return rejectOption(opts)
+	}
+	for _, o := range opts {
+		if o.Kind == "allow_once" {
+			return o.ID
+		}
+	}
+	return ""
+}
+
 func rejectOption(opts []PermissionOption) string {
 	for _, kind := range []string{"reject_once", "reject_always"} {
 		for _, o := range opts {

@@ -43,7 +43,14 @@ func (t *turn) Permission(ctx context.Context, req PermissionRequest) Permission
 	t.budget.pause()
 	defer t.budget.resume()
 	if len(req.Options) > 0 && req.ToolName != ToolExitPlanMode {
-		return t.chooseOption(ctx, req) // the agent's own options (ACP)
+		// The agent's own options (ACP). An approval policy decides first,
+		// as for every backend: its answer is the agent's matching option.
+		if pol := t.policyDecision(req); pol.Rule != nil && (pol.Decision == policy.Allow || pol.Decision == policy.Deny) {
+			r := t.policyDecided(ctx, req, pol)
+			r.OptionID = pickOption(req.Options, r.Allow)
+			return r
+		}
+		return t.chooseOption(ctx, req)
 	}
 	switch req.ToolName {
 	case ToolAskUserQuestion:

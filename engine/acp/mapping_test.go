@@ -14,6 +14,7 @@ import (
 	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/policy"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -411,4 +412,38 @@ func TestStopSendsCancelBeforeTheCancelledAnswer(t *testing.T) {
 	cancel, answer := slices.Index(order, "session/cancel"), slices.Index(order, "(answer)")
 	require.GreaterOrEqual(t, cancel, 0, "%q", order)
 	assert.Less(t, cancel, answer, "session/cancel first: %q", order)
+}
+
+// An approval policy decides an ACP agent's permission requests before
+// anyone is asked, as for every backend: a deny rule picks the agent's
+// reject option (the chat is told which rule), an allow rule its
+// allow_once option (never "always": the policy keeps deciding).
+func TestPolicyDecidesTheAgentsOptions(t *testing.T) {
+	for _, tc := range []struct {
+		rule, want, said string
+	}{
+		{"decision: deny\n    reason: No builds here.", `{"outcome":{"outcome":"selected","optionId":"no"}}`, "Denied by policy rule 1 (line 2): No builds here."},
+		{"decision: allow", `{"outcome":{"outcome":"selected","optionId":"once"}}`, ""},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			p, err := policy.Parse("policy.yaml", []byte("rules:\n  - tool: Bash\n    command: '^make '\n    "+tc.rule+"\n"))
+			require.NoError(t, err)
+			answers := make(chan rpc, 1)
+			sa := &scriptedAgent{onPrompt: func(a *scripted, text string) string {
+				answers <- a.call("session/request_permission", permissionParams(fourOptions))
+				return "end_turn"
+			}}
+			s, _ := newScriptedStackWith(t, sa, nil, engine.WithPolicy(policy.NewHolder("", p)))
+			s.say("build it")
+			r := <-answers
+			require.Nil(t, r.Error)
+			assert.JSONEq(t, tc.want, string(r.Result))
+			if tc.said != "" {
+				s.botMessage(tc.said)
+			}
+			for _, m := range s.fake.BotMessages(me) {
+				assert.Empty(t, m.Buttons(), "nobody was asked: %s", m.Text)
+			}
+		})
+	}
 }
