@@ -43,15 +43,15 @@ func (t *turn) chooseOption(ctx context.Context, req PermissionRequest) Permissi
 		byLabel[label] = o
 		opts[i] = interactions.Option{Label: label, Description: optionMeaning[o.Kind]}
 	}
-	res, err := t.e.coord.Ask(ctx, t.c.id, []interactions.Question{{
-		Header:   ToolApprovalHeader,
-		Question: ToolApprovalText(req),
-		Options:  opts,
-	}})
+	// A question, since the options are the agent's, but one that decides
+	// what the agent may do: only approvers answer it (ForApprovers).
+	_, last, err := t.e.coord.Request(ctx, interactions.Interaction{
+		ChatID: t.c.id, Kind: interactions.KindQuestion, ForApprovers: true,
+		Header: ToolApprovalHeader, Question: ToolApprovalText(req), Options: opts, Index: 1, Total: 1,
+	})
 	if err != nil {
 		return deny("The approval could not be asked: " + err.Error())
 	}
-	last := res.Last
 	switch last.Status {
 	case interactions.StatusAnswered:
 		if o, ok := byLabel[last.Answer]; ok {

@@ -153,6 +153,11 @@ type Interaction struct {
 	// its options (no compact one-tap approval).
 	RequiresDetails bool `json:"requires_details,omitempty"`
 
+	// ForApprovers marks a question that decides what the agent may do (an
+	// agent's permission with its own options): like a plan review or a
+	// tool approval, only approvers answer it (Decides).
+	ForApprovers bool `json:"for_approvers,omitempty"`
+
 	// Asker names who asked when it was not the chat's agent session: a
 	// program through the API ("api") or the MCP server ("mcp"). An answer
 	// given after a restart goes back to that program, never to the agent.
@@ -171,6 +176,11 @@ type Interaction struct {
 	// Questions ignore it.
 	Quorum int `json:"quorum,omitempty"`
 }
+
+// Decides reports whether answering it decides what the agent may do — a
+// plan review, a tool approval or a question marked ForApprovers — so that
+// connectors let only approvers answer it.
+func (it Interaction) Decides() bool { return it.Kind != KindQuestion || it.ForApprovers }
 
 // NeedsQuorum reports whether it takes more than one approval.
 func (it Interaction) NeedsQuorum() bool {

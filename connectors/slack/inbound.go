@@ -125,7 +125,7 @@ func (c *Connector) handleText(ctx context.Context, ref chatRef, user, text stri
 
 func awaitsDecision(pending []interactions.Interaction) bool {
 	for _, it := range pending {
-		if it.Kind != interactions.KindQuestion {
+		if it.Decides() {
 			return true
 		}
 	}

@@ -429,7 +429,7 @@ func (c *Connector) IsGroupChat(chatID string) bool {
 
 func (c *Connector) authorizer(user string) func(interactions.Interaction) error {
 	return func(it interactions.Interaction) error {
-		if it.Kind == interactions.KindQuestion {
+		if !it.Decides() {
 			if c.allowed[user] {
 				return nil
 			}

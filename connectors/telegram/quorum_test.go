@@ -55,3 +55,29 @@ func TestGroupApproversAndQuorum(t *testing.T) {
 	})
 	assert.Equal(t, []string{"clean up"}, h.prompts(), "no prompt from the approvers' text")
 }
+
+// A permission with the agent's own options (an ACP agent's) decides what
+// the agent may do like any tool approval: in a group only approvers may
+// answer it; an allowed user who is no approver is refused.
+func TestAgentOptionsAreForApproversOnly(t *testing.T) {
+	const group, dev, alice = int64(-901), int64(42), int64(7)
+	var h *harness
+	h = newHarness(t, setup{
+		allowed:  []int64{dev},
+		connOpts: []telegram.Option{telegram.WithApprovers([]int64{alice})},
+		turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+			resp := th.Permission(ctx, engine.PermissionRequest{ToolName: "Bash", Input: []byte(`{"command":"make deploy"}`),
+				Options: []engine.PermissionOption{{ID: "yes", Name: "Yes", Kind: "allow_once"}, {ID: "no", Name: "No", Kind: "reject_once"}}})
+			h.log.add(func() { h.log.responses = append(h.log.responses, resp) })
+			return engine.Result{}, nil
+		},
+	})
+	h.fake.Text(group, dev, "deploy")
+	msg := h.botMessage(group, "make deploy")
+	a := h.answer(h.tap(group, dev, msg.ID, "Yes"))
+	assert.Contains(t, a.Text, "only approvers")
+	h.answer(h.tap(group, alice, msg.ID, "Yes"))
+	r := h.response(1)
+	assert.True(t, r.Allow)
+	assert.Equal(t, "yes", r.OptionID, "the agent's own option goes back")
+}

@@ -650,7 +650,7 @@ func (c *Connector) awaitsDecision(chat int64) bool {
 		return false
 	}
 	for _, it := range h.Pending(chatID(chat)) {
-		if it.Kind != interactions.KindQuestion {
+		if it.Decides() {
 			return true
 		}
 	}
@@ -667,7 +667,7 @@ var errNotAllowed = errors.New("only allowed users (LEASHD_TELEGRAM_ALLOWED_USER
 // mayAnswer decides whether user may answer it: approvers decide plan
 // reviews and tool approvals, allowed users answer questions.
 func (c *Connector) mayAnswer(user int64, it interactions.Interaction) error {
-	if it.Kind == interactions.KindQuestion {
+	if !it.Decides() {
 		if !c.allowed[user] {
 			return errNotAllowed
 		}

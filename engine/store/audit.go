@@ -146,10 +146,13 @@ type approvalFields struct {
 	NoSessionAllow  bool   `json:"no_session_allow,omitempty"`
 	RequiresDetails bool   `json:"requires_details,omitempty"`
 	Quorum          int    `json:"quorum,omitempty"` // approvers needed (plan reviews too)
+	// ForApprovers: a question only approvers answer (an agent's own
+	// permission options).
+	ForApprovers bool `json:"for_approvers,omitempty"`
 }
 
 func approvalOf(it interactions.Interaction) approvalFields {
-	return approvalFields{it.Reason, it.MCPServer, it.DefaultToNo, it.NoSessionAllow, it.RequiresDetails, it.Quorum}
+	return approvalFields{it.Reason, it.MCPServer, it.DefaultToNo, it.NoSessionAllow, it.RequiresDetails, it.Quorum, it.ForApprovers}
 }
 
 // scanRecords reads and closes rows selected with recordColumns.
@@ -183,7 +186,7 @@ func scanRecords(rows *sql.Rows) ([]AuditRecord, error) {
 			return nil, fmt.Errorf("interaction %s: bad approval fields in the database: %w", it.ID, err)
 		}
 		it.Reason, it.MCPServer, it.DefaultToNo, it.NoSessionAllow, it.RequiresDetails = a.Reason, a.MCPServer, a.DefaultToNo, a.NoSessionAllow, a.RequiresDetails
-		it.Quorum = a.Quorum
+		it.Quorum, it.ForApprovers = a.Quorum, a.ForApprovers
 		if status != statusPending {
 			r.Resolution.Status = interactions.Status(status)
 		}
