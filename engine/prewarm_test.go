@@ -105,7 +105,7 @@ func withoutNotice(o engine.SessionOptions) engine.SessionOptions {
 // and the spare waits for the next new chat.
 func TestPrewarmedSessionNotForResumedOrOtherModeChats(t *testing.T) {
 	a, ran := newWarmAgent()
-	st := &memSessions{recs: map[string]engine.SessionRecord{
+	st := &recordStore{recs: map[string]engine.SessionRecord{
 		"web:old":  {ChatID: "web:old", AgentSessionID: "resume-me", Mode: engine.ModeDefault},
 		"web:plan": {ChatID: "web:plan", Mode: engine.ModePlan},
 	}}
@@ -133,7 +133,7 @@ func TestPrewarmedSessionNotForResumedOrOtherModeChats(t *testing.T) {
 // told that every slot is busy.
 func TestPrewarmedSessionGivesItsSlotUpAtTheLimit(t *testing.T) {
 	a, ran := newWarmAgent()
-	st := &memSessions{recs: map[string]engine.SessionRecord{"web:plan": {ChatID: "web:plan", Mode: engine.ModePlan}}}
+	st := &recordStore{recs: map[string]engine.SessionRecord{"web:plan": {ChatID: "web:plan", Mode: engine.ModePlan}}}
 	e, conn, _ := start(t, a, nil, engine.WithPrewarm(1), engine.WithMaxConcurrent(1), engine.WithSessionStore(st))
 	eventually(t, "a spare is started", func() bool { return len(a.openedCopy()) == 1 })
 	a.mu.Lock()
@@ -152,7 +152,7 @@ func TestPrewarmedSessionGivesItsSlotUpAtTheLimit(t *testing.T) {
 func TestPrewarmStartingSpareGivesItsSlotUp(t *testing.T) {
 	a, ran := newWarmAgent()
 	a.hold = true
-	st := &memSessions{recs: map[string]engine.SessionRecord{"web:plan": {ChatID: "web:plan", Mode: engine.ModePlan}}}
+	st := &recordStore{recs: map[string]engine.SessionRecord{"web:plan": {ChatID: "web:plan", Mode: engine.ModePlan}}}
 	e, conn, _ := start(t, a, nil, engine.WithPrewarm(1), engine.WithMaxConcurrent(1), engine.WithSessionStore(st))
 	eventually(t, "the spare holds the only slot", func() bool { return e.SessionsActive() == 1 })
 
@@ -205,26 +205,6 @@ func TestPrewarmedSessionsClosedAtShutdown(t *testing.T) {
 	for _, s := range a.live {
 		assert.True(t, s.isClosed(), "spare %s closed", s.id)
 	}
-}
-
-// memSessions is a SessionStore with records set by the test.
-type memSessions struct {
-	mu   sync.Mutex
-	recs map[string]engine.SessionRecord
-}
-
-func (m *memSessions) LoadSession(_ context.Context, chatID string) (engine.SessionRecord, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.recs[chatID]
-	return r, ok, nil
-}
-
-func (m *memSessions) SaveSession(_ context.Context, rec engine.SessionRecord) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.recs[rec.ChatID] = rec
-	return nil
 }
 
 // nopTrees gives every chat a worktree path of its own, without git.

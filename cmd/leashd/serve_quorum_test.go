@@ -155,26 +155,9 @@ func TestServeSlackChannelQuorum(t *testing.T) {
 	defer func() { assert.NoError(t, stop()) }()
 	require.True(t, fake.WaitFor(10*time.Second, func() bool { return fake.Connected() > 0 }), "Socket Mode connected")
 
-	push := func(typ string, payload any) {
-		t.Helper()
-		env, err := fake.Push(typ, payload, 0)
-		require.NoError(t, err)
-		require.True(t, fake.WaitFor(10*time.Second, func() bool { _, ok := fake.Acked(env); return ok }), "envelope %s acknowledged", env)
-	}
-	waitMsg := func(what string, ok func(slackfake.Message) bool) slackfake.Message {
-		t.Helper()
-		var found slackfake.Message
-		require.True(t, fake.WaitFor(10*time.Second, func() bool {
-			for _, m := range fake.Messages("C1") {
-				if ok(m) {
-					found = m
-					return true
-				}
-			}
-			return false
-		}), "no message in C1 with %s; messages:\n%s", what, dumpSlack(fake))
-		return found
-	}
+	slk := slackDriver{t, fake}
+	push := slk.push
+	waitMsg := slk.waitMsg
 	current := func(ts string) slackfake.Message {
 		for _, m := range fake.Messages("C1") {
 			if m.TS == ts {
@@ -184,16 +167,7 @@ func TestServeSlackChannelQuorum(t *testing.T) {
 		t.Fatalf("message %s gone", ts)
 		return slackfake.Message{}
 	}
-	tap := func(user string, m slackfake.Message, label string) {
-		t.Helper()
-		for _, b := range slackfake.Buttons(m.Blocks) {
-			if b.Text == label {
-				push("interactive", slackfake.BlockAction(user, m, b.ActionID, b.Value))
-				return
-			}
-		}
-		t.Fatalf("no button %q on %s: %+v", label, m.TS, slackfake.Buttons(m.Blocks))
-	}
+	tap := slk.tap
 	mention := func(id, ts, text string) {
 		text = "<@" + slackfake.BotUserID + "> " + text
 		push("events_api", slackfake.EventCallback(id, slackfake.MentionEvent("C1", dev, ts, "", text)))
@@ -263,36 +237,10 @@ func TestServeQuorumSurvivesRestart(t *testing.T) {
 		"LEASHD_SLACK_BOT_TOKEN=" + bot, "LEASHD_SLACK_APP_TOKEN=" + app, "LEASHD_SLACK_API_URL=" + fake.APIURL(),
 		"LEASHD_SLACK_ALLOWED_USERS=UDEV", "LEASHD_SLACK_APPROVERS=UA,UB", "LEASHD_APPROVAL_QUORUM=2",
 	}
-	push := func(typ string, payload any) {
-		t.Helper()
-		id, err := fake.Push(typ, payload, 0)
-		require.NoError(t, err)
-		require.True(t, fake.WaitFor(10*time.Second, func() bool { _, ok := fake.Acked(id); return ok }), "envelope %s acknowledged", id)
-	}
-	waitMsg := func(what string, ok func(slackfake.Message) bool) slackfake.Message {
-		t.Helper()
-		var found slackfake.Message
-		require.True(t, fake.WaitFor(10*time.Second, func() bool {
-			for _, m := range fake.Messages("C1") {
-				if ok(m) {
-					found = m
-					return true
-				}
-			}
-			return false
-		}), "no message in C1 with %s; messages:\n%s", what, dumpSlack(fake))
-		return found
-	}
-	tap := func(user string, m slackfake.Message, label string) {
-		t.Helper()
-		for _, b := range slackfake.Buttons(m.Blocks) {
-			if b.Text == label {
-				push("interactive", slackfake.BlockAction(user, m, b.ActionID, b.Value))
-				return
-			}
-		}
-		t.Fatalf("no button %q on %s: %+v", label, m.TS, slackfake.Buttons(m.Blocks))
-	}
+	slk := slackDriver{t, fake}
+	push := slk.push
+	waitMsg := slk.waitMsg
+	tap := slk.tap
 	const approve, ts = "Approve, review edits", "1700000000.000009"
 
 	_, _, stop := startServe(t, dir, env...)

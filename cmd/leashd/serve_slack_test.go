@@ -41,38 +41,10 @@ func TestServeSlackSocketMode(t *testing.T) {
 	require.True(t, fake.WaitFor(10*time.Second, func() bool { return fake.Connected() > 0 }), "Socket Mode connected")
 
 	var seq int
-	push := func(typ string, payload any) {
-		t.Helper()
-		env, err := fake.Push(typ, payload, 0)
-		require.NoError(t, err)
-		require.True(t, fake.WaitFor(10*time.Second, func() bool { _, ok := fake.Acked(env); return ok }), "envelope %s acknowledged", env)
-		d, _ := fake.AckDelay(env)
-		require.Less(t, d, 3*time.Second, "Slack waits 3 s for the acknowledgement of %s", env)
-	}
-	waitMsg := func(what string, ok func(slackfake.Message) bool) slackfake.Message {
-		t.Helper()
-		var found slackfake.Message
-		require.True(t, fake.WaitFor(10*time.Second, func() bool {
-			for _, m := range fake.Messages("C1") {
-				if ok(m) {
-					found = m
-					return true
-				}
-			}
-			return false
-		}), "no message in C1 with %s; messages:\n%s", what, dumpSlack(fake))
-		return found
-	}
-	tap := func(user string, m slackfake.Message, label string) {
-		t.Helper()
-		for _, b := range slackfake.Buttons(m.Blocks) {
-			if b.Text == label {
-				push("interactive", slackfake.BlockAction(user, m, b.ActionID, b.Value))
-				return
-			}
-		}
-		t.Fatalf("no button %q on %s: %+v", label, m.TS, slackfake.Buttons(m.Blocks))
-	}
+	slk := slackDriver{t, fake}
+	push := slk.push
+	waitMsg := slk.waitMsg
+	tap := slk.tap
 
 	seq++
 	ts := fmt.Sprintf("1700000000.%06d", seq)
@@ -202,6 +174,49 @@ func TestServeSlackHTTPMode(t *testing.T) {
 	assert.Empty(t, fake.Rejected(), "Slack would refuse a message leashd sent")
 	assert.NotContains(t, logs.String(), bot)
 	assert.NotContains(t, logs.String(), secret)
+}
+
+// slackDriver is Slack's side of a Socket Mode conversation with leashd
+// through the fake: it pushes envelopes (each acknowledged, within the 3 s
+// Slack allows), finds what leashd posted in channel C1 and taps buttons.
+type slackDriver struct {
+	t    *testing.T
+	fake *slackfake.Server
+}
+
+func (d slackDriver) push(typ string, payload any) {
+	d.t.Helper()
+	env, err := d.fake.Push(typ, payload, 0)
+	require.NoError(d.t, err)
+	require.True(d.t, d.fake.WaitFor(10*time.Second, func() bool { _, ok := d.fake.Acked(env); return ok }), "envelope %s acknowledged", env)
+	delay, _ := d.fake.AckDelay(env)
+	require.Less(d.t, delay, 3*time.Second, "Slack waits 3 s for the acknowledgement of %s", env)
+}
+
+func (d slackDriver) waitMsg(what string, ok func(slackfake.Message) bool) slackfake.Message {
+	d.t.Helper()
+	var found slackfake.Message
+	require.True(d.t, d.fake.WaitFor(10*time.Second, func() bool {
+		for _, m := range d.fake.Messages("C1") {
+			if ok(m) {
+				found = m
+				return true
+			}
+		}
+		return false
+	}), "no message in C1 with %s; messages:\n%s", what, dumpSlack(d.fake))
+	return found
+}
+
+func (d slackDriver) tap(user string, m slackfake.Message, label string) {
+	d.t.Helper()
+	for _, b := range slackfake.Buttons(m.Blocks) {
+		if b.Text == label {
+			d.push("interactive", slackfake.BlockAction(user, m, b.ActionID, b.Value))
+			return
+		}
+	}
+	d.t.Fatalf("no button %q on %s: %+v", label, m.TS, slackfake.Buttons(m.Blocks))
 }
 
 func dumpSlack(fake *slackfake.Server) string {
