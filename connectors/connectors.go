@@ -68,7 +68,7 @@ type Output interface {
 	Done(ctx context.Context, chatID string, s Summary) error
 	// Present shows an interaction (buttons and all) and returns a
 	// reference to what it posted, given back in later events.
-	Present(ctx context.Context, it interactions.Interaction) (ref string, err error)
+	Present(ctx context.Context, it *interactions.Interaction) (ref string, err error)
 	// Update reflects an interaction event on what Present posted:
 	// resolved (answered, expired, cancelled, interrupted — remove the
 	// buttons), or updated (multi-select toggled, adjust awaiting feedback).

@@ -383,7 +383,7 @@ func (e *Engine) outputs(chatID string) []connectors.Output {
 // watchers are shown it too. When the owner failed, the coordinator keeps
 // it pending (answerable on the watchers, e.g. the web page) and calls
 // present again: a retry shows it to the owner only.
-func (e *Engine) present(ctx context.Context, it interactions.Interaction) (string, error) {
+func (e *Engine) present(ctx context.Context, it *interactions.Interaction) (string, error) {
 	own := e.owner(it.ChatID)
 	var ref string
 	var err error

@@ -64,8 +64,8 @@ func (r *recConn) Done(_ context.Context, chatID string, s connectors.Summary) e
 	r.note(func() { r.done = append(r.done, s) })
 	return nil
 }
-func (r *recConn) Present(_ context.Context, it interactions.Interaction) (string, error) {
-	r.note(func() { r.shown = append(r.shown, it) })
+func (r *recConn) Present(_ context.Context, it *interactions.Interaction) (string, error) {
+	r.note(func() { r.shown = append(r.shown, *it) })
 	return "msg-" + it.ID, nil
 }
 func (r *recConn) Update(_ context.Context, ev interactions.Event) error {

@@ -36,7 +36,7 @@ var benchApproval = interactions.Interaction{Kind: interactions.KindToolApproval
 // tapPresenter answers every interaction the moment it is shown, as a tap
 // racing the presentation would.
 func tapPresenter(c **interactions.Coordinator) interactions.PresenterFunc {
-	return func(_ context.Context, it interactions.Interaction) (string, error) {
+	return func(_ context.Context, it *interactions.Interaction) (string, error) {
 		if _, err := (*c).Reply(it.ID, interactions.Reply{By: "u", Answers: []string{interactions.DecisionAllow}}); err != nil {
 			return "", err
 		}
@@ -98,7 +98,7 @@ func BenchmarkRequestResolveParallel(b *testing.B) {
 // tap does: request → present → tap → resolved → agent unblocked.
 func BenchmarkRequestResolveTapFromConnector(b *testing.B) {
 	shown := make(chan string, 1024)
-	c := interactions.New(interactions.WithPresenter(interactions.PresenterFunc(func(_ context.Context, it interactions.Interaction) (string, error) {
+	c := interactions.New(interactions.WithPresenter(interactions.PresenterFunc(func(_ context.Context, it *interactions.Interaction) (string, error) {
 		shown <- it.ID
 		return "m", nil
 	})), interactions.WithTimeout(time.Hour))
@@ -210,7 +210,7 @@ type asker func() (ask func(chat int) error, stop func())
 func coordinatorAsker(b *testing.B, subscribe bool) asker {
 	return func() (func(int) error, func()) {
 		taps := make(chan string, 1024)
-		c := interactions.New(interactions.WithPresenter(interactions.PresenterFunc(func(_ context.Context, it interactions.Interaction) (string, error) {
+		c := interactions.New(interactions.WithPresenter(interactions.PresenterFunc(func(_ context.Context, it *interactions.Interaction) (string, error) {
 			taps <- it.ID
 			return "m", nil
 		})), interactions.WithTimeout(time.Hour))
@@ -300,8 +300,15 @@ func runHandoff(b *testing.B, chats, n int, newAsker asker) time.Duration {
 // The asking goroutines call RequestInto (the Interaction by pointer) and
 // Request (by value); bare-B/pending is a goroutine waiting in the bare
 // handoff, measured the same way in the same run.
+//
+// A goroutine's descriptor (about 400 bytes) is allocated the first time
+// that many goroutines exist at once and kept for reuse after they end, so
+// whichever side ran first would pay for both: warmGoroutines has n
+// goroutines exist before either side is measured, and neither figure
+// includes descriptors.
 func BenchmarkPendingMemory(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
+		warmGoroutines(n)
 		for _, api := range []string{"RequestInto", "Request"} {
 			b.Run(fmt.Sprintf("pending=%d/%s", n, api), func(b *testing.B) {
 				var heap, stack, bare float64
@@ -328,7 +335,7 @@ func pendingCost(b *testing.B, n int, byValue bool) (heapPer, stackPer float64) 
 	b.Helper()
 	var shown sync.WaitGroup
 	shown.Add(n)
-	c := interactions.New(interactions.WithPresenter(interactions.PresenterFunc(func(context.Context, interactions.Interaction) (string, error) {
+	c := interactions.New(interactions.WithPresenter(interactions.PresenterFunc(func(context.Context, *interactions.Interaction) (string, error) {
 		shown.Done()
 		return "m", nil
 	})), interactions.WithTimeout(time.Hour))
@@ -358,13 +365,7 @@ func pendingCost(b *testing.B, n int, byValue bool) (heapPer, stackPer float64) 
 			})
 			continue
 		}
-		finished.Go(func() {
-			it := benchApproval
-			it.ChatID = chats[i]
-			if _, err := c.RequestInto(ctx, &it); err != nil {
-				b.Error(err)
-			}
-		})
+		finished.Go(func() { askInto(b, c, ctx, chats[i]) })
 	}
 	shown.Wait()
 	for c.PendingCount() != n {
@@ -379,6 +380,32 @@ func pendingCost(b *testing.B, n int, byValue bool) (heapPer, stackPer float64) 
 	heapPer = float64(int64(during.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
 	stackPer = float64(int64(during.StackInuse)-int64(before.StackInuse)) / float64(n)
 	return heapPer, stackPer
+}
+
+// askInto asks benchApproval in chat with RequestInto, as a lean asker
+// would: the Interaction on the heap, no copy of it on the stack.
+//
+//go:noinline
+func askInto(b *testing.B, c *interactions.Coordinator, ctx context.Context, chat string) {
+	it := new(interactions.Interaction)
+	*it = benchApproval
+	it.ChatID = chat
+	if _, err := c.RequestInto(ctx, it); err != nil {
+		b.Error(err)
+	}
+}
+
+// warmGoroutines has n goroutines exist at once, then end.
+func warmGoroutines(n int) {
+	var started, finished sync.WaitGroup
+	release := make(chan struct{})
+	started.Add(n)
+	for range n {
+		finished.Go(func() { started.Done(); <-release })
+	}
+	started.Wait()
+	close(release)
+	finished.Wait()
 }
 
 // barePendingCost is pendingCost for the bare handoff.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,15 +23,21 @@ import (
 // the interaction stays pending (answerable wherever else it is shown) and
 // Present is called again in the background, with backoff, until it
 // succeeds or the interaction ends; PresentAttempt tells a retry apart.
+//
+// *it is lent for the call: Present must not change it, nor keep the
+// pointer after it returns (copy what it keeps). It is a pointer because
+// Present runs on the goroutine that asked, which then waits, perhaps for
+// hours: an Interaction passed by value takes a few hundred bytes of that
+// goroutine's stack, enough to double the stack it keeps while it waits.
 type Presenter interface {
-	Present(ctx context.Context, it Interaction) (ref string, err error)
+	Present(ctx context.Context, it *Interaction) (ref string, err error)
 }
 
 // PresenterFunc adapts a function to Presenter.
-type PresenterFunc func(ctx context.Context, it Interaction) (string, error)
+type PresenterFunc func(ctx context.Context, it *Interaction) (string, error)
 
 // Present calls f.
-func (f PresenterFunc) Present(ctx context.Context, it Interaction) (string, error) {
+func (f PresenterFunc) Present(ctx context.Context, it *Interaction) (string, error) {
 	return f(ctx, it)
 }
 
@@ -49,10 +56,11 @@ type Journal interface {
 // cancellation or a shutdown. The zero value is not usable; use New.
 type Coordinator struct {
 	timeout   time.Duration
-	presenter Presenter
+	presenter atomic.Pointer[Presenter] // read on every request without c.mu
 	journal   Journal
 	log       *slog.Logger
 	now       func() time.Time
+	realClock bool // now is time.Now: AskedAt also starts the expiry clock
 	// retryFirst and retryMax bound the backoff between attempts to
 	// present an interaction that could not be shown.
 	retryFirst, retryMax time.Duration
@@ -61,8 +69,10 @@ type Coordinator struct {
 	byID   map[string]*pending
 	byChat map[string][]*pending // oldest first
 	gone   tombstones
-	closed bool
-	ids    *mrand.ChaCha8 // new IDs; under mu
+	// expiries time out pending interactions (under mu).
+	expiries expiries
+	closed   bool
+	ids      *mrand.ChaCha8 // new IDs; under mu
 
 	// inflight counts Request calls that have not returned: each publishes
 	// its interaction's resolved event just before it returns (Wait).
@@ -80,8 +90,8 @@ type pending struct {
 	selected []bool      // multi-select toggles, by option index
 	feedback bool        // adjust chosen, waiting for text
 	ref      string      // what the Presenter returned ("" until shown); under c.mu
-	expiry   *time.Timer // resolves it when its timeout passes (nil: none); the asker's
 	settled  bool        // res is set; under c.mu
+	exp      expiryLinks // its place among those that time out; under c.mu
 	// approvals are the approvals counted towards it.Quorum, first first.
 	approvals []Approver
 	// selMu orders the journal writes of the selection (SelectionJournal)
@@ -97,7 +107,7 @@ type Opt func(*Coordinator)
 func WithTimeout(d time.Duration) Opt { return func(c *Coordinator) { c.timeout = d } }
 
 // WithPresenter sets who shows interactions to people.
-func WithPresenter(p Presenter) Opt { return func(c *Coordinator) { c.presenter = p } }
+func WithPresenter(p Presenter) Opt { return func(c *Coordinator) { c.SetPresenter(p) } }
 
 // WithJournal sets durable recording of interactions.
 func WithJournal(j Journal) Opt { return func(c *Coordinator) { c.journal = j } }
@@ -106,13 +116,16 @@ func WithJournal(j Journal) Opt { return func(c *Coordinator) { c.journal = j } 
 func WithLogger(l *slog.Logger) Opt { return func(c *Coordinator) { c.log = l } }
 
 // WithClock replaces time.Now for timestamps (tests).
-func WithClock(now func() time.Time) Opt { return func(c *Coordinator) { c.now = now } }
+func WithClock(now func() time.Time) Opt {
+	return func(c *Coordinator) { c.now, c.realClock = now, false }
+}
 
 // New returns a Coordinator.
 func New(opts ...Opt) *Coordinator {
 	c := &Coordinator{
 		log:        slog.New(slog.DiscardHandler),
 		now:        time.Now,
+		realClock:  true,
 		retryFirst: 2 * time.Second,
 		retryMax:   time.Minute,
 		byID:       make(map[string]*pending),
@@ -137,9 +150,11 @@ func (c *Coordinator) Timeout() time.Duration { return c.timeout }
 
 // SetPresenter sets the presenter after construction (wiring cycles).
 func (c *Coordinator) SetPresenter(p Presenter) {
-	c.mu.Lock()
-	c.presenter = p
-	c.mu.Unlock()
+	if p == nil {
+		c.presenter.Store(nil)
+		return
+	}
+	c.presenter.Store(&p)
 }
 
 // Request registers it, presents it and blocks until it is resolved: by a
@@ -148,8 +163,11 @@ func (c *Coordinator) SetPresenter(p Presenter) {
 // ID) and how it ended. The error is non-nil only when it could not be asked
 // at all.
 func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction, Resolution, error) {
-	res, err := c.request(ctx, &it, c.timeout, nil)
-	return it, res, err
+	p, err := c.request(ctx, &it, c.timeout, nil)
+	if err != nil {
+		return it, Resolution{}, err
+	}
+	return it, p.res, nil
 }
 
 // RequestInto is Request for an interaction the caller holds by pointer: it
@@ -157,41 +175,51 @@ func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction,
 // how it ended. The coordinator uses *it itself, not a copy, until
 // RequestInto returns: the caller must not change it meanwhile, and may
 // reuse it afterwards. It saves the caller's frame the copies of a large
-// Interaction in and out (about 0.9 KB of the stack the caller keeps while
-// it waits); whether that keeps the goroutine's stack a size smaller also
-// depends on how deep the Presenter goes on it.
+// Interaction in and out (about 0.7 KB of the stack the caller keeps while
+// it waits): with a Presenter that does not go deep on the asking
+// goroutine, that goroutine keeps the smallest stack Go has (2 KiB).
 func (c *Coordinator) RequestInto(ctx context.Context, it *Interaction) (Resolution, error) {
-	return c.request(ctx, it, c.timeout, nil)
+	p, err := c.request(ctx, it, c.timeout, nil)
+	if err != nil {
+		return Resolution{}, err
+	}
+	return p.res, nil // written once before done was closed
 }
 
 // request is Request with its own timeout (0: none); shown, when set,
 // receives the interaction once it is registered and presented (or
-// presenting failed), before the wait.
+// presenting failed), before the wait. It returns p once p.res is final.
 //
 // The goroutine that asks waits here, for minutes or hours, and keeps its
 // stack all that while: a stack grows (2 KiB, 4, 8, …) to the deepest frame
-// chain it ever reached and shrinks only while little of it is used. So
-// the work that needs large frames (Interaction values, events, logging,
-// the Presenter) is done in helpers that have returned before the wait, and
-// this frame holds no Interaction.
-func (c *Coordinator) request(ctx context.Context, it *Interaction, timeout time.Duration, shown chan<- Interaction) (Resolution, error) {
+// chain it ever reached, and a waiting goroutine's stack is never shrunk
+// back (Go shrinks only stacks less than a quarter used, and the frames of
+// any wait use more of a 4 KiB one). So no frame on the way holds an
+// Interaction or a Resolution (hence *pending, not a Resolution, comes
+// back), and the work that needs large frames (events, logging, the
+// journal, error messages) is done in out-of-line helpers; the runtime's
+// own deep paths (a mutex's slow path, a map growing, the allocator
+// refilling) then still fit in 2 KiB.
+func (c *Coordinator) request(ctx context.Context, it *Interaction, timeout time.Duration, shown chan<- Interaction) (*pending, error) {
 	p, err := c.register(ctx, it, timeout)
 	if err != nil {
-		return Resolution{}, err
+		return nil, err
 	}
-	defer c.inflight.Done()
-	c.present(ctx, p)
+	c.announce(ctx, p)
+	if ref, ok := c.present(ctx, p); ok {
+		c.shown(ctx, p, it.ID, ref)
+	}
 	if shown != nil {
 		notifyShown(shown, it)
 	}
 	c.await(ctx, p)
 	c.finish(ctx, p)
-	return p.res, nil // written once before done was closed
+	c.inflight.Done()
+	return p, nil
 }
 
-// register validates and completes *it, records it under a new ID, journals
-// and announces it. The caller must call c.inflight.Done once it returns
-// without error.
+// register validates and completes *it and records it under a new ID. The
+// caller must call c.inflight.Done once it returns without error.
 //
 //go:noinline
 func (c *Coordinator) register(ctx context.Context, it *Interaction, timeout time.Duration) (*pending, error) {
@@ -220,11 +248,21 @@ func (c *Coordinator) register(ctx context.Context, it *Interaction, timeout tim
 	p.it = it
 	c.byID[it.ID] = p
 	c.byChat[it.ChatID] = append(c.byChat[it.ChatID], p)
-	c.mu.Unlock()
 	if timeout > 0 {
-		p.expiry = c.expireAfter(p, timeout)
+		start := it.AskedAt
+		if !c.realClock {
+			start = time.Now()
+		}
+		c.expireLocked(p, timeout, start)
 	}
+	c.mu.Unlock()
+	return p, nil
+}
 
+// announce journals, logs and publishes that p was asked.
+//
+//go:noinline
+func (c *Coordinator) announce(ctx context.Context, p *pending) {
 	if c.journal != nil {
 		c.journalRequested(ctx, p)
 	}
@@ -232,7 +270,6 @@ func (c *Coordinator) register(ctx context.Context, it *Interaction, timeout tim
 		c.logAsked(p)
 	}
 	c.publish(EventRequested, p, "", nil)
-	return p, nil
 }
 
 // The helpers below that take an Interaction by value or log are kept out
@@ -251,26 +288,24 @@ func (c *Coordinator) logAsked(p *pending) {
 	c.log.Info("interaction asked", "id", p.it.ID, "chat", p.it.ChatID, "kind", p.it.Kind)
 }
 
-// present shows p with the Presenter (attempt 1), or cancels it when there
-// is none. When presenting fails p stays pending, answerable wherever else
-// it is shown (the web page, the API), and is shown again in the
-// background until it ends: never an answer.
+// present shows p with the Presenter (attempt 1) and returns what it
+// returned, or cancels p when there is none. When presenting fails p stays
+// pending, answerable wherever else it is shown (the web page, the API),
+// and is shown again in the background until it ends: never an answer.
 //
 //go:noinline
-func (c *Coordinator) present(ctx context.Context, p *pending) {
-	c.mu.Lock()
-	presenter := c.presenter
-	c.mu.Unlock()
+func (c *Coordinator) present(ctx context.Context, p *pending) (ref string, ok bool) {
+	presenter := c.presenter.Load()
 	if presenter == nil {
 		c.noPresenter(p)
-		return
+		return "", false
 	}
-	r, err := presenter.Present(ctx, *p.it) // PresentAttempt: 1
+	ref, err := (*presenter).Present(ctx, p.it) // PresentAttempt: 1
 	if err != nil {
-		c.presentFailed(ctx, p, presenter, err)
-		return
+		c.presentFailed(ctx, p, *presenter, err)
+		return "", false
 	}
-	c.shown(ctx, p, p.it.ID, r)
+	return ref, true
 }
 
 //go:noinline
@@ -282,7 +317,8 @@ func (c *Coordinator) noPresenter(p *pending) {
 func (c *Coordinator) presentFailed(ctx context.Context, p *pending, presenter Presenter, err error) {
 	c.log.Error("presenting interaction failed; it stays pending and answerable elsewhere, retrying in the background",
 		"id", p.it.ID, "chat", p.it.ChatID, "kind", p.it.Kind, "err", err)
-	go c.retryPresent(ctx, p, *p.it, presenter) // its own copy: *p.it is the asker's again once p ends
+	it := *p.it // its own copy: *p.it is the asker's again once p ends
+	go c.retryPresent(ctx, p, &it, presenter)
 }
 
 //go:noinline
@@ -328,9 +364,14 @@ func (c *Coordinator) shown(ctx context.Context, p *pending, id, ref string) {
 	p.ref = ref
 	c.mu.Unlock()
 	if c.journal != nil {
-		if err := c.journal.Presented(ctx, id, ref); err != nil {
-			c.log.Error("recording interaction message", "id", id, "err", err)
-		}
+		c.journalPresented(ctx, id, ref)
+	}
+}
+
+//go:noinline
+func (c *Coordinator) journalPresented(ctx context.Context, id, ref string) {
+	if err := c.journal.Presented(ctx, id, ref); err != nil {
+		c.log.Error("recording interaction message", "id", id, "err", err)
 	}
 }
 
@@ -338,9 +379,6 @@ func (c *Coordinator) shown(ctx context.Context, p *pending, id, ref string) {
 // timeout (p.expiry, armed when it was registered, resolves p itself), or
 // ctx; so the wait is a receive on one or two channels, in a small frame.
 func (c *Coordinator) await(ctx context.Context, p *pending) {
-	if p.expiry != nil {
-		defer p.expiry.Stop()
-	}
 	if done := ctx.Done(); done != nil {
 		select {
 		case <-p.done:
@@ -349,16 +387,6 @@ func (c *Coordinator) await(ctx context.Context, p *pending) {
 		}
 	}
 	<-p.done
-}
-
-// expireAfter resolves p as expired once timeout has passed (on the real
-// clock, even WithClock).
-//
-//go:noinline
-func (c *Coordinator) expireAfter(p *pending, timeout time.Duration) *time.Timer {
-	return time.AfterFunc(timeout, func() {
-		c.resolve(p, Resolution{Status: StatusExpired, Text: fmt.Sprintf("No answer came within %s; the user did not respond.", timeout)})
-	})
 }
 
 // cancelled resolves p because ctx ended.
@@ -401,9 +429,11 @@ func (c *Coordinator) resolvedEvent(p *pending) *Event {
 	return &Event{Type: EventResolved, Interaction: *p.it, Resolution: p.res, Ref: p.ref, Selected: p.selectedLabels(), Approvals: p.res.Approvals}
 }
 
+// validate checks and completes *it. Runs on the asking goroutine: its
+// errors are built out of line, so that its frame stays small.
 func validate(it *Interaction) error {
 	if it.ChatID == "" {
-		return fmt.Errorf("%w: the interaction has no chat ID", ErrInvalidReply)
+		return errNoChat()
 	}
 	switch it.Kind {
 	case KindQuestion:
@@ -420,12 +450,20 @@ func validate(it *Interaction) error {
 		it.Options = toolOptions(it.NoSessionAllow, it.DefaultToNo)
 		it.MultiSelect = false
 	default:
-		return fmt.Errorf("unknown interaction kind %q (accepted: question, plan_review, tool_approval)", it.Kind)
+		return errUnknownKind(it.Kind)
 	}
 	if it.Options == nil {
 		it.Options = []Option{}
 	}
 	return nil
+}
+
+//go:noinline
+func errNoChat() error { return fmt.Errorf("%w: the interaction has no chat ID", ErrInvalidReply) }
+
+//go:noinline
+func errUnknownKind(k Kind) error {
+	return fmt.Errorf("unknown interaction kind %q (accepted: question, plan_review, tool_approval)", k)
 }
 
 // newIDLocked returns a short random ID (8 URL-safe characters) not in use.
@@ -465,6 +503,7 @@ func (c *Coordinator) resolveLocked(p *pending, res Resolution) bool {
 		return false
 	}
 	p.settled = true
+	c.unexpireLocked(p)
 	if res.At.IsZero() {
 		res.At = c.now()
 	}

@@ -897,10 +897,10 @@ func TestRegisteredBeforePresent(t *testing.T) {
 		c := interactions.New(interactions.WithPresenter(p))
 		t.Cleanup(func() { c.Interrupt("test over") })
 		var tapErr error
-		p.OnPresent = func(ctx context.Context, it interactions.Interaction) (string, error) {
+		p.OnPresent = func(ctx context.Context, it *interactions.Interaction) (string, error) {
 			// The fastest possible tap: before the message is even sent.
 			_, tapErr = c.Reply(it.ID, interactions.Reply{By: "fast", Answers: []string{"allow"}})
-			return refOf(it), nil
+			return refOf(*it), nil
 		}
 		ch, stop := c.Subscribe()
 		defer stop()
@@ -919,10 +919,10 @@ func TestRegisteredBeforePresent(t *testing.T) {
 		t.Cleanup(func() { c.Interrupt("test over") })
 		entered := make(chan interactions.Interaction)
 		release := make(chan struct{})
-		p.OnPresent = func(ctx context.Context, it interactions.Interaction) (string, error) {
-			entered <- it
+		p.OnPresent = func(ctx context.Context, it *interactions.Interaction) (string, error) {
+			entered <- *it
 			<-release // the send is slow
-			return refOf(it), nil
+			return refOf(*it), nil
 		}
 		done := request(t.Context(), c, question("c", "Q?", "x", "y"))
 		it := await(t, entered)
@@ -943,10 +943,10 @@ func TestRegisteredBeforePresent(t *testing.T) {
 		t.Cleanup(func() { c.Interrupt("test over") })
 		entered := make(chan struct{})
 		release := make(chan struct{})
-		p.OnPresent = func(ctx context.Context, it interactions.Interaction) (string, error) {
+		p.OnPresent = func(ctx context.Context, it *interactions.Interaction) (string, error) {
 			close(entered)
 			<-release
-			return refOf(it), nil
+			return refOf(*it), nil
 		}
 		done := request(t.Context(), c, planReview("c"))
 		<-entered
@@ -965,14 +965,14 @@ func TestPresentFailure(t *testing.T) {
 	attempts := []int{}
 	failing := true
 	p := newPresenter()
-	p.OnPresent = func(ctx context.Context, it interactions.Interaction) (string, error) {
+	p.OnPresent = func(ctx context.Context, it *interactions.Interaction) (string, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		attempts = append(attempts, interactions.PresentAttempt(ctx))
 		if failing {
 			return "", errors.New("telegram: 502 Bad Gateway")
 		}
-		return refOf(it), nil
+		return refOf(*it), nil
 	}
 	var logs syncBuf
 	c := interactions.New(interactions.WithPresenter(p), interactions.WithPresentRetry(time.Millisecond, 5*time.Millisecond),
@@ -1010,7 +1010,7 @@ func TestPresentFailure(t *testing.T) {
 	t.Run("failing for good: answered elsewhere, retries stop", func(t *testing.T) {
 		var calls atomic.Int32
 		p := newPresenter()
-		p.OnPresent = func(context.Context, interactions.Interaction) (string, error) {
+		p.OnPresent = func(context.Context, *interactions.Interaction) (string, error) {
 			calls.Add(1)
 			return "", errors.New("telegram: 400 Bad Request: chat not found")
 		}
@@ -1075,9 +1075,9 @@ func TestJournalOrder(t *testing.T) {
 	p := newPresenter()
 	c := interactions.New(interactions.WithPresenter(p), interactions.WithJournal(j))
 	t.Cleanup(func() { c.Interrupt("test over") })
-	p.OnPresent = func(ctx context.Context, it interactions.Interaction) (string, error) {
+	p.OnPresent = func(ctx context.Context, it *interactions.Interaction) (string, error) {
 		j.add("present " + it.ID)
-		return refOf(it), nil
+		return refOf(*it), nil
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := request(ctx, c, toolApproval("c"))

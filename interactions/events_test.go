@@ -88,8 +88,8 @@ func TestEventsToSeveralSubscribersInOrder(t *testing.T) {
 
 func TestSlowSubscriberBlocksNobody(t *testing.T) {
 	c, p := newCoord(t)
-	p.OnPresent = func(_ context.Context, it interactions.Interaction) (string, error) {
-		return refOf(it), nil
+	p.OnPresent = func(_ context.Context, it *interactions.Interaction) (string, error) {
+		return refOf(*it), nil
 	}
 	_, stopDead := c.Subscribe() // never read
 	defer stopDead()

@@ -20,7 +20,7 @@ const wait = 10 * time.Second
 // it to the test (Next) so the test can tap. OnPresent, when set, runs inside
 // Present (a fast tap, a slow send, a failing send).
 type fakePresenter struct {
-	OnPresent func(ctx context.Context, it interactions.Interaction) (string, error)
+	OnPresent func(ctx context.Context, it *interactions.Interaction) (string, error)
 
 	mu    sync.Mutex
 	shown []interactions.Interaction
@@ -31,15 +31,15 @@ func newPresenter() *fakePresenter {
 	return &fakePresenter{ch: make(chan interactions.Interaction, 4096)}
 }
 
-func (f *fakePresenter) Present(ctx context.Context, it interactions.Interaction) (string, error) {
+func (f *fakePresenter) Present(ctx context.Context, it *interactions.Interaction) (string, error) {
 	f.mu.Lock()
-	f.shown = append(f.shown, it)
+	f.shown = append(f.shown, *it)
 	f.mu.Unlock()
 	if f.OnPresent != nil {
 		return f.OnPresent(ctx, it)
 	}
-	f.ch <- it
-	return refOf(it), nil
+	f.ch <- *it
+	return refOf(*it), nil
 }
 
 // refOf is the message reference the fake presenter gives an interaction.

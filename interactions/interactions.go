@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -85,17 +86,19 @@ func ToolOptionsFor(it Interaction) []Option {
 func toolOptions(noSessionAllow, defaultToNo bool) []Option {
 	opts := make([]Option, 0, len(ToolOptions))
 	for _, o := range ToolOptions {
-		if noSessionAllow && o.Label == DecisionAllowSession {
-			continue
+		if !(noSessionAllow && o.Label == DecisionAllowSession) {
+			opts = append(opts, o)
 		}
-		if defaultToNo && o.Label == DecisionDeny {
-			opts = append([]Option{o}, opts...)
-			continue
-		}
-		opts = append(opts, o)
+	}
+	if i := slices.IndexFunc(opts, isDeny); defaultToNo && i > 0 { // Deny first
+		deny := opts[i]
+		copy(opts[1:i+1], opts[:i])
+		opts[0] = deny
 	}
 	return opts
 }
+
+func isDeny(o Option) bool { return o.Label == DecisionDeny }
 
 // Option is one choice offered to the person.
 type Option struct {

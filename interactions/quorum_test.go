@@ -300,7 +300,7 @@ func TestQuorumRaces(t *testing.T) {
 func BenchmarkRequestResolveQuorum3(b *testing.B) {
 	var c *interactions.Coordinator
 	c = interactions.New(interactions.WithTimeout(time.Hour), interactions.WithPresenter(interactions.PresenterFunc(
-		func(_ context.Context, it interactions.Interaction) (string, error) {
+		func(_ context.Context, it *interactions.Interaction) (string, error) {
 			for _, by := range []string{"a", "b", "c"} {
 				if _, err := c.Reply(it.ID, interactions.Reply{By: by, Answers: []string{interactions.DecisionAllow}}); err != nil {
 					return "", err

@@ -202,23 +202,23 @@ func raceOnce(t *testing.T, rc racer, tap func(*interactions.Coordinator, intera
 	var wg sync.WaitGroup
 	var tapErr, raceErr error
 	var racerWon bool
-	p.OnPresent = func(_ context.Context, it interactions.Interaction) (string, error) {
+	p.OnPresent = func(_ context.Context, it *interactions.Interaction) (string, error) {
 		go1 := make(chan struct{})
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
 			<-go1
-			tapErr = tap(c, it)
+			tapErr = tap(c, *it)
 		}()
 		go func() {
 			defer wg.Done()
 			<-go1
 			if rc.race != nil {
-				racerWon, raceErr = rc.race(c, it, cancel)
+				racerWon, raceErr = rc.race(c, *it, cancel)
 			}
 		}()
 		close(go1)
-		return refOf(it), nil
+		return refOf(*it), nil
 	}
 	r := await(t, request(ctx, c, kind(fmt.Sprint("chat", i))))
 	require.NoError(t, r.err)

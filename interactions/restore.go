@@ -99,12 +99,12 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	p.it = &it
 	c.byID[it.ID] = p
 	c.byChat[it.ChatID] = append(c.byChat[it.ChatID], p)
+	if c.timeout > 0 {
+		c.expireLocked(p, c.timeout, time.Now())
+	}
 	sel := p.selectedLabels() // a tap may toggle as soon as the lock is let go
 	approvals := slices.Clone(p.approvals)
 	c.mu.Unlock()
-	if c.timeout > 0 {
-		p.expiry = c.expireAfter(p, c.timeout)
-	}
 
 	c.log.Info("interaction left pending by an earlier run is answerable again", "id", it.ID, "chat", it.ChatID, "kind", it.Kind)
 	c.subs.publish(&Event{Type: EventRequested, Interaction: it, Ref: r.Ref, Selected: sel, Approvals: approvals})
@@ -194,7 +194,7 @@ func PresentAttempt(ctx context.Context) int {
 
 // retryPresent shows p again, with backoff, until it is shown or resolved.
 // it is p's interaction, copied before the asker could have it back.
-func (c *Coordinator) retryPresent(ctx context.Context, p *pending, it Interaction, presenter Presenter) {
+func (c *Coordinator) retryPresent(ctx context.Context, p *pending, it *Interaction, presenter Presenter) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {

@@ -22,12 +22,12 @@ func (c *Coordinator) Start(ctx context.Context, it Interaction, timeout time.Du
 	out := make(chan Resolution, 1)
 	errc := make(chan error, 1)
 	go func(it Interaction) {
-		res, err := c.request(ctx, &it, timeout, shown)
+		p, err := c.request(ctx, &it, timeout, shown)
 		if err != nil {
 			errc <- err
 			return
 		}
-		out <- res
+		out <- p.res
 	}(it)
 	select {
 	case it := <-shown:

@@ -38,8 +38,8 @@ func newAuditDB(t *testing.T) auditDB {
 	require.NoError(t, err)
 	shown := make(chan interactions.Interaction, 8)
 	coord := interactions.New(interactions.WithJournal(s), interactions.WithPresenter(
-		interactions.PresenterFunc(func(_ context.Context, it interactions.Interaction) (string, error) {
-			shown <- it
+		interactions.PresenterFunc(func(_ context.Context, it *interactions.Interaction) (string, error) {
+			shown <- *it
 			return "msg-" + it.ID, nil
 		})))
 	results := make(chan interactions.Resolution, 8)
@@ -370,8 +370,8 @@ func TestAuditShowsEveryApprover(t *testing.T) {
 	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	shown := make(chan interactions.Interaction, 1)
 	coord := interactions.New(interactions.WithJournal(s), interactions.WithClock(func() time.Time { return at }),
-		interactions.WithPresenter(interactions.PresenterFunc(func(_ context.Context, it interactions.Interaction) (string, error) {
-			shown <- it
+		interactions.WithPresenter(interactions.PresenterFunc(func(_ context.Context, it *interactions.Interaction) (string, error) {
+			shown <- *it
 			return "m", nil
 		})))
 	done := make(chan struct{})

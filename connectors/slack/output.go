@@ -351,7 +351,7 @@ func (c *Connector) Done(ctx context.Context, chatID string, sum connectors.Summ
 // Present implements connectors.Output: the interaction as Block Kit
 // messages in the chat (a long plan spans several); the reference is the
 // message with the buttons, "<channel>:<ts>".
-func (c *Connector) Present(ctx context.Context, it interactions.Interaction) (string, error) {
+func (c *Connector) Present(ctx context.Context, it *interactions.Interaction) (string, error) {
 	ref, err := parseChat(it.ChatID)
 	if err != nil {
 		return "", err
@@ -362,7 +362,7 @@ func (c *Connector) Present(ctx context.Context, it interactions.Interaction) (s
 	if err := c.flush(ctx, it.ChatID, true); err != nil {
 		c.log.Warn("flushing agent text before an interaction", c.errAttr(err))
 	}
-	msgs := render(it, c.place(ref), nil)
+	msgs := render(*it, c.place(ref), nil)
 	var ts string
 	for _, m := range msgs {
 		if ts, err = c.post(ctx, ref, m.text, m.blocks); err != nil {

@@ -74,15 +74,16 @@ func (c *Connector) sayPlain(ctx context.Context, chat int64, text string) error
 
 // Present implements connectors.Output: the interaction as a message (a
 // plan in several) with its buttons on the last.
-func (c *Connector) Present(ctx context.Context, it interactions.Interaction) (string, error) {
+func (c *Connector) Present(ctx context.Context, it *interactions.Interaction) (string, error) {
 	chat, err := parseChat(it.ChatID)
 	if err != nil {
 		return "", err
 	}
 	c.sealStream(chat) // agent text after this goes below the question
-	parts, kb := render(it, nil)
+	parts, kb := render(*it, nil)
+	id := it.ID // the job below may outlive the loan of *it
 	c.mu.Lock()
-	c.inflight[it.ID] = nil
+	c.inflight[id] = nil
 	c.mu.Unlock()
 	var ref msgRef
 	var early *interactions.Event
@@ -102,19 +103,19 @@ func (c *Connector) Present(ctx context.Context, it interactions.Interaction) (s
 		}
 		ref = msgRef{chat, last}
 		c.mu.Lock()
-		early = c.inflight[it.ID]
-		delete(c.inflight, it.ID)
+		early = c.inflight[id]
+		delete(c.inflight, id)
 		if early == nil || early.Type != interactions.EventResolved {
-			c.refs[it.ID] = ref
+			c.refs[id] = ref
 		}
 		c.mu.Unlock()
 		return nil
 	})
 	c.mu.Lock()
-	if e := c.inflight[it.ID]; e != nil && err != nil {
-		c.log.Warn("telegram: an interaction ended while it could not be shown", "id", it.ID, "status", e.Resolution.Status)
+	if e := c.inflight[id]; e != nil && err != nil {
+		c.log.Warn("telegram: an interaction ended while it could not be shown", "id", id, "status", e.Resolution.Status)
 	}
-	delete(c.inflight, it.ID)
+	delete(c.inflight, id)
 	c.mu.Unlock()
 	if early != nil {
 		// It ended (a fast tap, /stop) before the message's ID was known:

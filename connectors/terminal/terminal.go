@@ -267,9 +267,9 @@ func (c *Connector) Done(_ context.Context, chatID string, s connectors.Summary)
 // Present implements connectors.Output: the interaction is queued and
 // shown as soon as the ones before it are answered. The reference is the
 // interaction ID.
-func (c *Connector) Present(_ context.Context, it interactions.Interaction) (string, error) {
+func (c *Connector) Present(_ context.Context, it *interactions.Interaction) (string, error) {
 	if c.mine(it.ChatID) {
-		c.push(outEvent{kind: outPresent, it: it})
+		c.push(outEvent{kind: outPresent, it: *it}) // a copy: *it is lent only for the call
 	}
 	return it.ID, nil
 }

@@ -305,7 +305,7 @@ func (o *otherConn) StreamText(context.Context, string, string) error    { retur
 func (o *otherConn) Done(context.Context, string, connectors.Summary) error {
 	return nil
 }
-func (o *otherConn) Present(_ context.Context, it interactions.Interaction) (string, error) {
+func (o *otherConn) Present(_ context.Context, it *interactions.Interaction) (string, error) {
 	o.mu.Lock()
 	o.shown = append(o.shown, it.ID)
 	o.mu.Unlock()

@@ -681,11 +681,11 @@ func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
 
 // Present implements connectors.Output. The reference is the interaction
 // ID: the page finds its card by it.
-func (c *Connector) Present(_ context.Context, it interactions.Interaction) (string, error) {
+func (c *Connector) Present(_ context.Context, it *interactions.Interaction) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.streams, it.ChatID)
-	c.publishLocked("interaction.requested", it.ChatID, c.viewLocked(it), describe(it), 0)
+	c.publishLocked("interaction.requested", it.ChatID, c.viewLocked(*it), describe(*it), 0)
 	return "web:" + it.ID, nil
 }
 

@@ -209,7 +209,7 @@ func (c *sayConn) Say(_ context.Context, _, text string) error            { c.sa
 func (c *sayConn) StreamText(context.Context, string, string) error       { return nil }
 func (c *sayConn) Done(context.Context, string, connectors.Summary) error { return nil }
 func (c *sayConn) Update(context.Context, interactions.Event) error       { return nil }
-func (c *sayConn) Present(context.Context, interactions.Interaction) (string, error) {
+func (c *sayConn) Present(context.Context, *interactions.Interaction) (string, error) {
 	return "", nil
 }
 

@@ -43,8 +43,8 @@ func (c *chat) Done(_ context.Context, _ string, s connectors.Summary) error {
 	c.done <- s
 	return nil
 }
-func (c *chat) Present(_ context.Context, it interactions.Interaction) (string, error) {
-	c.asked <- it
+func (c *chat) Present(_ context.Context, it *interactions.Interaction) (string, error) {
+	c.asked <- *it
 	return it.ID, nil
 }
 func (c *chat) Update(context.Context, interactions.Event) error { return nil }

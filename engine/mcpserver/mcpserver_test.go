@@ -35,8 +35,8 @@ func connect(t *testing.T, coord *interactions.Coordinator) *mcp.ClientSession {
 // newCoord returns a coordinator whose presenter reports what it shows.
 func newCoord(opts ...interactions.Opt) (*interactions.Coordinator, <-chan interactions.Interaction) {
 	shown := make(chan interactions.Interaction, 16)
-	opts = append(opts, interactions.WithPresenter(interactions.PresenterFunc(func(_ context.Context, it interactions.Interaction) (string, error) {
-		shown <- it
+	opts = append(opts, interactions.WithPresenter(interactions.PresenterFunc(func(_ context.Context, it *interactions.Interaction) (string, error) {
+		shown <- *it
 		return "ref", nil
 	})))
 	return interactions.New(opts...), shown

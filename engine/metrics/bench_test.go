@@ -29,7 +29,7 @@ func BenchmarkRequestResolve(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			var c *interactions.Coordinator
 			c = interactions.New(interactions.WithTimeout(time.Hour), interactions.WithPresenter(interactions.PresenterFunc(
-				func(_ context.Context, it interactions.Interaction) (string, error) {
+				func(_ context.Context, it *interactions.Interaction) (string, error) {
 					_, err := c.Reply(it.ID, interactions.Reply{By: "u", Answers: []string{interactions.DecisionAllow}})
 					return "m", err
 				})))

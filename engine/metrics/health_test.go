@@ -115,7 +115,7 @@ func (c conn) Run(context.Context, connectors.Handler) error          { return n
 func (c conn) Say(context.Context, string, string) error              { return nil }
 func (c conn) StreamText(context.Context, string, string) error       { return nil }
 func (c conn) Done(context.Context, string, connectors.Summary) error { return nil }
-func (c conn) Present(context.Context, interactions.Interaction) (string, error) {
+func (c conn) Present(context.Context, *interactions.Interaction) (string, error) {
 	return "", nil
 }
 func (c conn) Update(context.Context, interactions.Event) error { return nil }

@@ -162,8 +162,8 @@ func logLines(t *testing.T, logs *testenv.Buffer) []map[string]any {
 // presenter records what was presented so the test can answer it.
 type presenter struct{ asked chan interactions.Interaction }
 
-func (p presenter) Present(_ context.Context, it interactions.Interaction) (string, error) {
-	p.asked <- it
+func (p presenter) Present(_ context.Context, it *interactions.Interaction) (string, error) {
+	p.asked <- *it
 	return "msg-" + it.ID, nil
 }
 
@@ -290,7 +290,7 @@ func TestWatchWithoutLoggerStillCounts(t *testing.T) {
 	// The asker gives up while the chat cannot show the question (a
 	// failed Present alone keeps it pending).
 	reqCtx, giveUp := context.WithCancel(context.Background())
-	coord := interactions.New(interactions.WithPresenter(interactions.PresenterFunc(func(context.Context, interactions.Interaction) (string, error) {
+	coord := interactions.New(interactions.WithPresenter(interactions.PresenterFunc(func(context.Context, *interactions.Interaction) (string, error) {
 		giveUp()
 		return "", errors.New("chat gone")
 	})))
@@ -310,7 +310,7 @@ func TestWatchWithoutLoggerStillCounts(t *testing.T) {
 // scraped: the gauges come back to zero and the counts add up.
 func TestWatchUnderConcurrentLoad(t *testing.T) {
 	m := metrics.New(metrics.WithoutRuntimeCollectors())
-	coord := interactions.New(interactions.WithPresenter(interactions.PresenterFunc(func(context.Context, interactions.Interaction) (string, error) {
+	coord := interactions.New(interactions.WithPresenter(interactions.PresenterFunc(func(context.Context, *interactions.Interaction) (string, error) {
 		return "ref", nil
 	})), interactions.WithTimeout(50*time.Millisecond))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -46,7 +46,7 @@ type stallingConn struct {
 	stall bool
 }
 
-func (c stallingConn) Present(ctx context.Context, it interactions.Interaction) (string, error) {
+func (c stallingConn) Present(ctx context.Context, it *interactions.Interaction) (string, error) {
 	if c.stall {
 		say("sending %s", it.ID)
 		hang()

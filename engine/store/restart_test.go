@@ -192,8 +192,8 @@ func (c *conn) Say(_ context.Context, chatID, text string) error {
 }
 func (c *conn) StreamText(context.Context, string, string) error       { return nil }
 func (c *conn) Done(context.Context, string, connectors.Summary) error { return nil }
-func (c *conn) Present(_ context.Context, it interactions.Interaction) (string, error) {
-	c.note(func() { c.shown = append(c.shown, it) })
+func (c *conn) Present(_ context.Context, it *interactions.Interaction) (string, error) {
+	c.note(func() { c.shown = append(c.shown, *it) })
 	return "msg-" + it.ID, nil
 }
 func (c *conn) Update(_ context.Context, ev interactions.Event) error {
