@@ -2,9 +2,9 @@ package interactions
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	mrand "math/rand/v2"
 	"slices"
@@ -67,12 +67,11 @@ type Coordinator struct {
 
 	mu     sync.Mutex
 	byID   map[string]*pending
-	byChat map[string][]*pending // oldest first
+	byChat chats
 	gone   tombstones
 	// expiries time out pending interactions (under mu).
 	expiries expiries
 	closed   bool
-	ids      *mrand.ChaCha8 // new IDs; under mu
 
 	// inflight counts Request calls that have not returned: each publishes
 	// its interaction's resolved event just before it returns (Wait).
@@ -87,11 +86,17 @@ type pending struct {
 	it       *Interaction
 	done     chan struct{} // closed once res is set
 	res      Resolution
-	selected []bool      // multi-select toggles, by option index
-	feedback bool        // adjust chosen, waiting for text
-	ref      string      // what the Presenter returned ("" until shown); under c.mu
-	settled  bool        // res is set; under c.mu
-	exp      expiryLinks // its place among those that time out; under c.mu
+	selected []bool // multi-select toggles, by option index
+	feedback bool   // adjust chosen, waiting for text
+	// ref is what the Presenter returned ("" until shown): written once,
+	// before refSet is set, and read (shownAs) only after refSet is seen
+	// set, so without c.mu, which taps contend for.
+	ref     string
+	refSet  atomic.Bool
+	settled bool        // res is set; under c.mu
+	exp     expiryLinks // its place among those that time out; under c.mu
+	chat    *chatQueue  // its chat's queue while pending; under c.mu
+	opts    [4]Option   // room for a plan review's or tool approval's options
 	// approvals are the approvals counted towards it.Quorum, first first.
 	approvals []Approver
 	// selMu orders the journal writes of the selection (SelectionJournal)
@@ -129,20 +134,12 @@ func New(opts ...Opt) *Coordinator {
 		retryFirst: 2 * time.Second,
 		retryMax:   time.Minute,
 		byID:       make(map[string]*pending),
-		byChat:     make(map[string][]*pending),
-		gone:       newTombstones(16384),
-		ids:        mrand.NewChaCha8(seed()),
+		gone:       newTombstones(),
 	}
 	for _, o := range opts {
 		o(c)
 	}
 	return c
-}
-
-// seed is 32 bytes from crypto/rand.
-func seed() (s [32]byte) {
-	_, _ = rand.Read(s[:]) // never fails on supported platforms
-	return s
 }
 
 // Timeout is the configured answer timeout (0: none).
@@ -223,7 +220,8 @@ func (c *Coordinator) request(ctx context.Context, it *Interaction, timeout time
 //
 //go:noinline
 func (c *Coordinator) register(ctx context.Context, it *Interaction, timeout time.Duration) (*pending, error) {
-	if err := validate(it); err != nil {
+	p := &pending{done: make(chan struct{})}
+	if err := validate(it, p.opts[:0]); err != nil {
 		return nil, err
 	}
 	it.AskedAt = c.now()
@@ -233,10 +231,10 @@ func (c *Coordinator) register(ctx context.Context, it *Interaction, timeout tim
 	if timeout > 0 {
 		it.Deadline = it.AskedAt.Add(timeout)
 	}
-	p := &pending{done: make(chan struct{})}
 	if it.MultiSelect {
 		p.selected = make([]bool, len(it.Options))
 	}
+	id := newID() // drawn before the lock, which it then only checks
 
 	c.mu.Lock()
 	if c.closed {
@@ -244,10 +242,10 @@ func (c *Coordinator) register(ctx context.Context, it *Interaction, timeout tim
 		return nil, ErrClosed
 	}
 	c.inflight.Add(1) // under the lock: never after Interrupt closed c
-	it.ID = c.newIDLocked()
+	it.ID = c.unusedIDLocked(id)
 	p.it = it
 	c.byID[it.ID] = p
-	c.byChat[it.ChatID] = append(c.byChat[it.ChatID], p)
+	c.byChat.add(p)
 	if timeout > 0 {
 		start := it.AskedAt
 		if !c.realClock {
@@ -360,9 +358,7 @@ func (c *Coordinator) shown(ctx context.Context, p *pending, id, ref string) {
 	if ref == "" {
 		return
 	}
-	c.mu.Lock()
-	p.ref = ref
-	c.mu.Unlock()
+	p.setRef(ref)
 	if c.journal != nil {
 		c.journalPresented(ctx, id, ref)
 	}
@@ -418,20 +414,24 @@ func (c *Coordinator) publishResolved(p *pending) {
 	}
 }
 
-// resolvedEvent is p's EventResolved, once p is resolved, or nil when
-// nobody subscribes.
+// resolvedEvent is p's EventResolved, once p is resolved and p.done
+// closed, or nil when nobody subscribes. No c.mu: nothing of p changes
+// once it is settled, and the close of p.done orders the last writes
+// before this read.
 func (c *Coordinator) resolvedEvent(p *pending) *Event {
 	if !c.subs.any() {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return &Event{Type: EventResolved, Interaction: *p.it, Resolution: p.res, Ref: p.ref, Selected: p.selectedLabels(), Approvals: p.res.Approvals}
+	return &Event{Type: EventResolved, Interaction: *p.it, Resolution: p.res, Ref: p.shownAs(), Selected: p.selectedLabels(), Approvals: p.res.Approvals}
 }
 
 // validate checks and completes *it. Runs on the asking goroutine: its
 // errors are built out of line, so that its frame stays small.
-func validate(it *Interaction) error {
+//
+// A plan review's or tool approval's options are built in buf when it has
+// room (a pending interaction's own array: one allocation fewer), clipped
+// so that an append by a later user copies them.
+func validate(it *Interaction, buf []Option) error {
 	if it.ChatID == "" {
 		return errNoChat()
 	}
@@ -444,10 +444,10 @@ func validate(it *Interaction) error {
 			it.MultiSelect = false
 		}
 	case KindPlanReview:
-		it.Options = slices.Clone(PlanOptions)
+		it.Options = slices.Clip(append(buf, PlanOptions...))
 		it.MultiSelect = false
 	case KindToolApproval:
-		it.Options = toolOptions(it.NoSessionAllow, it.DefaultToNo)
+		it.Options = slices.Clip(toolOptions(buf, it.NoSessionAllow, it.DefaultToNo))
 		it.MultiSelect = false
 	default:
 		return errUnknownKind(it.Kind)
@@ -466,21 +466,32 @@ func errUnknownKind(k Kind) error {
 	return fmt.Errorf("unknown interaction kind %q (accepted: question, plan_review, tool_approval)", k)
 }
 
-// newIDLocked returns a short random ID (8 URL-safe characters) not in use.
-// The 48 random bits come from a ChaCha8 generator (a CSPRNG) seeded from
-// crypto/rand: as unguessable, without a system call per ID.
-func (c *Coordinator) newIDLocked() string {
+// newID returns a short random ID: 8 URL-safe characters, 48 random bits
+// from math/rand/v2's global generator, which is ChaCha8 (a CSPRNG) seeded
+// by the runtime from the system's entropy, per thread: as unguessable as
+// crypto/rand, without a system call or a lock per ID.
+func newID() string {
+	var b [8]byte
+	v := mrand.Uint64()
+	for i := range b {
+		b[i] = idAlphabet[v&63]
+		v >>= 6
+	}
+	return string(b[:])
+}
+
+// unusedIDLocked returns id, or another new ID if id is pending (a chance
+// of one in 2^48 per interaction pending). It does not look among the
+// recently ended (tombstones): that lookup, a cache miss in a 1 MiB table,
+// cost more than the rest of registering, for a chance of 1 in 8·10^9 per
+// interaction (32,768 remembered of 2^48) that a tap on a long-gone message
+// would reach a new interaction with the same ID.
+func (c *Coordinator) unusedIDLocked(id string) string {
 	for {
-		var b [8]byte
-		v := c.ids.Uint64()
-		for i := range b {
-			b[i] = idAlphabet[v&63]
-			v >>= 6
-		}
-		id := string(b[:])
-		if _, taken := c.byID[id]; !taken && c.gone.status(id) == "" {
+		if _, taken := c.byID[id]; !taken {
 			return id
 		}
+		id = newID()
 	}
 }
 
@@ -496,9 +507,20 @@ func (c *Coordinator) resolve(p *pending, res Resolution) bool {
 }
 
 func (c *Coordinator) resolveLocked(p *pending, res Resolution) bool {
+	if !c.settleOneLocked(p, res) {
+		return false
+	}
+	close(p.done)
+	return true
+}
+
+// settleOneLocked is resolveLocked without waking the asker: the caller
+// closes p.done once it has let go of c.mu (when it reports true), so that
+// the asker, woken, does not wait for the lock its waker still holds.
+func (c *Coordinator) settleOneLocked(p *pending, res Resolution) bool {
 	// Not by p.it.ID: once p is settled its asker may have *p.it back (a
-	// late timer comes here then). Nothing reads *p.it after close(p.done)
-	// below: callers copy what they return before they resolve.
+	// late timer comes here then). Nothing reads *p.it after p.done is
+	// closed: callers copy what they return before they resolve.
 	if p.settled {
 		return false
 	}
@@ -512,17 +534,8 @@ func (c *Coordinator) resolveLocked(p *pending, res Resolution) bool {
 	}
 	p.res = res
 	delete(c.byID, p.it.ID)
-	list := c.byChat[p.it.ChatID]
-	if i := slices.Index(list, p); i >= 0 {
-		list = slices.Delete(list, i, i+1)
-	}
-	if len(list) == 0 {
-		delete(c.byChat, p.it.ChatID)
-	} else {
-		c.byChat[p.it.ChatID] = list
-	}
+	c.byChat.remove(p)
 	c.gone.add(p.it.ID, res.Status)
-	close(p.done)
 	return true
 }
 
@@ -538,15 +551,19 @@ func (c *Coordinator) resolveLocked(p *pending, res Resolution) bool {
 // an ApprovalJournal every counted approval is recorded before Reply
 // returns.
 func (c *Coordinator) Reply(id string, r Reply) (Outcome, error) {
+	at := c.now() // read before the lock, not while taps wait for it
 	c.mu.Lock()
 	p, err := c.lookupLocked(id)
 	if err != nil {
 		c.mu.Unlock()
 		return 0, err
 	}
-	out, err := c.replyLocked(p, r)
+	out, err := c.replyLocked(p, r, at)
 	c.mu.Unlock()
-	if out == Counted {
+	switch out {
+	case Resolved:
+		close(p.done)
+	case Counted:
 		c.journalApprovals(p)
 	}
 	return out, err
@@ -557,11 +574,20 @@ func (c *Coordinator) Reply(id string, r Reply) (Outcome, error) {
 // approval's deny reason. It returns ErrNotFound when nothing is pending in
 // the chat, so the caller can treat the text as a prompt instead.
 func (c *Coordinator) ReplyText(chatID string, r Reply) (Interaction, Outcome, error) {
+	at := c.now()
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	list := c.byChat[chatID]
+	it, p, out, err := c.replyTextLocked(chatID, r, at)
+	c.mu.Unlock()
+	if out == Resolved {
+		close(p.done)
+	}
+	return it, out, err
+}
+
+func (c *Coordinator) replyTextLocked(chatID string, r Reply, at time.Time) (Interaction, *pending, Outcome, error) {
+	list := c.byChat.pending(chatID)
 	if len(list) == 0 {
-		return Interaction{}, 0, ErrNotFound
+		return Interaction{}, nil, 0, ErrNotFound
 	}
 	p := list[0]
 	for _, q := range list { // an adjust waiting for feedback asked for this text
@@ -575,8 +601,8 @@ func (c *Coordinator) ReplyText(chatID string, r Reply) (Interaction, Outcome, e
 		r.Answers = []string{DecisionAdjust}
 	}
 	it := *p.it // before: once settled, *p.it is its asker's again
-	out, err := c.replyLocked(p, r)
-	return it, out, err // typed text never approves: nothing to journal
+	out, err := c.replyLocked(p, r, at)
+	return it, p, out, err // typed text never approves: nothing to journal
 }
 
 // Toggle flips a multi-select option and returns the selected labels in
@@ -610,28 +636,56 @@ func (c *Coordinator) toggleLocked(id, label string, r Reply) (*pending, []strin
 	}
 	p.selected[i] = !p.selected[i]
 	sel := p.selectedLabels()
-	c.subs.publish(&Event{Type: EventUpdated, Interaction: *p.it, Selected: sel, Ref: p.ref})
+	c.subs.publish(&Event{Type: EventUpdated, Interaction: *p.it, Selected: sel, Ref: p.shownAs()})
 	return p, sel, nil
 }
 
 // Confirm resolves a multi-select question with the options toggled so far.
 func (c *Coordinator) Confirm(id string, r Reply) error {
+	at := c.now()
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	p, out, err := c.confirmLocked(id, r, at)
+	c.mu.Unlock()
+	if out == Resolved {
+		close(p.done)
+	}
+	return err
+}
+
+func (c *Coordinator) confirmLocked(id string, r Reply, at time.Time) (*pending, Outcome, error) {
 	p, err := c.lookupLocked(id)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	if !p.it.MultiSelect {
-		return fmt.Errorf("%w: only multi-select questions are confirmed", ErrInvalidReply)
+		return nil, 0, fmt.Errorf("%w: only multi-select questions are confirmed", ErrInvalidReply)
 	}
 	sel := p.selectedLabels()
 	if len(sel) == 0 {
-		return fmt.Errorf("%w: select at least one option before confirming", ErrInvalidReply)
+		return nil, 0, fmt.Errorf("%w: select at least one option before confirming", ErrInvalidReply)
 	}
 	r.Answers, r.Text, r.Reject = sel, "", false
-	_, err = c.replyLocked(p, r)
-	return err
+	out, err := c.replyLocked(p, r, at)
+	return p, out, err
+}
+
+// shownAs is what the Presenter returned for p ("" until it returned).
+func (p *pending) shownAs() string {
+	if p.refSet.Load() {
+		return p.ref
+	}
+	return ""
+}
+
+// setRef records what the Presenter returned, once: the first Present that
+// succeeded (attempt 1, or a retry after it failed) or, restored, the
+// message an earlier run showed it in.
+func (p *pending) setRef(ref string) {
+	if p.refSet.Load() {
+		return
+	}
+	p.ref = ref
+	p.refSet.Store(true)
 }
 
 func (p *pending) selectedLabels() []string {
@@ -664,18 +718,18 @@ func authorize(p *pending, r Reply) error {
 	return nil
 }
 
-func (c *Coordinator) replyLocked(p *pending, r Reply) (Outcome, error) {
+func (c *Coordinator) replyLocked(p *pending, r Reply, at time.Time) (Outcome, error) {
 	if err := authorize(p, r); err != nil {
 		return 0, err
 	}
-	res, out, err := Evaluate(*p.it, r)
+	res, out, err := evaluate(p.it, r, at)
 	if err != nil {
 		return 0, err
 	}
 	if out == AwaitingFeedback {
 		if !p.feedback {
 			p.feedback = true
-			c.subs.publish(&Event{Type: EventUpdated, Interaction: *p.it, AwaitingFeedback: true, Ref: p.ref, Approvals: slices.Clone(p.approvals)})
+			c.subs.publish(&Event{Type: EventUpdated, Interaction: *p.it, AwaitingFeedback: true, Ref: p.shownAs(), Approvals: slices.Clone(p.approvals)})
 		}
 		return AwaitingFeedback, nil
 	}
@@ -685,11 +739,11 @@ func (c *Coordinator) replyLocked(p *pending, r Reply) (Outcome, error) {
 		}
 		p.approvals = append(p.approvals, Approver{By: r.By, At: c.now(), Decision: res.Decision})
 		if len(p.approvals) < p.it.Quorum {
-			c.subs.publish(&Event{Type: EventUpdated, Interaction: *p.it, Ref: p.ref, Approvals: slices.Clone(p.approvals)})
+			c.subs.publish(&Event{Type: EventUpdated, Interaction: *p.it, Ref: p.shownAs(), Approvals: slices.Clone(p.approvals)})
 			return Counted, nil
 		}
 	}
-	c.resolveLocked(p, res)
+	c.settleOneLocked(p, res) // the caller wakes the asker once it let go of c.mu
 	return Resolved, nil
 }
 
@@ -699,8 +753,14 @@ func (c *Coordinator) replyLocked(p *pending, r Reply) (Outcome, error) {
 // call r.Authorize. The engine uses it for interactions interrupted by a
 // restart, which are no longer pending here.
 func Evaluate(it Interaction, r Reply) (Resolution, Outcome, error) {
+	return evaluate(&it, r, time.Time{})
+}
+
+// evaluate is Evaluate for *it, under c.mu: no copy of it; at, when not
+// zero, is the resolution's time.
+func evaluate(it *Interaction, r Reply, at time.Time) (Resolution, Outcome, error) {
 	text := strings.TrimSpace(r.Text)
-	res := Resolution{By: r.By}
+	res := Resolution{By: r.By, At: at}
 	if r.Reject {
 		res.Status, res.Decision = StatusRejected, DecisionReject
 		res.Text = text
@@ -713,8 +773,8 @@ func Evaluate(it Interaction, r Reply) (Resolution, Outcome, error) {
 		return res, 0, fmt.Errorf("%w: give an option, text, or reject", ErrInvalidReply)
 	}
 	for _, a := range r.Answers {
-		if !it.HasOption(a) {
-			return res, 0, invalidOption(it, a)
+		if !hasOption(it.Options, a) {
+			return res, 0, invalidOption(*it, a)
 		}
 	}
 	switch it.Kind {
@@ -723,7 +783,7 @@ func Evaluate(it Interaction, r Reply) (Resolution, Outcome, error) {
 		case len(r.Answers) > 1 && !it.MultiSelect:
 			return res, 0, fmt.Errorf("%w: %q takes one option, got %d", ErrInvalidReply, it.Question, len(r.Answers))
 		case len(r.Answers) > 0:
-			res.Answer = strings.Join(inOptionOrder(it, r.Answers), ", ")
+			res.Answer = strings.Join(inOptionOrder(it.Options, r.Answers), ", ")
 		default:
 			res.Answer = text
 		}
@@ -775,9 +835,9 @@ func optionIndex(it Interaction, label string) int {
 	return -1
 }
 
-func inOptionOrder(it Interaction, labels []string) []string {
+func inOptionOrder(opts []Option, labels []string) []string {
 	out := make([]string, 0, len(labels))
-	for _, o := range it.Options {
+	for _, o := range opts {
 		if slices.Contains(labels, o.Label) {
 			out = append(out, o.Label)
 		}
@@ -798,7 +858,7 @@ func invalidOption(it Interaction, label string) error {
 func (c *Coordinator) CancelPending(chatID, reason string) []Interaction {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.settleLocked(slices.Clone(c.byChat[chatID]), Resolution{Status: StatusCancelled, Text: reason})
+	return c.settleLocked(slices.Clone(c.byChat.pending(chatID)), Resolution{Status: StatusCancelled, Text: reason})
 }
 
 // Cancel cancels one pending interaction (the agent withdrew the request).
@@ -884,7 +944,7 @@ func (c *Coordinator) Pending(chatID string) []Interaction {
 	defer c.mu.Unlock()
 	var out []Interaction
 	if chatID != "" {
-		for _, p := range c.byChat[chatID] {
+		for _, p := range c.byChat.pending(chatID) {
 			out = append(out, *p.it)
 		}
 		return out
@@ -910,27 +970,55 @@ func (c *Coordinator) PendingCount() int {
 func (c *Coordinator) Subscribe() (<-chan Event, func()) { return c.subs.subscribe() }
 
 // tombstones remembers how recently settled interactions ended, so a late
-// tap gets "expired" rather than "unknown". A fixed ring bounds its memory.
+// tap gets "expired" rather than "unknown". It is a fixed-size cache (1 MiB,
+// allocated on first use) of 8,192 sets of four, the oldest of a set
+// replaced: of the last 8,192 settled 98% are still there, of the last
+// 16,384 86%, and an ID is only ever mistaken for none, never for another.
+// Adding one writes one set; a map with a ring, before, deleted the oldest
+// and inserted the newest: two random probes in a table of 16,384, under
+// the lock that taps wait for.
 type tombstones struct {
-	ring []string
-	next int
-	m    map[string]Status
+	seed maphash.Seed
+	sets []tombSet
 }
 
-func newTombstones(n int) tombstones {
-	return tombstones{ring: make([]string, n), m: make(map[string]Status, n)}
+const tombSets = 8192 // a power of two
+
+type tombSet struct {
+	ids    [4]string
+	st     [4]Status
+	oldest uint8 // the way to replace next
+}
+
+func newTombstones() tombstones { return tombstones{seed: maphash.MakeSeed()} }
+
+func (t *tombstones) set(id string) *tombSet {
+	return &t.sets[maphash.String(t.seed, id)&(tombSets-1)]
 }
 
 func (t *tombstones) add(id string, st Status) {
-	if old := t.ring[t.next]; old != "" {
-		delete(t.m, old)
+	if t.sets == nil {
+		t.sets = make([]tombSet, tombSets)
 	}
-	t.ring[t.next] = id
-	t.m[id] = st
-	t.next = (t.next + 1) % len(t.ring)
+	s := t.set(id)
+	w := s.oldest
+	s.ids[w], s.st[w] = id, st
+	s.oldest = (w + 1) % uint8(len(s.ids))
 }
 
-func (t *tombstones) status(id string) Status { return t.m[id] }
+// status is how id ended, or "" when it is not remembered.
+func (t *tombstones) status(id string) Status {
+	if t.sets == nil {
+		return ""
+	}
+	s := t.set(id)
+	for w, x := range s.ids {
+		if x == id {
+			return s.st[w]
+		}
+	}
+	return ""
+}
 
 // IsStale reports whether err means the interaction is gone (unknown, or no
 // longer pending), as opposed to a bad or unauthorized reply.

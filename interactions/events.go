@@ -1,6 +1,7 @@
 package interactions
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -9,14 +10,16 @@ import (
 // blocks: each subscriber has its own unbounded queue drained by its own
 // goroutine, so a slow observer delays only itself and loses nothing.
 type subscribers struct {
-	mu   sync.Mutex
-	list []*subscriber
-	n    atomic.Int32 // len(list), read without mu
+	mu   sync.Mutex                    // serializes changes to list
+	list atomic.Pointer[[]*subscriber] // replaced, never changed: read without mu
 }
 
 // any reports whether anyone subscribes, so that an event nobody would
 // receive is not even built.
-func (s *subscribers) any() bool { return s.n.Load() > 0 }
+func (s *subscribers) any() bool {
+	l := s.list.Load()
+	return l != nil && len(*l) > 0
+}
 
 type subscriber struct {
 	mu     sync.Mutex
@@ -28,23 +31,16 @@ type subscriber struct {
 }
 
 func (s *subscribers) subscribe() (<-chan Event, func()) {
-	sub := &subscriber{wake: make(chan struct{}, 1), stop: make(chan struct{}), out: make(chan Event)}
+	sub := &subscriber{wake: make(chan struct{}, 1), stop: make(chan struct{}), out: make(chan Event, subscriberBuffer)}
 	s.mu.Lock()
-	s.list = append(s.list, sub)
-	s.n.Store(int32(len(s.list)))
+	s.store(append(s.current(), sub))
 	s.mu.Unlock()
 	go sub.pump()
 	var once sync.Once
 	cancel := func() {
 		once.Do(func() {
 			s.mu.Lock()
-			for i, x := range s.list {
-				if x == sub {
-					s.list = append(s.list[:i:i], s.list[i+1:]...)
-					s.n.Store(int32(len(s.list)))
-					break
-				}
-			}
+			s.store(slices.DeleteFunc(slices.Clone(s.current()), func(x *subscriber) bool { return x == sub }))
 			s.mu.Unlock()
 			close(sub.stop) // publish no longer sees sub: the queue is final
 		})
@@ -52,11 +48,22 @@ func (s *subscribers) subscribe() (<-chan Event, func()) {
 	return sub.out, cancel
 }
 
+// current is the list of subscribers (nil: none yet).
+func (s *subscribers) current() []*subscriber {
+	if l := s.list.Load(); l != nil {
+		return *l
+	}
+	return nil
+}
+
+// store replaces the list; under s.mu.
+func (s *subscribers) store(l []*subscriber) {
+	l = slices.Clip(l) // the next append copies: a published list never changes
+	s.list.Store(&l)
+}
+
 func (s *subscribers) publish(e *Event) {
-	s.mu.Lock()
-	list := s.list
-	s.mu.Unlock()
-	for _, sub := range list {
+	for _, sub := range s.current() {
 		sub.mu.Lock()
 		sub.queue = append(sub.queue, e)
 		sub.mu.Unlock()
@@ -91,3 +98,7 @@ func (sub *subscriber) pump() {
 		}
 	}
 }
+
+// subscriberBuffer is how many events a subscriber's channel holds: its
+// pump hands events over in batches, not one goroutine switch per event.
+const subscriberBuffer = 32

@@ -11,7 +11,10 @@ import (
 // timer per list is armed for (at most) its head's deadline. Joining,
 // leaving and the timer firing are all under c.mu; a request costs two
 // pointer updates instead of a runtime timer's creation, arming and stop.
-type expiries map[time.Duration]*expiryList
+type expiries struct {
+	byTimeout map[time.Duration]*expiryList
+	last      *expiryList // the one used last: nearly always the only one
+}
 
 type expiryList struct {
 	timeout    time.Duration
@@ -29,13 +32,17 @@ type expiryLinks struct {
 
 // expireLocked times p out after timeout, counted from now (the real clock).
 func (c *Coordinator) expireLocked(p *pending, timeout time.Duration, now time.Time) {
-	l := c.expiries[timeout]
-	if l == nil {
-		if c.expiries == nil {
-			c.expiries = make(expiries)
+	l := c.expiries.last
+	if l == nil || l.timeout != timeout {
+		l = c.expiries.byTimeout[timeout]
+		if l == nil {
+			if c.expiries.byTimeout == nil {
+				c.expiries.byTimeout = make(map[time.Duration]*expiryList)
+			}
+			l = &expiryList{timeout: timeout}
+			c.expiries.byTimeout[timeout] = l
 		}
-		l = &expiryList{timeout: timeout}
-		c.expiries[timeout] = l
+		c.expiries.last = l
 	}
 	p.exp = expiryLinks{list: l, prev: l.tail, expires: now.Add(timeout)}
 	if l.tail != nil {

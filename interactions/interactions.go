@@ -80,11 +80,15 @@ var ToolOptions = []Option{
 // ToolOptions without DecisionAllowSession when it.NoSessionAllow, with
 // DecisionDeny first when it.DefaultToNo.
 func ToolOptionsFor(it Interaction) []Option {
-	return toolOptions(it.NoSessionAllow, it.DefaultToNo)
+	return toolOptions(nil, it.NoSessionAllow, it.DefaultToNo)
 }
 
-func toolOptions(noSessionAllow, defaultToNo bool) []Option {
-	opts := make([]Option, 0, len(ToolOptions))
+// toolOptions appends them to buf[:0].
+func toolOptions(buf []Option, noSessionAllow, defaultToNo bool) []Option {
+	if buf == nil {
+		buf = make([]Option, 0, len(ToolOptions))
+	}
+	opts := buf[:0]
 	for _, o := range ToolOptions {
 		if !(noSessionAllow && o.Label == DecisionAllowSession) {
 			opts = append(opts, o)
@@ -224,8 +228,10 @@ func (it Interaction) Mode() Mode {
 }
 
 // HasOption reports whether label is one of the interaction's options.
-func (it Interaction) HasOption(label string) bool {
-	for _, o := range it.Options {
+func (it Interaction) HasOption(label string) bool { return hasOption(it.Options, label) }
+
+func hasOption(opts []Option, label string) bool {
+	for _, o := range opts {
 		if o.Label == label {
 			return true
 		}

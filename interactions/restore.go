@@ -58,7 +58,7 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	if it.ID == "" {
 		return nil, fmt.Errorf("%w: the restored interaction has no ID", ErrInvalidReply)
 	}
-	if err := validate(&it); err != nil {
+	if err := validate(&it, nil); err != nil {
 		return nil, err
 	}
 	it.Restored = true
@@ -66,7 +66,10 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	if c.timeout > 0 {
 		it.Deadline = c.now().Add(c.timeout)
 	}
-	p := &pending{done: make(chan struct{}), ref: r.Ref}
+	p := &pending{done: make(chan struct{})}
+	if r.Ref != "" {
+		p.setRef(r.Ref)
+	}
 	if it.NeedsQuorum() {
 		for _, a := range r.Approvals {
 			if !slices.ContainsFunc(p.approvals, func(b Approver) bool { return b.By == a.By }) {
@@ -98,7 +101,7 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	c.inflight.Add(1)
 	p.it = &it
 	c.byID[it.ID] = p
-	c.byChat[it.ChatID] = append(c.byChat[it.ChatID], p)
+	c.byChat.add(p)
 	if c.timeout > 0 {
 		c.expireLocked(p, c.timeout, time.Now())
 	}
