@@ -227,10 +227,11 @@ func coordinatorAsker(b *testing.B, subscribe bool) asker {
 			return "m", nil
 		})), interactions.WithTimeout(time.Hour))
 		resolved := make(chan struct{})
+		allow := interactions.Reply{By: "u", Answers: []string{interactions.DecisionAllow}} // a tap, decoded once
 		go func() {
 			defer close(resolved)
 			for id := range taps {
-				if _, err := c.Reply(id, interactions.Reply{By: "u", Answers: []string{interactions.DecisionAllow}}); err != nil {
+				if _, err := c.Reply(id, allow); err != nil {
 					b.Error(err)
 				}
 			}
