@@ -2,6 +2,7 @@ package interactions
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -60,7 +61,8 @@ type Coordinator struct {
 	journal   Journal
 	log       *slog.Logger
 	now       func() time.Time
-	realClock bool // now is time.Now: AskedAt also starts the expiry clock
+	realClock bool  // now is the real clock: AskedAt also starts the expiry clock
+	clock     clock // the real clock, cheaper (clock.go)
 	// retryFirst and retryMax bound the backoff between attempts to
 	// present an interaction that could not be shown.
 	retryFirst, retryMax time.Duration
@@ -129,13 +131,13 @@ func WithClock(now func() time.Time) Opt {
 func New(opts ...Opt) *Coordinator {
 	c := &Coordinator{
 		log:        slog.New(slog.DiscardHandler),
-		now:        time.Now,
 		realClock:  true,
 		retryFirst: 2 * time.Second,
 		retryMax:   time.Minute,
 		byID:       make(map[string]*pending),
 		gone:       newTombstones(),
 	}
+	c.now = c.clock.now
 	for _, o := range opts {
 		o(c)
 	}
@@ -970,40 +972,62 @@ func (c *Coordinator) PendingCount() int {
 func (c *Coordinator) Subscribe() (<-chan Event, func()) { return c.subs.subscribe() }
 
 // tombstones remembers how recently settled interactions ended, so a late
-// tap gets "expired" rather than "unknown". It is a fixed-size cache (1 MiB,
-// allocated on first use) of 8,192 sets of four, the oldest of a set
+// tap gets "expired" rather than "unknown". It is a fixed-size cache (320
+// KiB, allocated on first use) of 8,192 sets of four, the oldest of a set
 // replaced: of the last 8,192 settled 98% are still there, of the last
-// 16,384 86%, and an ID is only ever mistaken for none, never for another.
-// Adding one writes one set; a map with a ring, before, deleted the oldest
-// and inserted the newest: two random probes in a table of 16,384, under
-// the lock that taps wait for.
+// 16,384 86%. An entry is the ID itself when it is one of ours (8 ASCII
+// bytes, packed into a word) or, for any other, its 63-bit hash: ours are never
+// mistaken for another, others with a chance of 2^-63. Adding one writes
+// one set; a map with a ring, before, deleted the oldest and inserted the
+// newest: two random probes in a table of 16,384, under the lock that taps
+// wait for.
 type tombstones struct {
 	seed maphash.Seed
 	sets []tombSet
 }
 
-const tombSets = 8192 // a power of two
+const (
+	tombBits = 13
+	tombSets = 1 << tombBits
+)
 
 type tombSet struct {
-	ids    [4]string
-	st     [4]Status
-	oldest uint8 // the way to replace next
+	keys   [4]uint64
+	st     [4]uint8 // index in tombStatus
+	oldest uint8    // the way to replace next
 }
+
+// tombStatus are the statuses a tombstone keeps, by code; 0 is none.
+var tombStatus = [...]Status{"", StatusAnswered, StatusRejected, StatusExpired, StatusCancelled, StatusInterrupted}
 
 func newTombstones() tombstones { return tombstones{seed: maphash.MakeSeed()} }
 
-func (t *tombstones) set(id string) *tombSet {
-	return &t.sets[maphash.String(t.seed, id)&(tombSets-1)]
+// key is id packed into a word: our 8-character IDs as they are (ASCII:
+// the top bit clear), any other by its hash with the top bit set.
+func (t *tombstones) key(id string) uint64 {
+	if len(id) == 8 {
+		return binary.LittleEndian.Uint64([]byte(id)) &^ (1 << 63)
+	}
+	return maphash.String(t.seed, id) | 1<<63
+}
+
+func (t *tombstones) set(k uint64) *tombSet {
+	return &t.sets[(k*0x9E3779B97F4A7C15)>>(64-tombBits)] // Fibonacci hashing
 }
 
 func (t *tombstones) add(id string, st Status) {
 	if t.sets == nil {
 		t.sets = make([]tombSet, tombSets)
 	}
-	s := t.set(id)
+	code := uint8(slices.Index(tombStatus[:], st))
+	if code == 0 || code == 255 {
+		code = uint8(slices.Index(tombStatus[:], StatusCancelled)) // no other status exists
+	}
+	k := t.key(id)
+	s := t.set(k)
 	w := s.oldest
-	s.ids[w], s.st[w] = id, st
-	s.oldest = (w + 1) % uint8(len(s.ids))
+	s.keys[w], s.st[w] = k, code
+	s.oldest = (w + 1) % uint8(len(s.keys))
 }
 
 // status is how id ended, or "" when it is not remembered.
@@ -1011,10 +1035,11 @@ func (t *tombstones) status(id string) Status {
 	if t.sets == nil {
 		return ""
 	}
-	s := t.set(id)
-	for w, x := range s.ids {
-		if x == id {
-			return s.st[w]
+	k := t.key(id)
+	s := t.set(k)
+	for w, x := range s.keys {
+		if x == k && s.st[w] != 0 {
+			return tombStatus[s.st[w]]
 		}
 	}
 	return ""
