@@ -104,9 +104,14 @@ type Server struct {
 	limits Limits
 	now    func() time.Time
 
-	mu         sync.Mutex
-	changed    chan struct{} // closed and replaced on every change
-	updates    []tgbotapi.Update
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every change
+	// polled is closed and replaced when what a waiting getUpdates
+	// answers may have changed (an update, a conflict, a failure to
+	// inject, a webhook, Close), not on every request: a long poll does
+	// not wake, and take mu, for each of the other chats' requests.
+	polled     chan struct{}
+	updates    []queuedUpdate
 	nextUpdate int
 	nextMsg    map[int64]int
 	msgs       map[int64][]*Message
@@ -143,6 +148,7 @@ func New(opts ...Option) *Server {
 		token:      DefaultToken,
 		now:        time.Now,
 		changed:    make(chan struct{}),
+		polled:     make(chan struct{}),
 		nextUpdate: 1000,
 		nextMsg:    make(map[int64]int),
 		msgs:       make(map[int64][]*Message),
@@ -188,6 +194,7 @@ func (s *Server) Close() {
 	s.mu.Lock()
 	s.closed = true
 	s.notifyLocked()
+	s.notifyPollLocked()
 	s.mu.Unlock()
 	s.deliverWG.Wait()
 	s.srv.CloseClientConnections()
@@ -216,6 +223,7 @@ func (s *Server) SetConflict(on bool) {
 	defer s.mu.Unlock()
 	s.conflict = on
 	s.notifyLocked()
+	s.notifyPollLocked()
 }
 
 // FailNext makes the next n calls of method fail with HTTP status code
@@ -225,6 +233,9 @@ func (s *Server) FailNext(method string, code, n int) {
 	defer s.mu.Unlock()
 	for range n {
 		s.fail[method] = append(s.fail[method], code)
+	}
+	if method == "getUpdates" {
+		s.notifyPollLocked()
 	}
 }
 
@@ -270,9 +281,7 @@ func (s *Server) Push(u tgbotapi.Update) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if u.UpdateID != 0 {
-		s.updates = append(s.updates, u)
-		s.notifyLocked()
-		s.deliverLocked(u)
+		s.queueLocked(u)
 		return u.UpdateID
 	}
 	return s.pushLocked(u)
@@ -441,22 +450,40 @@ func (s *Server) notifyLocked() {
 	s.changed = make(chan struct{})
 }
 
+// notifyPollLocked wakes a waiting getUpdates.
+func (s *Server) notifyPollLocked() {
+	close(s.polled)
+	s.polled = make(chan struct{})
+}
+
+// queuedUpdate is an update not yet confirmed, encoded once when queued.
+type queuedUpdate struct {
+	id  int
+	raw []byte
+}
+
 func (s *Server) pushLocked(u tgbotapi.Update) int {
 	s.nextUpdate++
 	u.UpdateID = s.nextUpdate
-	s.updates = append(s.updates, u)
-	s.notifyLocked()
-	s.deliverLocked(u)
+	s.queueLocked(u)
 	return u.UpdateID
 }
 
-// deliverLocked posts u to the webhook, if one is set.
-func (s *Server) deliverLocked(u tgbotapi.Update) {
+// queueLocked queues u for getUpdates, or posts it to the webhook if one
+// is set.
+func (s *Server) queueLocked(u tgbotapi.Update) {
+	raw, _ := json.Marshal(u)
+	s.notifyLocked()
 	if s.webhookURL == "" {
+		s.updates = append(s.updates, queuedUpdate{id: u.UpdateID, raw: raw})
+		s.notifyPollLocked()
 		return
 	}
-	s.updates = slices.DeleteFunc(s.updates, func(x tgbotapi.Update) bool { return x.UpdateID == u.UpdateID })
-	body, _ := json.Marshal(u)
+	s.deliverLocked(raw)
+}
+
+// deliverLocked posts an update (its JSON) to the webhook.
+func (s *Server) deliverLocked(body []byte) {
 	target, secret := s.webhookURL, s.secret
 	s.deliverWG.Add(1)
 	go func() {
@@ -528,8 +555,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 func writeOK(w http.ResponseWriter, result any) {
 	raw, _ := json.Marshal(result)
+	body := make([]byte, 0, len(raw)+32)
+	body = append(body, `{"ok":true,"result":`...)
+	body = append(body, raw...)
+	writeBody(w, append(body, '}', '\n'))
+}
+
+// writeBody answers 200 with a JSON body in one write, with its length:
+// the client reads it whole without waiting for more pieces.
+func writeBody(w http.ResponseWriter, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(tgbotapi.APIResponse{Ok: true, Result: raw})
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	_, _ = w.Write(body)
 }
 
 func writeErr(w http.ResponseWriter, e apiError) {
@@ -632,9 +669,11 @@ func (s *Server) callLocked(method string, f url.Values, pc content) (any, *apiE
 			return nil, &apiError{400, "Bad Request: secret token contains unallowed characters", 0}
 		}
 		s.webhookURL, s.secret = u, sec
+		s.notifyPollLocked() // a pending getUpdates now conflicts
 		return true, nil
 	case "deleteWebhook":
 		s.webhookURL, s.secret = "", ""
+		s.notifyPollLocked()
 		return true, nil
 	case "getWebhookInfo":
 		return tgbotapi.WebhookInfo{URL: s.webhookURL, PendingUpdateCount: len(s.updates)}, nil
@@ -752,9 +791,18 @@ func sameMarkup(a, b *tgbotapi.InlineKeyboardMarkup) bool {
 	return bytes.Equal(ja, jb)
 }
 
+// MaxUpdates is how many updates one getUpdates answers at most (its
+// limit parameter, 1-100; Telegram's default and maximum).
+const MaxUpdates = 100
+
 func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request) {
 	offset, _ := strconv.Atoi(r.Form.Get("offset"))
 	timeout, _ := strconv.Atoi(r.Form.Get("timeout"))
+	limit := MaxUpdates
+	if v := r.Form.Get("limit"); v != "" {
+		n, _ := strconv.Atoi(v)
+		limit = min(max(n, 1), MaxUpdates) // Telegram clamps it to 1-100
+	}
 	deadline := time.Now().Add(time.Duration(timeout) * time.Second)
 	for {
 		s.mu.Lock()
@@ -779,20 +827,30 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if offset > 0 {
-			s.updates = slices.DeleteFunc(s.updates, func(u tgbotapi.Update) bool { return u.UpdateID < offset })
+			s.updates = slices.DeleteFunc(s.updates, func(u queuedUpdate) bool { return u.id < offset })
 		}
 		if len(s.updates) > 0 || !time.Now().Before(deadline) || s.closed {
-			out := slices.Clone(s.updates)
-			if out == nil {
-				out = []tgbotapi.Update{}
+			out := s.updates[:min(len(s.updates), limit)]
+			n := 32
+			for _, u := range out {
+				n += len(u.raw) + 1
 			}
+			body := make([]byte, 0, n)
+			body = append(body, `{"ok":true,"result":[`...)
+			for i, u := range out {
+				if i > 0 {
+					body = append(body, ',')
+				}
+				body = append(body, u.raw...)
+			}
+			body = append(body, "]}\n"...)
 			s.requests = append(s.requests, req)
 			s.notifyLocked()
 			s.mu.Unlock()
-			writeOK(w, out)
+			writeBody(w, body)
 			return
 		}
-		ch := s.changed
+		ch := s.polled
 		s.mu.Unlock()
 		select {
 		case <-ch:
