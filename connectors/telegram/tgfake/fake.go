@@ -128,6 +128,8 @@ type Server struct {
 	violations []string
 	fail       map[string][]int
 	users      map[int64]string
+	queryChat  map[string]int64 // callback query ID → the chat it was tapped in
+	stalls     []*stall
 	deliverWG  sync.WaitGroup
 	closed     bool
 	conns      atomic.Int64 // connections opened
@@ -157,6 +159,7 @@ func New(opts ...Option) *Server {
 		penalty:    make(map[int64]time.Time),
 		fail:       make(map[string][]int),
 		users:      make(map[int64]string),
+		queryChat:  make(map[string]int64),
 	}
 	for _, o := range opts {
 		o(s)
@@ -195,6 +198,9 @@ func (s *Server) Close() {
 	s.closed = true
 	s.notifyLocked()
 	s.notifyPollLocked()
+	for _, st := range s.stalls {
+		st.releaseLocked()
+	}
 	s.mu.Unlock()
 	s.deliverWG.Wait()
 	s.srv.CloseClientConnections()
@@ -237,6 +243,64 @@ func (s *Server) FailNext(method string, code, n int) {
 	if method == "getUpdates" {
 		s.notifyPollLocked()
 	}
+}
+
+// stall is a hold set with Stall.
+type stall struct {
+	hold     func(Request) bool
+	released chan struct{}
+	held     int // requests waiting now
+	done     bool
+}
+
+func (st *stall) releaseLocked() {
+	if !st.done {
+		st.done = true
+		close(st.released)
+	}
+}
+
+// Stall makes the fake hang, as a slow or stuck Telegram would, every
+// request (any method but getUpdates) for which hold returns true: it is
+// received, then served only once release is called (or the fake closes;
+// a client that gives up meanwhile gets no answer). hold sees the request
+// as Requests records it, with the ChatID of answerCallbackQuery being
+// the chat the button was tapped in. Held reports how many wait now.
+func (s *Server) Stall(hold func(Request) bool) (release func()) {
+	st := &stall{hold: hold, released: make(chan struct{})}
+	s.mu.Lock()
+	s.stalls = append(s.stalls, st)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		st.releaseLocked()
+		s.stalls = slices.DeleteFunc(s.stalls, func(x *stall) bool { return x == st })
+	}
+}
+
+// Held is how many requests a Stall holds now.
+func (s *Server) Held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, st := range s.stalls {
+		n += st.held
+	}
+	return n
+}
+
+// stallLocked returns the Stall holding req (nil: none), counting req as
+// held; the caller waits for its release and uncounts req.
+func (s *Server) stallLocked(req Request) *stall {
+	for _, st := range s.stalls {
+		if !st.done && st.hold(req) {
+			st.held++
+			s.notifyLocked()
+			return st
+		}
+	}
+	return nil
 }
 
 // Text injects a text message from user in chat (negative chat IDs are
@@ -290,6 +354,7 @@ func (s *Server) Push(u tgbotapi.Update) int {
 func (s *Server) tapLocked(chatID, userID int64, messageID int, data string) string {
 	s.nextQuery++
 	id := "q" + strconv.Itoa(s.nextQuery)
+	s.queryChat[id] = chatID
 	var msg *tgbotapi.Message
 	if m := s.findLocked(chatID, messageID); m != nil {
 		msg = &tgbotapi.Message{MessageID: m.ID, Chat: chat(chatID), Text: m.Text, ReplyMarkup: m.Markup}
@@ -537,9 +602,29 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	// requests (and the long poll) do not queue behind each other's parsing.
 	pc := parseContent(method, r.Form)
 	s.mu.Lock()
-	result, aerr := s.callLocked(method, r.Form, pc)
 	req := Request{At: s.now(), Method: method, Params: r.Form, Status: http.StatusOK}
 	req.ChatID, _ = strconv.ParseInt(r.Form.Get("chat_id"), 10, 64)
+	if method == "answerCallbackQuery" {
+		req.ChatID = s.queryChat[r.Form.Get("callback_query_id")]
+	}
+	if st := s.stallLocked(req); st != nil {
+		s.mu.Unlock()
+		gone := false
+		select {
+		case <-st.released:
+		case <-r.Context().Done():
+			gone = true
+		}
+		s.mu.Lock()
+		st.held--
+		s.notifyLocked()
+		if gone {
+			s.mu.Unlock()
+			return
+		}
+		req.At = s.now()
+	}
+	result, aerr := s.callLocked(method, r.Form, pc)
 	if aerr != nil {
 		req.Status, req.Error = aerr.code, aerr.desc
 	}

@@ -218,3 +218,30 @@ func TestTheFakeAnswersALongPollWhenAnUpdateArrives(t *testing.T) {
 		t.Fatal("the long poll did not answer the tap")
 	}
 }
+
+// A stalled call hangs until released; other calls go through meanwhile.
+func TestTheFakeStallsTheCallsItIsTold(t *testing.T) {
+	f := tgfake.New()
+	defer f.Close()
+	b := bot(t, f)
+	release := f.Stall(func(r tgfake.Request) bool { return r.ChatID == 7 })
+	sent := make(chan error, 1)
+	go func() {
+		_, err := b.Send(tgbotapi.NewMessage(7, "held"))
+		sent <- err
+	}()
+	require.True(t, f.Wait(10*time.Second, func() bool { return f.Held() == 1 }))
+	_, err := b.Send(tgbotapi.NewMessage(8, "not held"))
+	require.NoError(t, err)
+	select {
+	case err := <-sent:
+		t.Fatalf("the stalled call returned before its release: %v", err)
+	default:
+	}
+	assert.Empty(t, f.BotMessages(7))
+	release()
+	require.NoError(t, <-sent)
+	assert.Equal(t, 0, f.Held())
+	require.Len(t, f.BotMessages(7), 1)
+	assert.Equal(t, "held", f.BotMessages(7)[0].Text)
+}
