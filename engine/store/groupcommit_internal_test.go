@@ -101,7 +101,7 @@ func TestAWriteCommittedInAnotherBatchDoesNotWaitForTheNextCommit(t *testing.T) 
 	first := make(chan error, 1)
 
 	s.h.wmu.Lock() // a commit under way
-	go func() { // another chat's write, queued first: it leads the next commit
+	go func() {    // another chat's write, queued first: it leads the next commit
 		first <- s.write(ctx, OpSession, nil, func(*sql.Tx) error {
 			// While this batch commits, another chat's write arrives; its
 			// commit will not finish.
