@@ -12,7 +12,11 @@
 //   - 429 with retry_after when a chat or the bot exceeds a configured rate
 //     (Limits), and a record of every request sent to a chat before its
 //     retry_after elapsed (Violations);
-//   - 409 on getUpdates while a webhook is set or a conflict is simulated.
+//   - 409 on getUpdates while a webhook is set or a conflict is simulated;
+//   - at most limit updates (1-100, default 100) per getUpdates, oldest
+//     first, until an offset confirms them.
+//
+// Stall makes chosen requests hang, as a slow or stuck Telegram would.
 //
 // Typical use:
 //
