@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -16,7 +19,9 @@ import (
 type api interface {
 	request(ctx context.Context, c tgbotapi.Chattable) (*tgbotapi.APIResponse, error)
 	send(ctx context.Context, c tgbotapi.Chattable) (tgbotapi.Message, error)
-	getUpdates(ctx context.Context, cfg tgbotapi.UpdateConfig) ([]tgbotapi.Update, error)
+	// getUpdates long-polls and hands each update to each, in order, as
+	// soon as it is decoded; an error may come after some were handed.
+	getUpdates(ctx context.Context, cfg tgbotapi.UpdateConfig, each func(tgbotapi.Update)) error
 	makeRequest(ctx context.Context, endpoint string, params tgbotapi.Params) (*tgbotapi.APIResponse, error)
 }
 
@@ -37,9 +42,10 @@ func (c ctxClient) Do(r *http.Request) (*http.Response, error) { return c.c.Do(r
 // copy of the BotAPI whose client carries the call's context, so calls can
 // be cancelled and run concurrently.
 type libAPI struct {
-	bot    *tgbotapi.BotAPI
-	client HTTPClient
-	token  string
+	bot      *tgbotapi.BotAPI
+	client   HTTPClient
+	token    string
+	endpoint string // the library's "…/bot%s/%s"
 }
 
 // dial creates the library's BotAPI (which calls getMe at once).
@@ -50,7 +56,7 @@ func dial(ctx context.Context, token, baseURL string, client HTTPClient) (*libAP
 		return nil, tgbotapi.User{}, redact(err, token)
 	}
 	bot.Client = client
-	return &libAPI{bot: bot, client: client, token: token}, bot.Self, nil
+	return &libAPI{bot: bot, client: client, token: token, endpoint: endpoint}, bot.Self, nil
 }
 
 func (l *libAPI) with(ctx context.Context) *tgbotapi.BotAPI {
@@ -76,9 +82,109 @@ func (l *libAPI) send(ctx context.Context, c tgbotapi.Chattable) (tgbotapi.Messa
 	return m, nil
 }
 
-func (l *libAPI) getUpdates(ctx context.Context, cfg tgbotapi.UpdateConfig) ([]tgbotapi.Update, error) {
-	u, err := l.with(ctx).GetUpdates(cfg)
-	return u, redact(err, l.token)
+// getUpdates is the library's GetUpdates without its two passes over the
+// answer (it decodes the whole answer, then decodes the result again) and
+// without making the first update wait for the last: the answer is decoded
+// as it is read, and each update is handed on as soon as it is decoded.
+// The request is the library's (form-encoded POST); an answer that is not
+// ok is a *tgbotapi.Error, as from the library.
+func (l *libAPI) getUpdates(ctx context.Context, cfg tgbotapi.UpdateConfig, each func(tgbotapi.Update)) error {
+	form := url.Values{}
+	if cfg.Offset != 0 {
+		form.Set("offset", strconv.Itoa(cfg.Offset))
+	}
+	if cfg.Limit != 0 {
+		form.Set("limit", strconv.Itoa(cfg.Limit))
+	}
+	if cfg.Timeout != 0 {
+		form.Set("timeout", strconv.Itoa(cfg.Timeout))
+	}
+	if cfg.AllowedUpdates != nil {
+		b, err := json.Marshal(cfg.AllowedUpdates)
+		if err != nil {
+			return err
+		}
+		form.Set("allowed_updates", string(b))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, fmt.Sprintf(l.endpoint, l.token, "getUpdates"), strings.NewReader(form.Encode()))
+	if err != nil {
+		return redact(err, l.token)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := l.client.Do(req)
+	if err != nil {
+		return redact(err, l.token)
+	}
+	defer resp.Body.Close()
+	if err := decodeUpdates(resp.Body, each); err != nil {
+		return redact(err, l.token)
+	}
+	return nil
+}
+
+// decodeUpdates reads a getUpdates answer, handing each update of its
+// result to each as it is decoded.
+func decodeUpdates(r io.Reader, each func(tgbotapi.Update)) error {
+	dec := json.NewDecoder(r)
+	var (
+		ok     bool
+		apiErr tgbotapi.Error
+	)
+	if err := expectDelim(dec, '{'); err != nil {
+		return err
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("telegram: reading the getUpdates answer: %w", err)
+		}
+		switch key {
+		case "ok":
+			err = dec.Decode(&ok)
+		case "error_code":
+			err = dec.Decode(&apiErr.Code)
+		case "description":
+			err = dec.Decode(&apiErr.Message)
+		case "parameters":
+			var p *tgbotapi.ResponseParameters
+			if err = dec.Decode(&p); p != nil {
+				apiErr.ResponseParameters = *p
+			}
+		case "result":
+			if err = expectDelim(dec, '['); err != nil {
+				return err
+			}
+			for dec.More() {
+				var u tgbotapi.Update
+				if err := dec.Decode(&u); err != nil {
+					return fmt.Errorf("telegram: reading an update of the getUpdates answer: %w", err)
+				}
+				each(u)
+			}
+			err = expectDelim(dec, ']')
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return fmt.Errorf("telegram: reading the getUpdates answer (%v): %w", key, err)
+		}
+	}
+	if !ok {
+		return &apiErr
+	}
+	return nil
+}
+
+func expectDelim(dec *json.Decoder, want json.Delim) error {
+	t, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("telegram: reading the getUpdates answer: %w", err)
+	}
+	if d, ok := t.(json.Delim); !ok || d != want {
+		return fmt.Errorf("telegram: the getUpdates answer is not what the Bot API sends: %v where %v was expected", t, want)
+	}
+	return nil
 }
 
 func (l *libAPI) makeRequest(ctx context.Context, endpoint string, params tgbotapi.Params) (*tgbotapi.APIResponse, error) {

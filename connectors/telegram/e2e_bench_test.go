@@ -13,7 +13,10 @@ package telegram_test
 // and Done on the multi-select) and wait for the turn to end. One op is one
 // such round in every chat. It reports rounds/s over all chats and the
 // p50/p99 latency from the final tap reaching Telegram (the fake) to the
-// agent's permission call returning with the answers, plus the process RSS
+// agent's permission call returning with the answers, the part of it until
+// leashd's getUpdates had the tap (poll-*), how many updates Telegram held
+// for leashd when the final tap was made (queued-*: one getUpdates answers
+// at most 100, as Telegram does), plus the process RSS
 // before the load (idle) and at its end, and the Go heap in use after a GC
 // at its end. The connector runs with its defaults (e.g. the 1s interval
 // between edits of streamed text) except outbound rate limits, which are
@@ -313,12 +316,20 @@ func hasButton(contains string) func(tgbotapi.Message) bool {
 // final tap to the agent having the answers, and the part of it until the
 // connector received the tap (its long poll).
 func (r *e2eRig) round(c *e2eChat, lastQ *int) (time.Duration, time.Duration, error) {
+	d, polled, _, err := r.roundQueued(c, lastQ)
+	return d, polled, err
+}
+
+// roundQueued is round that also returns how many updates Telegram held
+// for leashd (not yet confirmed by a getUpdates) when the final tap was
+// made: at most 100 are answered per getUpdates.
+func (r *e2eRig) roundQueued(c *e2eChat, lastQ *int) (time.Duration, time.Duration, int, error) {
 	r.fake.Text(c.id, c.id, "ask me a question")
 	q1, err := c.next("first question", func(m tgbotapi.Message) bool {
 		return m.MessageID > *lastQ && strings.Contains(m.Text, "Which database?") && hasButton("SQLite")(m)
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	_, data, _ := button(q1, "SQLite")
 	r.fake.Tap(c.id, c.id, q1.MessageID, data)
@@ -326,7 +337,7 @@ func (r *e2eRig) round(c *e2eChat, lastQ *int) (time.Duration, time.Duration, er
 		return m.MessageID > q1.MessageID && strings.Contains(m.Text, "Which features?") && hasButton("Done")(m)
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	*lastQ = q2.MessageID
 	_, data, _ = button(q2, "Auth")
@@ -335,21 +346,22 @@ func (r *e2eRig) round(c *e2eChat, lastQ *int) (time.Duration, time.Duration, er
 		text, _, ok := button(m, "Auth")
 		return m.MessageID == q2.MessageID && ok && text != "Auth" && hasButton("Done")(m)
 	}); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	_, done, _ := button(q2, "Done")
+	queued := r.fake.PendingUpdates()
 	tapped := time.Now()
 	r.fake.Tap(c.id, c.id, q2.MessageID, done)
 	var at time.Time
 	select {
 	case at = <-c.unblocked:
 	case <-time.After(e2eStep):
-		return 0, 0, fmt.Errorf("chat %d: the agent did not get the answers within %s", c.id, e2eStep)
+		return 0, 0, 0, fmt.Errorf("chat %d: the agent did not get the answers within %s", c.id, e2eStep)
 	}
 	select {
 	case <-c.turnDone:
 	case <-time.After(e2eStep):
-		return 0, 0, fmt.Errorf("chat %d: the turn did not end within %s", c.id, e2eStep)
+		return 0, 0, 0, fmt.Errorf("chat %d: the turn did not end within %s", c.id, e2eStep)
 	}
 	var polled time.Duration
 	// The getUpdates answer is parsed on the side: wait for it (a bounded
@@ -361,7 +373,7 @@ func (r *e2eRig) round(c *e2eChat, lastQ *int) (time.Duration, time.Duration, er
 		}
 		time.Sleep(time.Millisecond)
 	}
-	return at.Sub(tapped), polled, nil
+	return at.Sub(tapped), polled, queued, nil
 }
 
 func rssMB(b *testing.B) float64 {
@@ -413,6 +425,7 @@ func benchE2EQuestions(b *testing.B, withStore bool) {
 				mu        sync.Mutex
 				latencies []time.Duration
 				polls     []time.Duration
+				queued    []int
 			)
 			lastQ := make(map[int64]*int, n)
 			for id := range rig.chats {
@@ -424,7 +437,7 @@ func benchE2EQuestions(b *testing.B, withStore bool) {
 				var wg sync.WaitGroup
 				for _, c := range rig.chats {
 					wg.Go(func() {
-						d, polled, err := rig.round(c, lastQ[c.id])
+						d, polled, q, err := rig.roundQueued(c, lastQ[c.id])
 						if err != nil {
 							b.Error(err)
 							return
@@ -432,6 +445,7 @@ func benchE2EQuestions(b *testing.B, withStore bool) {
 						mu.Lock()
 						latencies = append(latencies, d)
 						polls = append(polls, polled)
+						queued = append(queued, q)
 						mu.Unlock()
 					})
 				}
@@ -448,11 +462,14 @@ func benchE2EQuestions(b *testing.B, withStore bool) {
 			runtime.ReadMemStats(&ms)
 			slices.Sort(latencies)
 			slices.Sort(polls)
+			slices.Sort(queued)
 			b.ReportMetric(float64(rounds)/elapsed.Seconds(), "rounds/s")
 			b.ReportMetric(float64(percentile(polls, 0.50).Microseconds())/1000, "poll-p50-ms")
 			b.ReportMetric(float64(percentile(polls, 0.99).Microseconds())/1000, "poll-p99-ms")
 			b.ReportMetric(float64(percentile(latencies, 0.50).Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(percentile(latencies, 0.99).Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64(queued[len(queued)/2]), "queued-p50")
+			b.ReportMetric(float64(queued[(len(queued)-1)*99/100]), "queued-p99")
 			b.ReportMetric(idle, "rss-idle-MB")
 			b.ReportMetric(loaded, "rss-loaded-MB")
 			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-loaded-MB")

@@ -356,7 +356,14 @@ func (c *Connector) poll(ctx context.Context) error {
 		cfg := tgbotapi.NewUpdate(offset)
 		cfg.Timeout = c.pollWait
 		cfg.AllowedUpdates = []string{"message", "callback_query"}
-		updates, err := c.api().getUpdates(ctx, cfg)
+		// Each update is handled as soon as it is decoded: a tap need not
+		// wait for the rest of its batch (up to 100 updates) to be read.
+		err := c.api().getUpdates(ctx, cfg, func(u tgbotapi.Update) {
+			if u.UpdateID >= offset {
+				offset = u.UpdateID + 1
+			}
+			c.dispatch(ctx, u)
+		})
 		if err != nil {
 			if ctx.Err() != nil {
 				break
@@ -382,12 +389,6 @@ func (c *Connector) poll(ctx context.Context) error {
 		}
 		failures, delay = 0, c.backoff
 		c.setReady(nil)
-		for _, u := range updates {
-			if u.UpdateID >= offset {
-				offset = u.UpdateID + 1
-			}
-			c.dispatch(ctx, u)
-		}
 	}
 	c.confirmOffset(offset)
 	return nil
@@ -404,7 +405,7 @@ func (c *Connector) confirmOffset(offset int) {
 	defer cancel()
 	cfg := tgbotapi.NewUpdate(offset)
 	cfg.Limit, cfg.Timeout = 1, 0
-	if _, err := c.api().getUpdates(ctx, cfg); err != nil {
+	if err := c.api().getUpdates(ctx, cfg, func(tgbotapi.Update) {}); err != nil {
 		c.log.Warn("telegram: confirming handled updates at shutdown failed; the next start may see some again", "err", err)
 	}
 }

@@ -39,8 +39,7 @@ func (s *Store) insertApprovals(ctx context.Context, tx *sql.Tx, id string, appr
 		if at.IsZero() {
 			at = s.now()
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO approvals (interaction_id, approver, decision, at) VALUES (?, ?, ?, ?)
-			ON CONFLICT (interaction_id, approver) DO NOTHING`, id, a.By, a.Decision, fmtTime(at)); err != nil {
+		if _, err := s.exec(ctx, tx, sqlInsertApproval, id, a.By, a.Decision, fmtTime(at)); err != nil {
 			return err
 		}
 	}

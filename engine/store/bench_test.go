@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -89,4 +91,55 @@ func BenchmarkAudit(b *testing.B) {
 			b.Fatal(len(recs), err)
 		}
 	}
+}
+
+// BenchmarkJournalChats: 1,000 chats' coordinators each journaling
+// interactions (requested, presented, resolved) at once, as in the
+// Telegram end-to-end benchmark with the store. It reports the writes/s
+// and how long a Resolved took (p50, p99): the agent gets its answer only
+// once that write is durable.
+func BenchmarkJournalChats(b *testing.B) {
+	ctx := context.Background()
+	s := open(b, dbPath(b))
+	ans := interactions.Resolution{Status: interactions.StatusAnswered, Answer: "SQLite", By: "1001"}
+	var (
+		n   atomic.Int64
+		mu  sync.Mutex
+		lat []time.Duration
+	)
+	b.SetParallelism(500) // × GOMAXPROCS goroutines
+	b.RunParallel(func(pb *testing.PB) {
+		var mine []time.Duration
+		for pb.Next() {
+			id := fmt.Sprintf("c%d", n.Add(1))
+			q := question(id, "telegram:"+id, t0)
+			if err := s.Requested(ctx, q); err != nil {
+				b.Error(err)
+				return
+			}
+			if err := s.Presented(ctx, id, "m"+id); err != nil {
+				b.Error(err)
+				return
+			}
+			start := time.Now()
+			if err := s.Resolved(ctx, q, ans); err != nil {
+				b.Error(err)
+				return
+			}
+			mine = append(mine, time.Since(start))
+		}
+		mu.Lock()
+		lat = append(lat, mine...)
+		mu.Unlock()
+	})
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		if len(lat) == 0 {
+			return 0
+		}
+		return float64(lat[int(float64(len(lat)-1)*p)].Microseconds()) / 1000
+	}
+	b.ReportMetric(float64(3*b.N)/b.Elapsed().Seconds(), "writes/s")
+	b.ReportMetric(pct(0.50), "resolved-p50-ms")
+	b.ReportMetric(pct(0.99), "resolved-p99-ms")
 }

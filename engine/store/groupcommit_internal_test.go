@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -71,4 +72,68 @@ func TestWritesWaitingForTheWriterShareOneCommit(t *testing.T) {
 	require.NoError(t, s.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done))
 	assert.LessOrEqual(t, log, 12, "WAL frames written for %d writes: one commit", chats+2)
 	assert.Equal(t, 0, s.Queued())
+}
+
+// A write committed in another writer's batch returns once that commit is
+// done, durable, even while the next commit (other chats' writes) is still
+// under way. Before, every writer took the writer lock in turn after its
+// write was committed, so the answer's writer could end up committing the
+// next batch and wait for it: here, for a commit that does not finish.
+func TestAWriteCommittedInAnotherBatchDoesNotWaitForTheNextCommit(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "leashd.db"))
+	require.NoError(t, err)
+	defer s.Close()
+	q := interactions.Interaction{ID: "q1", ChatID: "c1", Kind: interactions.KindQuestion, Question: "Which database?",
+		Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}, AskedAt: time.Now()}
+	require.NoError(t, s.Requested(ctx, q))
+
+	queued := func(n int) func() bool {
+		return func() bool {
+			s.gc.Lock()
+			defer s.gc.Unlock()
+			return len(s.gc.queue) == n
+		}
+	}
+	stuck := make(chan struct{}) // the next commit's write never finishes until the test ends
+	defer close(stuck)
+	next := make(chan error, 1)
+	first := make(chan error, 1)
+
+	s.h.wmu.Lock() // a commit under way
+	go func() {    // another chat's write, queued first: it leads the next commit
+		first <- s.write(ctx, OpSession, nil, func(*sql.Tx) error {
+			// While this batch commits, another chat's write arrives; its
+			// commit will not finish.
+			go func() {
+				next <- s.write(ctx, OpSession, nil, func(*sql.Tx) error { <-stuck; return nil })
+			}()
+			assert.Eventually(t, queued(1), 10*time.Second, time.Millisecond)
+			return nil
+		})
+	}()
+	require.Eventually(t, queued(1), 10*time.Second, time.Millisecond)
+	answered := make(chan error, 1)
+	go func() {
+		answered <- s.Resolved(ctx, q, interactions.Resolution{Status: interactions.StatusAnswered, Answer: "SQLite", By: "42"})
+	}()
+	require.Eventually(t, queued(2), 10*time.Second, time.Millisecond)
+	s.h.wmu.Unlock()
+
+	select {
+	case err := <-answered:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the answer's write was committed with the first batch, but Resolved did not return while the next commit was under way")
+	}
+	require.NoError(t, <-first)
+	var status, answer string
+	require.NoError(t, s.r.QueryRowContext(ctx, `SELECT status, answer FROM interactions WHERE id = ?`, q.ID).Scan(&status, &answer))
+	assert.Equal(t, "answered", status, "durable when Resolved returned")
+	assert.Equal(t, "SQLite", answer)
+	select {
+	case err := <-next:
+		t.Fatalf("the next commit finished although its write is stuck: %v", err)
+	default:
+	}
 }

@@ -77,10 +77,7 @@ func (s *Store) insertRequested(ctx context.Context, tx *sql.Tx, it interactions
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO interactions
-		(id, chat_id, kind, header, question, options, multi_select, idx, total,
-		 plan, tool_name, tool_input, tool_summary, asked_at, deadline, approval)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err = s.exec(ctx, tx, sqlInsertInteraction,
 		it.ID, it.ChatID, string(it.Kind), it.Header, it.Question, string(optJSON), it.MultiSelect,
 		it.Index, it.Total, it.Plan, it.ToolName, toolInput, it.ToolSummary,
 		fmtTime(it.AskedAt), fmtTime(it.Deadline), string(approval))
@@ -104,7 +101,7 @@ func (s *Store) Presented(ctx context.Context, id, ref string) error {
 	lost := lostAttrs("the reference of the chat message showing the interaction: after a restart that message cannot be edited",
 		"id", id, "ref", ref)
 	err := s.write(ctx, OpPresented, lost, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE interactions SET ref = ? WHERE id = ? AND ref = ''`, ref, id)
+		res, err := s.exec(ctx, tx, sqlSetRef, ref, id)
 		if err != nil {
 			return err
 		}
@@ -151,7 +148,7 @@ func (s *Store) Resolved(ctx context.Context, it interactions.Interaction, res i
 		"answer", res.Answer, "decision", res.Decision, "text", res.Text, "by", res.By)
 	err = s.write(ctx, OpResolved, lost, func(tx *sql.Tx) error {
 		var st string
-		switch err := tx.QueryRowContext(ctx, `SELECT status FROM interactions WHERE id = ?`, it.ID).Scan(&st); {
+		switch err := s.queryRow(ctx, tx, sqlStatus, it.ID).Scan(&st); {
 		case errors.Is(err, sql.ErrNoRows):
 			// Requested was lost (a disk error, say): record it now.
 			if err := s.insertRequested(ctx, tx, it); err != nil {
@@ -170,9 +167,7 @@ func (s *Store) Resolved(ctx context.Context, it interactions.Interaction, res i
 		if res.Status == interactions.StatusInterrupted {
 			interruptedAt = fmtTime(res.At)
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE interactions SET status = ?, answer = ?, decision = ?, text = ?,
-				resolved_by = ?, resolved_at = ?, interrupted_at = ?
-			WHERE id = ? AND status = 'pending'`,
+		_, err := s.exec(ctx, tx, sqlResolve,
 			string(res.Status), res.Answer, res.Decision, res.Text, res.By, fmtTime(res.At), interruptedAt, it.ID)
 		if err != nil {
 			return err
@@ -201,7 +196,7 @@ func validOutcome(st interactions.Status) bool {
 
 // event appends to the events table.
 func (s *Store) event(ctx context.Context, tx *sql.Tx, id, typ string, data []byte) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO events (interaction_id, type, at, data) VALUES (?, ?, ?, ?)`,
+	_, err := s.exec(ctx, tx, sqlInsertEvent,
 		id, typ, fmtTime(s.now()), string(data))
 	return err
 }

@@ -254,8 +254,7 @@ func (s *Store) Selected(ctx context.Context, id string, labels []string) error 
 	lost := lostAttrs("a multi-select's ticks were not recorded; after a restart they are as before this toggle",
 		"id", id, "selected", strings.Join(labels, ", "))
 	err = s.write(ctx, OpSelected, lost, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO selections (interaction_id, labels, at) VALUES (?, ?, ?)
-			ON CONFLICT (interaction_id) DO UPDATE SET labels = excluded.labels, at = excluded.at`,
+		_, err := s.exec(ctx, tx, sqlSaveSelection,
 			id, string(data), fmtTime(s.now()))
 		return err
 	})

@@ -41,10 +41,7 @@ func (s *Store) SaveSession(ctx context.Context, rec engine.SessionRecord) error
 	lost := lostAttrs("the chat's agent session, mode and workdir: after a restart the chat may start a new agent session",
 		"chat", rec.ChatID, "agent_session", rec.AgentSessionID, "mode", string(rec.Mode), "workdir", rec.WorkDir)
 	err := s.write(ctx, OpSession, lost, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (chat_id, agent_session_id, mode, workdir, last_active)
-			VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (chat_id) DO UPDATE SET agent_session_id = excluded.agent_session_id,
-				mode = excluded.mode, workdir = excluded.workdir, last_active = excluded.last_active`,
+		_, err := s.exec(ctx, tx, sqlSaveSession,
 			rec.ChatID, rec.AgentSessionID, string(rec.Mode), rec.WorkDir, fmtTime(rec.LastActive))
 		return err
 	})

@@ -63,6 +63,9 @@ type Store struct {
 	errs ErrorCounter // nil: not counted
 	h    health
 	gc   groupCommit // writes waiting for the writer (write)
+	// prepared holds hotStatements prepared on the writer (stmts.go);
+	// set by Open, read-only after.
+	prepared map[string]*sql.Stmt
 	// orphanSeq is the last interaction row that existed when the store
 	// was opened: pending rows up to it were left by an earlier run.
 	orphanSeq int64
@@ -163,8 +166,14 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		s.w.Close()
 		return nil, fmt.Errorf("reading database %s: %w", abs, err)
 	}
+	if err := s.prepare(ctx); err != nil {
+		s.closePrepared()
+		s.w.Close()
+		return nil, fmt.Errorf("database %s: %w", abs, err)
+	}
 	s.r, err = sql.Open("sqlite", dsn(abs, o.busyTimeout, true))
 	if err != nil {
+		s.closePrepared()
 		s.w.Close()
 		return nil, fmt.Errorf("opening database %s for reading: %w", abs, err)
 	}
@@ -311,6 +320,7 @@ func (s *Store) Close() error {
 		errs = append(errs, s.r.Close())
 	}
 	if s.w != nil {
+		s.closePrepared()
 		errs = append(errs, s.w.Close())
 	}
 	return errors.Join(errs...)
@@ -333,25 +343,46 @@ func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 // them (group commit). Without it every write waited for the syncs of all
 // the writes queued before it: with 1,000 chats answering at once, an
 // answer reached its agent after about a second of other chats' syncs.
+//
+// One writer at a time leads: it takes the writer (wmu), commits every
+// write queued so far, and hands the lead to the oldest write queued
+// meanwhile. The others wait for their own write's result only: a write
+// committed in another's batch returns as soon as that commit is done.
+// (Before, every writer took wmu in turn even when its write had been
+// committed long ago, so a durable answer still waited behind the next
+// commits of other chats, and writes arriving meanwhile were committed
+// one by one, a sync each, by whichever writer got wmu next.)
 func (s *Store) write(ctx context.Context, op string, lost []any, f func(tx *sql.Tx) error) error {
 	if s.w == nil {
 		return ErrReadOnly
 	}
-	w := &pendingWrite{ctx: ctx, op: op, lost: lost, f: f, done: make(chan error, 1)}
+	w := &pendingWrite{ctx: ctx, op: op, lost: lost, f: f, done: make(chan error, 1), lead: make(chan struct{}, 1)}
 	s.gc.Lock()
 	s.gc.queue = append(s.gc.queue, w)
+	leads := !s.gc.leading
+	s.gc.leading = true
 	s.gc.Unlock()
+	if !leads {
+		select {
+		case err := <-w.done: // committed by a leader
+			return err
+		case <-w.lead: // still queued: commit it (and what queued with it)
+		}
+	}
 	s.h.wmu.Lock()
-	// Whoever holds wmu commits every write queued so far; a write taken
-	// by an earlier holder is done by the time wmu is ours.
 	s.gc.Lock()
-	batch := s.gc.queue
+	batch := s.gc.queue // w is among them
 	s.gc.queue = nil
 	s.gc.Unlock()
-	if len(batch) > 0 {
-		s.commitLocked(batch)
-	}
+	s.commitLocked(batch)
 	s.h.wmu.Unlock()
+	s.gc.Lock()
+	if len(s.gc.queue) > 0 {
+		s.gc.queue[0].lead <- struct{}{}
+	} else {
+		s.gc.leading = false
+	}
+	s.gc.Unlock()
 	return <-w.done
 }
 
@@ -361,13 +392,15 @@ type pendingWrite struct {
 	op   string
 	lost []any
 	f    func(tx *sql.Tx) error
-	done chan error // buffered; receives the write's result once
+	done chan error    // buffered; receives the write's result once
+	lead chan struct{} // buffered; told to lead the next commit
 }
 
 // groupCommit queues the writes waiting for the writer.
 type groupCommit struct {
 	sync.Mutex
-	queue []*pendingWrite
+	queue   []*pendingWrite
+	leading bool // a writer is committing, or told to: the queue is its to take
 }
 
 // commitLocked commits a batch of writes, in order, in one transaction.
@@ -415,18 +448,18 @@ func (s *Store) batchTx(batch []*pendingWrite) (results []error, txErr error) {
 		return results, err
 	}
 	for i, w := range batch {
-		if _, err := tx.Exec("SAVEPOINT w"); err != nil {
+		if _, err := s.exec(context.Background(), tx, sqlSavepoint); err != nil {
 			_ = tx.Rollback()
 			return results, err
 		}
 		if ferr := w.f(tx); ferr != nil {
 			results[i] = ferr
-			if _, err := tx.Exec("ROLLBACK TO w"); err != nil {
+			if _, err := s.exec(context.Background(), tx, sqlRollbackTo); err != nil {
 				_ = tx.Rollback()
 				return results, err
 			}
 		}
-		if _, err := tx.Exec("RELEASE w"); err != nil {
+		if _, err := s.exec(context.Background(), tx, sqlRelease); err != nil {
 			_ = tx.Rollback()
 			return results, err
 		}

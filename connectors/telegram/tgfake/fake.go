@@ -12,7 +12,11 @@
 //   - 429 with retry_after when a chat or the bot exceeds a configured rate
 //     (Limits), and a record of every request sent to a chat before its
 //     retry_after elapsed (Violations);
-//   - 409 on getUpdates while a webhook is set or a conflict is simulated.
+//   - 409 on getUpdates while a webhook is set or a conflict is simulated;
+//   - at most limit updates (1-100, default 100) per getUpdates, oldest
+//     first, until an offset confirms them.
+//
+// Stall makes chosen requests hang, as a slow or stuck Telegram would.
 //
 // Typical use:
 //
@@ -104,9 +108,14 @@ type Server struct {
 	limits Limits
 	now    func() time.Time
 
-	mu         sync.Mutex
-	changed    chan struct{} // closed and replaced on every change
-	updates    []tgbotapi.Update
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every change
+	// polled is closed and replaced when what a waiting getUpdates
+	// answers may have changed (an update, a conflict, a failure to
+	// inject, a webhook, Close), not on every request: a long poll does
+	// not wake, and take mu, for each of the other chats' requests.
+	polled     chan struct{}
+	updates    []queuedUpdate
 	nextUpdate int
 	nextMsg    map[int64]int
 	msgs       map[int64][]*Message
@@ -123,6 +132,8 @@ type Server struct {
 	violations []string
 	fail       map[string][]int
 	users      map[int64]string
+	queryChat  map[string]int64 // callback query ID → the chat it was tapped in
+	stalls     []*stall
 	deliverWG  sync.WaitGroup
 	closed     bool
 	conns      atomic.Int64 // connections opened
@@ -143,6 +154,7 @@ func New(opts ...Option) *Server {
 		token:      DefaultToken,
 		now:        time.Now,
 		changed:    make(chan struct{}),
+		polled:     make(chan struct{}),
 		nextUpdate: 1000,
 		nextMsg:    make(map[int64]int),
 		msgs:       make(map[int64][]*Message),
@@ -151,6 +163,7 @@ func New(opts ...Option) *Server {
 		penalty:    make(map[int64]time.Time),
 		fail:       make(map[string][]int),
 		users:      make(map[int64]string),
+		queryChat:  make(map[string]int64),
 	}
 	for _, o := range opts {
 		o(s)
@@ -188,6 +201,10 @@ func (s *Server) Close() {
 	s.mu.Lock()
 	s.closed = true
 	s.notifyLocked()
+	s.notifyPollLocked()
+	for _, st := range s.stalls {
+		st.releaseLocked()
+	}
 	s.mu.Unlock()
 	s.deliverWG.Wait()
 	s.srv.CloseClientConnections()
@@ -216,6 +233,7 @@ func (s *Server) SetConflict(on bool) {
 	defer s.mu.Unlock()
 	s.conflict = on
 	s.notifyLocked()
+	s.notifyPollLocked()
 }
 
 // FailNext makes the next n calls of method fail with HTTP status code
@@ -226,6 +244,67 @@ func (s *Server) FailNext(method string, code, n int) {
 	for range n {
 		s.fail[method] = append(s.fail[method], code)
 	}
+	if method == "getUpdates" {
+		s.notifyPollLocked()
+	}
+}
+
+// stall is a hold set with Stall.
+type stall struct {
+	hold     func(Request) bool
+	released chan struct{}
+	held     int // requests waiting now
+	done     bool
+}
+
+func (st *stall) releaseLocked() {
+	if !st.done {
+		st.done = true
+		close(st.released)
+	}
+}
+
+// Stall makes the fake hang, as a slow or stuck Telegram would, every
+// request (any method but getUpdates) for which hold returns true: it is
+// received, then served only once release is called (or the fake closes;
+// a client that gives up meanwhile gets no answer). hold sees the request
+// as Requests records it, with the ChatID of answerCallbackQuery being
+// the chat the button was tapped in. Held reports how many wait now.
+func (s *Server) Stall(hold func(Request) bool) (release func()) {
+	st := &stall{hold: hold, released: make(chan struct{})}
+	s.mu.Lock()
+	s.stalls = append(s.stalls, st)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		st.releaseLocked()
+		s.stalls = slices.DeleteFunc(s.stalls, func(x *stall) bool { return x == st })
+	}
+}
+
+// Held is how many requests a Stall holds now.
+func (s *Server) Held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, st := range s.stalls {
+		n += st.held
+	}
+	return n
+}
+
+// stallLocked returns the Stall holding req (nil: none), counting req as
+// held; the caller waits for its release and uncounts req.
+func (s *Server) stallLocked(req Request) *stall {
+	for _, st := range s.stalls {
+		if !st.done && st.hold(req) {
+			st.held++
+			s.notifyLocked()
+			return st
+		}
+	}
+	return nil
 }
 
 // Text injects a text message from user in chat (negative chat IDs are
@@ -270,9 +349,7 @@ func (s *Server) Push(u tgbotapi.Update) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if u.UpdateID != 0 {
-		s.updates = append(s.updates, u)
-		s.notifyLocked()
-		s.deliverLocked(u)
+		s.queueLocked(u)
 		return u.UpdateID
 	}
 	return s.pushLocked(u)
@@ -281,6 +358,7 @@ func (s *Server) Push(u tgbotapi.Update) int {
 func (s *Server) tapLocked(chatID, userID int64, messageID int, data string) string {
 	s.nextQuery++
 	id := "q" + strconv.Itoa(s.nextQuery)
+	s.queryChat[id] = chatID
 	var msg *tgbotapi.Message
 	if m := s.findLocked(chatID, messageID); m != nil {
 		msg = &tgbotapi.Message{MessageID: m.ID, Chat: chat(chatID), Text: m.Text, ReplyMarkup: m.Markup}
@@ -441,22 +519,40 @@ func (s *Server) notifyLocked() {
 	s.changed = make(chan struct{})
 }
 
+// notifyPollLocked wakes a waiting getUpdates.
+func (s *Server) notifyPollLocked() {
+	close(s.polled)
+	s.polled = make(chan struct{})
+}
+
+// queuedUpdate is an update not yet confirmed, encoded once when queued.
+type queuedUpdate struct {
+	id  int
+	raw []byte
+}
+
 func (s *Server) pushLocked(u tgbotapi.Update) int {
 	s.nextUpdate++
 	u.UpdateID = s.nextUpdate
-	s.updates = append(s.updates, u)
-	s.notifyLocked()
-	s.deliverLocked(u)
+	s.queueLocked(u)
 	return u.UpdateID
 }
 
-// deliverLocked posts u to the webhook, if one is set.
-func (s *Server) deliverLocked(u tgbotapi.Update) {
+// queueLocked queues u for getUpdates, or posts it to the webhook if one
+// is set.
+func (s *Server) queueLocked(u tgbotapi.Update) {
+	raw, _ := json.Marshal(u)
+	s.notifyLocked()
 	if s.webhookURL == "" {
+		s.updates = append(s.updates, queuedUpdate{id: u.UpdateID, raw: raw})
+		s.notifyPollLocked()
 		return
 	}
-	s.updates = slices.DeleteFunc(s.updates, func(x tgbotapi.Update) bool { return x.UpdateID == u.UpdateID })
-	body, _ := json.Marshal(u)
+	s.deliverLocked(raw)
+}
+
+// deliverLocked posts an update (its JSON) to the webhook.
+func (s *Server) deliverLocked(body []byte) {
 	target, secret := s.webhookURL, s.secret
 	s.deliverWG.Add(1)
 	go func() {
@@ -510,9 +606,29 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	// requests (and the long poll) do not queue behind each other's parsing.
 	pc := parseContent(method, r.Form)
 	s.mu.Lock()
-	result, aerr := s.callLocked(method, r.Form, pc)
 	req := Request{At: s.now(), Method: method, Params: r.Form, Status: http.StatusOK}
 	req.ChatID, _ = strconv.ParseInt(r.Form.Get("chat_id"), 10, 64)
+	if method == "answerCallbackQuery" {
+		req.ChatID = s.queryChat[r.Form.Get("callback_query_id")]
+	}
+	if st := s.stallLocked(req); st != nil {
+		s.mu.Unlock()
+		gone := false
+		select {
+		case <-st.released:
+		case <-r.Context().Done():
+			gone = true
+		}
+		s.mu.Lock()
+		st.held--
+		s.notifyLocked()
+		if gone {
+			s.mu.Unlock()
+			return
+		}
+		req.At = s.now()
+	}
+	result, aerr := s.callLocked(method, r.Form, pc)
 	if aerr != nil {
 		req.Status, req.Error = aerr.code, aerr.desc
 	}
@@ -528,8 +644,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 func writeOK(w http.ResponseWriter, result any) {
 	raw, _ := json.Marshal(result)
+	body := make([]byte, 0, len(raw)+32)
+	body = append(body, `{"ok":true,"result":`...)
+	body = append(body, raw...)
+	writeBody(w, append(body, '}', '\n'))
+}
+
+// writeBody answers 200 with a JSON body in one write, with its length:
+// the client reads it whole without waiting for more pieces.
+func writeBody(w http.ResponseWriter, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(tgbotapi.APIResponse{Ok: true, Result: raw})
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	_, _ = w.Write(body)
 }
 
 func writeErr(w http.ResponseWriter, e apiError) {
@@ -632,9 +758,11 @@ func (s *Server) callLocked(method string, f url.Values, pc content) (any, *apiE
 			return nil, &apiError{400, "Bad Request: secret token contains unallowed characters", 0}
 		}
 		s.webhookURL, s.secret = u, sec
+		s.notifyPollLocked() // a pending getUpdates now conflicts
 		return true, nil
 	case "deleteWebhook":
 		s.webhookURL, s.secret = "", ""
+		s.notifyPollLocked()
 		return true, nil
 	case "getWebhookInfo":
 		return tgbotapi.WebhookInfo{URL: s.webhookURL, PendingUpdateCount: len(s.updates)}, nil
@@ -752,9 +880,18 @@ func sameMarkup(a, b *tgbotapi.InlineKeyboardMarkup) bool {
 	return bytes.Equal(ja, jb)
 }
 
+// MaxUpdates is how many updates one getUpdates answers at most (its
+// limit parameter, 1-100; Telegram's default and maximum).
+const MaxUpdates = 100
+
 func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request) {
 	offset, _ := strconv.Atoi(r.Form.Get("offset"))
 	timeout, _ := strconv.Atoi(r.Form.Get("timeout"))
+	limit := MaxUpdates
+	if v := r.Form.Get("limit"); v != "" {
+		n, _ := strconv.Atoi(v)
+		limit = min(max(n, 1), MaxUpdates) // Telegram clamps it to 1-100
+	}
 	deadline := time.Now().Add(time.Duration(timeout) * time.Second)
 	for {
 		s.mu.Lock()
@@ -779,20 +916,30 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if offset > 0 {
-			s.updates = slices.DeleteFunc(s.updates, func(u tgbotapi.Update) bool { return u.UpdateID < offset })
+			s.updates = slices.DeleteFunc(s.updates, func(u queuedUpdate) bool { return u.id < offset })
 		}
 		if len(s.updates) > 0 || !time.Now().Before(deadline) || s.closed {
-			out := slices.Clone(s.updates)
-			if out == nil {
-				out = []tgbotapi.Update{}
+			out := s.updates[:min(len(s.updates), limit)]
+			n := 32
+			for _, u := range out {
+				n += len(u.raw) + 1
 			}
+			body := make([]byte, 0, n)
+			body = append(body, `{"ok":true,"result":[`...)
+			for i, u := range out {
+				if i > 0 {
+					body = append(body, ',')
+				}
+				body = append(body, u.raw...)
+			}
+			body = append(body, "]}\n"...)
 			s.requests = append(s.requests, req)
 			s.notifyLocked()
 			s.mu.Unlock()
-			writeOK(w, out)
+			writeBody(w, body)
 			return
 		}
-		ch := s.changed
+		ch := s.polled
 		s.mu.Unlock()
 		select {
 		case <-ch:

@@ -2,6 +2,7 @@ package tgfake_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -145,4 +146,102 @@ func FuzzParseHTML(f *testing.F) {
 			t.Fatalf("escaped visible text %q of %q: %q, %v", esc, s, v2, err)
 		}
 	})
+}
+
+// Like Telegram, one getUpdates answers at most limit updates (1-100,
+// default 100), oldest first; the offset confirms them and the next call
+// answers the rest, in order.
+func TestTheFakeAnswersAtMostLimitUpdates(t *testing.T) {
+	f := tgfake.New()
+	defer f.Close()
+	b := bot(t, f)
+	const n = 250
+	ids := make([]int, n)
+	for i := range n {
+		ids[i] = f.Text(42, 42, fmt.Sprintf("message %d", i))
+	}
+	var got []int
+	offset := 0
+	for _, want := range []int{100, 100, 50} {
+		ups, err := b.GetUpdates(tgbotapi.UpdateConfig{Offset: offset})
+		require.NoError(t, err)
+		require.Len(t, ups, want, "the default limit is 100")
+		for _, u := range ups {
+			got = append(got, u.UpdateID)
+			assert.Equal(t, fmt.Sprintf("message %d", len(got)-1), u.Message.Text)
+			offset = u.UpdateID + 1
+		}
+	}
+	assert.Equal(t, ids, got, "every update once, in order")
+
+	for i := range 5 {
+		f.Text(42, 42, fmt.Sprintf("more %d", i))
+	}
+	ups, err := b.GetUpdates(tgbotapi.UpdateConfig{Offset: offset, Limit: 2})
+	require.NoError(t, err)
+	require.Len(t, ups, 2)
+	assert.Equal(t, "more 0", ups[0].Message.Text)
+	ups, err = b.GetUpdates(tgbotapi.UpdateConfig{Offset: offset, Limit: 500})
+	require.NoError(t, err)
+	assert.Len(t, ups, 5, "unconfirmed updates come again; a limit above 100 is 100")
+	assert.Equal(t, 5, f.PendingUpdates())
+}
+
+// A long poll answers as soon as an update arrives, however many other
+// requests the fake serves meanwhile, and the update is the one injected.
+func TestTheFakeAnswersALongPollWhenAnUpdateArrives(t *testing.T) {
+	f := tgfake.New()
+	defer f.Close()
+	b := bot(t, f)
+	got := make(chan []tgbotapi.Update, 1)
+	go func() {
+		ups, err := b.GetUpdates(tgbotapi.UpdateConfig{Timeout: 30})
+		assert.NoError(t, err)
+		got <- ups
+	}()
+	for i := range 20 { // other chats' traffic while the poll waits
+		_, err := b.Send(tgbotapi.NewMessage(int64(100+i), "busy"))
+		require.NoError(t, err)
+	}
+	select {
+	case ups := <-got:
+		t.Fatalf("the long poll answered before any update: %v", ups)
+	default:
+	}
+	qid := f.Tap(42, 42, 1, "q:x:0")
+	select {
+	case ups := <-got:
+		require.Len(t, ups, 1)
+		require.NotNil(t, ups[0].CallbackQuery)
+		assert.Equal(t, qid, ups[0].CallbackQuery.ID)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the long poll did not answer the tap")
+	}
+}
+
+// A stalled call hangs until released; other calls go through meanwhile.
+func TestTheFakeStallsTheCallsItIsTold(t *testing.T) {
+	f := tgfake.New()
+	defer f.Close()
+	b := bot(t, f)
+	release := f.Stall(func(r tgfake.Request) bool { return r.ChatID == 7 })
+	sent := make(chan error, 1)
+	go func() {
+		_, err := b.Send(tgbotapi.NewMessage(7, "held"))
+		sent <- err
+	}()
+	require.True(t, f.Wait(10*time.Second, func() bool { return f.Held() == 1 }))
+	_, err := b.Send(tgbotapi.NewMessage(8, "not held"))
+	require.NoError(t, err)
+	select {
+	case err := <-sent:
+		t.Fatalf("the stalled call returned before its release: %v", err)
+	default:
+	}
+	assert.Empty(t, f.BotMessages(7))
+	release()
+	require.NoError(t, <-sent)
+	assert.Equal(t, 0, f.Held())
+	require.Len(t, f.BotMessages(7), 1)
+	assert.Equal(t, "held", f.BotMessages(7)[0].Text)
 }
