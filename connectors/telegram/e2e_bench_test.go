@@ -42,6 +42,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -479,6 +480,13 @@ func BenchmarkE2EQuestionsWebhook(b *testing.B) {
 	benchE2EQuestions(b, false, true)
 }
 
+// BenchmarkE2EQuestionsWebhook100 is BenchmarkE2EQuestionsWebhook with the
+// webhook registered again with max_connections=100, Telegram's maximum
+// (leashd has no setting for it): what asking for more connections buys.
+func BenchmarkE2EQuestionsWebhook100(b *testing.B) {
+	benchE2EQuestionsConns(b, false, true, 100)
+}
+
 // BenchmarkE2EQuestionsWebhookStore is BenchmarkE2EQuestionsWebhook with
 // the SQLite store.
 func BenchmarkE2EQuestionsWebhookStore(b *testing.B) {
@@ -486,6 +494,13 @@ func BenchmarkE2EQuestionsWebhookStore(b *testing.B) {
 }
 
 func benchE2EQuestions(b *testing.B, withStore, webhook bool) {
+	benchE2EQuestionsConns(b, withStore, webhook, 0)
+}
+
+// benchE2EQuestionsConns is benchE2EQuestions; with conns > 0 the webhook
+// is registered again with that max_connections, as leashd registered it
+// otherwise.
+func benchE2EQuestionsConns(b *testing.B, withStore, webhook bool, conns int) {
 	for _, n := range []int{1, 100, 1000} {
 		b.Run(fmt.Sprintf("chats=%d", n), func(b *testing.B) {
 			db := ""
@@ -494,6 +509,15 @@ func benchE2EQuestions(b *testing.B, withStore, webhook bool) {
 			}
 			rig := newE2ERigMode(b, n, slog.New(slog.DiscardHandler), db, webhook, nil, telegram.WithLimits(telegram.Limits{}))
 			defer rig.stop()
+			if conns > 0 {
+				u, secret := rig.fake.Webhook()
+				resp, err := http.PostForm(rig.fake.URL()+"/bot"+rig.fake.Token()+"/setWebhook", url.Values{
+					"url": {u}, "secret_token": {secret}, "max_connections": {strconv.Itoa(conns)}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				resp.Body.Close()
+			}
 			idle := rssMB(b)
 			var (
 				mu        sync.Mutex
