@@ -15,6 +15,12 @@
 //   - 409 on getUpdates while a webhook is set or a conflict is simulated;
 //   - at most limit updates (1-100, default 100) per getUpdates, oldest
 //     first, until an offset confirms them.
+//   - webhook delivery as Telegram's Bot API server does it: one update
+//     of a chat in flight at a time (a chat's updates in order), at most
+//     max_connections (setWebhook, 1-100, default 40) posts and
+//     connections at once, and a post answered non-2xx, failed or not
+//     answered in time (WithWebhookTimeout, default 60s) sent again (at
+//     once, then after 2s, 4s, ...), the chat's later updates waiting.
 //
 // Stall makes chosen requests hang, as a slow or stuck Telegram would.
 //
