@@ -146,6 +146,7 @@ type Server struct {
 	stalls     []*stall
 	deliverWG  sync.WaitGroup
 	closed     bool
+	conns      atomic.Int64 // connections opened
 
 	// Webhook delivery (see deliver).
 	maxConns     int
@@ -160,7 +161,6 @@ type Server struct {
 	hookTimers   []*time.Timer
 	hookErr      string
 	hookErrAt    time.Time
-	conns        atomic.Int64 // connections opened
 }
 
 // Option configures a Server.
@@ -175,23 +175,22 @@ func WithLimits(l Limits) Option { return func(s *Server) { s.limits = l } }
 // New starts a fake server.
 func New(opts ...Option) *Server {
 	s := &Server{
-		token:       DefaultToken,
-		now:         time.Now,
-		changed:     make(chan struct{}),
-		polled:      make(chan struct{}),
-		nextUpdate:  1000,
-		nextMsg:     make(map[int64]int),
-		msgs:        make(map[int64][]*Message),
-		answers:     make(map[string]CallbackAnswer),
-		chatHits:    make(map[int64][]time.Time),
-		penalty:     make(map[int64]time.Time),
-		fail:        make(map[string][]int),
-		users:       make(map[int64]string),
-		queryChat:   make(map[string]int64),
-		maxConns:    DefaultMaxConnections,
-		hookQueues:  make(map[hookKey]*hookQueue),
-		hookTimeout: 60 * time.Second,
+		token:      DefaultToken,
+		now:        time.Now,
+		changed:    make(chan struct{}),
+		polled:     make(chan struct{}),
+		nextUpdate: 1000,
+		nextMsg:    make(map[int64]int),
+		msgs:       make(map[int64][]*Message),
+		answers:    make(map[string]CallbackAnswer),
+		chatHits:   make(map[int64][]time.Time),
+		penalty:    make(map[int64]time.Time),
+		fail:       make(map[string][]int),
+		users:      make(map[int64]string),
+		queryChat:  make(map[string]int64),
 	}
+	s.maxConns, s.hookTimeout = DefaultMaxConnections, 60*time.Second
+	s.hookQueues = make(map[hookKey]*hookQueue)
 	s.hookCtx, s.hookCancel = context.WithCancel(context.Background())
 	for _, o := range opts {
 		o(s)
