@@ -24,6 +24,10 @@ package telegram_test
 // process's: they include tgfake,
 // which keeps every request and message it received.
 //
+// BenchmarkE2EQuestionsWebhook(Store): the same in webhook mode; poll-* is
+// then until the webhook post with the tap reached leashd, and queued-*
+// counts the updates waiting for the webhook.
+//
 // BenchmarkE2EOutbound: messages sent to 50 chats through the connector's
 // default pacing (Telegram's published limits) against a fake enforcing
 // 1/s per chat and 30/s overall; reports the achieved rate and 429 count.
@@ -38,6 +42,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -126,28 +131,7 @@ func (c *e2eClient) Do(r *http.Request) (*http.Response, error) {
 		if !bytes.Contains(body, []byte(`"callback_query"`)) {
 			return resp, nil
 		}
-		go func() {
-			var env struct {
-				Result []struct {
-					Query *struct {
-						Data    string `json:"data"`
-						Message *struct {
-							ID   int `json:"message_id"`
-							Chat struct {
-								ID int64 `json:"id"`
-							} `json:"chat"`
-						} `json:"message"`
-					} `json:"callback_query"`
-				} `json:"result"`
-			}
-			if json.Unmarshal(body, &env) == nil {
-				for _, u := range env.Result {
-					if q := u.Query; q != nil && q.Message != nil {
-						c.rig.received.Store(tapKey(q.Message.Chat.ID, q.Message.ID, q.Data), now)
-					}
-				}
-			}
-		}()
+		c.rig.noteTaps(body, now, true)
 		return resp, nil
 	}
 	var env struct {
@@ -214,6 +198,17 @@ func newE2ERig(b testing.TB, n int, fakeOpts []tgfake.Option, connOpts ...telegr
 // newE2ERigLogged is newE2ERig with a logger and, when db is not "", the
 // SQLite store (journal, sessions, recovery) in that file, as leashd runs.
 func newE2ERigLogged(b testing.TB, n int, logger *slog.Logger, db string, fakeOpts []tgfake.Option, connOpts ...telegram.Option) *e2eRig {
+	return newE2ERigMode(b, n, logger, db, false, fakeOpts, connOpts...)
+}
+
+// e2eHookSecret is the webhook secret of the rig in webhook mode.
+const e2eHookSecret = "e2e-webhook-secret"
+
+// newE2ERigMode is newE2ERigLogged in long polling or, with webhook, in
+// webhook mode: the connector's webhook handler is served on loopback
+// HTTP (as leashd serves it on LEASHD_WEB_ADDR behind a TLS proxy) and
+// tgfake posts the updates to it, as Telegram does.
+func newE2ERigMode(b testing.TB, n int, logger *slog.Logger, db string, webhook bool, fakeOpts []tgfake.Option, connOpts ...telegram.Option) *e2eRig {
 	b.Helper()
 	fake := tgfake.New(fakeOpts...)
 	rig := &e2eRig{fake: fake, chats: map[int64]*e2eChat{}, byChat: map[string]*e2eChat{}}
@@ -236,7 +231,16 @@ func newE2ERigLogged(b testing.TB, n int, logger *slog.Logger, db string, fakeOp
 		telegram.WithStats(m),
 		telegram.WithPollTimeout(5 * time.Second),
 	}, connOpts...)
-	rig.conn = telegram.New(fake.Token(), opts...)
+	var web *httptest.Server
+	if webhook {
+		mux := http.NewServeMux()
+		web = httptest.NewServer(rig.hookTimer(mux))
+		opts = append(opts, telegram.WithWebhook(web.URL+hookPath, e2eHookSecret))
+		rig.conn = telegram.New(fake.Token(), opts...)
+		rig.conn.Mount(mux)
+	} else {
+		rig.conn = telegram.New(fake.Token(), opts...)
+	}
 	coordOpts := []interactions.Opt{interactions.WithTimeout(10 * time.Minute)}
 	engOpts := []engine.Option{engine.WithLogger(quiet), engine.WithMaxConcurrent(n), engine.WithMetrics(m)}
 	if db != "" {
@@ -274,8 +278,63 @@ func newE2ERigLogged(b testing.TB, n int, logger *slog.Logger, db string, fakeOp
 			rig.afterStop()
 		}
 		fake.Close()
+		if web != nil {
+			web.Close()
+		}
 	}
 	return rig
+}
+
+// hookTimer wraps the webhook handler: it notes when each tap reached
+// leashd, as e2eClient does for getUpdates.
+func (r *e2eRig) hookTimer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		now := time.Now()
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err == nil && bytes.Contains(body, []byte(`"callback_query"`)) {
+			r.noteTaps(body, now, false)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, req)
+	})
+}
+
+// noteTaps records when the taps in body (a getUpdates answer, or one
+// update posted to the webhook) reached leashd; parsed on the side.
+func (r *e2eRig) noteTaps(body []byte, at time.Time, polled bool) {
+	go func() {
+		type query struct {
+			Query *struct {
+				Data    string `json:"data"`
+				Message *struct {
+					ID   int `json:"message_id"`
+					Chat struct {
+						ID int64 `json:"id"`
+					} `json:"chat"`
+				} `json:"message"`
+			} `json:"callback_query"`
+		}
+		var env struct {
+			Result []query `json:"result"`
+		}
+		if polled {
+			if json.Unmarshal(body, &env) != nil {
+				return
+			}
+		} else {
+			var one query
+			if json.Unmarshal(body, &one) != nil {
+				return
+			}
+			env.Result = append(env.Result, one)
+		}
+		for _, u := range env.Result {
+			if q := u.Query; q != nil && q.Message != nil {
+				r.received.Store(tapKey(q.Message.Chat.ID, q.Message.ID, q.Data), at)
+			}
+		}
+	}()
 }
 
 // next returns the next message from the bot that satisfies ok.
@@ -402,24 +461,63 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 }
 
 func BenchmarkE2EQuestions(b *testing.B) {
-	benchE2EQuestions(b, false)
+	benchE2EQuestions(b, false, false)
 }
 
 // BenchmarkE2EQuestionsStore is BenchmarkE2EQuestions with the SQLite
 // store leashd runs with: every interaction journaled (WAL, fsync).
 func BenchmarkE2EQuestionsStore(b *testing.B) {
-	benchE2EQuestions(b, true)
+	benchE2EQuestions(b, true, false)
 }
 
-func benchE2EQuestions(b *testing.B, withStore bool) {
+// BenchmarkE2EQuestionsWebhook is BenchmarkE2EQuestions in webhook mode:
+// tgfake posts each update to the connector's webhook handler over
+// loopback HTTP as Telegram does (one update of a chat in flight at a
+// time, at most max_connections posts at once: leashd's setWebhook leaves
+// Telegram's default, 40). poll-* is then tap → the webhook post reached
+// leashd.
+func BenchmarkE2EQuestionsWebhook(b *testing.B) {
+	benchE2EQuestions(b, false, true)
+}
+
+// BenchmarkE2EQuestionsWebhook100 is BenchmarkE2EQuestionsWebhook with the
+// webhook registered again with max_connections=100, Telegram's maximum
+// (leashd has no setting for it): what asking for more connections buys.
+func BenchmarkE2EQuestionsWebhook100(b *testing.B) {
+	benchE2EQuestionsConns(b, false, true, 100)
+}
+
+// BenchmarkE2EQuestionsWebhookStore is BenchmarkE2EQuestionsWebhook with
+// the SQLite store.
+func BenchmarkE2EQuestionsWebhookStore(b *testing.B) {
+	benchE2EQuestions(b, true, true)
+}
+
+func benchE2EQuestions(b *testing.B, withStore, webhook bool) {
+	benchE2EQuestionsConns(b, withStore, webhook, 0)
+}
+
+// benchE2EQuestionsConns is benchE2EQuestions; with conns > 0 the webhook
+// is registered again with that max_connections, as leashd registered it
+// otherwise.
+func benchE2EQuestionsConns(b *testing.B, withStore, webhook bool, conns int) {
 	for _, n := range []int{1, 100, 1000} {
 		b.Run(fmt.Sprintf("chats=%d", n), func(b *testing.B) {
 			db := ""
 			if withStore {
 				db = filepath.Join(b.TempDir(), "leashd.db")
 			}
-			rig := newE2ERigLogged(b, n, slog.New(slog.DiscardHandler), db, nil, telegram.WithLimits(telegram.Limits{}))
+			rig := newE2ERigMode(b, n, slog.New(slog.DiscardHandler), db, webhook, nil, telegram.WithLimits(telegram.Limits{}))
 			defer rig.stop()
+			if conns > 0 {
+				u, secret := rig.fake.Webhook()
+				resp, err := http.PostForm(rig.fake.URL()+"/bot"+rig.fake.Token()+"/setWebhook", url.Values{
+					"url": {u}, "secret_token": {secret}, "max_connections": {strconv.Itoa(conns)}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				resp.Body.Close()
+			}
 			idle := rssMB(b)
 			var (
 				mu        sync.Mutex

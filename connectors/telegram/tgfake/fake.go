@@ -15,6 +15,12 @@
 //   - 409 on getUpdates while a webhook is set or a conflict is simulated;
 //   - at most limit updates (1-100, default 100) per getUpdates, oldest
 //     first, until an offset confirms them.
+//   - webhook delivery as Telegram's Bot API server does it: one update
+//     of a chat in flight at a time (a chat's updates in order), at most
+//     max_connections (setWebhook, 1-100, default 40) posts and
+//     connections at once, and a post answered non-2xx, failed or not
+//     answered in time (WithWebhookTimeout, default 60s) sent again (at
+//     once, then after 2s, 4s, ...), the chat's later updates waiting.
 //
 // Stall makes chosen requests hang, as a slow or stuck Telegram would.
 //
@@ -32,12 +38,16 @@ package tgfake
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,6 +147,21 @@ type Server struct {
 	deliverWG  sync.WaitGroup
 	closed     bool
 	conns      atomic.Int64 // connections opened
+
+	// Webhook delivery (see deliver).
+	maxConns     int
+	hookTimeout  time.Duration
+	hookClient   *http.Client
+	hookCtx      context.Context
+	hookCancel   context.CancelFunc
+	hookQueues   map[hookKey]*hookQueue
+	hookReady    []hookKey // queues whose head may be sent, first come first served
+	hookInFlight int
+	hookPending  int // updates in hookQueues
+	hookSolo     int
+	hookTimers   []*time.Timer
+	hookErr      string
+	hookErrAt    time.Time
 }
 
 // Option configures a Server.
@@ -165,6 +190,9 @@ func New(opts ...Option) *Server {
 		users:      make(map[int64]string),
 		queryChat:  make(map[string]int64),
 	}
+	s.maxConns, s.hookTimeout = DefaultMaxConnections, 60*time.Second
+	s.hookQueues = make(map[hookKey]*hookQueue)
+	s.hookCtx, s.hookCancel = context.WithCancel(context.Background())
 	for _, o := range opts {
 		o(s)
 	}
@@ -177,6 +205,7 @@ func New(opts ...Option) *Server {
 	if s.limits.RetryAfter == 0 {
 		s.limits.RetryAfter = 1
 	}
+	s.hookClient = newHookClient(s.maxConns, s.hookTimeout)
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	s.srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
 		if st == http.StateNew {
@@ -205,8 +234,16 @@ func (s *Server) Close() {
 	for _, st := range s.stalls {
 		st.releaseLocked()
 	}
+	for _, t := range s.hookTimers {
+		if t.Stop() {
+			s.deliverWG.Done()
+		}
+	}
+	s.hookCancel()
+	client := s.hookClient
 	s.mu.Unlock()
 	s.deliverWG.Wait()
+	client.CloseIdleConnections()
 	s.srv.CloseClientConnections()
 	s.srv.Close()
 }
@@ -461,11 +498,12 @@ func (s *Server) Commands() []tgbotapi.BotCommand {
 	return slices.Clone(s.commands)
 }
 
-// PendingUpdates is how many updates are not yet confirmed by getUpdates.
+// PendingUpdates is how many updates are not yet confirmed by getUpdates
+// or accepted (2xx) by the webhook.
 func (s *Server) PendingUpdates() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.updates)
+	return len(s.updates) + s.hookPendingLocked()
 }
 
 // Wait blocks until cond holds (checked after every change) or timeout
@@ -548,33 +586,212 @@ func (s *Server) queueLocked(u tgbotapi.Update) {
 		s.notifyPollLocked()
 		return
 	}
-	s.deliverLocked(raw)
+	s.enqueueHookLocked(updateChat(u), queuedUpdate{id: u.UpdateID, raw: raw})
 }
 
-// deliverLocked posts an update (its JSON) to the webhook.
-func (s *Server) deliverLocked(body []byte) {
-	target, secret := s.webhookURL, s.secret
-	s.deliverWG.Add(1)
-	go func() {
-		defer s.deliverWG.Done()
-		req, err := http.NewRequest(http.MethodPost, target, bytes.NewReader(body))
-		if err != nil {
-			return
+// Webhook delivery, modelled on the Bot API server (tdlib/telegram-bot-api,
+// WebhookActor): updates are grouped in queues, one per chat; at most one
+// update of a queue is in flight, so a chat's updates arrive in update_id
+// order, each only after the previous one was answered 2xx; queues are
+// served first come, first served, over at most max_connections requests
+// (and keep-alive connections) at a time. A non-2xx answer, a broken
+// connection or no answer within the timeout (60s, WithWebhookTimeout) is
+// not dropped: the update is sent again, at once the first time, then after
+// 2s, 4s, ... (at most a minute here), and the chat's later updates wait.
+
+// DefaultMaxConnections is setWebhook's max_connections when not given
+// (Telegram's default); the value is clamped to 1-100 as Telegram does.
+const DefaultMaxConnections = 40
+
+// hookKey names a delivery queue: a chat, or (for an update without one)
+// a queue of its own.
+type hookKey struct {
+	chat int64
+	solo int
+}
+
+// hookQueue is one chat's updates not yet accepted by the webhook.
+type hookQueue struct {
+	items   []queuedUpdate
+	busy    bool          // the head is in flight or waits for its retry
+	sending bool          // the head is in flight
+	delay   time.Duration // before the next retry of the head
+	fails   int
+}
+
+// WithWebhookTimeout sets how long the fake waits for the webhook to
+// answer a delivery before it gives up on that attempt and retries
+// (Telegram: 60s).
+func WithWebhookTimeout(d time.Duration) Option {
+	return func(s *Server) { s.hookTimeout = d }
+}
+
+// updateChat is the chat an update belongs to (0: none).
+func updateChat(u tgbotapi.Update) int64 {
+	switch {
+	case u.Message != nil && u.Message.Chat != nil:
+		return u.Message.Chat.ID
+	case u.CallbackQuery != nil && u.CallbackQuery.Message != nil && u.CallbackQuery.Message.Chat != nil:
+		return u.CallbackQuery.Message.Chat.ID
+	case u.CallbackQuery != nil && u.CallbackQuery.From != nil:
+		return u.CallbackQuery.From.ID
+	case u.EditedMessage != nil && u.EditedMessage.Chat != nil:
+		return u.EditedMessage.Chat.ID
+	}
+	return 0
+}
+
+// enqueueHookLocked queues an update for the webhook and sends what may
+// be sent.
+func (s *Server) enqueueHookLocked(chat int64, q queuedUpdate) {
+	k := hookKey{chat: chat}
+	if chat == 0 {
+		s.hookSolo++
+		k.solo = s.hookSolo
+	}
+	hq := s.hookQueues[k]
+	if hq == nil {
+		hq = &hookQueue{}
+		s.hookQueues[k] = hq
+	}
+	hq.items = append(hq.items, q)
+	s.hookPending++
+	if !hq.busy && len(hq.items) == 1 {
+		s.hookReady = append(s.hookReady, k)
+	}
+	s.pumpHookLocked()
+}
+
+// pumpHookLocked starts deliveries while a connection is free and a queue
+// has an update ready.
+func (s *Server) pumpHookLocked() {
+	for s.webhookURL != "" && !s.closed && s.hookInFlight < s.maxConns && len(s.hookReady) > 0 {
+		k := s.hookReady[0]
+		s.hookReady = s.hookReady[1:]
+		hq := s.hookQueues[k]
+		if hq == nil || hq.busy || len(hq.items) == 0 {
+			continue
 		}
+		hq.busy, hq.sending = true, true
+		s.hookInFlight++
+		s.deliverWG.Add(1)
+		go s.deliver(k, hq.items[0], s.webhookURL, s.secret, s.hookClient)
+	}
+}
+
+// deliver posts one update to the webhook and settles its queue.
+func (s *Server) deliver(k hookKey, q queuedUpdate, target, secret string, client *http.Client) {
+	defer s.deliverWG.Done()
+	status, errText := 0, ""
+	req, err := http.NewRequestWithContext(s.hookCtx, http.MethodPost, target, bytes.NewReader(q.raw))
+	if err == nil {
 		req.Header.Set("Content-Type", "application/json")
 		if secret != "" {
 			req.Header.Set("X-Telegram-Bot-Api-Secret-Token", secret)
 		}
-		status := 0
-		if resp, err := http.DefaultClient.Do(req); err == nil {
+		var resp *http.Response
+		if resp, err = client.Do(req); err == nil {
 			status = resp.StatusCode
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 			resp.Body.Close()
+			if status < 200 || status > 299 {
+				errText = "Wrong response from the webhook: " + resp.Status
+			}
 		}
-		s.mu.Lock()
-		s.requests = append(s.requests, Request{At: s.now(), Method: "webhook", Status: status})
-		s.notifyLocked()
-		s.mu.Unlock()
-	}()
+	}
+	if err != nil {
+		errText = "Connection failed: " + err.Error()
+		if errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err) {
+			errText = "Read timeout expired"
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hookInFlight--
+	s.requests = append(s.requests, Request{At: s.now(), Method: "webhook", ChatID: k.chat, Status: status,
+		Params: url.Values{"update_id": {strconv.Itoa(q.id)}}, Error: errText})
+	s.notifyLocked()
+	hq := s.hookQueues[k]
+	hq.sending = false
+	switch {
+	case errText != "" && s.webhookURL == "":
+		// The webhook was deleted meanwhile: getUpdates answers it.
+		s.updates = append(s.updates, q)
+		slices.SortFunc(s.updates, func(a, b queuedUpdate) int { return a.id - b.id })
+		s.notifyPollLocked()
+		fallthrough
+	case errText == "":
+		hq.items = hq.items[1:]
+		s.hookPending--
+		hq.busy, hq.fails, hq.delay = false, 0, 0
+		if len(hq.items) == 0 {
+			delete(s.hookQueues, k)
+		} else {
+			s.hookReady = append(s.hookReady, k)
+		}
+	case s.closed:
+	default:
+		s.hookErr, s.hookErrAt = errText, s.now()
+		hq.fails++
+		// Telegram retries at once the first time, then after 2s, 4s, ...
+		wait := hq.delay
+		hq.delay = min(max(2*hq.delay, 2*time.Second), time.Minute)
+		if hq.fails == 1 {
+			wait = 0
+		}
+		if wait == 0 {
+			hq.busy = false
+			s.hookReady = append(s.hookReady, k)
+			break
+		}
+		s.deliverWG.Add(1)
+		t := time.AfterFunc(wait, func() {
+			defer s.deliverWG.Done()
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			hq.busy = false
+			if s.hookQueues[k] == hq && len(hq.items) > 0 {
+				s.hookReady = append(s.hookReady, k)
+			}
+			s.pumpHookLocked()
+		})
+		s.hookTimers = append(s.hookTimers, t)
+	}
+	s.pumpHookLocked()
+}
+
+// hookPendingLocked is how many updates wait for the webhook (counted as
+// they come and go: the benchmarks ask before every tap).
+func (s *Server) hookPendingLocked() int { return s.hookPending }
+
+// unhookLocked hands the updates still waiting for a webhook that was
+// deleted to getUpdates, in update_id order (an update in flight stays
+// with its delivery).
+func (s *Server) unhookLocked() {
+	for k, hq := range s.hookQueues {
+		from := 0
+		if hq.sending {
+			from = 1
+		}
+		s.updates = append(s.updates, hq.items[from:]...)
+		s.hookPending -= len(hq.items) - from
+		hq.items = hq.items[:from]
+		if len(hq.items) == 0 {
+			delete(s.hookQueues, k)
+		}
+	}
+	s.hookReady = nil
+	slices.SortFunc(s.updates, func(a, b queuedUpdate) int { return a.id - b.id })
+	s.notifyPollLocked()
+}
+
+// newHookClient is the client deliveries use: at most max connections to
+// the webhook, kept alive between deliveries.
+func newHookClient(max int, timeout time.Duration) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxConnsPerHost = max
+	tr.MaxIdleConnsPerHost = max
+	return &http.Client{Transport: tr, Timeout: timeout}
 }
 
 type apiError struct {
@@ -757,15 +974,48 @@ func (s *Server) callLocked(method string, f url.Values, pc content) (any, *apiE
 		if sec != "" && !validSecret(sec) {
 			return nil, &apiError{400, "Bad Request: secret token contains unallowed characters", 0}
 		}
+		conns := DefaultMaxConnections
+		if v := f.Get("max_connections"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, &apiError{400, "Bad Request: max_connections must be an integer 1-100", 0}
+			}
+			conns = min(max(n, 1), 100) // Telegram clamps it to 1-100
+		}
+		if u == "" {
+			s.unhookLocked()
+		}
 		s.webhookURL, s.secret = u, sec
+		if conns != s.maxConns {
+			s.hookClient.CloseIdleConnections()
+			s.maxConns, s.hookClient = conns, newHookClient(conns, s.hookTimeout)
+		}
+		// Updates queued for getUpdates go to the webhook now, in order.
+		if u != "" {
+			for _, q := range s.updates {
+				var up tgbotapi.Update
+				_ = json.Unmarshal(q.raw, &up)
+				s.enqueueHookLocked(updateChat(up), q)
+			}
+			s.updates = nil
+		}
+		s.pumpHookLocked()
 		s.notifyPollLocked() // a pending getUpdates now conflicts
 		return true, nil
 	case "deleteWebhook":
+		s.unhookLocked()
 		s.webhookURL, s.secret = "", ""
 		s.notifyPollLocked()
 		return true, nil
 	case "getWebhookInfo":
-		return tgbotapi.WebhookInfo{URL: s.webhookURL, PendingUpdateCount: len(s.updates)}, nil
+		info := tgbotapi.WebhookInfo{URL: s.webhookURL, PendingUpdateCount: len(s.updates) + s.hookPendingLocked()}
+		if s.webhookURL != "" {
+			info.MaxConnections = s.maxConns
+			if s.hookErr != "" {
+				info.LastErrorDate, info.LastErrorMessage = int(s.hookErrAt.Unix()), s.hookErr
+			}
+		}
+		return info, nil
 	case "answerCallbackQuery":
 		id := f.Get("callback_query_id")
 		if _, done := s.answers[id]; done || id == "" {
