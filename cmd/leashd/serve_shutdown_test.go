@@ -23,7 +23,7 @@ import (
 // SIGKILL ends it. It records its PID so the test can check it is gone.
 const wedgedCLI = `#!/bin/sh
 trap '' TERM
-echo $$ > "$LEASHD_TEST_WEDGED_PID"
+echo $$ >> "$LEASHD_TEST_WEDGED_PID"
 while IFS= read -r line; do
   case "$line" in
     *'"subtype":"initialize"'*)
@@ -65,10 +65,18 @@ func TestServeShutdownIsBoundedWithAWedgedAgent(t *testing.T) {
 	st, body := postJSON(t, url+"/api/chats/c/messages", `{"text":"refactor everything"}`)
 	require.Equal(t, 202, st, body)
 	waitEvent(t, url, "c", "working on it") // the turn runs
+	// Every CLI started appends its pid: the chat's and the prewarmed
+	// spare's (LEASHD_PREWARM), which may be starting right now. One line
+	// is one write, so a line read is whole.
 	b, err := os.ReadFile(pidFile)
 	require.NoError(t, err)
-	cliPID, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	require.NoError(t, err)
+	var cliPIDs []int
+	for _, line := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(line)
+		require.NoError(t, err, "pid file: %q", b)
+		cliPIDs = append(cliPIDs, pid)
+	}
+	require.NotEmpty(t, cliPIDs, "no CLI wrote its pid")
 
 	start := time.Now()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
@@ -78,5 +86,15 @@ func TestServeShutdownIsBoundedWithAWedgedAgent(t *testing.T) {
 	// over 10 s.
 	assert.Less(t, took, bound+3*time.Second, "shutdown took %v; log: %s", took, logs)
 	assert.Contains(t, logs.String(), `"msg":"stopped"`, "a clean stop, not the give-up path")
-	assert.ErrorIs(t, syscall.Kill(cliPID, 0), syscall.ESRCH, "the wedged CLI (pid %d) was killed, not left behind", cliPID)
+	// Including a spare started after the pids were read.
+	b, err = os.ReadFile(pidFile)
+	require.NoError(t, err)
+	for _, line := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(line)
+		require.NoError(t, err)
+		cliPIDs = append(cliPIDs, pid)
+	}
+	for _, pid := range cliPIDs {
+		assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "the wedged CLI (pid %d) was killed, not left behind", pid)
+	}
 }
