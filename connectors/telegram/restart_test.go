@@ -109,8 +109,10 @@ func TestShutdownDoesNotWaitPastTheCloseTimeoutForAPausedChat(t *testing.T) {
 	})
 	h.fake.Text(me, me, "pick")
 	m := h.botMessage(me, "Which database")
-	// The next request to the chat is answered 429, retry after a minute.
+	// The next request to the chat, whichever it is, is answered 429,
+	// retry after a minute.
 	h.fake.SetLimits(tgfake.Limits{PerChat: 1, PerChatWindow: time.Minute, RetryAfter: 60})
+	h.fake.ExhaustChat(me)
 
 	h.stop() // fails the test if Run takes 20s (the retry_after is 60s)
 	assert.NotContains(t, h.message(me, m.ID).Text, telegram.InterruptedText, "the edit is still waiting for retry_after")

@@ -264,6 +264,17 @@ func (s *Server) SetLimits(l Limits) {
 	s.limits = l
 }
 
+// ExhaustChat counts chatID's PerChat window as used up now, under the
+// limits set: its next request is answered 429 with RetryAfter, whichever
+// request that is. (Hits are not kept while no limit is set, so a window
+// starts empty when SetLimits turns one on.)
+func (s *Server) ExhaustChat(chatID int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	s.chatHits[chatID] = slices.Repeat([]time.Time{now}, max(s.limits.PerChat, 1))
+}
+
 // SetConflict makes getUpdates answer 409 (another poller) while on.
 func (s *Server) SetConflict(on bool) {
 	s.mu.Lock()
