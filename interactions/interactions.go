@@ -94,10 +94,12 @@ func toolOptions(buf []Option, noSessionAllow, defaultToNo bool) []Option {
 			opts = append(opts, o)
 		}
 	}
-	if i := slices.IndexFunc(opts, isDeny); defaultToNo && i > 0 { // Deny first
-		deny := opts[i]
-		copy(opts[1:i+1], opts[:i])
-		opts[0] = deny
+	if defaultToNo { // Deny first
+		if i := slices.IndexFunc(opts, isDeny); i > 0 {
+			deny := opts[i]
+			copy(opts[1:i+1], opts[:i])
+			opts[0] = deny
+		}
 	}
 	return opts
 }
