@@ -123,12 +123,17 @@ func (l *libAPI) getUpdates(ctx context.Context, cfg tgbotapi.UpdateConfig, each
 }
 
 // decodeUpdates reads a getUpdates answer, handing each update of its
-// result to each as it is decoded.
+// result to each as it is decoded. An update that is well-formed JSON but
+// not an update as the library reads it (a field of another type) is handed
+// on with only its update_id, so that it is confirmed and skipped rather
+// than asked for again and again, stalling every update behind it; the
+// answer's error is then a *badUpdatesError naming it.
 func decodeUpdates(r io.Reader, each func(tgbotapi.Update)) error {
 	dec := json.NewDecoder(r)
 	var (
 		ok     bool
 		apiErr tgbotapi.Error
+		bad    badUpdatesError
 	)
 	if err := expectDelim(dec, '{'); err != nil {
 		return err
@@ -155,9 +160,20 @@ func decodeUpdates(r io.Reader, each func(tgbotapi.Update)) error {
 				return err
 			}
 			for dec.More() {
-				var u tgbotapi.Update
-				if err := dec.Decode(&u); err != nil {
+				var raw json.RawMessage
+				if err := dec.Decode(&raw); err != nil {
 					return fmt.Errorf("telegram: reading an update of the getUpdates answer: %w", err)
+				}
+				var u tgbotapi.Update
+				if err := json.Unmarshal(raw, &u); err != nil {
+					var id struct {
+						UpdateID *int `json:"update_id"`
+					}
+					if json.Unmarshal(raw, &id) != nil || id.UpdateID == nil {
+						return fmt.Errorf("telegram: an update of the getUpdates answer has no update_id: %w", err)
+					}
+					bad = append(bad, fmt.Errorf("update %d skipped: %w", *id.UpdateID, err))
+					u = tgbotapi.Update{UpdateID: *id.UpdateID}
 				}
 				each(u)
 			}
@@ -173,7 +189,22 @@ func decodeUpdates(r io.Reader, each func(tgbotapi.Update)) error {
 	if !ok {
 		return &apiErr
 	}
+	if len(bad) > 0 {
+		return &bad
+	}
 	return nil
+}
+
+// badUpdatesError lists the updates of a getUpdates answer that could not
+// be read; they were skipped, every other update was handled.
+type badUpdatesError []error
+
+func (e *badUpdatesError) Error() string {
+	msgs := make([]string, len(*e))
+	for i, err := range *e {
+		msgs[i] = err.Error()
+	}
+	return "telegram: updates Telegram sent that leashd cannot read: " + strings.Join(msgs, "; ")
 }
 
 func expectDelim(dec *json.Decoder, want json.Delim) error {

@@ -364,6 +364,10 @@ func (c *Connector) poll(ctx context.Context) error {
 			}
 			c.dispatch(ctx, u)
 		})
+		if bad := (*badUpdatesError)(nil); errors.As(err, &bad) {
+			c.log.Warn("telegram: skipped updates that could not be read (the others were handled)", "err", err)
+			err = nil
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				break

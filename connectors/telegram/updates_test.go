@@ -125,3 +125,28 @@ func BenchmarkDecodeUpdates(b *testing.B) {
 		}
 	})
 }
+
+// An update Telegram sent that the library cannot read (here a message that
+// is a string) is handed on with only its update_id, so that the offset
+// passes it, and the error names it; the updates after it in the same
+// answer are handled, not asked for again behind it forever.
+func TestDecodeUpdatesSkipsAnUnreadableUpdate(t *testing.T) {
+	body := `{"ok":true,"result":[{"update_id":7,"message":{"message_id":1,"chat":{"id":42,"type":"private"},"text":"hi"}},` +
+		`{"update_id":8,"message":"oops"},` +
+		`{"update_id":9,"callback_query":{"id":"q1","from":{"id":42,"first_name":"A"},"data":"q:x:0"}}]}`
+	got, err := collect(body)
+	var bad *badUpdatesError
+	require.ErrorAs(t, err, &bad)
+	assert.Contains(t, err.Error(), "update 8 skipped")
+	require.Len(t, got, 3)
+	assert.Equal(t, "hi", got[0].Message.Text)
+	assert.Equal(t, tgbotapi.Update{UpdateID: 8}, got[1])
+	require.NotNil(t, got[2].CallbackQuery)
+	assert.Equal(t, "q:x:0", got[2].CallbackQuery.Data)
+
+	// Without an update_id nothing can be confirmed: the answer is an error.
+	_, err = collect(`{"ok":true,"result":[{"message":"oops"}]}`)
+	require.Error(t, err)
+	assert.NotErrorAs(t, err, &bad)
+	assert.Contains(t, err.Error(), "no update_id")
+}
