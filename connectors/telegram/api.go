@@ -164,16 +164,12 @@ func decodeUpdates(r io.Reader, each func(tgbotapi.Update)) error {
 				if err := dec.Decode(&raw); err != nil {
 					return fmt.Errorf("telegram: reading an update of the getUpdates answer: %w", err)
 				}
-				var u tgbotapi.Update
-				if err := json.Unmarshal(raw, &u); err != nil {
-					var id struct {
-						UpdateID *int `json:"update_id"`
-					}
-					if json.Unmarshal(raw, &id) != nil || id.UpdateID == nil {
-						return fmt.Errorf("telegram: an update of the getUpdates answer has no update_id: %w", err)
-					}
-					bad = append(bad, fmt.Errorf("update %d skipped: %w", *id.UpdateID, err))
-					u = tgbotapi.Update{UpdateID: *id.UpdateID}
+				u, err := readUpdate(raw)
+				var skipped *badUpdatesError
+				if errors.As(err, &skipped) {
+					bad = append(bad, *skipped...)
+				} else if err != nil {
+					return fmt.Errorf("telegram: an update of the getUpdates answer: %w", err)
 				}
 				each(u)
 			}
@@ -195,8 +191,29 @@ func decodeUpdates(r io.Reader, each func(tgbotapi.Update)) error {
 	return nil
 }
 
-// badUpdatesError lists the updates of a getUpdates answer that could not
-// be read; they were skipped, every other update was handled.
+// readUpdate reads one update Telegram sent (a getUpdates result's
+// element, a webhook's body). One that is well-formed JSON with an
+// update_id but not readable as an update comes back with only that
+// update_id and a *badUpdatesError: the caller confirms it and goes on
+// (Telegram would otherwise send it, and every update queued behind it,
+// again and again). Anything else unreadable is an error.
+func readUpdate(raw []byte) (tgbotapi.Update, error) {
+	var u tgbotapi.Update
+	err := json.Unmarshal(raw, &u)
+	if err == nil {
+		return u, nil
+	}
+	var id struct {
+		UpdateID *int `json:"update_id"`
+	}
+	if json.Unmarshal(raw, &id) != nil || id.UpdateID == nil {
+		return u, fmt.Errorf("not an update (no update_id): %w", err)
+	}
+	return tgbotapi.Update{UpdateID: *id.UpdateID}, &badUpdatesError{fmt.Errorf("update %d skipped: %w", *id.UpdateID, err)}
+}
+
+// badUpdatesError lists the updates Telegram sent that could not be read;
+// they were skipped, every other update was handled.
 type badUpdatesError []error
 
 func (e *badUpdatesError) Error() string {

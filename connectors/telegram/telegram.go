@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -488,8 +489,17 @@ func (c *Connector) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not running", http.StatusServiceUnavailable)
 		return
 	}
-	var u tgbotapi.Update
-	if err := jsonDecode(http.MaxBytesReader(w, r.Body, 1<<20), &u); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+	if err != nil {
+		http.Error(w, "bad update: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	u, err := readUpdate(body)
+	if bad := (*badUpdatesError)(nil); errors.As(err, &bad) {
+		// Answered 200: a 4xx would have Telegram send it again, and hold
+		// the chat's later updates behind it.
+		c.log.Warn("telegram webhook: skipped an update that could not be read", "err", err)
+	} else if err != nil {
 		http.Error(w, "bad update: "+err.Error(), http.StatusBadRequest)
 		return
 	}

@@ -168,6 +168,34 @@ func TestWebhookChecksTheSecret(t *testing.T) {
 	assert.Equal(t, []string{"via webhook"}, h.prompts(), "nothing without the secret reached the agent")
 }
 
+// An update Telegram sends that leashd cannot read (a field of another
+// type) is answered 200 and logged: a 4xx would have Telegram send it again
+// and again, holding the chat's later updates behind it. The chat's next
+// message goes through.
+func TestWebhookSkipsAnUnreadableUpdate(t *testing.T) {
+	mux := http.NewServeMux()
+	web := httptest.NewServer(mux)
+	t.Cleanup(web.Close)
+	h := newHarness(t, setup{noRun: true, connOpts: []telegram.Option{telegram.WithWebhook(web.URL+hookPath, "s3cret-value")}})
+	var m connectors.Mounter = h.conn
+	m.Mount(mux)
+	h.run()
+
+	req, err := http.NewRequest(http.MethodPost, web.URL+hookPath, strings.NewReader(`{"update_id": 900, "message": "oops"}`))
+	require.NoError(t, err)
+	req.Header.Set("X-Telegram-Bot-Api-Secret-Token", "s3cret-value")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, h.logs.String(), "skipped an update that could not be read")
+	assert.Contains(t, h.logs.String(), "update 900 skipped")
+
+	h.fake.Text(me, me, "after it")
+	h.botMessage(me, "echo: after it")
+	assert.Equal(t, []string{"after it"}, h.prompts())
+}
+
 func TestPollingDeletesALeftoverWebhook(t *testing.T) {
 	fake := tgfake.New()
 	t.Cleanup(fake.Close)

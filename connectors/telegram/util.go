@@ -3,12 +3,9 @@ package telegram
 import (
 	"crypto/subtle"
 	"encoding/json"
-	"io"
 )
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-
-func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
 
 // secretEqual compares secrets in constant time; an empty expected secret
 // never matches.
