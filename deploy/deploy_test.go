@@ -776,7 +776,7 @@ func TestDockerignore(t *testing.T) {
 	ign := readDockerignore(t)
 	for _, p := range []string{
 		".git", ".git/config", ".ci/test", "deploy/leashd.env", ".env", "leashd.db", "state/leashd.db-wal",
-		"leashd.db.lock", "config/config_test.go", "engine/store/testdata/old.db", "leashd", "x/node_modules/a.js",
+		"leashd.db.lock", "config/config_test.go", "engine/sqlite/testdata/old.db", "leashd", "x/node_modules/a.js",
 	} {
 		assert.True(t, ign.excludes(p), ".dockerignore lets %s into the build context", p)
 	}

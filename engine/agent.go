@@ -22,7 +22,7 @@ const (
 )
 
 // Agent starts agent sessions. Two backends implement it: the Claude Code
-// CLI driver (engine/claude) and the built-in demo agent (engine/demo).
+// CLI driver (engine/agents/claude) and the built-in demo agent (engine/agents/demo).
 type Agent interface {
 	// Name is "claude" or "demo": shown to people and in logs.
 	Name() string

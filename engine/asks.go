@@ -17,7 +17,7 @@ import (
 // the journal, the audit log and the metrics see them like any other.
 
 // Outcomes finds how an interaction ended in the journal, so that a program
-// that asked before a restart still gets its answer (engine/store
+// that asked before a restart still gets its answer (engine/sqlite
 // implements it). Status "" means pending; StatusInterrupted means a
 // restart left it unanswered (an answer may still come).
 type Outcomes interface {
@@ -32,7 +32,7 @@ const (
 
 // AskedBy finds who asked an interaction recorded in the journal ("" for
 // the chat's agent), so that an answer given after a restart goes back to
-// a program that asked and not to the agent (engine/store implements it).
+// a program that asked and not to the agent (engine/sqlite implements it).
 type AskedBy interface {
 	AskedBy(ctx context.Context, id string) (string, error)
 }

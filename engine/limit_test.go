@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/clocktest"
+	"github.com/leashd/leashd/engine/enginetest/clocktest"
 	"github.com/leashd/leashd/interactions"
 )
 

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/demo"
+	"github.com/leashd/leashd/engine/agents/demo"
 	"github.com/leashd/leashd/engine/policy"
-	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -47,13 +47,13 @@ type policyRun struct {
 	e     *engine.Engine
 	conn  *recConn
 	coord *interactions.Coordinator
-	db    *store.Store
+	db    *sqlite.Store
 	got   chan engine.PermissionResponse
 }
 
 func startPolicy(t *testing.T, src string, reqs []engine.PermissionRequest, opts ...engine.Option) *policyRun {
 	t.Helper()
-	db, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "leashd.db"))
+	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "leashd.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	r := &policyRun{db: db, got: make(chan engine.PermissionResponse, len(reqs))}
@@ -79,9 +79,9 @@ func (r *policyRun) next(t *testing.T) engine.PermissionResponse {
 	}
 }
 
-func (r *policyRun) audit(t *testing.T) []store.AuditRecord {
+func (r *policyRun) audit(t *testing.T) []sqlite.AuditRecord {
 	t.Helper()
-	recs, err := r.db.Audit(t.Context(), store.AuditFilter{})
+	recs, err := r.db.Audit(t.Context(), sqlite.AuditFilter{})
 	require.NoError(t, err)
 	return recs
 }

@@ -10,7 +10,7 @@ import (
 
 // UnansweredLister is implemented by a Recovery that can list the
 // interactions earlier runs left interrupted and nobody has answered yet
-// (engine/store does).
+// (engine/sqlite does).
 type UnansweredLister interface {
 	Unanswered(ctx context.Context, since time.Time) ([]Interrupted, error)
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // listingRecovery also lists what earlier runs left interrupted and
-// unanswered, as engine/store does.
+// unanswered, as engine/sqlite does.
 type listingRecovery struct {
 	*fakeRecovery
 	unanswered []engine.Interrupted

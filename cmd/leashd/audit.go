@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/leashd/leashd/config"
-	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -28,7 +28,7 @@ changing it, also while leashd runs.
 
 Flags:
   --chat ID       only this chat (e.g. telegram:42, slack:C0123, web:abc)
-  --since WHEN    only interactions asked since WHEN: ` + store.SinceForms + `
+  --since WHEN    only interactions asked since WHEN: ` + sqlite.SinceForms + `
   --kind KIND     only question, plan_review or tool_approval
   --status S      only pending, answered, rejected, expired, cancelled or interrupted
   --limit N       only the newest N (still printed oldest first)
@@ -41,7 +41,7 @@ Flags:
 
 // auditArgs are `leashd audit`'s parsed flags.
 type auditArgs struct {
-	filter  store.AuditFilter
+	filter  sqlite.AuditFilter
 	json    bool
 	notices bool
 	db      string
@@ -79,7 +79,7 @@ func parseAuditArgs(args []string, now time.Time, stderr io.Writer) (auditArgs, 
 		return a, errors.New("--chat is empty: give a chat ID such as telegram:42")
 	}
 	if set["since"] {
-		t, err := store.ParseSince(since, now)
+		t, err := sqlite.ParseSince(since, now)
 		if err != nil {
 			return a, err
 		}
@@ -87,15 +87,15 @@ func parseAuditArgs(args []string, now time.Time, stderr io.Writer) (auditArgs, 
 	}
 	if set["kind"] {
 		k := interactions.Kind(strings.TrimSpace(kind))
-		if !slices.Contains(store.Kinds, k) {
+		if !slices.Contains(sqlite.Kinds, k) {
 			return a, fmt.Errorf("--kind %q is not a kind: use question, plan_review or tool_approval", kind)
 		}
 		a.filter.Kind = k
 	}
 	if set["status"] {
 		s := strings.TrimSpace(status)
-		if !slices.Contains(store.Statuses, s) {
-			return a, fmt.Errorf("--status %q is not a status: use %s", status, strings.Join(store.Statuses, ", "))
+		if !slices.Contains(sqlite.Statuses, s) {
+			return a, fmt.Errorf("--status %q is not a status: use %s", status, strings.Join(sqlite.Statuses, ", "))
 		}
 		a.filter.Status = s
 	}
@@ -129,8 +129,8 @@ func runAudit(ctx context.Context, cfg config.Config, args []string, stdout, std
 	if path == "" {
 		path = cfg.DBPath
 	}
-	s, err := store.Open(ctx, path, store.ReadOnly())
-	if store.IsNotExist(err) {
+	s, err := sqlite.Open(ctx, path, sqlite.ReadOnly())
+	if sqlite.IsNotExist(err) {
 		return fmt.Errorf("no audit log at %s: leashd has not run with this LEASHD_DB_PATH yet (or set --db)", path)
 	}
 	if err != nil {
@@ -193,7 +193,7 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
-func writeAuditJSON(w io.Writer, recs []store.AuditRecord) error {
+func writeAuditJSON(w io.Writer, recs []sqlite.AuditRecord) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for _, r := range recs {
@@ -225,14 +225,14 @@ func writeAuditJSON(w io.Writer, recs []store.AuditRecord) error {
 }
 
 // latency is how long the interaction waited for its outcome.
-func latency(r store.AuditRecord) (time.Duration, bool) {
+func latency(r sqlite.AuditRecord) (time.Duration, bool) {
 	if r.Resolution.At.IsZero() || r.Interaction.AskedAt.IsZero() {
 		return 0, false
 	}
 	return r.Resolution.At.Sub(r.Interaction.AskedAt), true
 }
 
-func writeAuditTable(w io.Writer, recs []store.AuditRecord) error {
+func writeAuditTable(w io.Writer, recs []sqlite.AuditRecord) error {
 	if len(recs) == 0 {
 		_, err := fmt.Fprintln(w, "No interactions recorded (with these filters).")
 		return err
@@ -326,7 +326,7 @@ func roundDuration(d time.Duration) string {
 }
 
 // writeNotices prints agents' notices: a table, or JSON lines.
-func writeNotices(w io.Writer, ns []store.Notice, asJSON bool) error {
+func writeNotices(w io.Writer, ns []sqlite.Notice, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		for _, n := range ns {

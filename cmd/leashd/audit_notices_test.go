@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/engine/sqlite"
 )
 
 // `leashd audit --notices` lists what agents reported beside their
@@ -18,7 +18,7 @@ import (
 func TestAuditNotices(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "leashd.db")
-	s, err := store.Open(ctx, path)
+	s, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
 	t0 := time.Now().Add(-time.Minute)
 	require.NoError(t, s.RecordNotice(ctx, "telegram:42", "permission_denied", "Claude Code denied Bash without asking: rm is denied", t0))

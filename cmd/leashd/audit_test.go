@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -34,7 +34,7 @@ func newAuditDB(t *testing.T) auditDB {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state", "leashd.db")
-	s, err := store.Open(ctx, path)
+	s, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
 	shown := make(chan interactions.Interaction, 8)
 	coord := interactions.New(interactions.WithJournal(s), interactions.WithPresenter(
@@ -284,12 +284,12 @@ func TestAuditShowsAnswersGivenAfterARestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "leashd.db")
 	asked := time.Now().Add(-2 * time.Hour).Truncate(time.Second)
 	long := "Which of these databases should the reporting service use, given that " + strings.Repeat("it must scale ", 10) + "?"
-	s1, err := store.Open(ctx, path)
+	s1, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
 	require.NoError(t, s1.Requested(ctx, interactions.Interaction{ID: "q1", ChatID: "telegram:42", Kind: interactions.KindQuestion,
 		Question: long, Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}, AskedAt: asked}))
 	require.NoError(t, s1.Close()) // crashed with it pending
-	s2, err := store.Open(ctx, path)
+	s2, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
 	defer s2.Close()
 	_, err = s2.Interrupt(ctx)
@@ -349,10 +349,10 @@ func FuzzAuditArgs(f *testing.F) {
 		if fl.Limit < 0 {
 			t.Fatalf("negative limit %d accepted", fl.Limit)
 		}
-		if fl.Kind != "" && !slices.Contains(store.Kinds, fl.Kind) {
+		if fl.Kind != "" && !slices.Contains(sqlite.Kinds, fl.Kind) {
 			t.Fatalf("kind %q accepted", fl.Kind)
 		}
-		if fl.Status != "" && !slices.Contains(store.Statuses, fl.Status) {
+		if fl.Status != "" && !slices.Contains(sqlite.Statuses, fl.Status) {
 			t.Fatalf("status %q accepted", fl.Status)
 		}
 	})
@@ -364,7 +364,7 @@ func FuzzAuditArgs(f *testing.F) {
 func TestAuditShowsEveryApprover(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state", "leashd.db")
-	s, err := store.Open(ctx, path)
+	s, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
 	defer s.Close()
 	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/config/testenv"
-	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/engine/sqlite"
 )
 
 // Run with:
@@ -72,7 +72,7 @@ func seededDB(b *testing.B) string {
 // transaction, as a long-running leashd would have written them one by one).
 func seed(path string) error {
 	ctx := context.Background()
-	s, err := store.Open(ctx, path)
+	s, err := sqlite.Open(ctx, path)
 	if err != nil {
 		return err
 	}

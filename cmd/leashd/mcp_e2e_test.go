@@ -15,7 +15,7 @@ import (
 
 	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
-	"github.com/leashd/leashd/engine/claude/fakeapi"
+	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 )
 
 // TestMCPRealClaudeApprovalsFromTelegram runs the real Claude Code CLI

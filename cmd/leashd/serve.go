@@ -15,10 +15,10 @@ import (
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/claude"
+	"github.com/leashd/leashd/engine/agents/claude"
 	"github.com/leashd/leashd/engine/mcpserver"
 	"github.com/leashd/leashd/engine/metrics"
-	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/engine/worktree"
 	"github.com/leashd/leashd/interactions"
 )
@@ -64,7 +64,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	// gets no logger of its own. The store logs and counts its own failed
 	// writes, with what each lost, and /readyz reports them.
 	m := metrics.New(metrics.WithLogger(log))
-	db, err := store.Open(ctx, cfg.DBPath, store.WithLogger(log.With("component", "store")), store.WithErrorCounter(m))
+	db, err := sqlite.Open(ctx, cfg.DBPath, sqlite.WithLogger(log.With("component", "store")), sqlite.WithErrorCounter(m))
 	if err != nil {
 		return fmt.Errorf("LEASHD_DB_PATH=%q: %w", cfg.DBPath, err)
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/engine/metrics"
-	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/engine/sqlite"
 )
 
 type readiness struct {
@@ -118,5 +118,5 @@ func TestServeNoticesItsDatabaseFileDeleted(t *testing.T) {
 // The metrics package lists the store's ops itself (it does not import
 // the store); they must agree.
 func TestMetricsKnowEveryStoreOp(t *testing.T) {
-	assert.Equal(t, store.Ops, metrics.StoreOps)
+	assert.Equal(t, sqlite.Ops, metrics.StoreOps)
 }

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/leashd/leashd/config"
-	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/engine/worktree"
 )
 
@@ -82,11 +82,11 @@ func runWorktrees(ctx context.Context, cfg config.Config, args []string, stdout,
 
 	// Which chat works where, from the database.
 	workdirs := map[string]string{}
-	s, err := store.Open(ctx, path, store.ReadOnly())
+	s, err := sqlite.Open(ctx, path, sqlite.ReadOnly())
 	switch {
-	case store.IsNotExist(err) && action == "prune":
+	case sqlite.IsNotExist(err) && action == "prune":
 		return fmt.Errorf("no database at %s: leashd cannot tell which chats are gone, so it prunes nothing (set --db or LEASHD_DB_PATH)", path)
-	case store.IsNotExist(err):
+	case sqlite.IsNotExist(err):
 		fmt.Fprintf(stderr, "no database at %s: no chat is known\n", path)
 	case err != nil:
 		return err

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/engine/enginetest/gittest"
+	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/engine/worktree"
-	"github.com/leashd/leashd/engine/worktree/gittest"
 )
 
 func runCmd(t *testing.T, args ...string) (string, string, error) {
@@ -42,7 +42,7 @@ func TestWorktreesListsAndPrunesThoseWhoseChatIsGone(t *testing.T) {
 		trees[chat], err = m.Ensure(ctx, chat)
 		require.NoError(t, err)
 	}
-	db, err := store.Open(ctx, dbPath) // leashd runs meanwhile
+	db, err := sqlite.Open(ctx, dbPath) // leashd runs meanwhile
 	require.NoError(t, err)
 	defer db.Close()
 	require.NoError(t, db.SaveSession(ctx, engine.SessionRecord{ChatID: "web:a", WorkDir: trees["web:a"].Path}))

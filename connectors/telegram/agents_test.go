@@ -13,9 +13,9 @@ import (
 	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/claude"
-	"github.com/leashd/leashd/engine/claude/fakeapi"
-	"github.com/leashd/leashd/engine/demo"
+	"github.com/leashd/leashd/engine/agents/claude"
+	"github.com/leashd/leashd/engine/agents/demo"
+	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 )
 
 // Every interaction kind with the built-in demo agent, driven from

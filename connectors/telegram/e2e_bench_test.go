@@ -63,9 +63,9 @@ import (
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/demo"
+	"github.com/leashd/leashd/engine/agents/demo"
 	"github.com/leashd/leashd/engine/metrics"
-	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -246,7 +246,7 @@ func newE2ERigMode(b testing.TB, n int, logger *slog.Logger, db string, webhook 
 	coordOpts := []interactions.Opt{interactions.WithTimeout(10 * time.Minute)}
 	engOpts := []engine.Option{engine.WithLogger(quiet), engine.WithMaxConcurrent(n), engine.WithMetrics(m)}
 	if db != "" {
-		st, err := store.Open(context.Background(), db)
+		st, err := sqlite.Open(context.Background(), db)
 		if err != nil {
 			b.Fatal(err)
 		}

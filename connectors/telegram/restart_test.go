@@ -16,7 +16,7 @@ import (
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -33,7 +33,7 @@ func TestMultiSelectSurvivesARestart(t *testing.T) {
 	fake := tgfake.New()
 	t.Cleanup(fake.Close)
 	run := func(turn func(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error)) *harness {
-		st, err := store.Open(ctx, path)
+		st, err := sqlite.Open(ctx, path)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })
 		return newHarness(t, setup{

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config/testenv"
-	"github.com/leashd/leashd/engine/claude/fakeapi"
+	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 )
 
 // TestChatWithClaudeCode runs `leashd chat` with the real Claude Code CLI

@@ -18,8 +18,8 @@ import (
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/demo"
-	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/engine/agents/demo"
+	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -35,7 +35,7 @@ type env struct {
 	cancel context.CancelFunc
 	done   chan error
 	once   sync.Once
-	store  *store.Store
+	store  *sqlite.Store
 }
 
 type setup struct {
@@ -55,10 +55,10 @@ func start(t testing.TB, s setup) *env {
 	engOpts := []engine.Option{engine.WithWorkDir("/w"), engine.WithCloseTimeout(2 * time.Second)}
 	engOpts = append(engOpts, s.engOpts...)
 	coordOpts := s.coordOpts
-	var st *store.Store
+	var st *sqlite.Store
 	if s.db != "" {
 		var err error
-		st, err = store.Open(context.Background(), s.db)
+		st, err = sqlite.Open(context.Background(), s.db)
 		require.NoError(t, err)
 		var j interactions.Journal = st
 		if s.crash {
@@ -315,7 +315,7 @@ func (o *otherConn) Update(context.Context, interactions.Event) error { return n
 
 // crashJournal records everything but the shutdown's interruptions, so the
 // next run finds them pending, as after a crash.
-type crashJournal struct{ *store.Store }
+type crashJournal struct{ *sqlite.Store }
 
 func (c crashJournal) Resolved(ctx context.Context, it interactions.Interaction, res interactions.Resolution) error {
 	if res.Status == interactions.StatusInterrupted {

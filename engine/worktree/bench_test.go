@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/leashd/leashd/engine/enginetest/gittest"
 	"github.com/leashd/leashd/engine/worktree"
-	"github.com/leashd/leashd/engine/worktree/gittest"
 )
 
 // BenchmarkEnsureExisting is what opening a chat's session costs once its

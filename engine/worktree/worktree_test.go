@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/engine/enginetest/gittest"
 	"github.com/leashd/leashd/engine/worktree"
-	"github.com/leashd/leashd/engine/worktree/gittest"
 )
 
 var (

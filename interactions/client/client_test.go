@@ -17,15 +17,15 @@ import (
 
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/demo"
-	"github.com/leashd/leashd/engine/store"
+	"github.com/leashd/leashd/engine/agents/demo"
+	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/interactions"
 	"github.com/leashd/leashd/interactions/client"
 )
 
 // leashdDB is a running leashd on addr with its journal in db.
 func leashdDB(t *testing.T, addr, db string) (url string, coord *interactions.Coordinator, stop func()) {
-	st, err := store.Open(context.Background(), db)
+	st, err := sqlite.Open(context.Background(), db)
 	require.NoError(t, err)
 	coord = interactions.New(interactions.WithJournal(st))
 	eng := engine.New(demo.New(), coord, engine.WithCloseTimeout(2*time.Second), engine.WithRecovery(st), engine.WithSessionStore(st))

@@ -1,0 +1,384 @@
+package claude_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/config/testenv"
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/agents/claude"
+	"github.com/leashd/leashd/engine/enginetest/fakeapi"
+	"github.com/leashd/leashd/interactions"
+)
+
+// stack is the real engine and coordinator driving the real CLI (through
+// a wrapper script that logs each start: pid and arguments) against the
+// fake API, with a connector recording what people see.
+type stack struct {
+	api   *fakeapi.Server
+	e     *engine.Engine
+	coord *interactions.Coordinator
+	conn  *recConn
+	dir   string
+	log   string // the wrapper's log: "<pid> <args>" a start
+	cli   string // the real CLI the wrapper runs
+	spy   *spyAgent
+	home  string
+}
+
+// waitTranscript waits until the CLI's session transcript on disk holds
+// text.
+func (s *stack) waitTranscript(t testing.TB, text string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		files, _ := filepath.Glob(filepath.Join(s.home, ".claude", "projects", "*", "*.jsonl"))
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), text) {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 20*time.Millisecond, "the CLI wrote its transcript")
+}
+
+func newStack(t testing.TB, engineOpts ...engine.Option) *stack {
+	t.Helper()
+	return newStackWith(t, nil, engineOpts...)
+}
+
+// newStackWith is newStack with coordinator options.
+func newStackWith(t testing.TB, coordOpts []interactions.Opt, engineOpts ...engine.Option) *stack {
+	t.Helper()
+	s, stop := newStoppableStack(t, coordOpts, engineOpts...)
+	t.Cleanup(func() { require.NoError(t, stop()) })
+	return s
+}
+
+// newStoppableStack is newStack whose engine the test stops itself (stop
+// is idempotent and also runs at cleanup).
+func newStoppableStack(t testing.TB, coordOpts []interactions.Opt, engineOpts ...engine.Option) (*stack, func() error) {
+	t.Helper()
+	return newAgentStack(t, nil, coordOpts, engineOpts...)
+}
+
+// newAgentStack is newStoppableStack with options for the Claude agent.
+func newAgentStack(t testing.TB, agentOpts []claude.Option, coordOpts []interactions.Opt, engineOpts ...engine.Option) (*stack, func() error) {
+	t.Helper()
+	real := testenv.Claude(t)
+	api := fakeapi.New(t)
+	home := t.TempDir()
+	dir := t.TempDir()
+	bin := t.TempDir()
+	logFile := filepath.Join(bin, "starts.log")
+	wrapper := filepath.Join(bin, "claude")
+	script := "#!/bin/sh\necho \"$$ $*\" >> " + strconv.Quote(logFile) + "\nexec " + strconv.Quote(real) + " \"$@\"\n"
+	require.NoError(t, os.WriteFile(wrapper, []byte(script), 0o755))
+	return restartStack(t, &stack{api: api, dir: dir, log: logFile, cli: real, home: home}, agentOpts, coordOpts, engineOpts...)
+}
+
+// restartStack starts a new engine, coordinator and connector (a restarted
+// leashd) on base's fake API, HOME, working directory and CLI wrapper.
+func restartStack(t testing.TB, base *stack, agentOpts []claude.Option, coordOpts []interactions.Opt, engineOpts ...engine.Option) (*stack, func() error) {
+	t.Helper()
+	api, home, dir, logFile, real := base.api, base.home, base.dir, base.log, base.cli
+	wrapper := filepath.Join(filepath.Dir(logFile), "claude")
+	agent := &spyAgent{Agent: claude.New(wrapper, append([]claude.Option{claude.WithEnv(api.Env(home)), claude.WithLogger(testLogger(t)), claude.WithCloseTimeout(3 * time.Second)}, agentOpts...)...)}
+	coord := interactions.New(coordOpts...)
+	opts := append([]engine.Option{engine.WithWorkDir(dir), engine.WithLogger(testLogger(t)), engine.WithCloseTimeout(15 * time.Second)}, engineOpts...)
+	e := engine.New(agent, coord, opts...)
+	conn := newRecConn("web")
+	e.AddConnector(conn)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	var once sync.Once
+	var runErr error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case runErr = <-done:
+			case <-time.After(30 * time.Second):
+				runErr = errors.New("engine did not stop within 30s")
+			}
+		})
+		return runErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	return &stack{api: api, e: e, coord: coord, conn: conn, dir: dir, log: logFile, cli: real, home: home, spy: agent}, stop
+}
+
+// spyAgent is the Claude agent, recording each permission request
+// (can_use_tool) the CLI sends as it reaches the engine.
+type spyAgent struct {
+	engine.Agent
+
+	mu        sync.Mutex
+	asked     []string // tool names, in order
+	openedFor []string // the chat of each session opened ("": a spare)
+}
+
+// Prewarm passes the agent's engine.Prewarmer on (spares are kept only
+// with engine.WithPrewarm).
+func (a *spyAgent) Prewarm() bool {
+	p, ok := a.Agent.(engine.Prewarmer)
+	return ok && p.Prewarm()
+}
+
+func (a *spyAgent) Open(ctx context.Context, o engine.SessionOptions) (engine.Session, error) {
+	a.mu.Lock()
+	a.openedFor = append(a.openedFor, o.ChatID)
+	a.mu.Unlock()
+	s, err := a.Agent.Open(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return &spySession{Session: s, a: a}, nil
+}
+
+type spySession struct {
+	engine.Session
+	a *spyAgent
+}
+
+func (s *spySession) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	return s.Session.Turn(ctx, prompt, spyHandler{TurnHandler: h, a: s.a})
+}
+
+type spyHandler struct {
+	engine.TurnHandler
+	a *spyAgent
+}
+
+func (h spyHandler) Permission(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+	h.a.mu.Lock()
+	h.a.asked = append(h.a.asked, req.ToolName)
+	h.a.mu.Unlock()
+	return h.TurnHandler.Permission(ctx, req)
+}
+
+// asked lists the tools the CLI asked the engine about (can_use_tool), in
+// order, whether or not the engine then asked a person.
+func (s *stack) asked() []string {
+	s.spy.mu.Lock()
+	defer s.spy.mu.Unlock()
+	return append([]string(nil), s.spy.asked...)
+}
+
+// starts lists the CLI processes started: pid and arguments.
+func (s *stack) starts(t testing.TB) []string {
+	t.Helper()
+	b, err := os.ReadFile(s.log)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+// countProcesses replaces the stack's CLI wrapper (before any start) with
+// one that stays the CLI's parent and appends "start <pid>" before the CLI
+// runs and "exit <pid>" once it has exited to one log. The driver waits for
+// the wrapper, so a CLI counts as live until the engine could see it gone.
+// Signals reach this CLI through its process group only (not killLast).
+// peak reads the log: the most CLI processes alive at one time so far.
+func (s *stack) countProcesses(t testing.TB) (peak func() int) {
+	t.Helper()
+	require.Empty(t, s.starts(t), "count processes before the first start")
+	bin := filepath.Dir(s.log)
+	live := filepath.Join(bin, "live.log")
+	script := "#!/bin/sh\n" +
+		"echo \"$$ $*\" >> " + strconv.Quote(s.log) + "\n" +
+		"echo \"start $$\" >> " + strconv.Quote(live) + "\n" +
+		"trap 'echo \"exit $$\" >> " + strconv.Quote(live) + "; exit 143' TERM\n" +
+		strconv.Quote(s.cli) + " \"$@\"\n" +
+		"rc=$?\n" +
+		"echo \"exit $$\" >> " + strconv.Quote(live) + "\n" +
+		"exit $rc\n"
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "claude"), []byte(script), 0o755))
+	return func() int {
+		b, err := os.ReadFile(live)
+		if os.IsNotExist(err) {
+			return 0
+		}
+		require.NoError(t, err)
+		n, most := 0, 0
+		for line := range strings.Lines(string(b)) {
+			switch {
+			case strings.HasPrefix(line, "start "):
+				n++
+			case strings.HasPrefix(line, "exit "):
+				n--
+			}
+			most = max(most, n)
+		}
+		return most
+	}
+}
+
+// killLast kills the most recently started CLI with SIGKILL.
+func (s *stack) killLast(t testing.TB) {
+	t.Helper()
+	st := s.starts(t)
+	require.NotEmpty(t, st)
+	pidText, _, _ := strings.Cut(st[len(st)-1], " ")
+	pid, err := strconv.Atoi(pidText)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+}
+
+func (s *stack) send(t testing.TB, text string) connectors.Route {
+	t.Helper()
+	r, err := s.e.HandleMessage(context.Background(), connectors.Incoming{ChatID: "c1", UserID: "u1", Text: text})
+	require.NoError(t, err)
+	return r
+}
+
+func (s *stack) tap(t testing.TB, id string, labels ...string) {
+	t.Helper()
+	_, err := s.e.Reply(context.Background(), id, interactions.Reply{By: "u1", Answers: labels})
+	require.NoError(t, err)
+}
+
+func (s *stack) typed(t testing.TB, id, text string) {
+	t.Helper()
+	_, err := s.e.Reply(context.Background(), id, interactions.Reply{By: "u1", Text: text})
+	require.NoError(t, err)
+}
+
+func testLogger(t testing.TB) *slogLogger { return newTestLogger(t) }
+
+// recConn is a connector that records what people would see.
+type recConn struct {
+	name  string
+	group bool // its chats are shared by several people (connectors.GroupTeller)
+
+	mu      sync.Mutex
+	said    []string
+	saidIn  []string // the chat of each said, same index
+	stream  []string
+	done    []connectors.Summary
+	shown   []interactions.Interaction
+	updates []interactions.Event
+	changed chan struct{}
+}
+
+func newRecConn(name string) *recConn {
+	return &recConn{name: name, changed: make(chan struct{}, 1)}
+}
+
+func (r *recConn) Name() string { return r.name }
+
+// IsGroupChat implements connectors.GroupTeller.
+func (r *recConn) IsGroupChat(string) bool { return r.group }
+
+func (r *recConn) Run(ctx context.Context, _ connectors.Handler) error {
+	<-ctx.Done()
+	return nil
+}
+func (r *recConn) note(f func()) {
+	r.mu.Lock()
+	f()
+	r.mu.Unlock()
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+func (r *recConn) Say(_ context.Context, chatID, text string) error {
+	r.note(func() { r.said, r.saidIn = append(r.said, text), append(r.saidIn, chatID) })
+	return nil
+}
+func (r *recConn) StreamText(_ context.Context, chatID, text string) error {
+	r.note(func() { r.stream = append(r.stream, text) })
+	return nil
+}
+func (r *recConn) Done(_ context.Context, chatID string, s connectors.Summary) error {
+	r.note(func() { r.done = append(r.done, s) })
+	return nil
+}
+func (r *recConn) Present(_ context.Context, it *interactions.Interaction) (string, error) {
+	r.note(func() { r.shown = append(r.shown, *it) })
+	return "msg-" + it.ID, nil
+}
+func (r *recConn) Update(_ context.Context, ev interactions.Event) error {
+	r.note(func() { r.updates = append(r.updates, ev) })
+	return nil
+}
+
+// waitFor polls cond (under the lock) until it holds; the deadline only
+// bounds waiting.
+func (r *recConn) waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(45 * time.Second)
+	for {
+		r.mu.Lock()
+		ok := cond()
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-r.changed:
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			t.Fatalf("timed out waiting for %s; said=%q shown=%d stream=%q done=%d", what, r.said, len(r.shown), r.stream, len(r.done))
+		}
+	}
+}
+
+func (r *recConn) waitSaid(t testing.TB, substr string) {
+	t.Helper()
+	r.waitFor(t, "a message containing "+strconv.Quote(substr), func() bool {
+		for _, s := range r.said {
+			if strings.Contains(s, substr) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func (r *recConn) waitShown(t testing.TB, n int) interactions.Interaction {
+	t.Helper()
+	r.waitFor(t, fmt.Sprintf("interaction #%d", n), func() bool { return len(r.shown) >= n })
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.shown[n-1]
+}
+
+func (r *recConn) waitDone(t testing.TB, n int) connectors.Summary {
+	t.Helper()
+	r.waitFor(t, fmt.Sprintf("turn summary #%d", n), func() bool { return len(r.done) >= n })
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.done[n-1]
+}
+
+func (r *recConn) shownCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.shown)
+}
+
+func (r *recConn) saidText() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.said, "\n")
+}
+
+func reply(by string) interactions.Reply { return interactions.Reply{By: by} }

@@ -1,0 +1,47 @@
+package claude_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/leashd/leashd/engine/agents/claude"
+	"github.com/leashd/leashd/engine/enginetest/fakeapi"
+)
+
+// The real CLI without credentials: with no API key and no login it
+// answers "Not logged in · Please run /login" without calling the API; with
+// a key the API refuses (401) "Invalid API key · …". Either way leashd says
+// how to log Claude Code in, on the machine, since /login cannot be done
+// from a chat.
+func TestRealCLINotLoggedInSaysHowToLogIn(t *testing.T) {
+	for name, env := range map[string][]string{
+		"no key":      {"ANTHROPIC_API_KEY="},
+		"refused key": {"ANTHROPIC_API_KEY=sk-ant-refused", "CLAUDE_CODE_MAX_RETRIES=0"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, _ := newAgentStack(t, []claude.Option{claude.WithEnv(env)}, nil)
+			s.api.Otherwise(func(*fakeapi.Request) fakeapi.Reply {
+				return fakeapi.Reply{Status: http.StatusUnauthorized, Error: "invalid x-api-key"}
+			})
+			s.send(t, "hello")
+			sum := s.conn.waitDone(t, 1)
+			assert.True(t, sum.IsError, "the turn failed")
+			s.conn.waitSaid(t, "Claude Code is not logged in, or its API key was refused, so the agent could not answer.")
+			said := s.conn.saidText()
+			assert.Contains(t, said, "set ANTHROPIC_API_KEY in leashd's environment")
+			assert.Contains(t, said, "run `claude` once as the user leashd runs as, type /login there")
+			s.conn.mu.Lock()
+			streamed := strings.Join(s.conn.stream, "")
+			s.conn.mu.Unlock()
+			if name == "no key" {
+				assert.Contains(t, streamed+sum.Result, "Please run /login", "what the CLI said")
+				assert.Empty(t, s.api.Calls(), "no API call without a key")
+			} else {
+				assert.Contains(t, streamed+sum.Result, "Invalid API key")
+			}
+		})
+	}
+}

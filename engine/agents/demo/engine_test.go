@@ -1,0 +1,131 @@
+package demo_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/agents/demo"
+	"github.com/leashd/leashd/interactions"
+)
+
+// chat is a connector that records what the engine says in a chat and
+// hands over what it presents.
+type chat struct {
+	asked chan interactions.Interaction
+	mu    sync.Mutex
+	said  []string
+	done  chan connectors.Summary
+}
+
+func (c *chat) Name() string { return "test" }
+func (c *chat) Run(ctx context.Context, _ connectors.Handler) error {
+	<-ctx.Done()
+	return nil
+}
+func (c *chat) Say(_ context.Context, _, text string) error {
+	c.mu.Lock()
+	c.said = append(c.said, text)
+	c.mu.Unlock()
+	return nil
+}
+func (c *chat) StreamText(_ context.Context, _, text string) error {
+	return c.Say(context.Background(), "", text)
+}
+func (c *chat) Done(_ context.Context, _ string, s connectors.Summary) error {
+	c.done <- s
+	return nil
+}
+func (c *chat) Present(_ context.Context, it *interactions.Interaction) (string, error) {
+	c.asked <- *it
+	return it.ID, nil
+}
+func (c *chat) Update(context.Context, interactions.Event) error { return nil }
+
+func (c *chat) text() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.Join(c.said, "")
+}
+
+// planReview runs the demo behind the real engine and coordinator, sends
+// "plan" and resolves the plan review with decide; it returns what the demo
+// said.
+func planReview(t *testing.T, decide func(e *engine.Engine, it interactions.Interaction), copts ...interactions.Opt) string {
+	t.Helper()
+	c := &chat{asked: make(chan interactions.Interaction, 1), done: make(chan connectors.Summary, 1)}
+	coord := interactions.New(copts...)
+	e := engine.New(demo.New(demo.WithDelay(0)), coord, engine.WithCloseTimeout(5*time.Second))
+	e.AddConnector(c)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- e.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-ran)
+	})
+	route, err := e.HandleMessage(ctx, connectors.Incoming{ChatID: "test:1", UserID: "u", Text: "plan"})
+	require.NoError(t, err)
+	require.Equal(t, connectors.RouteAgent, route)
+	var it interactions.Interaction
+	select {
+	case it = <-c.asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no plan review was presented")
+	}
+	require.Equal(t, interactions.KindPlanReview, it.Kind)
+	decide(e, it)
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the turn did not end; said: %s", c.text())
+	}
+	return c.text()
+}
+
+// What the demo reports for each way a plan review ends without approval,
+// from the message the engine really sends.
+func TestPlanDenialsThroughTheEngine(t *testing.T) {
+	reply := func(r interactions.Reply) func(*engine.Engine, interactions.Interaction) {
+		return func(e *engine.Engine, it interactions.Interaction) {
+			r.By = "u"
+			_, err := e.Reply(context.Background(), it.ID, r)
+			require.NoError(t, err)
+		}
+	}
+	t.Run("adjust", func(t *testing.T) {
+		said := planReview(t, reply(interactions.Reply{Answers: []string{interactions.DecisionAdjust}, Text: "add tests first"}))
+		assert.Contains(t, said, `Plan not approved, so I stay in plan mode. Your feedback: "add tests first"`)
+	})
+	t.Run("adjust, feedback typed as a message", func(t *testing.T) {
+		said := planReview(t, func(e *engine.Engine, it interactions.Interaction) {
+			out, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u", Answers: []string{interactions.DecisionAdjust}})
+			require.NoError(t, err)
+			require.Equal(t, interactions.AwaitingFeedback, out)
+			route, err := e.HandleMessage(context.Background(), connectors.Incoming{ChatID: "test:1", UserID: "u", Text: "smaller steps"})
+			require.NoError(t, err)
+			require.Equal(t, connectors.RouteInteraction, route)
+		})
+		assert.Contains(t, said, `Your feedback: "smaller steps"`)
+	})
+	// What /reject and Ctrl+C in the terminal, Reject on the page and the
+	// API's /reject route send.
+	t.Run("/reject", func(t *testing.T) {
+		said := planReview(t, reply(interactions.Reply{Reject: true}))
+		assert.Contains(t, said, `Plan rejected ("The user rejected this request."), so I stop here and change nothing.`)
+		assert.NotContains(t, said, "adjust")
+		assert.NotContains(t, said, "Your feedback")
+	})
+	t.Run("expired", func(t *testing.T) {
+		said := planReview(t, func(*engine.Engine, interactions.Interaction) {}, interactions.WithTimeout(50*time.Millisecond))
+		assert.Contains(t, said, `Plan review expired ("No answer came within 50ms; the user did not respond."), so I stay in plan mode and change nothing.`)
+		assert.NotContains(t, said, "Your feedback")
+	})
+}

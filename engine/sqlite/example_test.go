@@ -1,0 +1,36 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/sqlite"
+	"github.com/leashd/leashd/interactions"
+)
+
+// Example shows how leashd wires the store: the coordinator journals every
+// interaction to it, and the engine keeps sessions in it and recovers
+// interrupted interactions from it.
+func Example() {
+	dir, _ := os.MkdirTemp("", "leashd-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "state", "leashd.db"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer st.Close()
+	coord := interactions.New(interactions.WithJournal(st))
+	var agent engine.Agent // engine/agents/claude or engine/agents/demo
+	e := engine.New(agent, coord, engine.WithSessionStore(st), engine.WithRecovery(st), engine.WithNoticeLog(st))
+	_ = e // add connectors, then e.Run(ctx); close the store after Run returns
+
+	recs, err := st.Audit(ctx, sqlite.AuditFilter{})
+	fmt.Println(len(recs), err, sqlite.SchemaVersion())
+	// Output: 0 <nil> 5
+}

@@ -1,0 +1,517 @@
+package sqlite_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/sqlite"
+	"github.com/leashd/leashd/interactions"
+)
+
+// The restart tests run the real engine and coordinator on a real SQLite
+// file, with a scripted agent, stop them (gracefully here, by SIGKILL in
+// crash_test.go), start new ones on the same file and tap the old button.
+
+// askDB is the AskUserQuestion input the scripted agent sends for "ask".
+var askDB = json.RawMessage(`{"questions":[{"header":"DB","question":"Which database?","multiSelect":false,` +
+	`"options":[{"label":"Postgres","description":"big"},{"label":"SQLite","description":"small"}]}]}`)
+
+// planInput is the ExitPlanMode input the scripted agent sends for "plan";
+// bashInput the Bash call it asks to run for "tool".
+var (
+	planInput = json.RawMessage(`{"plan":"# Plan\n- add the cache"}`)
+	bashInput = json.RawMessage(`{"command":"npm test | tee out.txt"}`)
+)
+
+// agent is a scripted engine.Agent: "ask" asks which database (and
+// reports the answer as its result), "plan" asks for a plan review,
+// "tool" to run a Bash command; anything else is answered at once.
+// It records how sessions were opened, the prompts and the permission
+// answers.
+type agent struct {
+	mu        sync.Mutex
+	opened    []engine.SessionOptions
+	prompts   []string
+	responses []engine.PermissionResponse
+	changed   chan struct{}
+	seq       int
+	prefix    string // session IDs it makes up
+}
+
+func newAgent(prefix string) *agent { return &agent{changed: make(chan struct{}, 1), prefix: prefix} }
+
+func (a *agent) Name() string { return "script" }
+
+func (a *agent) Open(_ context.Context, o engine.SessionOptions) (engine.Session, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.seq++
+	id := o.ResumeID
+	if id == "" {
+		id = fmt.Sprintf("%s-%d", a.prefix, a.seq)
+	}
+	a.opened = append(a.opened, o)
+	return &session{a: a, id: id, done: make(chan struct{}), interrupt: make(chan struct{}, 1)}, nil
+}
+
+func (a *agent) note(f func()) {
+	a.mu.Lock()
+	f()
+	a.mu.Unlock()
+	select {
+	case a.changed <- struct{}{}:
+	default:
+	}
+}
+
+// waitFor waits (bounded) until cond holds under the agent's lock.
+func (a *agent) waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(wait)
+	for {
+		a.mu.Lock()
+		ok := cond()
+		a.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-a.changed:
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			t.Fatalf("timed out waiting for %s; prompts=%q", what, a.prompts)
+		}
+	}
+}
+
+func (a *agent) promptsCopy() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.prompts...)
+}
+
+func (a *agent) openedCopy() []engine.SessionOptions {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]engine.SessionOptions(nil), a.opened...)
+}
+
+type session struct {
+	a         *agent
+	id        string
+	done      chan struct{}
+	interrupt chan struct{}
+	once      sync.Once
+}
+
+func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	s.a.note(func() { s.a.prompts = append(s.a.prompts, prompt) })
+	req := engine.PermissionRequest{ToolName: engine.ToolAskUserQuestion, Input: askDB, ToolUseID: "toolu_1"}
+	switch prompt {
+	case "ask":
+	case "plan":
+		req = engine.PermissionRequest{ToolName: engine.ToolExitPlanMode, Input: planInput, ToolUseID: "toolu_1"}
+	case "tool":
+		req = engine.PermissionRequest{ToolName: "Bash", Input: bashInput, ToolUseID: "toolu_1"}
+	default:
+		h.Text("ok: " + prompt)
+		return engine.Result{Text: "ok", SessionID: s.id, Subtype: "success"}, nil
+	}
+	resp := h.Permission(ctx, req)
+	s.a.note(func() { s.a.responses = append(s.a.responses, resp) })
+	if !resp.Allow {
+		return engine.Result{Text: resp.Message, SessionID: s.id, Subtype: "error_during_execution", IsError: true}, nil
+	}
+	return engine.Result{Text: "using " + string(resp.UpdatedInput), SessionID: s.id, Subtype: "success"}, nil
+}
+
+func (s *session) Interrupt(context.Context) error {
+	select {
+	case s.interrupt <- struct{}{}:
+	default:
+	}
+	return nil
+}
+func (s *session) SetMode(context.Context, engine.Mode) error { return nil }
+func (s *session) ID() string                                 { return s.id }
+func (s *session) Done() <-chan struct{}                      { return s.done }
+func (s *session) Close(context.Context) error {
+	s.once.Do(func() { close(s.done) })
+	return nil
+}
+
+// conn is a connector named "web" (it owns every chat) that records what
+// people would see.
+type conn struct {
+	mu      sync.Mutex
+	said    []string
+	shown   []interactions.Interaction
+	updates []interactions.Event
+	run     bool // Run was called
+	changed chan struct{}
+}
+
+func newConn() *conn { return &conn{changed: make(chan struct{}, 1)} }
+
+func (c *conn) Name() string { return "web" }
+func (c *conn) Run(ctx context.Context, _ connectors.Handler) error {
+	c.note(func() { c.run = true })
+	<-ctx.Done()
+	return nil
+}
+
+func (c *conn) running() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.run
+}
+func (c *conn) note(f func()) {
+	c.mu.Lock()
+	f()
+	c.mu.Unlock()
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+func (c *conn) Say(_ context.Context, chatID, text string) error {
+	c.note(func() { c.said = append(c.said, chatID+"|"+text) })
+	return nil
+}
+func (c *conn) StreamText(context.Context, string, string) error       { return nil }
+func (c *conn) Done(context.Context, string, connectors.Summary) error { return nil }
+func (c *conn) Present(_ context.Context, it *interactions.Interaction) (string, error) {
+	c.note(func() { c.shown = append(c.shown, *it) })
+	return "msg-" + it.ID, nil
+}
+func (c *conn) Update(_ context.Context, ev interactions.Event) error {
+	c.note(func() { c.updates = append(c.updates, ev) })
+	return nil
+}
+
+func (c *conn) waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(wait)
+	for {
+		c.mu.Lock()
+		ok := cond()
+		c.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-c.changed:
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			t.Fatalf("timed out waiting for %s; said=%q shown=%d updates=%d", what, c.said, len(c.shown), len(c.updates))
+		}
+	}
+}
+
+func (c *conn) waitShown(t testing.TB, n int) interactions.Interaction {
+	t.Helper()
+	c.waitFor(t, fmt.Sprintf("interaction #%d shown", n), func() bool { return len(c.shown) >= n })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.shown[n-1]
+}
+
+// resolvedUpdate waits for the resolved event of id and returns it.
+func (c *conn) resolvedUpdate(t testing.TB, id string) interactions.Event {
+	t.Helper()
+	var ev interactions.Event
+	c.waitFor(t, "the resolved update of "+id, func() bool {
+		for _, u := range c.updates {
+			if u.Type == interactions.EventResolved && u.Interaction.ID == id {
+				ev = u
+				return true
+			}
+		}
+		return false
+	})
+	return ev
+}
+
+// leashd is one run of leashd in this process: a store, a coordinator
+// journaling to it, and the engine using it for sessions and recovery.
+type leashd struct {
+	st    *sqlite.Store
+	coord *interactions.Coordinator
+	e     *engine.Engine
+	conn  *conn
+	agent *agent
+	stop  func()
+}
+
+// startLeashd starts a run on path; wrap, when given, stands between the
+// engine and the store's recovery (to delay it).
+func startLeashd(t testing.TB, path string, a *agent, wrap ...func(engine.Recovery) engine.Recovery) *leashd {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), path)
+	require.NoError(t, err)
+	coord := interactions.New(interactions.WithJournal(st))
+	var rec engine.Recovery = st
+	for _, w := range wrap {
+		rec = w(rec)
+	}
+	e := engine.New(a, coord, engine.WithSessionStore(st), engine.WithRecovery(rec), engine.WithCloseTimeout(5*time.Second))
+	c := newConn()
+	e.AddConnector(c)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	l := &leashd{st: st, coord: coord, e: e, conn: c, agent: a}
+	var once sync.Once
+	l.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				assert.NoError(t, err)
+			case <-time.After(2 * wait):
+				t.Error("engine did not stop")
+			}
+			assert.NoError(t, st.Close())
+		})
+	}
+	t.Cleanup(l.stop)
+	return l
+}
+
+// waitPending waits until the start-up has registered id again.
+func (l *leashd) waitPending(t testing.TB, id string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		_, ok := l.e.Interaction(id)
+		return ok
+	}, wait, time.Millisecond, "%s is not pending again after the restart", id)
+}
+
+func (l *leashd) send(t testing.TB, chatID, text string) {
+	t.Helper()
+	_, err := l.e.HandleMessage(context.Background(), connectors.Incoming{ChatID: chatID, UserID: "u1", Text: text})
+	require.NoError(t, err)
+}
+
+// TestRestartRecoversAPendingQuestion: a question is pending when leashd
+// shuts down; after the restart, a tap on its old button reaches the agent
+// in the resumed session, once, however often it is tapped.
+func TestRestartRecoversAPendingQuestion(t *testing.T) {
+	path := dbPath(t)
+	const chat = "web:phone"
+
+	// Run 1: switch to plan mode, one finished turn (the session gets its
+	// ID), then a question left pending.
+	a1 := newAgent("sess")
+	l1 := startLeashd(t, path, a1)
+	l1.send(t, chat, "/plan")
+	l1.conn.waitFor(t, "the mode reply", func() bool { return len(l1.conn.said) > 0 })
+	l1.send(t, chat, "hello")
+	a1.waitFor(t, "the first turn", func() bool { return len(a1.prompts) == 1 })
+	l1.send(t, chat, "ask")
+	q := l1.conn.waitShown(t, 1)
+	assert.Equal(t, "Which database?", q.Question)
+	assert.Equal(t, "pending", record(t, l1.st, q.ID).Status(), "recorded while it waits")
+
+	l1.stop() // graceful shutdown with the question pending
+	a1.waitFor(t, "the agent told of the shutdown", func() bool { return len(a1.responses) == 1 })
+	assert.False(t, a1.responses[0].Allow, "the interrupted question is not answered")
+	opened1 := a1.openedCopy()
+	require.NotEmpty(t, opened1)
+	assert.Equal(t, engine.ModePlan, opened1[0].Mode)
+
+	// Between the runs, the file says what happened.
+	ro := open(t, path, sqlite.ReadOnly())
+	r := record(t, ro, q.ID)
+	assert.Equal(t, "interrupted", r.Status())
+	assert.Equal(t, "msg-"+q.ID, r.Ref)
+	sess, found, err := ro.LoadSession(context.Background(), chat)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, "sess-1", sess.AgentSessionID)
+	assert.Equal(t, engine.ModePlan, sess.Mode)
+
+	// Run 2 on the same file: a person taps the old button, several times
+	// at once (a double tap, a second person, a retried webhook).
+	a2 := newAgent("new")
+	l2 := startLeashd(t, path, a2)
+	l2.waitPending(t, q.ID) // registered again at start-up
+	const taps = 8
+	var wg sync.WaitGroup
+	errs := make([]error, taps)
+	for i := range taps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := l2.e.Reply(context.Background(), q.ID, interactions.Reply{By: fmt.Sprintf("tapper-%d", i), Answers: []string{"SQLite"}})
+			if err == nil {
+				assert.Equal(t, interactions.Resolved, out)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	ok, winner := 0, ""
+	for i, err := range errs {
+		if err == nil {
+			ok++
+			winner = fmt.Sprintf("tapper-%d", i)
+			continue
+		}
+		assert.ErrorIs(t, err, interactions.ErrNotPending, "a duplicate tap is told it was answered")
+	}
+	require.Equal(t, 1, ok, "exactly one tap counts: %v", errs)
+
+	a2.waitFor(t, "the recovered prompt", func() bool { return len(a2.prompts) >= 1 })
+	prompts := a2.promptsCopy()
+	require.Len(t, prompts, 1, "the agent gets the answer once")
+	assert.True(t, strings.HasPrefix(prompts[0], engine.RecoveredPromptPrefix), prompts[0])
+	assert.Contains(t, prompts[0], `"Which database?"`)
+	assert.Contains(t, prompts[0], `The user answered: "SQLite"`)
+	opened2 := a2.openedCopy()
+	require.Len(t, opened2, 1)
+	assert.Equal(t, "sess-1", opened2[0].ResumeID, "the chat's session is resumed")
+	assert.Equal(t, engine.ModePlan, opened2[0].Mode, "in the mode it had")
+
+	ev := l2.conn.resolvedUpdate(t, q.ID)
+	assert.Equal(t, "msg-"+q.ID, ev.Ref, "the old message is edited")
+	assert.Equal(t, "SQLite", ev.Resolution.Answer)
+
+	r = record(t, l2.st, q.ID)
+	assert.Equal(t, "answered", r.Status())
+	assert.Equal(t, "SQLite", r.Resolution.Answer)
+	assert.Equal(t, winner, r.Resolution.By)
+	assert.False(t, r.InterruptedAt.IsZero())
+	assert.False(t, r.RecoveredAt.IsZero())
+
+	// A tap after that, sequentially, is still refused and sends nothing.
+	_, err = l2.e.Reply(context.Background(), q.ID, interactions.Reply{By: "late", Answers: []string{"Postgres"}})
+	require.ErrorIs(t, err, interactions.ErrNotPending)
+	_, err = l2.e.Reply(context.Background(), "neverwas", interactions.Reply{By: "late", Answers: []string{"Postgres"}})
+	require.ErrorIs(t, err, interactions.ErrNotFound)
+	a2.waitFor(t, "the recovered turn to finish", func() bool { return len(a2.prompts) == 1 })
+	l2.stop()
+	assert.Len(t, a2.promptsCopy(), 1)
+}
+
+// TestRestartKeepsSessionsAndQuestionsAskedAfterIt: sessions survive a
+// restart; a question asked in the new run is not mistaken for a leftover
+// (the start-up recovery runs while connectors already take messages).
+func TestRestartKeepsSessionsAndQuestionsAskedAfterIt(t *testing.T) {
+	path := dbPath(t)
+	a1 := newAgent("sess")
+	l1 := startLeashd(t, path, a1)
+	l1.send(t, "web:a", "/edit")
+	l1.send(t, "web:a", "hello")
+	l1.send(t, "web:b", "hello")
+	a1.waitFor(t, "both turns", func() bool { return len(a1.prompts) == 2 })
+	l1.stop()
+
+	a2 := newAgent("new")
+	l2 := startLeashd(t, path, a2)
+	l2.send(t, "web:a", "ask")
+	q := l2.conn.waitShown(t, 1)
+	_, err := l2.e.Reply(context.Background(), q.ID, interactions.Reply{By: "u1", Answers: []string{"Postgres"}})
+	require.NoError(t, err)
+	a2.waitFor(t, "the answer", func() bool { return len(a2.responses) == 1 })
+	assert.True(t, a2.responses[0].Allow)
+	assert.Contains(t, string(a2.responses[0].UpdatedInput), `"Which database?":"Postgres"`)
+
+	opened := a2.openedCopy()
+	require.Len(t, opened, 1)
+	assert.Equal(t, engine.ModeAcceptEdits, opened[0].Mode)
+	assert.Regexp(t, `^sess-[12]$`, opened[0].ResumeID)
+	l2.stop()
+
+	ro := open(t, path, sqlite.ReadOnly())
+	r := record(t, ro, q.ID)
+	assert.Equal(t, "answered", r.Status())
+	assert.True(t, r.InterruptedAt.IsZero(), "never interrupted")
+	b, found, err := ro.LoadSession(context.Background(), "web:b")
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, engine.ModeDefault, b.Mode)
+	assert.NotEqual(t, opened[0].ResumeID, b.AgentSessionID, "each chat has its own session")
+}
+
+// slowRecovery holds the start-up Interrupt until released.
+type slowRecovery struct {
+	engine.Recovery
+	release <-chan struct{}
+	called  chan<- struct{}
+}
+
+func (r slowRecovery) Interrupt(ctx context.Context) ([]engine.Interrupted, error) {
+	r.called <- struct{}{}
+	<-r.release
+	return r.Recovery.Interrupt(ctx)
+}
+
+// TestTapArrivingBeforeStartupRecovery: after a crash, the tap a person
+// made while leashd was down arrives as soon as the connector polls. The
+// connectors start only once the start-up has registered the leftovers
+// again, so that tap finds its interaction pending: it reaches the agent,
+// and the message is not marked "restarted" afterwards.
+func TestTapArrivingBeforeStartupRecovery(t *testing.T) {
+	ctx := context.Background()
+	path := dbPath(t)
+	s1 := open(t, path)
+	q := question("crashq1", "web:phone", t0)
+	require.NoError(t, s1.Requested(ctx, q))
+	require.NoError(t, s1.Presented(ctx, q.ID, "msg-crashq1"))
+	require.NoError(t, s1.SaveSession(ctx, engine.SessionRecord{ChatID: "web:phone", AgentSessionID: "sess-old", Mode: engine.ModePlan}))
+	require.NoError(t, s1.Close()) // the crash: nothing settled it
+
+	release, called := make(chan struct{}), make(chan struct{}, 1)
+	a := newAgent("new")
+	l := startLeashd(t, path, a, func(r engine.Recovery) engine.Recovery {
+		return slowRecovery{Recovery: r, release: release, called: called}
+	})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before the engine stops, even when the test fails
+	<-called           // the engine is starting; recovery has not marked anything yet
+	assert.False(t, l.conn.running(), "no connector takes updates before the leftovers are registered again")
+	unblock()
+	l.conn.waitFor(t, "the connector running", func() bool { return l.conn.run })
+	_, pending := l.e.Interaction(q.ID)
+	require.True(t, pending, "registered again before the connector started")
+	out, err := l.e.Reply(ctx, q.ID, interactions.Reply{By: "1001", Answers: []string{"SQLite"}})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.Resolved, out)
+	a.waitFor(t, "the recovered prompt", func() bool { return len(a.prompts) == 1 })
+	assert.Contains(t, a.promptsCopy()[0], `The user answered: "SQLite"`)
+	assert.Equal(t, "sess-old", a.openedCopy()[0].ResumeID)
+
+	l.conn.waitFor(t, "the answer shown", func() bool {
+		for _, u := range l.conn.updates {
+			if u.Interaction.ID == q.ID && u.Resolution.Status == interactions.StatusAnswered {
+				return u.Ref == "msg-crashq1"
+			}
+		}
+		return false
+	})
+	l.stop()
+	l.conn.mu.Lock()
+	defer l.conn.mu.Unlock()
+	last := l.conn.updates[len(l.conn.updates)-1]
+	assert.Equal(t, interactions.StatusAnswered, last.Resolution.Status, "the answered message is not marked restarted afterwards")
+	ro, err := sqlite.Open(ctx, path, sqlite.ReadOnly())
+	require.NoError(t, err)
+	defer ro.Close()
+	assert.Equal(t, "answered", record(t, ro, q.ID).Status())
+}
