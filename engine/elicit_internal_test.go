@@ -89,7 +89,7 @@ func fill(f FormField, answer string) (any, error) {
 // FuzzFormFields: any schema is refused with an error, or read as at most
 // MaxFormFields questions, each field once, with unique option labels, each
 // option an answer that gives the field a value. Read for an ACP agent
-// (acpForm in engine/agents/acp: all at once, text as the message), the question
+// (acpForm in engine/agent/acp: all at once, text as the message), the question
 // texts are non-empty and unique and the values marshal; read one at a
 // time (Elicit, text as an answer), any answer is taken or refused.
 func FuzzFormFields(f *testing.F) {

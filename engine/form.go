@@ -16,7 +16,7 @@ import (
 // The one reading of an elicitation form (a JSON schema object with
 // "properties") as questions, and of the answers back into the form's
 // content: used by the engine's Elicit (an MCP server asking through the
-// Claude CLI) and by engine/agents/acp (an ACP agent's elicitation/create).
+// Claude CLI) and by engine/agent/acp (an ACP agent's elicitation/create).
 
 // FormField is one property of a form, asked as one question.
 type FormField struct {

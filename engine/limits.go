@@ -5,12 +5,6 @@ import (
 	"unicode/utf8"
 )
 
-// TruncatedNote ends text cut to a limit (an agent message over
-// LEASHD_MAX_AGENT_MESSAGE_BYTES, a turn's output over
-// LEASHD_MAX_TURN_OUTPUT_BYTES): "… truncated (N bytes)", N being the bytes
-// left out.
-func TruncatedNote(n int) string { return fmt.Sprintf("… truncated (%d bytes)", n) }
-
 // WithMaxTurnOutput bounds the agent text of one turn sent to the chats at
 // n bytes (0: no limit): what comes after is left out, and the turn's
 // output ends with a TruncatedNote. It bounds the messages a hostile or

@@ -16,12 +16,6 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-// Tools the engine treats specially.
-const (
-	ToolAskUserQuestion = "AskUserQuestion"
-	ToolExitPlanMode    = "ExitPlanMode"
-)
-
 // editTools are allowed without asking in acceptEdits mode.
 var editTools = map[string]bool{"Write": true, "Edit": true, "MultiEdit": true, "NotebookEdit": true}
 
@@ -80,11 +74,6 @@ func deny(msg string) PermissionResponse { return PermissionResponse{Message: ms
 func rejected(msg string) PermissionResponse {
 	return PermissionResponse{Message: msg, Classification: ClassUserReject}
 }
-
-// RejectedBecause starts what the agent reads when a person rejects a
-// request outright and says why; the reason follows. Without a reason it
-// reads interactions.RejectedText.
-const RejectedBecause = "The user rejected this request: "
 
 // notAnswered is what the agent reads when nobody answered.
 func notAnswered(res interactions.Resolution) PermissionResponse {

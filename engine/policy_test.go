@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/agents/demo"
+	"github.com/leashd/leashd/engine/agent/demo"
 	"github.com/leashd/leashd/engine/policy"
 	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/interactions"

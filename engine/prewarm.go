@@ -5,16 +5,6 @@ import (
 	"errors"
 )
 
-// Prewarmer is implemented by agents whose sessions are worth starting
-// before anyone asks (a Claude Code process takes about 0.7 s to start and
-// initialize): with WithPrewarm, the engine keeps that many spare sessions
-// open, and a new chat's first prompt goes to a spare instead of waiting
-// for a start. Agents whose sessions cost nothing to open (the demo agent)
-// do not implement it.
-type Prewarmer interface {
-	Prewarm() bool
-}
-
 // WithPrewarm keeps n initialized spare agent sessions (0: none) for new
 // chats, when the agent is a Prewarmer. Spares hold concurrency slots
 // (WithMaxConcurrent) like any session, are started in the background,

@@ -11,10 +11,6 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-// RecoveredPromptPrefix starts the prompt that carries an answer given
-// after a restart to the agent; agents may recognise it.
-const RecoveredPromptPrefix = "[leashd: answer recovered after restart]"
-
 // restore runs at start-up, before the connectors take updates: every
 // interaction an earlier run left pending — marked interrupted now when it
 // crashed (Interrupt), or at its shutdown (Unanswered, within

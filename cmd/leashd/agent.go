@@ -7,9 +7,9 @@ import (
 
 	"github.com/leashd/leashd/config"
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/agents/acp"
-	"github.com/leashd/leashd/engine/agents/claude"
-	"github.com/leashd/leashd/engine/agents/demo"
+	"github.com/leashd/leashd/engine/agent/acp"
+	"github.com/leashd/leashd/engine/agent/claude"
+	"github.com/leashd/leashd/engine/agent/demo"
 )
 
 // selectAgent picks the agent LEASHD_AGENT names. auto runs Claude Code when

@@ -15,7 +15,7 @@ import (
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/agents/claude"
+	"github.com/leashd/leashd/engine/agent/claude"
 	"github.com/leashd/leashd/engine/mcpserver"
 	"github.com/leashd/leashd/engine/metrics"
 	"github.com/leashd/leashd/engine/sqlite"

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config/testenv"
-	"github.com/leashd/leashd/engine/agents/claude"
+	"github.com/leashd/leashd/engine/agent/claude"
 )
 
 var webURL = regexp.MustCompile(`leashd web UI at (http://[0-9.:]+)`)

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/leashd/leashd/connectors/slack/slackfake"
-	"github.com/leashd/leashd/engine/agents/demo"
+	"github.com/leashd/leashd/engine/agent/demo"
 )
 
 // The "done when", with the built-in demo agent: a team prompts

@@ -13,8 +13,8 @@ import (
 	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/agents/claude"
-	"github.com/leashd/leashd/engine/agents/demo"
+	"github.com/leashd/leashd/engine/agent/claude"
+	"github.com/leashd/leashd/engine/agent/demo"
 	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 )
 

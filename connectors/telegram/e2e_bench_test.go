@@ -63,7 +63,7 @@ import (
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/agents/demo"
+	"github.com/leashd/leashd/engine/agent/demo"
 	"github.com/leashd/leashd/engine/metrics"
 	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/interactions"

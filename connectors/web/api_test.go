@@ -17,7 +17,7 @@ import (
 
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/connectors/web"
-	"github.com/leashd/leashd/engine/agents/demo"
+	"github.com/leashd/leashd/engine/agent/demo"
 	"github.com/leashd/leashd/interactions"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/agents/demo"
+	"github.com/leashd/leashd/engine/agent/demo"
 	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/interactions"
 )

@@ -31,7 +31,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/agents/claude"
+	"github.com/leashd/leashd/engine/agent/claude"
 	"github.com/leashd/leashd/interactions"
 )
 

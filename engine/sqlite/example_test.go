@@ -26,7 +26,7 @@ func Example() {
 	}
 	defer st.Close()
 	coord := interactions.New(interactions.WithJournal(st))
-	var agent engine.Agent // engine/agents/claude or engine/agents/demo
+	var agent engine.Agent // engine/agent/claude or engine/agent/demo
 	e := engine.New(agent, coord, engine.WithSessionStore(st), engine.WithRecovery(st), engine.WithNoticeLog(st))
 	_ = e // add connectors, then e.Run(ctx); close the store after Run returns
 

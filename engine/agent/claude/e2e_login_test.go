@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/leashd/leashd/engine/agents/claude"
+	"github.com/leashd/leashd/engine/agent/claude"
 	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 )
 

@@ -16,7 +16,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/agents/internal/agentproc"
+	"github.com/leashd/leashd/engine/agent/internal/agentproc"
 	"github.com/leashd/leashd/interactions"
 )
 

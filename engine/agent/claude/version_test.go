@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config/testenv"
-	"github.com/leashd/leashd/engine/agents/claude"
+	"github.com/leashd/leashd/engine/agent/claude"
 )
 
 func TestParseVersion(t *testing.T) {

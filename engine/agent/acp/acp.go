@@ -28,7 +28,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/agents/internal/agentproc"
+	"github.com/leashd/leashd/engine/agent/internal/agentproc"
 )
 
 // Agent starts ACP agent processes.

@@ -1,4 +1,11 @@
-package engine
+// Package agent is the contract between the engine and the agents it runs:
+// an Agent opens Sessions, a Session runs turns and streams them to a
+// TurnHandler, and asks the TurnHandler for permission to use tools. The
+// drivers live in the folders below (claude, acp, demo); they import this
+// package and nothing of the engine, so the engine can change how it shows a
+// request to people without touching an agent, and an agent can change its
+// wire format without touching the engine.
+package agent
 
 import (
 	"context"
@@ -21,21 +28,36 @@ const (
 	ModeBypass      Mode = "bypassPermissions"
 )
 
-// Agent starts agent sessions. Two backends implement it: the Claude Code
-// CLI driver (engine/agents/claude) and the built-in demo agent (engine/agents/demo).
+// Agent starts agent sessions. Each driver (engine/agent/claude, acp, demo)
+// implements it and says who it is, so nothing outside the driver needs to
+// know which agent runs.
 type Agent interface {
-	// Name is "claude" or "demo": shown to people and in logs.
+	// Name is a short name for logs and metrics: "claude", "acp", "demo".
 	Name() string
+	// About is how the agent presents itself to people.
+	About() About
+	// Ready reports whether the agent can start sessions now (its program
+	// is there and runnable); /readyz shows the error.
+	Ready(ctx context.Context) error
 	// Open starts (or resumes, with ResumeID) a session. It may start a
 	// process; the session lives until Close or until it dies.
 	Open(ctx context.Context, opts SessionOptions) (Session, error)
 }
 
-// Labeled is implemented by agents that name themselves for people (in
-// /start and /status) and say how to install them when they are missing.
-type Labeled interface {
-	Label() string
-	InstallHint() string
+// About is what people are told about an agent: in /start, /status, /help
+// and /login, and when it is missing or cannot log in.
+type About struct {
+	// Label names the agent in sentences ("I run <Label> for you").
+	Label string
+	// InstallHint says how to install the agent when its program is missing.
+	InstallHint string
+	// LoginHelp answers /login: how to give the agent its credentials.
+	LoginHelp string
+	// NotLoggedIn is said after a turn that failed for want of credentials
+	// (Result.AuthFailed).
+	NotLoggedIn string
+	// Help is extra help text for /help ("" for none).
+	Help string
 }
 
 // SessionRulesByEngine is implemented by agents that do not apply the

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/agents/claude"
+	"github.com/leashd/leashd/engine/agent/claude"
 	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 )
 

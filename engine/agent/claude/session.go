@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/agents/internal/agentproc"
+	"github.com/leashd/leashd/engine/agent/internal/agentproc"
 )
 
 // session is one CLI process. It implements engine.Session.

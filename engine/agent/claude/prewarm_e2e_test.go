@@ -42,7 +42,7 @@ func TestE2EPrewarmedCLIAnswersANewChat(t *testing.T) {
 // last chat's process is closed (idle timeout) and, with prewarm, a spare
 // started again; that settling is not timed.
 //
-//	LEASHD_TEST_CLAUDE=$(command -v claude) go test -run '^$' -bench E2ENewChatFirstText -benchtime 5x ./engine/agents/claude
+//	LEASHD_TEST_CLAUDE=$(command -v claude) go test -run '^$' -bench E2ENewChatFirstText -benchtime 5x ./engine/agent/claude
 func BenchmarkE2ENewChatFirstText(b *testing.B) {
 	for _, prewarm := range []int{0, 1} {
 		b.Run(fmt.Sprintf("prewarm=%d", prewarm), func(b *testing.B) {

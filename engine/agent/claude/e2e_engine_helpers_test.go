@@ -18,7 +18,7 @@ import (
 	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/agents/claude"
+	"github.com/leashd/leashd/engine/agent/claude"
 	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 	"github.com/leashd/leashd/interactions"
 )
