@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/leashd/leashd/engine/agent"
 	"slices"
 	"time"
 
@@ -47,12 +48,12 @@ func sameInput(a, b json.RawMessage) bool {
 // allowedAgain allows req without asking when it is the call a person
 // allowed after the restart, once per answer, and records it in the audit
 // log linked to that answer.
-func (t *turn) allowedAgain(ctx context.Context, req PermissionRequest) (PermissionResponse, bool) {
+func (t *turn) allowedAgain(ctx context.Context, req agent.PermissionRequest) (agent.PermissionResponse, bool) {
 	t.mu.Lock()
 	a := t.again
 	if a == nil || a.tool != req.ToolName || !sameInput(a.input, req.Input) {
 		t.mu.Unlock()
-		return PermissionResponse{}, false
+		return agent.PermissionResponse{}, false
 	}
 	t.again = nil
 	t.mu.Unlock()
@@ -74,7 +75,7 @@ func (t *turn) allowedAgain(ctx context.Context, req PermissionRequest) (Permiss
 	if a.res.Decision == interactions.DecisionAllowSession {
 		rules := sessionRules(req)
 		t.rules.add(rules)
-		return allow(req, PermissionUpdate{Type: "addRules", Rules: rules, Behavior: "allow", Destination: "session"}), true
+		return allow(req, agent.PermissionUpdate{Type: "addRules", Rules: rules, Behavior: "allow", Destination: "session"}), true
 	}
-	return allowedBy(ClassUserTemporary, req), true
+	return allowedBy(agent.ClassUserTemporary, req), true
 }

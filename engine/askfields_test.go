@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"github.com/leashd/leashd/engine/agent"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,15 +14,15 @@ import (
 
 // reqAgent puts each request sent on calls to the engine and reports the
 // decision on results; a zero request ends the turn.
-func reqAgent(engineRules bool, calls <-chan engine.PermissionRequest, results chan<- engine.PermissionResponse) *scriptAgent {
-	return &scriptAgent{engineRules: engineRules, turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+func reqAgent(engineRules bool, calls <-chan agent.PermissionRequest, results chan<- agent.PermissionResponse) *scriptAgent {
+	return &scriptAgent{engineRules: engineRules, turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		for req := range calls {
 			if req.ToolName == "" {
 				break
 			}
 			results <- h.Permission(ctx, req)
 		}
-		return engine.Result{}, nil
+		return agent.Result{}, nil
 	}}
 }
 
@@ -29,10 +30,10 @@ func reqAgent(engineRules bool, calls <-chan engine.PermissionRequest, results c
 // path, the MCP server, and which options in what order; terminal escapes
 // in the agent's text do not.
 func TestToolApprovalCarriesTheAgentsFields(t *testing.T) {
-	calls, results := make(chan engine.PermissionRequest, 2), make(chan engine.PermissionResponse, 2)
+	calls, results := make(chan agent.PermissionRequest, 2), make(chan agent.PermissionResponse, 2)
 	e, conn, _ := start(t, reqAgent(false, calls, results), nil)
 	send(t, e, "c1", "go")
-	req := engine.PermissionRequest{
+	req := agent.PermissionRequest{
 		ToolName: "mcp__github__create_issue", Input: mustJSON(map[string]string{"title": "x"}),
 		Reason: "Creates an issue \x1b[31min a public repo\x1b[0m", BlockedPath: "/etc/passwd",
 		MCPServer: "github", MCPSource: "user",
@@ -50,14 +51,14 @@ func TestToolApprovalCarriesTheAgentsFields(t *testing.T) {
 	require.NoError(t, err)
 	r := <-results
 	assert.True(t, r.Allow)
-	assert.Equal(t, engine.ClassUserTemporary, r.Classification)
+	assert.Equal(t, agent.ClassUserTemporary, r.Classification)
 	close(calls)
 }
 
 // How a person decided reaches the agent as a classification: once,
 // for the session, or rejected; nobody deciding (a mode) leaves it empty.
 func TestDecisionClassification(t *testing.T) {
-	calls, results := make(chan engine.PermissionRequest, 4), make(chan engine.PermissionResponse, 4)
+	calls, results := make(chan agent.PermissionRequest, 4), make(chan agent.PermissionResponse, 4)
 	e, conn, _ := start(t, reqAgent(true, calls, results), nil)
 	send(t, e, "c1", "go")
 	for i, tc := range []struct {
@@ -65,9 +66,9 @@ func TestDecisionClassification(t *testing.T) {
 		want  string
 		allow bool
 	}{
-		{interactions.Reply{Answers: []string{interactions.DecisionAllowSession}}, engine.ClassUserPermanent, true},
-		{interactions.Reply{Answers: []string{interactions.DecisionDeny}, Text: "no"}, engine.ClassUserReject, false},
-		{interactions.Reply{Reject: true}, engine.ClassUserReject, false},
+		{interactions.Reply{Answers: []string{interactions.DecisionAllowSession}}, agent.ClassUserPermanent, true},
+		{interactions.Reply{Answers: []string{interactions.DecisionDeny}, Text: "no"}, agent.ClassUserReject, false},
+		{interactions.Reply{Reject: true}, agent.ClassUserReject, false},
 	} {
 		calls <- bashReq("make " + string(rune('a'+i)))
 		it := conn.waitShown(t, i+1)
@@ -83,7 +84,7 @@ func TestDecisionClassification(t *testing.T) {
 	calls <- bashReq("make a")
 	r := <-results
 	assert.True(t, r.Allow)
-	assert.Equal(t, engine.ClassUserPermanent, r.Classification)
+	assert.Equal(t, agent.ClassUserPermanent, r.Classification)
 	close(calls)
 }
 
@@ -91,8 +92,8 @@ func TestDecisionClassification(t *testing.T) {
 // not allowed by a session rule the engine keeps (the demo path), not by
 // acceptEdits, and it offers no "allow for this session".
 func TestAskRuleIsNeverAutoApproved(t *testing.T) {
-	calls, results := make(chan engine.PermissionRequest, 4), make(chan engine.PermissionResponse, 4)
-	e, conn, _ := start(t, reqAgent(true, calls, results), nil, engine.WithDefaultMode(engine.ModeAcceptEdits))
+	calls, results := make(chan agent.PermissionRequest, 4), make(chan agent.PermissionResponse, 4)
+	e, conn, _ := start(t, reqAgent(true, calls, results), nil, engine.WithDefaultMode(agent.ModeAcceptEdits))
 	send(t, e, "c1", "go")
 	calls <- bashReq("npm test")
 	it := conn.waitShown(t, 1)
@@ -112,7 +113,7 @@ func TestAskRuleIsNeverAutoApproved(t *testing.T) {
 	assert.False(t, (<-results).Allow)
 
 	// An edit in acceptEdits mode, forced by an ask rule.
-	edit := engine.PermissionRequest{ToolName: "Write", Input: mustJSON(map[string]string{"file_path": "a.txt", "content": "x"}), AskRule: "Write"}
+	edit := agent.PermissionRequest{ToolName: "Write", Input: mustJSON(map[string]string{"file_path": "a.txt", "content": "x"}), AskRule: "Write"}
 	calls <- edit
 	it = conn.waitShown(t, 3)
 	assert.Equal(t, "Write", it.ToolName)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"time"
 
@@ -15,12 +16,12 @@ import (
 type chat struct {
 	id      string
 	loaded  bool
-	mode    Mode
+	mode    agent.Mode
 	agentID string // agent session ID for resuming
 	workDir string
 
-	sess    Session // live session, holding a slot; nil when none
-	busy    bool    // a worker goroutine is running turns
+	sess    agent.Session // live session, holding a slot; nil when none
+	busy    bool          // a worker goroutine is running turns
 	queue   []queued
 	cancel  context.CancelFunc // the running turn's
 	current *turn              // the running turn
@@ -180,7 +181,7 @@ func (e *Engine) worker(c *chat) {
 		if len(c.queue) == 0 || e.agentCtx.Err() != nil {
 			c.busy = false
 			c.queue = nil
-			var handOver Session
+			var handOver agent.Session
 			if len(e.waiters) > 0 && c.sess != nil {
 				// Other chats wait for a slot: give them this idle one.
 				handOver = c.sess
@@ -196,7 +197,7 @@ func (e *Engine) worker(c *chat) {
 		q := c.queue[0]
 		c.queue = c.queue[1:]
 		ctx := e.agentCtx
-		var old Session
+		var old agent.Session
 		if q.fresh {
 			// A new session with no context: the one the chat had (and
 			// its session rules) is closed and forgotten.
@@ -243,7 +244,7 @@ func (e *Engine) armIdleLocked(c *chat) {
 
 // session returns the chat's live session, opening one (and waiting for a
 // free slot, telling the chat its place in the queue) when there is none.
-func (e *Engine) session(ctx context.Context, c *chat) (Session, error) {
+func (e *Engine) session(ctx context.Context, c *chat) (agent.Session, error) {
 	e.mu.Lock()
 	if c.idle != nil {
 		c.idle.Stop()
@@ -263,7 +264,7 @@ func (e *Engine) session(ctx context.Context, c *chat) (Session, error) {
 		}
 	}
 	var w *waiter
-	var evict Session
+	var evict agent.Session
 	quiet := false // waiting only for a spare to give its slot up
 	sp := e.claimSpareLocked(c)
 	if sp != nil {
@@ -332,11 +333,11 @@ func (e *Engine) session(ctx context.Context, c *chat) (Session, error) {
 		return nil, err
 	}
 	e.mu.Lock()
-	opts := SessionOptions{ChatID: c.id, ResumeID: c.agentID, Mode: c.mode, WorkDir: c.workDir, Model: e.opts.model}
-	opts.Notice = func(n AgentNotice) { e.agentNotice(c.id, n) }
+	opts := agent.SessionOptions{ChatID: c.id, ResumeID: c.agentID, Mode: c.mode, WorkDir: c.workDir, Model: e.opts.model}
+	opts.Notice = func(n agent.Notice) { e.agentNotice(c.id, n) }
 	e.mu.Unlock()
 	s, err := e.agent.Open(ctx, opts)
-	if err != nil && opts.ResumeID != "" && !errors.Is(err, ErrAgentNotFound) && ctx.Err() == nil {
+	if err != nil && opts.ResumeID != "" && !errors.Is(err, agent.ErrAgentNotFound) && ctx.Err() == nil {
 		e.log.Warn("resuming agent session failed; starting a new one", "chat", c.id, "session", opts.ResumeID, "err", err)
 		e.say(ctx, c.id, "Could not resume the previous agent session ("+err.Error()+"); starting a new one.")
 		opts.ResumeID = ""
@@ -420,7 +421,7 @@ func (e *Engine) reportSessionsLocked() {
 
 // closeSession closes a session and, when it was dropped, frees its slot
 // (once; closing it again does nothing more).
-func (e *Engine) closeSession(s Session) {
+func (e *Engine) closeSession(s agent.Session) {
 	ctx, cancel := context.WithTimeout(context.Background(), e.opts.closeTimeout)
 	defer cancel()
 	if err := s.Close(ctx); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"time"
 
@@ -26,25 +27,10 @@ var Commands = []Command{
 	{"plan", "Plan mode: the agent plans before editing [text]"},
 	{"edit", "Auto-accept edits [text]"},
 	{"default", "Ask before each edit [text]"},
-	{"login", "How to give Claude Code its credentials"},
+	{"login", "How to give the agent its credentials"},
 	{"worktree", "This chat's git worktree: path, branch, changes"},
 	{"merge", "Commit this chat's worktree and merge it into its base branch"},
 	{"discard", "Remove this chat's worktree and branch (asks first)"},
-}
-
-// loginSteps say how Claude Code gets its credentials. Its own /login is
-// interactive and runs on the machine, so it cannot be done from a chat.
-const loginSteps = "Claude Code logs in on the machine that runs leashd, not from the chat. On that machine, either set ANTHROPIC_API_KEY in leashd's environment (e.g. its env file) and restart leashd, or run `claude` once as the user leashd runs as, type /login there and finish the login. Then send your message again."
-
-// notLoggedIn is said after a turn the agent could not run for want of
-// credentials (Claude Code answers "Not logged in · Please run /login" or
-// "Invalid API key").
-const notLoggedIn = "Claude Code is not logged in, or its API key was refused, so the agent could not answer. " + loginSteps
-
-// Helper is implemented by agents with their own help text (the demo
-// agent's magic words).
-type Helper interface {
-	Help() string
 }
 
 // command runs a /command. "/cmd@botname args" (Telegram groups) works too.
@@ -74,13 +60,9 @@ func (e *Engine) command(ctx context.Context, in connectors.Incoming, text strin
 		}
 		e.say(ctx, chatID, msg)
 	case "login":
-		msg := loginSteps
-		if e.agent.Name() == "demo" {
-			msg = "The built-in demo agent needs no login. To use Claude Code instead: " + loginSteps
-		}
-		e.say(ctx, chatID, msg)
+		e.say(ctx, chatID, e.agent.About().LoginHelp)
 	case "plan", "edit", "default":
-		mode := map[string]Mode{"plan": ModePlan, "edit": ModeAcceptEdits, "default": ModeDefault}[name]
+		mode := map[string]agent.Mode{"plan": agent.ModePlan, "edit": agent.ModeAcceptEdits, "default": agent.ModeDefault}[name]
 		if err := e.setMode(ctx, chatID, mode); err != nil {
 			e.say(ctx, chatID, "Mode not changed: "+err.Error())
 			return
@@ -107,26 +89,18 @@ func (e *Engine) command(ctx context.Context, in connectors.Incoming, text strin
 	}
 }
 
-func modeMeaning(m Mode) string {
+func modeMeaning(m agent.Mode) string {
 	switch m {
-	case ModePlan:
+	case agent.ModePlan:
 		return "the agent plans first and asks you to review the plan before it edits anything."
-	case ModeAcceptEdits:
+	case agent.ModeAcceptEdits:
 		return "file edits are applied without asking; other tools still ask."
 	default:
 		return "the agent asks before each edit and each command that changes something."
 	}
 }
 
-func (e *Engine) agentLabel() string {
-	if l, ok := e.agent.(Labeled); ok {
-		return l.Label()
-	}
-	if e.agent.Name() == "demo" {
-		return "the built-in demo agent"
-	}
-	return "Claude Code"
-}
+func (e *Engine) agentLabel() string { return e.agent.About().Label }
 
 func (e *Engine) helpText() string {
 	var b strings.Builder
@@ -134,8 +108,8 @@ func (e *Engine) helpText() string {
 	for _, c := range Commands {
 		fmt.Fprintf(&b, "/%s — %s\n", c.Name, c.Description)
 	}
-	if h, ok := e.agent.(Helper); ok {
-		b.WriteString("\n" + h.Help())
+	if h := e.agent.About().Help; h != "" {
+		b.WriteString("\n" + h)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -267,12 +241,12 @@ func (e *Engine) clear(ctx context.Context, chatID string) {
 
 // agentModeName is " (the agent's Auto Edit mode)" when the chat's live
 // session names its modes (ModeNamer) differently from leashd.
-func (e *Engine) agentModeName(ctx context.Context, chatID string, m Mode) string {
+func (e *Engine) agentModeName(ctx context.Context, chatID string, m agent.Mode) string {
 	c := e.chatFor(ctx, chatID)
 	e.mu.Lock()
 	sess := c.sess
 	e.mu.Unlock()
-	n, ok := sess.(ModeNamer)
+	n, ok := sess.(agent.ModeNamer)
 	if !ok {
 		return ""
 	}
@@ -285,7 +259,7 @@ func (e *Engine) agentModeName(ctx context.Context, chatID string, m Mode) strin
 // setMode changes the chat's mode and its live session's. An agent that
 // has no such mode (ErrModeUnsupported) refuses it: the mode stays as it
 // was and the error says which modes the agent has.
-func (e *Engine) setMode(ctx context.Context, chatID string, m Mode) error {
+func (e *Engine) setMode(ctx context.Context, chatID string, m agent.Mode) error {
 	c := e.chatFor(ctx, chatID)
 	e.mu.Lock()
 	old := c.mode
@@ -293,7 +267,7 @@ func (e *Engine) setMode(ctx context.Context, chatID string, m Mode) error {
 	sess := c.sess
 	e.mu.Unlock()
 	if sess != nil {
-		if err := sess.SetMode(ctx, m); errors.Is(err, ErrModeUnsupported) {
+		if err := sess.SetMode(ctx, m); errors.Is(err, agent.ErrModeUnsupported) {
 			e.mu.Lock()
 			c.mode = old
 			e.mu.Unlock()

@@ -2,8 +2,9 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/interactions"
@@ -20,7 +21,7 @@ const maxElicitTries = 3
 // then each form field is asked as a question, one at a time (a link in
 // URL mode, with Done to say it was opened). A declined question declines
 // the form; one that expired or was cancelled cancels it.
-func (t *turn) Elicit(ctx context.Context, req ElicitationRequest) ElicitationResponse {
+func (t *turn) Elicit(ctx context.Context, req agent.ElicitationRequest) agent.ElicitationResponse {
 	t.budget.pause()
 	defer t.budget.resume()
 	server := connectors.Truncate(strings.Join(strings.Fields(plainText(req.Server)), " "), 100)
@@ -34,7 +35,7 @@ func (t *turn) Elicit(ctx context.Context, req ElicitationRequest) ElicitationRe
 			Index:    1, Total: 1,
 		})
 		if err != nil {
-			return ElicitationResponse{Action: ElicitCancel}
+			return agent.ElicitationResponse{Action: agent.ElicitCancel}
 		}
 		return elicitAction(res, nil)
 	}
@@ -42,7 +43,7 @@ func (t *turn) Elicit(ctx context.Context, req ElicitationRequest) ElicitationRe
 	if err != nil {
 		t.e.log.Warn("unreadable elicitation form", "chat", t.c.id, "server", server, "err", err)
 		t.e.say(ctx, t.c.id, head+" asked for input leashd could not show ("+err.Error()+"); it was declined.")
-		return ElicitationResponse{Action: ElicitDecline}
+		return agent.ElicitationResponse{Action: agent.ElicitDecline}
 	}
 	if msg != "" {
 		t.e.say(ctx, t.c.id, head+" asks: "+excerpt(msg, 40))
@@ -57,7 +58,7 @@ func (t *turn) Elicit(ctx context.Context, req ElicitationRequest) ElicitationRe
 				Index: i + 1, Total: len(fields),
 			})
 			if err != nil {
-				return ElicitationResponse{Action: ElicitCancel}
+				return agent.ElicitationResponse{Action: agent.ElicitCancel}
 			}
 			if res.Status != interactions.StatusAnswered {
 				return elicitAction(res, nil)
@@ -68,21 +69,21 @@ func (t *turn) Elicit(ctx context.Context, req ElicitationRequest) ElicitationRe
 			}
 			if try == maxElicitTries {
 				t.e.say(ctx, t.c.id, "That does not fit ("+verr.Error()+"); the form was declined.")
-				return ElicitationResponse{Action: ElicitDecline}
+				return agent.ElicitationResponse{Action: agent.ElicitDecline}
 			}
 			t.e.say(ctx, t.c.id, "That does not fit ("+verr.Error()+"); please answer again.")
 		}
 	}
-	return ElicitationResponse{Action: ElicitAccept, Content: content}
+	return agent.ElicitationResponse{Action: agent.ElicitAccept, Content: content}
 }
 
 // elicitAction maps how a question ended to the elicitation's action.
-func elicitAction(res interactions.Resolution, content map[string]any) ElicitationResponse {
+func elicitAction(res interactions.Resolution, content map[string]any) agent.ElicitationResponse {
 	switch res.Status {
 	case interactions.StatusAnswered:
-		return ElicitationResponse{Action: ElicitAccept, Content: content}
+		return agent.ElicitationResponse{Action: agent.ElicitAccept, Content: content}
 	case interactions.StatusRejected:
-		return ElicitationResponse{Action: ElicitDecline}
+		return agent.ElicitationResponse{Action: agent.ElicitDecline}
 	}
-	return ElicitationResponse{Action: ElicitCancel}
+	return agent.ElicitationResponse{Action: agent.ElicitCancel}
 }

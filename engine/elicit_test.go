@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/leashd/leashd/engine/agent"
 	"testing"
 	"time"
 
@@ -14,11 +15,11 @@ import (
 )
 
 // elicitAgent elicits each request sent on calls and reports the answer.
-func elicitAgent(calls <-chan engine.ElicitationRequest, results chan<- engine.ElicitationResponse) *scriptAgent {
-	return &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		el, ok := h.(engine.Elicitor)
+func elicitAgent(calls <-chan agent.ElicitationRequest, results chan<- agent.ElicitationResponse) *scriptAgent {
+	return &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		el, ok := h.(agent.Elicitor)
 		if !ok {
-			return engine.Result{Text: "the engine cannot elicit"}, nil
+			return agent.Result{Text: "the engine cannot elicit"}, nil
 		}
 		for req := range calls {
 			if req.Server == "" {
@@ -26,7 +27,7 @@ func elicitAgent(calls <-chan engine.ElicitationRequest, results chan<- engine.E
 			}
 			results <- el.Elicit(ctx, req)
 		}
-		return engine.Result{}, nil
+		return agent.Result{}, nil
 	}}
 }
 
@@ -39,10 +40,10 @@ var form = json.RawMessage(`{"type":"object","properties":{
 // choices as options (single, then multiple), a number as text that is
 // asked again when it is not one; the content carries the schema's values.
 func TestElicitationFormIsAskedAndAccepted(t *testing.T) {
-	calls, results := make(chan engine.ElicitationRequest, 1), make(chan engine.ElicitationResponse, 1)
+	calls, results := make(chan agent.ElicitationRequest, 1), make(chan agent.ElicitationResponse, 1)
 	e, conn, _ := start(t, elicitAgent(calls, results), nil)
 	send(t, e, "c1", "go")
-	calls <- engine.ElicitationRequest{Server: "deployer", Message: "Configure the deploy", Schema: form}
+	calls <- agent.ElicitationRequest{Server: "deployer", Message: "Configure the deploy", Schema: form}
 	conn.waitSaid(t, "MCP server deployer asks: Configure the deploy")
 
 	it := conn.waitShown(t, 1)
@@ -69,7 +70,7 @@ func TestElicitationFormIsAskedAndAccepted(t *testing.T) {
 	require.NoError(t, err)
 
 	r := <-results
-	assert.Equal(t, engine.ElicitAccept, r.Action)
+	assert.Equal(t, agent.ElicitAccept, r.Action)
 	assert.Equal(t, map[string]any{"env": "prd", "checks": []any{"lint", "test"}, "replicas": int64(3)}, r.Content)
 	close(calls)
 }
@@ -77,31 +78,31 @@ func TestElicitationFormIsAskedAndAccepted(t *testing.T) {
 // Declining a question declines the form; nobody answering in time
 // cancels it; a link is shown with Done, which accepts.
 func TestElicitationDeclineTimeoutAndLink(t *testing.T) {
-	calls, results := make(chan engine.ElicitationRequest, 1), make(chan engine.ElicitationResponse, 1)
+	calls, results := make(chan agent.ElicitationRequest, 1), make(chan agent.ElicitationResponse, 1)
 	e, conn, _ := start(t, elicitAgent(calls, results), []interactions.Opt{interactions.WithTimeout(2 * time.Second)})
 	send(t, e, "c1", "go")
 
-	calls <- engine.ElicitationRequest{Server: "deployer", Schema: form}
+	calls <- agent.ElicitationRequest{Server: "deployer", Schema: form}
 	it := conn.waitShown(t, 1)
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Reject: true})
 	require.NoError(t, err)
-	assert.Equal(t, engine.ElicitationResponse{Action: engine.ElicitDecline}, <-results)
+	assert.Equal(t, agent.ElicitationResponse{Action: agent.ElicitDecline}, <-results)
 
-	calls <- engine.ElicitationRequest{Server: "auth", Message: "Sign in to continue", URL: "https://auth.example/login?x=1"}
+	calls <- agent.ElicitationRequest{Server: "auth", Message: "Sign in to continue", URL: "https://auth.example/login?x=1"}
 	it = conn.waitShown(t, 2)
 	assert.Contains(t, it.Question, "Sign in to continue")
 	assert.Contains(t, it.Question, "https://auth.example/login?x=1")
 	assert.Equal(t, "MCP server auth", it.Header)
 	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"Done"}})
 	require.NoError(t, err)
-	assert.Equal(t, engine.ElicitAccept, (<-results).Action)
+	assert.Equal(t, agent.ElicitAccept, (<-results).Action)
 
-	calls <- engine.ElicitationRequest{Server: "deployer", Schema: form}
+	calls <- agent.ElicitationRequest{Server: "deployer", Schema: form}
 	conn.waitShown(t, 3)
-	assert.Equal(t, engine.ElicitationResponse{Action: engine.ElicitCancel}, <-results, "expired: cancel")
+	assert.Equal(t, agent.ElicitationResponse{Action: agent.ElicitCancel}, <-results, "expired: cancel")
 
-	calls <- engine.ElicitationRequest{Server: "bad", Schema: json.RawMessage(`{"properties":{"x":{"type":"object"}}}`)}
-	assert.Equal(t, engine.ElicitDecline, (<-results).Action)
+	calls <- agent.ElicitationRequest{Server: "bad", Schema: json.RawMessage(`{"properties":{"x":{"type":"object"}}}`)}
+	assert.Equal(t, agent.ElicitDecline, (<-results).Action)
 	conn.waitSaid(t, `MCP server bad asked for input leashd could not show (field "x": type "object" cannot be asked`)
 	close(calls)
 }

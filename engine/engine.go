@@ -7,6 +7,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"log/slog"
 	"slices"
 	"sync"
@@ -19,7 +20,7 @@ import (
 // Engine runs agent sessions for chats. Create it with New, add connectors,
 // then Run it. It implements connectors.Handler.
 type Engine struct {
-	agent   Agent
+	agent   agent.Agent
 	coord   *interactions.Coordinator
 	opts    options
 	log     *slog.Logger
@@ -31,9 +32,9 @@ type Engine struct {
 	owners     map[string]connectors.Connector // by Name
 	connectors []connectors.Connector
 	watchers   []connectors.Connector
-	live       int                  // sessions holding a slot, including ones still closing
-	closing    map[Session]struct{} // dropped sessions whose slot closeSession frees
-	waiters    []*waiter            // chats queued for a slot, first first
+	live       int                        // sessions holding a slot, including ones still closing
+	closing    map[agent.Session]struct{} // dropped sessions whose slot closeSession frees
+	waiters    []*waiter                  // chats queued for a slot, first first
 	// agentCtx bounds agent turns; it outlives the connectors' context so
 	// that shutdown can interrupt pending interactions first.
 	agentCtx    context.Context
@@ -54,7 +55,7 @@ type Engine struct {
 }
 
 type options struct {
-	defaultMode   Mode
+	defaultMode   agent.Mode
 	workDir       string
 	model         string
 	maxConcurrent int
@@ -78,7 +79,7 @@ type options struct {
 type Option func(*options)
 
 // WithDefaultMode sets the permission mode of new chats (default: default).
-func WithDefaultMode(m Mode) Option { return func(o *options) { o.defaultMode = m } }
+func WithDefaultMode(m agent.Mode) Option { return func(o *options) { o.defaultMode = m } }
 
 // WithWorkDir sets the agent's working directory.
 func WithWorkDir(dir string) Option { return func(o *options) { o.workDir = dir } }
@@ -115,8 +116,8 @@ func WithMetrics(m Metrics) Option { return func(o *options) { o.metrics = m } }
 func WithCloseTimeout(d time.Duration) Option { return func(o *options) { o.closeTimeout = d } }
 
 // New returns an Engine running agent, asking people through coord.
-func New(agent Agent, coord *interactions.Coordinator, opts ...Option) *Engine {
-	o := options{defaultMode: ModeDefault, maxConcurrent: 4, closeTimeout: 15 * time.Second}
+func New(ag agent.Agent, coord *interactions.Coordinator, opts ...Option) *Engine {
+	o := options{defaultMode: agent.ModeDefault, maxConcurrent: 4, closeTimeout: 15 * time.Second}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -130,14 +131,14 @@ func New(agent Agent, coord *interactions.Coordinator, opts ...Option) *Engine {
 		o.store = newMemStore()
 	}
 	e := &Engine{
-		agent:   agent,
+		agent:   ag,
 		coord:   coord,
 		opts:    o,
 		log:     o.log,
 		store:   o.store,
 		metrics: o.metrics,
 		chats:   make(map[string]*chat),
-		closing: make(map[Session]struct{}),
+		closing: make(map[agent.Session]struct{}),
 		owners:  make(map[string]connectors.Connector),
 	}
 	e.agentCtx, e.agentCancel = context.WithCancel(context.Background())

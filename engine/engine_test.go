@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"sync"
 	"testing"
@@ -29,18 +30,18 @@ var twoQuestions = mustJSON(map[string]any{
 })
 
 func TestPromptStreamsTextAndSummary(t *testing.T) {
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		h.Text("Hello ")
 		h.ToolUse("Bash", mustJSON(map[string]string{"command": "ls"}))
 		h.ToolUse("Bash", mustJSON(map[string]string{"command": "pwd"}))
 		h.ToolUse("Read", mustJSON(map[string]string{"file_path": "a"}))
 		h.Text("world")
-		return engine.Result{Text: "Hello world", CostUSD: 0.0123, NumTurns: 2}, nil
+		return agent.Result{Text: "Hello world", CostUSD: 0.0123, NumTurns: 2}, nil
 	}}
-	e, conn, _ := start(t, agent, nil)
+	e, conn, _ := start(t, ag, nil)
 	assert.Equal(t, connectors.RouteAgent, send(t, e, "c1", "hi there"))
 	conn.waitFor(t, "summary", func() bool { return len(conn.done) == 1 })
-	assert.Equal(t, []string{"hi there"}, agent.promptsCopy())
+	assert.Equal(t, []string{"hi there"}, ag.promptsCopy())
 	conn.mu.Lock()
 	defer conn.mu.Unlock()
 	assert.Equal(t, []string{"c1|Hello ", "c1|world"}, conn.stream)
@@ -49,12 +50,12 @@ func TestPromptStreamsTextAndSummary(t *testing.T) {
 }
 
 func TestAskUserQuestionByTapAndTypedText(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		got <- h.Permission(ctx, engine.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions})
-		return engine.Result{Text: "ok"}, nil
+	got := make(chan agent.PermissionResponse, 1)
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		got <- h.Permission(ctx, agent.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions})
+		return agent.Result{Text: "ok"}, nil
 	}}
-	e, conn, _ := start(t, agent, nil)
+	e, conn, _ := start(t, ag, nil)
 	send(t, e, "c1", "ask me")
 
 	q1 := conn.waitShown(t, 1)
@@ -81,12 +82,12 @@ func TestAskUserQuestionByTapAndTypedText(t *testing.T) {
 }
 
 func TestAskUserQuestionMalformedInputIsDeniedWithReason(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		got <- h.Permission(ctx, engine.PermissionRequest{ToolName: "AskUserQuestion", Input: json.RawMessage(`{"questions":"nope"}`)})
-		return engine.Result{}, nil
+	got := make(chan agent.PermissionResponse, 1)
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		got <- h.Permission(ctx, agent.PermissionRequest{ToolName: "AskUserQuestion", Input: json.RawMessage(`{"questions":"nope"}`)})
+		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, agent, nil)
+	e, conn, _ := start(t, ag, nil)
 	send(t, e, "c1", "go")
 	resp := <-got
 	assert.False(t, resp.Allow)
@@ -94,37 +95,37 @@ func TestAskUserQuestionMalformedInputIsDeniedWithReason(t *testing.T) {
 	conn.waitSaid(t, "could not read")
 }
 
-func planTurn(got chan<- engine.PermissionResponse) *scriptAgent {
-	return &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+func planTurn(got chan<- agent.PermissionResponse) *scriptAgent {
+	return &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if strings.HasPrefix(prompt, "Implement the following plan") {
-			return engine.Result{Text: "implemented"}, nil
+			return agent.Result{Text: "implemented"}, nil
 		}
-		got <- h.Permission(ctx, engine.PermissionRequest{ToolName: "ExitPlanMode", Input: mustJSON(map[string]string{"plan": "# Plan\n- step"})})
+		got <- h.Permission(ctx, agent.PermissionRequest{ToolName: "ExitPlanMode", Input: mustJSON(map[string]string{"plan": "# Plan\n- step"})})
 		return waitOrDone(ctx, s)
 	}}
 }
 
 // waitOrDone ends a turn at once unless the engine interrupts it first.
-func waitOrDone(ctx context.Context, s *scriptSession) (engine.Result, error) {
+func waitOrDone(ctx context.Context, s *scriptSession) (agent.Result, error) {
 	select {
 	case <-s.interrupt:
-		return engine.Result{Subtype: "error_during_execution", IsError: true}, nil
+		return agent.Result{Subtype: "error_during_execution", IsError: true}, nil
 	case <-time.After(50 * time.Millisecond):
-		return engine.Result{Text: "after plan"}, nil
+		return agent.Result{Text: "after plan"}, nil
 	}
 }
 
 func TestPlanReviewDecisions(t *testing.T) {
 	for _, tc := range []struct {
 		decision string
-		mode     engine.Mode
+		mode     agent.Mode
 	}{
-		{interactions.DecisionEdit, engine.ModeAcceptEdits},
-		{interactions.DecisionDefault, engine.ModeDefault},
+		{interactions.DecisionEdit, agent.ModeAcceptEdits},
+		{interactions.DecisionDefault, agent.ModeDefault},
 	} {
 		t.Run(tc.decision, func(t *testing.T) {
-			got := make(chan engine.PermissionResponse, 1)
-			e, conn, _ := start(t, planTurn(got), nil, engine.WithDefaultMode(engine.ModePlan))
+			got := make(chan agent.PermissionResponse, 1)
+			e, conn, _ := start(t, planTurn(got), nil, engine.WithDefaultMode(agent.ModePlan))
 			send(t, e, "c1", "plan it")
 			it := conn.waitShown(t, 1)
 			assert.Equal(t, interactions.KindPlanReview, it.Kind)
@@ -134,7 +135,7 @@ func TestPlanReviewDecisions(t *testing.T) {
 			resp := <-got
 			require.True(t, resp.Allow)
 			require.Len(t, resp.UpdatedPermissions, 1)
-			assert.Equal(t, engine.PermissionUpdate{Type: "setMode", Mode: tc.mode, Destination: "session"}, resp.UpdatedPermissions[0])
+			assert.Equal(t, agent.PermissionUpdate{Type: "setMode", Mode: tc.mode, Destination: "session"}, resp.UpdatedPermissions[0])
 			conn.waitSaid(t, "Mode: "+string(tc.mode))
 			send(t, e, "c1", "/status")
 			conn.waitSaid(t, "Mode: "+string(tc.mode)+"\n")
@@ -143,8 +144,8 @@ func TestPlanReviewDecisions(t *testing.T) {
 }
 
 func TestPlanReviewAdjustInTwoSteps(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
-	e, conn, coord := start(t, planTurn(got), nil, engine.WithDefaultMode(engine.ModePlan))
+	got := make(chan agent.PermissionResponse, 1)
+	e, conn, coord := start(t, planTurn(got), nil, engine.WithDefaultMode(agent.ModePlan))
 	send(t, e, "c1", "plan it")
 	it := conn.waitShown(t, 1)
 	out, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"adjust"}})
@@ -158,41 +159,41 @@ func TestPlanReviewAdjustInTwoSteps(t *testing.T) {
 }
 
 func TestPlanReviewCleanEditStartsFreshSessionWithPlan(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
-	agent := planTurn(got)
-	e, conn, _ := start(t, agent, nil, engine.WithDefaultMode(engine.ModePlan))
+	got := make(chan agent.PermissionResponse, 1)
+	ag := planTurn(got)
+	e, conn, _ := start(t, ag, nil, engine.WithDefaultMode(agent.ModePlan))
 	send(t, e, "c1", "plan it")
 	it := conn.waitShown(t, 1)
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"clean_edit"}})
 	require.NoError(t, err)
 	assert.True(t, (<-got).Allow)
 	conn.waitFor(t, "the plan implemented", func() bool { return len(conn.done) == 1 })
-	opened := agent.openedCopy()
+	opened := ag.openedCopy()
 	require.Len(t, opened, 2)
-	assert.Equal(t, engine.ModePlan, opened[0].Mode)
+	assert.Equal(t, agent.ModePlan, opened[0].Mode)
 	assert.Equal(t, "", opened[1].ResumeID, "a fresh session, not a resume")
-	assert.Equal(t, engine.ModeAcceptEdits, opened[1].Mode)
-	prompts := agent.promptsCopy()
+	assert.Equal(t, agent.ModeAcceptEdits, opened[1].Mode)
+	prompts := ag.promptsCopy()
 	require.Len(t, prompts, 2)
 	assert.Equal(t, "Implement the following plan, which the user has approved:\n\n# Plan\n- step", prompts[1])
 	assert.Contains(t, conn.saidText(), "Starting a fresh session")
 	assert.Equal(t, "implemented", conn.done[0].Result)
 }
 
-func bashReq(cmd string) engine.PermissionRequest {
-	return engine.PermissionRequest{ToolName: "Bash", Input: mustJSON(map[string]string{"command": cmd})}
+func bashReq(cmd string) agent.PermissionRequest {
+	return agent.PermissionRequest{ToolName: "Bash", Input: mustJSON(map[string]string{"command": cmd})}
 }
 
 func TestToolApproval(t *testing.T) {
-	type step struct{ resp engine.PermissionResponse }
-	results := make(chan engine.PermissionResponse, 4)
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	type step struct{ resp agent.PermissionResponse }
+	results := make(chan agent.PermissionResponse, 4)
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		for _, cmd := range strings.Split(prompt, ";") {
 			results <- h.Permission(ctx, bashReq(cmd))
 		}
-		return engine.Result{}, nil
+		return agent.Result{}, nil
 	}, engineRules: true}
-	e, conn, _ := start(t, agent, nil)
+	e, conn, _ := start(t, ag, nil)
 
 	// allow
 	send(t, e, "c1", "rm a")
@@ -214,7 +215,7 @@ func TestToolApproval(t *testing.T) {
 	require.NoError(t, err)
 	r = <-results
 	assert.True(t, r.Allow)
-	assert.Equal(t, []engine.PermissionUpdate{{Type: "addRules", Rules: []engine.Rule{{ToolName: "Bash", RuleContent: "npm test"}}, Behavior: "allow", Destination: "session"}}, r.UpdatedPermissions)
+	assert.Equal(t, []agent.PermissionUpdate{{Type: "addRules", Rules: []agent.Rule{{ToolName: "Bash", RuleContent: "npm test"}}, Behavior: "allow", Destination: "session"}}, r.UpdatedPermissions)
 	r = <-results
 	assert.True(t, r.Allow, "second identical call allowed")
 	conn.waitFor(t, "two summaries", func() bool { return len(conn.done) == 2 })
@@ -230,15 +231,15 @@ func TestToolApproval(t *testing.T) {
 }
 
 func TestAllowSessionUsesAgentSuggestionWithSessionDestination(t *testing.T) {
-	results := make(chan engine.PermissionResponse, 1)
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	results := make(chan agent.PermissionResponse, 1)
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		req := bashReq("npm test --watch")
 		req.Suggestions = json.RawMessage(`[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test:*"}],"behavior":"allow","destination":"localSettings"}]`)
 		results <- h.Permission(ctx, req)
 		results <- h.Permission(ctx, bashReq("npm test -- foo"))
-		return engine.Result{}, nil
+		return agent.Result{}, nil
 	}, engineRules: true}
-	e, conn, _ := start(t, agent, nil)
+	e, conn, _ := start(t, ag, nil)
 	send(t, e, "c1", "go")
 	it := conn.waitShown(t, 1)
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"allow_session"}})
@@ -246,19 +247,19 @@ func TestAllowSessionUsesAgentSuggestionWithSessionDestination(t *testing.T) {
 	r := <-results
 	require.Len(t, r.UpdatedPermissions, 1)
 	assert.Equal(t, "session", r.UpdatedPermissions[0].Destination, "never write settings files")
-	assert.Equal(t, []engine.Rule{{ToolName: "Bash", RuleContent: "npm test:*"}}, r.UpdatedPermissions[0].Rules)
+	assert.Equal(t, []agent.Rule{{ToolName: "Bash", RuleContent: "npm test:*"}}, r.UpdatedPermissions[0].Rules)
 	assert.True(t, (<-results).Allow)
 	assert.Len(t, conn.shown, 1)
 }
 
 func TestAcceptEditsAllowsEditsWithoutAsking(t *testing.T) {
-	results := make(chan engine.PermissionResponse, 2)
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		results <- h.Permission(ctx, engine.PermissionRequest{ToolName: "Write", Input: mustJSON(map[string]string{"file_path": "a.go", "content": "x"})})
+	results := make(chan agent.PermissionResponse, 2)
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		results <- h.Permission(ctx, agent.PermissionRequest{ToolName: "Write", Input: mustJSON(map[string]string{"file_path": "a.go", "content": "x"})})
 		results <- h.Permission(ctx, bashReq("rm a.go"))
-		return engine.Result{}, nil
+		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, agent, nil, engine.WithDefaultMode(engine.ModeAcceptEdits))
+	e, conn, _ := start(t, ag, nil, engine.WithDefaultMode(agent.ModeAcceptEdits))
 	send(t, e, "c1", "go")
 	assert.True(t, (<-results).Allow)
 	it := conn.waitShown(t, 1)
@@ -270,28 +271,28 @@ func TestAcceptEditsAllowsEditsWithoutAsking(t *testing.T) {
 
 func TestMessageWhileBusyIsQueuedAsNextTurn(t *testing.T) {
 	release := make(chan struct{})
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if prompt == "first" {
 			<-release
 		}
-		return engine.Result{Text: "did " + prompt}, nil
+		return agent.Result{Text: "did " + prompt}, nil
 	}}
-	e, conn, _ := start(t, agent, nil)
+	e, conn, _ := start(t, ag, nil)
 	send(t, e, "c1", "first")
-	conn.waitFor(t, "first turn running", func() bool { return len(agent.promptsCopy()) == 1 })
+	conn.waitFor(t, "first turn running", func() bool { return len(ag.promptsCopy()) == 1 })
 	assert.Equal(t, connectors.RouteAgent, send(t, e, "c1", "second"))
 	conn.waitSaid(t, "queued and will be sent as the next turn (1st in the queue)")
 	close(release)
 	conn.waitFor(t, "both turns", func() bool { return len(conn.done) == 2 })
-	assert.Equal(t, []string{"first", "second"}, agent.promptsCopy())
+	assert.Equal(t, []string{"first", "second"}, ag.promptsCopy())
 	assert.Equal(t, "did second", conn.done[1].Result)
 }
 
 func TestCommands(t *testing.T) {
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		return engine.Result{}, nil
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, agent, nil, engine.WithWorkDir("/srv/proj"))
+	e, conn, _ := start(t, ag, nil, engine.WithWorkDir("/srv/proj"))
 	assert.Equal(t, connectors.RouteCommand, send(t, e, "c1", "/frobnicate now"))
 	conn.waitSaid(t, "c1|Unknown command /frobnicate — try /help")
 	send(t, e, "c1", "/start")
@@ -306,31 +307,31 @@ func TestCommands(t *testing.T) {
 	conn.waitSaid(t, "Mode: plan — ")
 	send(t, e, "c1", "/stop")
 	conn.waitSaid(t, "Nothing is running.")
-	assert.Empty(t, agent.promptsCopy(), "no command reached the agent")
+	assert.Empty(t, ag.promptsCopy(), "no command reached the agent")
 }
 
 func TestModeCommandWithTextRunsPromptInThatMode(t *testing.T) {
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		return engine.Result{}, nil
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, agent, nil)
+	e, conn, _ := start(t, ag, nil)
 	send(t, e, "c1", "/plan design a cache")
 	conn.waitFor(t, "turn", func() bool { return len(conn.done) == 1 })
-	assert.Equal(t, []string{"design a cache"}, agent.promptsCopy())
-	assert.Equal(t, engine.ModePlan, agent.openedCopy()[0].Mode)
+	assert.Equal(t, []string{"design a cache"}, ag.promptsCopy())
+	assert.Equal(t, agent.ModePlan, ag.openedCopy()[0].Mode)
 }
 
 func TestClearDuringPendingQuestion(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	got := make(chan agent.PermissionResponse, 1)
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if prompt == "ask" {
-			got <- h.Permission(ctx, engine.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions})
+			got <- h.Permission(ctx, agent.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions})
 			<-ctx.Done()
-			return engine.Result{}, ctx.Err()
+			return agent.Result{}, ctx.Err()
 		}
-		return engine.Result{Text: "fresh"}, nil
+		return agent.Result{Text: "fresh"}, nil
 	}}
-	e, conn, coord := start(t, agent, nil)
+	e, conn, coord := start(t, ag, nil)
 	send(t, e, "c1", "ask")
 	it := conn.waitShown(t, 1)
 	send(t, e, "c1", "/clear")
@@ -352,20 +353,20 @@ func TestClearDuringPendingQuestion(t *testing.T) {
 
 	send(t, e, "c1", "again")
 	conn.waitFor(t, "fresh turn", func() bool { return len(conn.done) == 1 })
-	opened := agent.openedCopy()
+	opened := ag.openedCopy()
 	require.Len(t, opened, 2)
 	assert.Equal(t, "", opened[1].ResumeID, "/clear starts a fresh session")
 }
 
 func TestStopDuringPendingQuestionInterruptsTurn(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	got := make(chan agent.PermissionResponse, 1)
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		go func() {
-			got <- h.Permission(ctx, engine.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions})
+			got <- h.Permission(ctx, agent.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions})
 		}()
 		return waitInterrupt(ctx, s)
 	}}
-	e, conn, _ := start(t, agent, nil)
+	e, conn, _ := start(t, ag, nil)
 	send(t, e, "c1", "ask")
 	conn.waitShown(t, 1)
 	send(t, e, "c1", "/stop")
@@ -377,39 +378,39 @@ func TestStopDuringPendingQuestionInterruptsTurn(t *testing.T) {
 }
 
 func TestAgentDyingMidQuestionTellsChatAndCancels(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	got := make(chan agent.PermissionResponse, 1)
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if prompt != "ask" {
-			return engine.Result{Text: "back"}, nil
+			return agent.Result{Text: "back"}, nil
 		}
 		pctx, cancel := context.WithCancel(ctx)
 		go func() {
-			got <- h.Permission(pctx, engine.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions})
+			got <- h.Permission(pctx, agent.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions})
 		}()
 		time.Sleep(20 * time.Millisecond)
 		cancel() // the process died: the driver cancels in-flight requests
 		_ = s.Close(ctx)
-		return engine.Result{}, fmt.Errorf("%w: exit status 137", engine.ErrSessionEnded)
+		return agent.Result{}, fmt.Errorf("%w: exit status 137", agent.ErrSessionEnded)
 	}}
-	e, conn, coord := start(t, agent, nil)
+	e, conn, coord := start(t, ag, nil)
 	send(t, e, "c1", "ask")
 	conn.waitSaid(t, "The agent stopped unexpectedly: agent session ended: exit status 137")
 	assert.False(t, (<-got).Allow)
 	assert.Empty(t, coord.Pending("c1"))
 	send(t, e, "c1", "continue")
 	conn.waitFor(t, "next turn", func() bool { return len(conn.done) == 1 })
-	opened := agent.openedCopy()
+	opened := ag.openedCopy()
 	require.Len(t, opened, 2)
 	assert.Equal(t, "sess-1", opened[1].ResumeID, "the next message resumes the conversation")
 }
 
 func TestInteractionTimeoutTellsAgent(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	got := make(chan agent.PermissionResponse, 1)
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		got <- h.Permission(ctx, bashReq("rm x"))
-		return engine.Result{}, nil
+		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, agent, []interactions.Opt{interactions.WithTimeout(30 * time.Millisecond)})
+	e, conn, _ := start(t, ag, []interactions.Opt{interactions.WithTimeout(30 * time.Millisecond)})
 	send(t, e, "c1", "go")
 	resp := <-got
 	assert.False(t, resp.Allow)
@@ -421,57 +422,57 @@ func TestInteractionTimeoutTellsAgent(t *testing.T) {
 
 func TestConcurrencyLimitQueuesChatsAndTellsPosition(t *testing.T) {
 	release := make(chan struct{})
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if prompt == "long" {
 			<-release
 		}
-		return engine.Result{Text: prompt}, nil
+		return agent.Result{Text: prompt}, nil
 	}}
-	e, conn, _ := start(t, agent, nil, engine.WithMaxConcurrent(1))
+	e, conn, _ := start(t, ag, nil, engine.WithMaxConcurrent(1))
 	send(t, e, "a", "long")
-	conn.waitFor(t, "a running", func() bool { return len(agent.promptsCopy()) == 1 })
+	conn.waitFor(t, "a running", func() bool { return len(ag.promptsCopy()) == 1 })
 	send(t, e, "b", "short")
 	conn.waitSaid(t, "b|All 1 agent slots are busy; you are number 1 in the queue.")
 	assert.Equal(t, 1, e.SessionsActive())
 	close(release)
 	conn.waitFor(t, "both done", func() bool { return len(conn.done) == 2 })
-	assert.Equal(t, []string{"long", "short"}, agent.promptsCopy())
+	assert.Equal(t, []string{"long", "short"}, ag.promptsCopy())
 	assert.Equal(t, 1, e.SessionsActive(), "a's idle session was closed to make room")
-	agent.mu.Lock()
-	assert.True(t, agent.live[0].isClosed())
-	agent.mu.Unlock()
+	ag.mu.Lock()
+	assert.True(t, ag.live[0].isClosed())
+	ag.mu.Unlock()
 }
 
 func TestIdleSessionClosedAndResumed(t *testing.T) {
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		return engine.Result{}, nil
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, agent, nil, engine.WithIdleTimeout(20*time.Millisecond))
+	e, conn, _ := start(t, ag, nil, engine.WithIdleTimeout(20*time.Millisecond))
 	send(t, e, "c1", "one")
 	conn.waitFor(t, "idle close", func() bool {
-		agent.mu.Lock()
-		defer agent.mu.Unlock()
-		return len(agent.live) == 1 && agent.live[0].isClosed()
+		ag.mu.Lock()
+		defer ag.mu.Unlock()
+		return len(ag.live) == 1 && ag.live[0].isClosed()
 	})
 	// the slot is freed once Close has returned
 	require.Eventually(t, func() bool { return e.SessionsActive() == 0 }, 5*time.Second, time.Millisecond)
 	send(t, e, "c1", "two")
 	conn.waitFor(t, "second turn", func() bool { return len(conn.done) == 2 })
-	opened := agent.openedCopy()
+	opened := ag.openedCopy()
 	require.Len(t, opened, 2)
 	assert.Equal(t, "sess-1", opened[1].ResumeID)
 }
 
 func TestTurnTimeoutDoesNotCountHumanWait(t *testing.T) {
-	results := make(chan engine.PermissionResponse, 1)
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	results := make(chan agent.PermissionResponse, 1)
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if prompt == "spin" {
 			return waitInterrupt(ctx, s)
 		}
 		results <- h.Permission(ctx, bashReq("rm x"))
-		return engine.Result{Text: "finished"}, nil
+		return agent.Result{Text: "finished"}, nil
 	}}
-	e, conn, _ := start(t, agent, nil, engine.WithTurnTimeout(150*time.Millisecond))
+	e, conn, _ := start(t, ag, nil, engine.WithTurnTimeout(150*time.Millisecond))
 	send(t, e, "c1", "ask")
 	it := conn.waitShown(t, 1)
 	time.Sleep(400 * time.Millisecond) // a slow human: longer than the turn limit
@@ -488,12 +489,12 @@ func TestTurnTimeoutDoesNotCountHumanWait(t *testing.T) {
 }
 
 func TestUnauthorizedTypedAnswerIsRefusedAndKept(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	got := make(chan agent.PermissionResponse, 1)
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		got <- h.Permission(ctx, bashReq("rm x"))
-		return engine.Result{}, nil
+		return agent.Result{}, nil
 	}}
-	e, conn, coord := start(t, agent, nil)
+	e, conn, coord := start(t, ag, nil)
 	send(t, e, "c1", "go")
 	conn.waitShown(t, 1)
 	route, err := e.HandleMessage(context.Background(), connectors.Incoming{ChatID: "c1", UserID: "stranger", Text: "no",
@@ -507,13 +508,13 @@ func TestUnauthorizedTypedAnswerIsRefusedAndKept(t *testing.T) {
 }
 
 func TestShutdownInterruptsPendingAndClosesSessions(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	got := make(chan agent.PermissionResponse, 1)
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		got <- h.Permission(ctx, bashReq("rm x"))
-		return engine.Result{}, nil
+		return agent.Result{}, nil
 	}}
 	coord := interactions.New()
-	e := engine.New(agent, coord)
+	e := engine.New(ag, coord)
 	conn := newRecConn("web")
 	e.AddConnector(conn)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -537,9 +538,9 @@ func TestShutdownInterruptsPendingAndClosesSessions(t *testing.T) {
 	conn.mu.Unlock()
 	assert.Equal(t, interactions.StatusInterrupted, res.Status, "the chat was told before Run returned")
 	assert.Equal(t, "leashd restarted — tap again to send this answer to the agent", res.Text, "the buttons keep working: the message says so")
-	agent.mu.Lock()
-	assert.True(t, agent.live[0].isClosed())
-	agent.mu.Unlock()
+	ag.mu.Lock()
+	assert.True(t, ag.live[0].isClosed())
+	ag.mu.Unlock()
 }
 
 // fakeRecovery is an in-memory engine.Recovery.
@@ -582,10 +583,10 @@ func TestTapAfterRestartIsSentToAgent(t *testing.T) {
 	q := interactions.Interaction{ID: "old1", ChatID: "c1", Kind: interactions.KindQuestion,
 		Question: "Which database?", Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}}
 	rec := &fakeRecovery{done: map[string]interactions.Resolution{}, left: []engine.Interrupted{{Ref: "msg-old1", Interaction: q}}}
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		return engine.Result{}, nil
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, agent, nil, engine.WithRecovery(rec))
+	e, conn, _ := start(t, ag, nil, engine.WithRecovery(rec))
 	waitRestored(t, e, "old1")
 	_, err := e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{"MySQL"}})
 	assert.ErrorIs(t, err, interactions.ErrInvalidReply, "answers are checked like live ones")
@@ -593,9 +594,9 @@ func TestTapAfterRestartIsSentToAgent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, interactions.Resolved, out)
 	conn.waitFor(t, "turn", func() bool { return len(conn.done) == 1 })
-	prompts := agent.promptsCopy()
+	prompts := ag.promptsCopy()
 	require.Len(t, prompts, 1)
-	assert.Equal(t, engine.RecoveredPromptPrefix+"\nBefore leashd restarted you asked: \"Which database?\" (options: Postgres, SQLite).\nThe user answered: \"SQLite\". Continue with that answer.", prompts[0])
+	assert.Equal(t, agent.RecoveredPromptPrefix+"\nBefore leashd restarted you asked: \"Which database?\" (options: Postgres, SQLite).\nThe user answered: \"SQLite\". Continue with that answer.", prompts[0])
 	conn.waitFor(t, "the old message shows the answer", func() bool {
 		for _, u := range conn.updates {
 			if u.Resolution.Status == interactions.StatusAnswered && u.Ref == "msg-old1" {
@@ -611,7 +612,7 @@ func TestTapAfterRestartIsSentToAgent(t *testing.T) {
 	assert.ErrorIs(t, err, interactions.ErrNotPending, "a duplicate tap is not sent twice")
 	_, err = e.Reply(context.Background(), "nope", interactions.Reply{By: "u1", Answers: []string{"SQLite"}})
 	assert.ErrorIs(t, err, interactions.ErrNotFound)
-	assert.Len(t, agent.promptsCopy(), 1)
+	assert.Len(t, ag.promptsCopy(), 1)
 }
 
 // A multi-select left pending by a crash is pending again with its
@@ -623,10 +624,10 @@ func TestMultiSelectAfterRestart(t *testing.T) {
 		Question: "Which checks?", Options: []interactions.Option{{Label: "lint"}, {Label: "test"}, {Label: "vet"}}}
 	rec := &fakeRecovery{done: map[string]interactions.Resolution{},
 		left: []engine.Interrupted{{Ref: "msg-ms1", Interaction: q, Selected: []string{"lint"}}}}
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		return engine.Result{}, nil
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, agent, nil, engine.WithRecovery(rec))
+	e, conn, _ := start(t, ag, nil, engine.WithRecovery(rec))
 	waitRestored(t, e, "ms1")
 	fromChat := func(chat string) func(interactions.Interaction) error {
 		return func(it interactions.Interaction) error {
@@ -643,11 +644,11 @@ func TestMultiSelectAfterRestart(t *testing.T) {
 	sel, err := e.Toggle(ctx, "ms1", "vet", interactions.Reply{By: "u1", Authorize: fromChat("c1")})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"lint", "vet"}, sel, "the journaled selection plus this toggle")
-	assert.Empty(t, agent.promptsCopy(), "a toggle answers nothing")
+	assert.Empty(t, ag.promptsCopy(), "a toggle answers nothing")
 	require.NoError(t, e.Confirm(ctx, "ms1", interactions.Reply{By: "u1", Authorize: fromChat("c1")}))
 	conn.waitFor(t, "turn", func() bool { return len(conn.done) == 1 })
-	require.Len(t, agent.promptsCopy(), 1)
-	assert.Contains(t, agent.promptsCopy()[0], `The user answered: "lint, vet"`)
+	require.Len(t, ag.promptsCopy(), 1)
+	assert.Contains(t, ag.promptsCopy()[0], `The user answered: "lint, vet"`)
 }
 
 // /clear cancels a restored interaction like a live one, and how it ended
@@ -657,10 +658,10 @@ func TestClearCancelsARestoredInteraction(t *testing.T) {
 	q := interactions.Interaction{ID: "old3", ChatID: "c1", Kind: interactions.KindQuestion, Question: "Which port?",
 		Options: []interactions.Option{{Label: "80"}, {Label: "8080"}}}
 	rec := &fakeRecovery{done: map[string]interactions.Resolution{}, left: []engine.Interrupted{{Ref: "msg-old3", Interaction: q}}}
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		return engine.Result{}, nil
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		return agent.Result{}, nil
 	}}
-	e, _, _ := start(t, agent, nil, engine.WithRecovery(rec))
+	e, _, _ := start(t, ag, nil, engine.WithRecovery(rec))
 	waitRestored(t, e, "old3")
 	send(t, e, "c1", "/clear")
 	require.Eventually(t, func() bool {
@@ -670,7 +671,7 @@ func TestClearCancelsARestoredInteraction(t *testing.T) {
 	}, 10*time.Second, time.Millisecond, "the cancellation is recorded")
 	_, pending := e.Interaction("old3")
 	assert.False(t, pending)
-	assert.Empty(t, agent.promptsCopy())
+	assert.Empty(t, ag.promptsCopy())
 }
 
 func TestStartMarksInteractionsACrashLeftPending(t *testing.T) {
@@ -678,10 +679,10 @@ func TestStartMarksInteractionsACrashLeftPending(t *testing.T) {
 		Options: []interactions.Option{{Label: "80"}, {Label: "8080"}}}
 	rec := &fakeRecovery{done: map[string]interactions.Resolution{},
 		left: []engine.Interrupted{{Ref: "msg-old2", Interaction: q}}}
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		return engine.Result{}, nil
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, agent, nil, engine.WithRecovery(rec))
+	e, conn, _ := start(t, ag, nil, engine.WithRecovery(rec))
 	conn.waitFor(t, "the old message edited", func() bool { return len(conn.updates) == 1 })
 	conn.mu.Lock()
 	ev := conn.updates[0]
@@ -693,20 +694,20 @@ func TestStartMarksInteractionsACrashLeftPending(t *testing.T) {
 	require.NoError(t, err, "its buttons keep working")
 	assert.Equal(t, interactions.Resolved, out)
 	conn.waitFor(t, "turn", func() bool { return len(conn.done) == 1 })
-	require.Len(t, agent.promptsCopy(), 1)
-	assert.Contains(t, agent.promptsCopy()[0], `The user answered: "8080"`)
+	require.Len(t, ag.promptsCopy(), 1)
+	assert.Contains(t, ag.promptsCopy()[0], `The user answered: "8080"`)
 }
 
 // A person who rejects a request outright may say why (the page's reject
 // with text, the terminal's /reject): the agent reads that it was a
 // rejection and the reason, not the reason alone as if it were feedback.
 func TestRejectionWithAReasonTellsTheAgentBoth(t *testing.T) {
-	results := make(chan engine.PermissionResponse, 2)
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	results := make(chan agent.PermissionResponse, 2)
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		results <- h.Permission(ctx, bashReq(prompt))
-		return engine.Result{}, nil
+		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, agent, nil)
+	e, conn, _ := start(t, ag, nil)
 
 	send(t, e, "c1", "rm -rf build")
 	it := conn.waitShown(t, 1)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"sync"
 	"testing"
@@ -126,13 +127,13 @@ func (r *recConn) saidText() string {
 // scriptAgent is an agent whose turns run a test's function; it records
 // how sessions were opened and what was done to them.
 type scriptAgent struct {
-	turn func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error)
+	turn func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error)
 	// engineRules: like the demo agent, it keeps no session rules and asks
 	// the engine to apply them (engine.SessionRulesByEngine).
 	engineRules bool
 
 	mu      sync.Mutex
-	opened  []engine.SessionOptions
+	opened  []agent.SessionOptions
 	prompts []string
 	seq     int
 	live    []*scriptSession
@@ -142,7 +143,7 @@ func (a *scriptAgent) Name() string { return "script" }
 
 func (a *scriptAgent) SessionRulesByEngine() bool { return a.engineRules }
 
-func (a *scriptAgent) Open(_ context.Context, o engine.SessionOptions) (engine.Session, error) {
+func (a *scriptAgent) Open(_ context.Context, o agent.SessionOptions) (agent.Session, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.seq++
@@ -156,10 +157,10 @@ func (a *scriptAgent) Open(_ context.Context, o engine.SessionOptions) (engine.S
 	return s, nil
 }
 
-func (a *scriptAgent) openedCopy() []engine.SessionOptions {
+func (a *scriptAgent) openedCopy() []agent.SessionOptions {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]engine.SessionOptions(nil), a.opened...)
+	return append([]agent.SessionOptions(nil), a.opened...)
 }
 
 func (a *scriptAgent) promptsCopy() []string {
@@ -176,13 +177,13 @@ type scriptSession struct {
 	interrupt chan struct{}
 
 	mu          sync.Mutex
-	mode        engine.Mode
-	modes       []engine.Mode
+	mode        agent.Mode
+	modes       []agent.Mode
 	interrupted int
 	closed      bool
 }
 
-func (s *scriptSession) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+func (s *scriptSession) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
 	s.a.mu.Lock()
 	s.a.prompts = append(s.a.prompts, prompt)
 	s.a.mu.Unlock()
@@ -208,7 +209,7 @@ func (s *scriptSession) Interrupt(context.Context) error {
 	return nil
 }
 
-func (s *scriptSession) SetMode(_ context.Context, m engine.Mode) error {
+func (s *scriptSession) SetMode(_ context.Context, m agent.Mode) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mode = m
@@ -236,10 +237,10 @@ func (s *scriptSession) isClosed() bool {
 
 // start runs an engine with one recording connector named "web" (it owns
 // every chat) until the test ends.
-func start(t *testing.T, agent engine.Agent, coordOpts []interactions.Opt, opts ...engine.Option) (*engine.Engine, *recConn, *interactions.Coordinator) {
+func start(t *testing.T, ag agent.Agent, coordOpts []interactions.Opt, opts ...engine.Option) (*engine.Engine, *recConn, *interactions.Coordinator) {
 	t.Helper()
 	coord := interactions.New(coordOpts...)
-	e := engine.New(agent, coord, opts...)
+	e := engine.New(ag, coord, opts...)
 	conn := newRecConn("web")
 	e.AddConnector(conn)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -273,13 +274,13 @@ func mustJSON(v any) json.RawMessage {
 }
 
 // waitInterrupt blocks a scripted turn until the engine interrupts it.
-func waitInterrupt(ctx context.Context, s *scriptSession) (engine.Result, error) {
+func waitInterrupt(ctx context.Context, s *scriptSession) (agent.Result, error) {
 	select {
 	case <-s.interrupt:
-		return engine.Result{Text: "interrupted", Subtype: "error_during_execution", IsError: true}, nil
+		return agent.Result{Text: "interrupted", Subtype: "error_during_execution", IsError: true}, nil
 	case <-ctx.Done():
-		return engine.Result{}, ctx.Err()
+		return agent.Result{}, ctx.Err()
 	case <-s.done:
-		return engine.Result{}, errors.New("closed")
+		return agent.Result{}, errors.New("closed")
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"time"
 )
@@ -50,7 +51,7 @@ func (e *Engine) clock() Clock {
 
 // limited is a chat whose last turn a usage limit stopped.
 type limited struct {
-	UsageLimit
+	agent.UsageLimit
 	gen  int         // the chat's generation: /clear since drops the resume
 	stop func() bool // cancels the scheduled resume (nil: none scheduled)
 }
@@ -59,7 +60,7 @@ type limited struct {
 // chat when the limit resets (and, with WithResumeAfterLimit, schedules a
 // prompt that resumes the work then); a turn that ran cancels such a
 // scheduled resume, since the work went on without it.
-func (e *Engine) afterLimit(ctx context.Context, c *chat, lim *UsageLimit) {
+func (e *Engine) afterLimit(ctx context.Context, c *chat, lim *agent.UsageLimit) {
 	e.mu.Lock()
 	old := c.limit
 	c.limit = nil

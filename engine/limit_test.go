@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"testing"
 	"time"
@@ -19,11 +20,11 @@ import (
 // reset, or /clear, cancels it; a limit hit again replaces it.
 func TestResumeAfterLimitIsCancelledByWhatHappensMeanwhile(t *testing.T) {
 	reset := time.Date(2026, 11, 25, 13, 34, 0, 0, time.UTC)
-	limited := func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	limited := func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if strings.HasPrefix(prompt, "limit") {
-			return engine.Result{Text: "You've hit your limit", IsError: true, UsageLimit: &engine.UsageLimit{ResetsAt: reset, Kind: "seven_day"}}, nil
+			return agent.Result{Text: "You've hit your limit", IsError: true, UsageLimit: &agent.UsageLimit{ResetsAt: reset, Kind: "seven_day"}}, nil
 		}
-		return engine.Result{Text: "ran: " + prompt}, nil
+		return agent.Result{Text: "ran: " + prompt}, nil
 	}
 	for _, tc := range []struct {
 		name     string
@@ -48,8 +49,8 @@ func TestResumeAfterLimitIsCancelledByWhatHappensMeanwhile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := clocktest.New(reset.Add(-90 * time.Minute))
-			agent := &scriptAgent{turn: limited}
-			e, conn, _ := start(t, agent, nil, engine.WithResumeAfterLimit(true), engine.WithClock(clock))
+			ag := &scriptAgent{turn: limited}
+			e, conn, _ := start(t, ag, nil, engine.WithResumeAfterLimit(true), engine.WithClock(clock))
 			send(t, e, "c1", "limit me")
 			conn.waitSaid(t, "Usage limit reached (weekly): it resets at 2026-11-25 13:34 UTC (in 1h30m). leashd will resume this turn then by itself.")
 			tc.then(t, e, conn)
@@ -63,10 +64,10 @@ func TestResumeAfterLimitIsCancelledByWhatHappensMeanwhile(t *testing.T) {
 			timers[0].Fire()
 			if tc.resumes {
 				conn.waitFor(t, "the resumed turn", func() bool { return len(conn.done) == 2 })
-				assert.Equal(t, engine.ResumeAfterLimitPrompt, agent.promptsCopy()[1])
+				assert.Equal(t, engine.ResumeAfterLimitPrompt, ag.promptsCopy()[1])
 				return
 			}
-			for _, p := range agent.promptsCopy() {
+			for _, p := range ag.promptsCopy() {
 				assert.NotEqual(t, engine.ResumeAfterLimitPrompt, p, "no resume after %s", tc.name)
 			}
 			assert.NotContains(t, conn.saidText(), "resuming")
@@ -83,17 +84,17 @@ func TestAllowedAfterRestartOnce(t *testing.T) {
 		{Ref: "msg-old1", Interaction: interactions.Interaction{ID: "old1", ChatID: "c1", Kind: interactions.KindToolApproval,
 			ToolName: "Bash", ToolInput: input, ToolSummary: "make deploy", Options: interactions.ToolOptions}},
 	}}
-	results := make(chan engine.PermissionResponse, 3)
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		if strings.HasPrefix(prompt, engine.RecoveredPromptPrefix) {
+	results := make(chan agent.PermissionResponse, 3)
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		if strings.HasPrefix(prompt, agent.RecoveredPromptPrefix) {
 			// the same call, keys in another order; a different one; the same again
 			for _, in := range []string{`{"description":"ship it", "command":"make deploy"}`, `{"command":"make clean"}`, string(input)} {
-				results <- h.Permission(ctx, engine.PermissionRequest{ToolName: "Bash", Input: json.RawMessage(in)})
+				results <- h.Permission(ctx, agent.PermissionRequest{ToolName: "Bash", Input: json.RawMessage(in)})
 			}
 		}
-		return engine.Result{}, nil
+		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, agent, nil, engine.WithRecovery(rec))
+	e, conn, _ := start(t, ag, nil, engine.WithRecovery(rec))
 	waitRestored(t, e, "old1")
 	_, err := e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAllow}})
 	require.NoError(t, err)

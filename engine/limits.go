@@ -1,8 +1,9 @@
 package engine
 
 import (
-	"fmt"
 	"unicode/utf8"
+
+	"github.com/leashd/leashd/engine/agent"
 )
 
 // WithMaxTurnOutput bounds the agent text of one turn sent to the chats at
@@ -49,7 +50,7 @@ func (t *turn) truncationNote() string {
 	if t.cut == 0 {
 		return ""
 	}
-	return "\n\n" + TruncatedNote(t.cut)
+	return "\n\n" + agent.TruncatedNote(t.cut)
 }
 
 // capResult bounds a turn's final text (shown by connectors that did not
@@ -60,5 +61,5 @@ func (t *turn) capResult(text string) string {
 		return text
 	}
 	part, cut := capText(text, limit)
-	return part + "\n\n" + TruncatedNote(cut)
+	return part + "\n\n" + agent.TruncatedNote(cut)
 }

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"testing"
 
@@ -19,17 +20,17 @@ import (
 func TestTurnOutputIsCappedWithANote(t *testing.T) {
 	const limit = 1000
 	piece := strings.Repeat("é", 50) + "\n" // 101 bytes
-	agent := &scriptAgent{turn: func(_ context.Context, _ *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	ag := &scriptAgent{turn: func(_ context.Context, _ *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if prompt == "small" {
 			h.Text("short answer")
-			return engine.Result{Text: "short answer"}, nil
+			return agent.Result{Text: "short answer"}, nil
 		}
 		for range 100 { // 10,100 bytes
 			h.Text(piece)
 		}
-		return engine.Result{Text: strings.Repeat(piece, 100)}, nil
+		return agent.Result{Text: strings.Repeat(piece, 100)}, nil
 	}}
-	e, conn, _ := start(t, agent, nil, engine.WithMaxTurnOutput(limit))
+	e, conn, _ := start(t, ag, nil, engine.WithMaxTurnOutput(limit))
 	send(t, e, "c1", "flood")
 	conn.waitFor(t, "the summary", func() bool { return len(conn.done) == 1 })
 

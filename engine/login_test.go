@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"testing"
 
@@ -15,15 +16,15 @@ import (
 // answers it with how to give Claude Code its credentials, not "Unknown
 // command".
 func TestLoginCommandSaysHowToLogIn(t *testing.T) {
-	agent := &scriptAgent{turn: func(context.Context, *scriptSession, string, engine.TurnHandler) (engine.Result, error) {
-		return engine.Result{}, nil
+	ag := &scriptAgent{turn: func(context.Context, *scriptSession, string, agent.TurnHandler) (agent.Result, error) {
+		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, agent, nil)
+	e, conn, _ := start(t, ag, nil)
 	assert.Equal(t, connectors.RouteCommand, send(t, e, "c1", "/login"))
 	conn.waitSaid(t, "c1|Claude Code logs in on the machine that runs leashd, not from the chat. On that machine, either set ANTHROPIC_API_KEY in leashd's environment")
 	assert.Contains(t, conn.saidText(), "run `claude` once as the user leashd runs as, type /login there")
 	assert.NotContains(t, conn.saidText(), "Unknown command")
-	assert.Empty(t, agent.promptsCopy(), "/login is not sent to the agent")
+	assert.Empty(t, ag.promptsCopy(), "/login is not sent to the agent")
 
 	send(t, e, "c1", "/help")
 	conn.waitSaid(t, "/login — How to give Claude Code its credentials")
@@ -32,15 +33,15 @@ func TestLoginCommandSaysHowToLogIn(t *testing.T) {
 // A turn the agent could not run for want of credentials ends with how to
 // log in; another failed turn does not.
 func TestNotLoggedInSaysHowToLogIn(t *testing.T) {
-	agent := &scriptAgent{turn: func(_ context.Context, _ *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	ag := &scriptAgent{turn: func(_ context.Context, _ *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if prompt == "broken" {
 			h.Text("API Error: 500")
-			return engine.Result{Text: "API Error: 500", IsError: true, NumTurns: 1}, nil
+			return agent.Result{Text: "API Error: 500", IsError: true, NumTurns: 1}, nil
 		}
 		h.Text("Not logged in · Please run /login")
-		return engine.Result{Text: "Not logged in · Please run /login", IsError: true, AuthFailed: true, NumTurns: 1}, nil
+		return agent.Result{Text: "Not logged in · Please run /login", IsError: true, AuthFailed: true, NumTurns: 1}, nil
 	}}
-	e, conn, _ := start(t, agent, nil)
+	e, conn, _ := start(t, ag, nil)
 	send(t, e, "c1", "broken")
 	conn.waitFor(t, "the failed turn", func() bool { return len(conn.done) == 1 })
 	send(t, e, "c1", "hello")

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"time"
 )
@@ -18,15 +19,15 @@ func WithNoticeLog(l NoticeLog) Option { return func(o *options) { o.notices = l
 
 // noticePrefix marks each kind of notice in the chat.
 var noticePrefix = map[string]string{
-	NoticeDenied:     "🚫 ",
-	NoticeWritesLost: "⚠️ ",
-	NoticeReset:      "🧹 ",
+	agent.NoticeDenied:     "🚫 ",
+	agent.NoticeWritesLost: "⚠️ ",
+	agent.NoticeReset:      "🧹 ",
 }
 
 // agentNotice shows what an agent reported in its chat, logs it, and
 // records it in the audit log. It runs on the agent's reader: saying and
 // recording go on in the background, in order per call.
-func (e *Engine) agentNotice(chatID string, n AgentNotice) {
+func (e *Engine) agentNotice(chatID string, n agent.Notice) {
 	text := strings.TrimSpace(plainText(n.Text))
 	if text == "" {
 		return

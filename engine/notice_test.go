@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"github.com/leashd/leashd/engine/agent"
 	"sync"
 	"testing"
 	"time"
@@ -39,14 +40,14 @@ func (l *noticeLog) records() []noticeRec {
 // is said in the chat and kept in the audit log, terminal escapes dropped.
 func TestAgentNoticesAreShownAndAudited(t *testing.T) {
 	var agent *scriptAgent
-	agent = &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		o := agent.openedCopy()[0]
-		o.Notice(engine.AgentNotice{Kind: engine.NoticeDenied, Text: "Claude Code denied Bash without asking: \x1b[31mrule\x1b[0m"})
-		o.Notice(engine.AgentNotice{Kind: engine.NoticeWritesLost, Text: "Claude Code could not save the session transcript (the disk is full)"})
-		return engine.Result{Text: "ok"}, nil
+	ag = &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		o := ag.openedCopy()[0]
+		o.Notice(agent.Notice{Kind: agent.NoticeDenied, Text: "Claude Code denied Bash without asking: \x1b[31mrule\x1b[0m"})
+		o.Notice(agent.Notice{Kind: agent.NoticeWritesLost, Text: "Claude Code could not save the session transcript (the disk is full)"})
+		return agent.Result{Text: "ok"}, nil
 	}}
 	log := &noticeLog{}
-	e, conn, _ := start(t, agent, nil, engine.WithNoticeLog(log))
+	e, conn, _ := start(t, ag, nil, engine.WithNoticeLog(log))
 	send(t, e, "c1", "go")
 	conn.waitSaid(t, "🚫 Claude Code denied Bash without asking: rule")
 	conn.waitSaid(t, "⚠️ Claude Code could not save the session transcript (the disk is full)")
@@ -59,7 +60,7 @@ func TestAgentNoticesAreShownAndAudited(t *testing.T) {
 		kinds[r.kind] = r.text
 	}
 	assert.Equal(t, map[string]string{
-		engine.NoticeDenied:     "Claude Code denied Bash without asking: rule",
-		engine.NoticeWritesLost: "Claude Code could not save the session transcript (the disk is full)",
+		agent.NoticeDenied:     "Claude Code denied Bash without asking: rule",
+		agent.NoticeWritesLost: "Claude Code could not save the session transcript (the disk is full)",
 	}, kinds)
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"strings"
 
 	"github.com/leashd/leashd/interactions"
@@ -26,9 +27,9 @@ var optionMeaning = map[string]string{
 // approval": every connector shows a question's options as they are,
 // whereas a tool approval's buttons are leashd's own three decisions.
 // Typed text rejects with the text as the reason.
-func (t *turn) chooseOption(ctx context.Context, req PermissionRequest) PermissionResponse {
+func (t *turn) chooseOption(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 	opts := make([]interactions.Option, len(req.Options))
-	byLabel := make(map[string]PermissionOption, len(req.Options))
+	byLabel := make(map[string]agent.PermissionOption, len(req.Options))
 	for i, o := range req.Options {
 		label := strings.TrimSpace(o.Name)
 		if label == "" {
@@ -60,10 +61,10 @@ func (t *turn) chooseOption(ctx context.Context, req PermissionRequest) Permissi
 				r.OptionID = o.ID
 				return r
 			}
-			return PermissionResponse{Message: interactions.RejectedText, OptionID: o.ID}
+			return agent.PermissionResponse{Message: interactions.RejectedText, OptionID: o.ID}
 		}
 		// Typed text: a rejection whose reason the agent reads.
-		r := deny(RejectedBecause + last.Answer)
+		r := deny(agent.RejectedBecause + last.Answer)
 		r.OptionID, r.Reason = rejectOption(req.Options), last.Answer
 		return r
 	case interactions.StatusRejected:
@@ -80,7 +81,7 @@ func (t *turn) chooseOption(ctx context.Context, req PermissionRequest) Permissi
 // pickOption is the agent's option for a decision nobody was asked about
 // (an approval policy's): allow_once for an allow (never "always": the
 // policy, not the agent, keeps deciding), else rejectOption.
-func pickOption(opts []PermissionOption, allow bool) string {
+func pickOption(opts []agent.PermissionOption, allow bool) string {
 	if !allow {
 		return rejectOption(opts)
 	}
@@ -92,7 +93,7 @@ func pickOption(opts []PermissionOption, allow bool) string {
 	return ""
 }
 
-func rejectOption(opts []PermissionOption) string {
+func rejectOption(opts []agent.PermissionOption) string {
 	for _, kind := range []string{"reject_once", "reject_always"} {
 		for _, o := range opts {
 			if o.Kind == kind {
@@ -105,7 +106,7 @@ func rejectOption(opts []PermissionOption) string {
 
 // ToolApprovalText is the question a tool approval with the agent's own
 // options asks: the agent's title, the tool, and what it would do.
-func ToolApprovalText(req PermissionRequest) string {
+func ToolApprovalText(req agent.PermissionRequest) string {
 	var b strings.Builder
 	b.WriteString("The agent wants to use ")
 	name := req.ToolName

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"io"
 	"os"
 	"path/filepath"
@@ -26,17 +27,17 @@ const maxPlanBytes = 256 << 10
 // Permission implements TurnHandler: AskUserQuestion becomes questions,
 // ExitPlanMode a plan review, every other tool a tool approval. While a
 // person decides, the turn's time limit is paused.
-func (t *turn) Permission(ctx context.Context, req PermissionRequest) PermissionResponse {
+func (t *turn) Permission(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 	t.mu.Lock()
 	stopping := t.cleanPlan != nil
 	t.mu.Unlock()
 	if stopping {
-		return PermissionResponse{Message: "The plan was approved; it continues in a fresh session.", Interrupt: true}
+		return agent.PermissionResponse{Message: "The plan was approved; it continues in a fresh session.", Interrupt: true}
 	}
 	t.rememberSessionID() // before anything is put to a person
 	t.budget.pause()
 	defer t.budget.resume()
-	if len(req.Options) > 0 && req.ToolName != ToolExitPlanMode {
+	if len(req.Options) > 0 && req.ToolName != agent.ToolExitPlanMode {
 		// The agent's own options (ACP). An approval policy decides first,
 		// as for every backend: its answer is the agent's matching option.
 		if pol := t.policyDecision(req); pol.Rule != nil && (pol.Decision == policy.Allow || pol.Decision == policy.Deny) {
@@ -47,40 +48,40 @@ func (t *turn) Permission(ctx context.Context, req PermissionRequest) Permission
 		return t.chooseOption(ctx, req)
 	}
 	switch req.ToolName {
-	case ToolAskUserQuestion:
+	case agent.ToolAskUserQuestion:
 		return t.askQuestions(ctx, req)
-	case ToolExitPlanMode:
+	case agent.ToolExitPlanMode:
 		return t.reviewPlan(ctx, req)
 	default:
 		return t.approveTool(ctx, req)
 	}
 }
 
-func allow(req PermissionRequest, updates ...PermissionUpdate) PermissionResponse {
-	return PermissionResponse{Allow: true, UpdatedInput: req.Input, UpdatedPermissions: updates}
+func allow(req agent.PermissionRequest, updates ...agent.PermissionUpdate) agent.PermissionResponse {
+	return agent.PermissionResponse{Allow: true, UpdatedInput: req.Input, UpdatedPermissions: updates}
 }
 
 // allowedBy is an allow a person gave: once (ClassUserTemporary) or by a
 // rule they made (ClassUserPermanent).
-func allowedBy(class string, req PermissionRequest, updates ...PermissionUpdate) PermissionResponse {
+func allowedBy(class string, req agent.PermissionRequest, updates ...agent.PermissionUpdate) agent.PermissionResponse {
 	r := allow(req, updates...)
 	r.Classification = class
 	return r
 }
 
-func deny(msg string) PermissionResponse { return PermissionResponse{Message: msg} }
+func deny(msg string) agent.PermissionResponse { return agent.PermissionResponse{Message: msg} }
 
 // rejected is a denial a person gave.
-func rejected(msg string) PermissionResponse {
-	return PermissionResponse{Message: msg, Classification: ClassUserReject}
+func rejected(msg string) agent.PermissionResponse {
+	return agent.PermissionResponse{Message: msg, Classification: agent.ClassUserReject}
 }
 
 // notAnswered is what the agent reads when nobody answered.
-func notAnswered(res interactions.Resolution) PermissionResponse {
+func notAnswered(res interactions.Resolution) agent.PermissionResponse {
 	switch res.Status {
 	case interactions.StatusRejected:
 		if res.Decision == interactions.DecisionReject && res.Text != "" && res.Text != interactions.RejectedText {
-			r := rejected(RejectedBecause + res.Text) // a rejection with the person's reason
+			r := rejected(agent.RejectedBecause + res.Text) // a rejection with the person's reason
 			r.Reason = res.Text
 			return r
 		}
@@ -92,9 +93,9 @@ func notAnswered(res interactions.Resolution) PermissionResponse {
 		return rejected(orDefault(res.Text, interactions.RejectedText))
 	case interactions.StatusInterrupted:
 		// res.Text is the notice for people; the agent is told what happens.
-		return PermissionResponse{Message: "leashd is restarting; if the user answers after the restart, the answer arrives as a new prompt.", Interrupt: true, NoAnswer: true}
+		return agent.PermissionResponse{Message: "leashd is restarting; if the user answers after the restart, the answer arrives as a new prompt.", Interrupt: true, NoAnswer: true}
 	default:
-		return PermissionResponse{Message: orDefault(res.Text, "No answer was given."), NoAnswer: true}
+		return agent.PermissionResponse{Message: orDefault(res.Text, "No answer was given."), NoAnswer: true}
 	}
 }
 
@@ -109,7 +110,7 @@ type askInput struct {
 	Questions []interactions.Question `json:"questions"`
 }
 
-func (t *turn) askQuestions(ctx context.Context, req PermissionRequest) PermissionResponse {
+func (t *turn) askQuestions(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 	resp, unreadable := askQuestions(ctx, t.e.coord, t.c.id, req)
 	if unreadable != "" {
 		t.e.log.Warn("unreadable AskUserQuestion input", "chat", t.c.id, "err", unreadable)
@@ -131,7 +132,7 @@ var _ Flows = (*interactions.Coordinator)(nil)
 // askQuestions puts AskUserQuestion's questions to people one at a time
 // and allows it with the answers attached; unreadable says why the input
 // could not be read ("" when it could).
-func askQuestions(ctx context.Context, f Flows, chatID string, req PermissionRequest) (resp PermissionResponse, unreadable string) {
+func askQuestions(ctx context.Context, f Flows, chatID string, req agent.PermissionRequest) (resp agent.PermissionResponse, unreadable string) {
 	var in askInput
 	if err := json.Unmarshal(req.Input, &in); err != nil || len(in.Questions) == 0 {
 		why := "it has no questions"
@@ -151,7 +152,7 @@ func askQuestions(ctx context.Context, f Flows, chatID string, req PermissionReq
 	if err != nil {
 		return deny("leashd could not attach the answers: " + err.Error()), ""
 	}
-	return PermissionResponse{Allow: true, UpdatedInput: updated, Classification: ClassUserTemporary}, ""
+	return agent.PermissionResponse{Allow: true, UpdatedInput: updated, Classification: agent.ClassUserTemporary}, ""
 }
 
 // AskPermission decides a permission request of an agent leashd did not
@@ -162,12 +163,12 @@ func askQuestions(ctx context.Context, f Flows, chatID string, req PermissionReq
 // acceptEdits for the edit decisions, default otherwise; adjust denies with
 // the feedback), any other tool a tool approval. There is no session here:
 // no rules are kept, and a plan file is read relative to workDir.
-func AskPermission(ctx context.Context, f Flows, chatID, workDir string, req PermissionRequest) PermissionResponse {
+func AskPermission(ctx context.Context, f Flows, chatID, workDir string, req agent.PermissionRequest) agent.PermissionResponse {
 	switch req.ToolName {
-	case ToolAskUserQuestion:
+	case agent.ToolAskUserQuestion:
 		resp, _ := askQuestions(ctx, f, chatID, req)
 		return resp
-	case ToolExitPlanMode:
+	case agent.ToolExitPlanMode:
 		_, shown, refusal, _ := planOf(req.Input, workDir)
 		if refusal != "" {
 			return deny(refusal)
@@ -182,11 +183,11 @@ func AskPermission(ctx context.Context, f Flows, chatID, workDir string, req Per
 			}
 			return notAnswered(res)
 		}
-		mode := ModeAcceptEdits
+		mode := agent.ModeAcceptEdits
 		if res.Decision == interactions.DecisionDefault {
-			mode = ModeDefault
+			mode = agent.ModeDefault
 		}
-		return allowedBy(ClassUserTemporary, req, PermissionUpdate{Type: "setMode", Mode: mode, Destination: "session"})
+		return allowedBy(agent.ClassUserTemporary, req, agent.PermissionUpdate{Type: "setMode", Mode: mode, Destination: "session"})
 	default:
 		_, res, err := f.ApproveTool(ctx, chatID, req.ToolName, req.Input, ToolSummary(req.ToolName, req.Input))
 		if err != nil {
@@ -196,9 +197,9 @@ func AskPermission(ctx context.Context, f Flows, chatID, workDir string, req Per
 			return notAnswered(res)
 		}
 		if res.Decision == interactions.DecisionAllowSession {
-			return allowedBy(ClassUserPermanent, req, PermissionUpdate{Type: "addRules", Rules: sessionRules(req), Behavior: "allow", Destination: "session"})
+			return allowedBy(agent.ClassUserPermanent, req, agent.PermissionUpdate{Type: "addRules", Rules: sessionRules(req), Behavior: "allow", Destination: "session"})
 		}
-		return allowedBy(ClassUserTemporary, req)
+		return allowedBy(agent.ClassUserTemporary, req)
 	}
 }
 
@@ -231,7 +232,7 @@ func planOf(input json.RawMessage, workDir string) (plan, shown, refusal, notice
 	shown = plan
 	if len(shown) > maxPlanBytes { // cut like a plan file: megabytes would be hundreds of chat messages
 		part, cut := capText(shown, maxPlanBytes)
-		shown = part + "\n\n" + TruncatedNote(cut) + " — the plan is longer than leashd shows for review"
+		shown = part + "\n\n" + agent.TruncatedNote(cut) + " — the plan is longer than leashd shows for review"
 	}
 	return plan, shown, "", ""
 }
@@ -256,7 +257,7 @@ type planInput struct {
 	PlanFilePath string `json:"planFilePath"`
 }
 
-func (t *turn) reviewPlan(ctx context.Context, req PermissionRequest) PermissionResponse {
+func (t *turn) reviewPlan(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 	plan, shown, refusal, notice := planOf(req.Input, t.c.workDir)
 	if refusal != "" {
 		if notice != "" {
@@ -286,19 +287,19 @@ func (t *turn) reviewPlan(ctx context.Context, req PermissionRequest) Permission
 				t.e.log.Warn("interrupting after clean plan approval", "chat", t.c.id, "err", err)
 			}
 		}()
-		return allowedBy(ClassUserTemporary, req)
+		return allowedBy(agent.ClassUserTemporary, req)
 	case interactions.DecisionEdit:
-		t.setMode(ModeAcceptEdits)
+		t.setMode(agent.ModeAcceptEdits)
 		t.e.say(ctx, t.c.id, "Plan approved. Mode: acceptEdits — edits are applied without asking.")
-		return allowedBy(ClassUserTemporary, req, PermissionUpdate{Type: "setMode", Mode: ModeAcceptEdits, Destination: "session"})
+		return allowedBy(agent.ClassUserTemporary, req, agent.PermissionUpdate{Type: "setMode", Mode: agent.ModeAcceptEdits, Destination: "session"})
 	default:
-		t.setMode(ModeDefault)
+		t.setMode(agent.ModeDefault)
 		t.e.say(ctx, t.c.id, "Plan approved. Mode: default — each edit asks for approval.")
-		return allowedBy(ClassUserTemporary, req, PermissionUpdate{Type: "setMode", Mode: ModeDefault, Destination: "session"})
+		return allowedBy(agent.ClassUserTemporary, req, agent.PermissionUpdate{Type: "setMode", Mode: agent.ModeDefault, Destination: "session"})
 	}
 }
 
-func (t *turn) setMode(m Mode) {
+func (t *turn) setMode(m agent.Mode) {
 	t.e.mu.Lock()
 	t.c.mode = m
 	t.e.mu.Unlock()
@@ -328,7 +329,7 @@ func readPlanFile(path, workDir string) (string, error) {
 	return string(b), nil
 }
 
-func (t *turn) approveTool(ctx context.Context, req PermissionRequest) PermissionResponse {
+func (t *turn) approveTool(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 	pol := t.policyDecision(req)
 	if pol.Rule != nil && (pol.Decision == policy.Allow || pol.Decision == policy.Deny) {
 		return t.policyDecided(ctx, req, pol)
@@ -336,18 +337,18 @@ func (t *turn) approveTool(ctx context.Context, req PermissionRequest) Permissio
 	// An ask or quorum rule, or the agent's own word that a person must
 	// decide, puts the call to people even where the mode or a session
 	// rule would allow it.
-	mustAsk := pol.Rule != nil || req.agentAsks()
+	mustAsk := pol.Rule != nil || req.MustAsk()
 	if pol.Overridden {
 		t.e.log.Info("policy allow overridden: the agent says a person must decide", "chat", t.c.id, "tool", req.ToolName, "rule", pol.Rule.Ref())
 	}
 	t.e.mu.Lock()
 	mode := t.c.mode
 	t.e.mu.Unlock()
-	if !mustAsk && ((mode == ModeAcceptEdits && editTools[req.ToolName]) || mode == ModeBypass) {
+	if !mustAsk && ((mode == agent.ModeAcceptEdits && editTools[req.ToolName]) || mode == agent.ModeBypass) {
 		return allow(req)
 	}
 	if !mustAsk && t.e.engineRules() && t.rules.allows(req.ToolName, req.Input) {
-		return allowedBy(ClassUserPermanent, req)
+		return allowedBy(agent.ClassUserPermanent, req)
 	}
 	if pol.Quorum > 1 && !t.e.isGroupChat(t.c.id) {
 		// Nobody else can approve in a one-person chat (a private chat, the
@@ -378,20 +379,20 @@ func (t *turn) approveTool(ctx context.Context, req PermissionRequest) Permissio
 			// A session rule would let the agent stop asking about such
 			// calls, and the policy rule would no longer be consulted.
 			t.e.say(ctx, t.c.id, "Allowed this call only: policy "+pol.Rule.Ref()+" puts each such call to people.")
-			return allowedBy(ClassUserTemporary, req)
+			return allowedBy(agent.ClassUserTemporary, req)
 		}
 		rules := sessionRules(req)
 		t.rules.add(rules)
-		return allowedBy(ClassUserPermanent, req, PermissionUpdate{Type: "addRules", Rules: rules, Behavior: "allow", Destination: "session"})
+		return allowedBy(agent.ClassUserPermanent, req, agent.PermissionUpdate{Type: "addRules", Rules: rules, Behavior: "allow", Destination: "session"})
 	}
-	return allowedBy(ClassUserTemporary, req)
+	return allowedBy(agent.ClassUserTemporary, req)
 }
 
 // toolInteraction is the tool approval a person sees for req: the call,
 // why the agent asks, the MCP server, and which options in what order.
 // A request an ask rule forced offers no "allow for this session": such a
 // rule would not stop the next prompt.
-func toolInteraction(chatID string, req PermissionRequest) interactions.Interaction {
+func toolInteraction(chatID string, req agent.PermissionRequest) interactions.Interaction {
 	var why []string
 	if r := strings.TrimSpace(plainText(req.Reason)); r != "" {
 		why = append(why, "Why it asks: "+r)
@@ -453,10 +454,10 @@ func plainText(s string) string {
 // sessionRules are the rules "allow for this session" adds: the agent's own
 // suggestion when it made one (always with destination session), else the
 // exact Bash command, else the whole tool.
-func sessionRules(req PermissionRequest) []Rule {
-	var sugg []PermissionUpdate
+func sessionRules(req agent.PermissionRequest) []agent.Rule {
+	var sugg []agent.PermissionUpdate
 	if len(req.Suggestions) > 0 && json.Unmarshal(req.Suggestions, &sugg) == nil {
-		var rules []Rule
+		var rules []agent.Rule
 		for _, s := range sugg {
 			if s.Type == "addRules" && (s.Behavior == "" || s.Behavior == "allow") {
 				rules = append(rules, s.Rules...)
@@ -471,10 +472,10 @@ func sessionRules(req PermissionRequest) []Rule {
 			Command string `json:"command"`
 		}
 		if json.Unmarshal(req.Input, &in) == nil && in.Command != "" {
-			return []Rule{{ToolName: "Bash", RuleContent: in.Command}}
+			return []agent.Rule{{ToolName: "Bash", RuleContent: in.Command}}
 		}
 	}
-	return []Rule{{ToolName: req.ToolName}}
+	return []agent.Rule{{ToolName: req.ToolName}}
 }
 
 // engineRules says whether the engine applies "allow for the session"
@@ -483,7 +484,7 @@ func sessionRules(req PermissionRequest) []Rule {
 // rules do not cover; allowing such a call here because of a looser match
 // would approve something nobody has seen.
 func (e *Engine) engineRules() bool {
-	r, ok := e.agent.(SessionRulesByEngine)
+	r, ok := e.agent.(agent.SessionRulesByEngine)
 	return ok && r.SessionRulesByEngine()
 }
 
@@ -491,7 +492,7 @@ func (e *Engine) engineRules() bool {
 // not track them itself (the demo agent) is not asked twice either.
 type ruleSet struct {
 	mu    sync.Mutex
-	rules []Rule
+	rules []agent.Rule
 }
 
 func (c *chat) rules() *ruleSet {
@@ -501,7 +502,7 @@ func (c *chat) rules() *ruleSet {
 	return c.allowed
 }
 
-func (r *ruleSet) add(rules []Rule) {
+func (r *ruleSet) add(rules []agent.Rule) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rules = append(r.rules, rules...)

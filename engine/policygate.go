@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"strings"
 
 	"github.com/leashd/leashd/engine/policy"
@@ -27,11 +28,8 @@ const PolicyBy = "policy"
 // a call: "Denied by leashd policy rule 2 (line 7): <reason>".
 const PolicyDeniedPrefix = "Denied by leashd policy "
 
-// agentAsks reports whether the agent itself says a person must decide.
-func (r PermissionRequest) agentAsks() bool { return r.RequiresDetails || r.AskRule != "" }
-
 // policyDecision evaluates the policy in force for a tool request.
-func (t *turn) policyDecision(req PermissionRequest) policy.Result {
+func (t *turn) policyDecision(req agent.PermissionRequest) policy.Result {
 	if t.e.opts.policy == nil {
 		return policy.Result{Decision: policy.Ask}
 	}
@@ -43,7 +41,7 @@ func (t *turn) policyDecision(req PermissionRequest) policy.Result {
 	workDir := t.c.workDir
 	t.e.mu.Unlock()
 	r := policy.RequestFor(req.ToolName, req.Input, t.c.id, workDir)
-	r.AgentAsks = req.agentAsks()
+	r.AgentAsks = req.MustAsk()
 	return p.Evaluate(r)
 }
 
@@ -51,7 +49,7 @@ func (t *turn) policyDecision(req PermissionRequest) policy.Result {
 // asking anyone: the chat is told of a denial, and both are recorded in
 // the audit log as a tool approval decided by "policy", the rule in the
 // text.
-func (t *turn) policyDecided(ctx context.Context, req PermissionRequest, res policy.Result) PermissionResponse {
+func (t *turn) policyDecided(ctx context.Context, req agent.PermissionRequest, res policy.Result) agent.PermissionResponse {
 	rule := res.Rule.Ref()
 	summary := ToolSummary(req.ToolName, req.Input)
 	it := interactions.Interaction{ChatID: t.c.id, Kind: interactions.KindToolApproval,

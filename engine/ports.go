@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/leashd/leashd/engine/agent"
 	"time"
 
 	"github.com/leashd/leashd/interactions"
@@ -11,7 +12,7 @@ import (
 type SessionRecord struct {
 	ChatID         string
 	AgentSessionID string // for --resume; "" after /clear
-	Mode           Mode
+	Mode           agent.Mode
 	WorkDir        string
 	LastActive     time.Time
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/leashd/leashd/engine/agent"
 )
 
 // WithPrewarm keeps n initialized spare agent sessions (0: none) for new
@@ -18,7 +19,7 @@ func WithPrewarm(n int) Option { return func(o *options) { o.prewarm = max(n, 0)
 // or retired (the slot is freed once its process has exited).
 type spare struct {
 	ready  chan struct{} // closed once the open has finished
-	sess   Session       // set before ready is closed; nil when the open failed
+	sess   agent.Session // set before ready is closed; nil when the open failed
 	err    error
 	cancel context.CancelFunc
 	// Guarded by Engine.mu:
@@ -32,7 +33,7 @@ func (e *Engine) prewarmOn() bool {
 	if e.opts.prewarm <= 0 || e.opts.worktrees != nil {
 		return false
 	}
-	p, ok := e.agent.(Prewarmer)
+	p, ok := e.agent.(agent.Prewarmer)
 	return ok && p.Prewarm()
 }
 
@@ -57,8 +58,8 @@ func (e *Engine) refillLocked() {
 func (e *Engine) warm(ctx context.Context, sp *spare) {
 	defer e.wg.Done()
 	defer sp.cancel()
-	opts := SessionOptions{Mode: e.opts.defaultMode, WorkDir: e.opts.workDir, Model: e.opts.model}
-	opts.Notice = func(n AgentNotice) {
+	opts := agent.SessionOptions{Mode: e.opts.defaultMode, WorkDir: e.opts.workDir, Model: e.opts.model}
+	opts.Notice = func(n agent.Notice) {
 		e.mu.Lock()
 		chat := sp.chatID
 		e.mu.Unlock()
@@ -96,7 +97,7 @@ func (e *Engine) warm(ctx context.Context, sp *spare) {
 
 // retire closes a spare that gave up its slot; the slot is freed (handed
 // to the first waiting chat) once its process has exited.
-func (e *Engine) retire(s Session) {
+func (e *Engine) retire(s agent.Session) {
 	if s == nil {
 		e.mu.Lock()
 		e.releaseSlotLocked()
@@ -168,7 +169,7 @@ func (e *Engine) retireSpareLocked() bool {
 
 // useSpare waits for a claimed spare's session: nil when its start failed
 // or it has died since (the chat then opens its own, in the spare's slot).
-func (e *Engine) useSpare(ctx context.Context, sp *spare) (Session, error) {
+func (e *Engine) useSpare(ctx context.Context, sp *spare) (agent.Session, error) {
 	select {
 	case <-sp.ready:
 	case <-ctx.Done():
@@ -205,8 +206,8 @@ func (e *Engine) useSpare(ctx context.Context, sp *spare) (Session, error) {
 }
 
 // closeSpares ends every spare at shutdown.
-func (e *Engine) closeSparesLocked() []Session {
-	var out []Session
+func (e *Engine) closeSparesLocked() []agent.Session {
+	var out []agent.Session
 	for _, sp := range e.spares {
 		sp.retired = true
 		select {

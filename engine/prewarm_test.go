@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"github.com/leashd/leashd/engine/agent"
 	"sync"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ type warmAgent struct {
 
 func (a *warmAgent) Prewarm() bool { return true }
 
-func (a *warmAgent) Open(ctx context.Context, o engine.SessionOptions) (engine.Session, error) {
+func (a *warmAgent) Open(ctx context.Context, o agent.SessionOptions) (agent.Session, error) {
 	a.mu.Lock()
 	hold := a.hold && o.ChatID == ""
 	a.mu.Unlock()
@@ -55,12 +56,12 @@ type ranIn struct {
 
 func newWarmAgent() (*warmAgent, *ranIn) {
 	r := &ranIn{m: map[string]string{}}
-	a := &scriptAgent{turn: func(_ context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	a := &scriptAgent{turn: func(_ context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		r.mu.Lock()
 		r.m[prompt] = s.id
 		r.mu.Unlock()
 		h.Text("ok")
-		return engine.Result{Text: "ok", Subtype: "success"}, nil
+		return agent.Result{Text: "ok", Subtype: "success"}, nil
 	}}
 	return &warmAgent{scriptAgent: a}, r
 }
@@ -81,10 +82,10 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // Spares hold slots: the chat's session and the new spare are two.
 func TestPrewarmedSessionServesANewChat(t *testing.T) {
 	a, ran := newWarmAgent()
-	e, conn, _ := start(t, a, nil, engine.WithPrewarm(1), engine.WithMaxConcurrent(3), engine.WithWorkDir("/srv"), engine.WithDefaultMode(engine.ModeAcceptEdits))
+	e, conn, _ := start(t, a, nil, engine.WithPrewarm(1), engine.WithMaxConcurrent(3), engine.WithWorkDir("/srv"), engine.WithDefaultMode(agent.ModeAcceptEdits))
 	eventually(t, "a spare is started", func() bool { return len(a.openedCopy()) == 1 })
 	spare := a.openedCopy()[0]
-	assert.Equal(t, engine.SessionOptions{Mode: engine.ModeAcceptEdits, WorkDir: "/srv"}, withoutNotice(spare), "a spare starts in the default mode and the working directory, with no chat yet")
+	assert.Equal(t, agent.SessionOptions{Mode: agent.ModeAcceptEdits, WorkDir: "/srv"}, withoutNotice(spare), "a spare starts in the default mode and the working directory, with no chat yet")
 	assert.Equal(t, 1, e.SessionsActive(), "the spare holds a slot")
 
 	send(t, e, "web:a", "first prompt")
@@ -95,7 +96,7 @@ func TestPrewarmedSessionServesANewChat(t *testing.T) {
 	eventually(t, "the chat's session and the new spare hold two slots", func() bool { return e.SessionsActive() == 2 })
 }
 
-func withoutNotice(o engine.SessionOptions) engine.SessionOptions {
+func withoutNotice(o agent.SessionOptions) agent.SessionOptions {
 	o.Notice = nil
 	return o
 }
@@ -106,8 +107,8 @@ func withoutNotice(o engine.SessionOptions) engine.SessionOptions {
 func TestPrewarmedSessionNotForResumedOrOtherModeChats(t *testing.T) {
 	a, ran := newWarmAgent()
 	st := &recordStore{recs: map[string]engine.SessionRecord{
-		"web:old":  {ChatID: "web:old", AgentSessionID: "resume-me", Mode: engine.ModeDefault},
-		"web:plan": {ChatID: "web:plan", Mode: engine.ModePlan},
+		"web:old":  {ChatID: "web:old", AgentSessionID: "resume-me", Mode: agent.ModeDefault},
+		"web:plan": {ChatID: "web:plan", Mode: agent.ModePlan},
 	}}
 	e, conn, _ := start(t, a, nil, engine.WithPrewarm(1), engine.WithMaxConcurrent(4), engine.WithSessionStore(st))
 	eventually(t, "a spare is started", func() bool { return len(a.openedCopy()) == 1 })
@@ -121,7 +122,7 @@ func TestPrewarmedSessionNotForResumedOrOtherModeChats(t *testing.T) {
 	opened := a.openedCopy()
 	require.Len(t, opened, 3, "the spare and one session of each chat's own")
 	assert.Equal(t, "resume-me", opened[1].ResumeID)
-	assert.Equal(t, engine.ModePlan, opened[2].Mode)
+	assert.Equal(t, agent.ModePlan, opened[2].Mode)
 
 	send(t, e, "web:new", "fresh")
 	conn.waitFor(t, "the new chat's summary", func() bool { return len(conn.done) == 3 })
@@ -133,7 +134,7 @@ func TestPrewarmedSessionNotForResumedOrOtherModeChats(t *testing.T) {
 // told that every slot is busy.
 func TestPrewarmedSessionGivesItsSlotUpAtTheLimit(t *testing.T) {
 	a, ran := newWarmAgent()
-	st := &recordStore{recs: map[string]engine.SessionRecord{"web:plan": {ChatID: "web:plan", Mode: engine.ModePlan}}}
+	st := &recordStore{recs: map[string]engine.SessionRecord{"web:plan": {ChatID: "web:plan", Mode: agent.ModePlan}}}
 	e, conn, _ := start(t, a, nil, engine.WithPrewarm(1), engine.WithMaxConcurrent(1), engine.WithSessionStore(st))
 	eventually(t, "a spare is started", func() bool { return len(a.openedCopy()) == 1 })
 	a.mu.Lock()
@@ -152,7 +153,7 @@ func TestPrewarmedSessionGivesItsSlotUpAtTheLimit(t *testing.T) {
 func TestPrewarmStartingSpareGivesItsSlotUp(t *testing.T) {
 	a, ran := newWarmAgent()
 	a.hold = true
-	st := &recordStore{recs: map[string]engine.SessionRecord{"web:plan": {ChatID: "web:plan", Mode: engine.ModePlan}}}
+	st := &recordStore{recs: map[string]engine.SessionRecord{"web:plan": {ChatID: "web:plan", Mode: agent.ModePlan}}}
 	e, conn, _ := start(t, a, nil, engine.WithPrewarm(1), engine.WithMaxConcurrent(1), engine.WithSessionStore(st))
 	eventually(t, "the spare holds the only slot", func() bool { return e.SessionsActive() == 1 })
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"slices"
 	"strings"
 	"time"
@@ -113,14 +114,14 @@ func (e *Engine) settleRestored(it interactions.Interaction, done <-chan interac
 		case interactions.DecisionCleanEdit:
 			// As when approved live: a fresh session, seeded with the
 			// approved plan, edits without asking.
-			e.setMode(ctx, it.ChatID, ModeAcceptEdits)
+			e.setMode(ctx, it.ChatID, agent.ModeAcceptEdits)
 			e.say(ctx, it.ChatID, "Plan approved. Starting a fresh session to implement it (mode: acceptEdits).")
 			e.enqueue(ctx, it.ChatID, queued{text: cleanPlanPrompt(it.Plan), fresh: true})
 			return
 		case interactions.DecisionEdit:
-			e.setMode(ctx, it.ChatID, ModeAcceptEdits)
+			e.setMode(ctx, it.ChatID, agent.ModeAcceptEdits)
 		case interactions.DecisionDefault:
-			e.setMode(ctx, it.ChatID, ModeDefault)
+			e.setMode(ctx, it.ChatID, agent.ModeDefault)
 		}
 	}
 	e.enqueue(ctx, it.ChatID, queued{text: RecoveredPrompt(it, res), again: allowAgain(it, res)})
@@ -175,7 +176,7 @@ func waitReady(ctx context.Context, o connectors.Output) bool {
 // a restart interrupted.
 func RecoveredPrompt(it interactions.Interaction, res interactions.Resolution) string {
 	var b strings.Builder
-	b.WriteString(RecoveredPromptPrefix + "\n")
+	b.WriteString(agent.RecoveredPromptPrefix + "\n")
 	switch it.Kind {
 	case interactions.KindQuestion:
 		fmt.Fprintf(&b, "Before leashd restarted you asked: %q", it.Question)

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"github.com/leashd/leashd/engine/agent"
 	"testing"
 	"time"
 
@@ -47,10 +48,10 @@ func TestStartShowsUnansweredInterruptionsToWatchersOnly(t *testing.T) {
 		unanswered: []engine.Interrupted{{Ref: "tg-7", Interaction: shut}},
 		since:      make(chan time.Time, 1),
 	}
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		return engine.Result{}, nil
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		return agent.Result{}, nil
 	}}
-	e := engine.New(agent, interactions.New(), engine.WithRecovery(rec))
+	e := engine.New(ag, interactions.New(), engine.WithRecovery(rec))
 	tg := newRecConn("telegram")
 	web := watcherConn{newRecConn("web")}
 	e.AddConnector(tg)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"github.com/leashd/leashd/engine/agent"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,7 +10,7 @@ import (
 
 func TestRuleSetMatchesOnlyWhatAPersonAllowed(t *testing.T) {
 	var r ruleSet
-	r.add([]Rule{{ToolName: "Bash", RuleContent: "npm test:*"}, {ToolName: "Bash", RuleContent: "make lint | tee lint.txt"}, {ToolName: "Write"}})
+	r.add([]agent.Rule{{ToolName: "Bash", RuleContent: "npm test:*"}, {ToolName: "Bash", RuleContent: "make lint | tee lint.txt"}, {ToolName: "Write"}})
 	bash := func(cmd string) json.RawMessage {
 		b, _ := json.Marshal(map[string]string{"command": cmd})
 		return b

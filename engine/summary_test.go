@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/leashd/leashd/engine/agent"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -58,10 +59,10 @@ func TestToolSummary(t *testing.T) {
 
 // planFileAgent asks for review of a plan given only as a plan file (the
 // plan argument empty), as newer CLIs may.
-func planFileAgent(path string, got chan<- engine.PermissionResponse) *scriptAgent {
-	return &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		got <- h.Permission(ctx, engine.PermissionRequest{ToolName: engine.ToolExitPlanMode, Input: mustJSON(map[string]string{"plan": " \n", "planFilePath": path})})
-		return engine.Result{}, nil
+func planFileAgent(path string, got chan<- agent.PermissionResponse) *scriptAgent {
+	return &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		got <- h.Permission(ctx, agent.PermissionRequest{ToolName: agent.ToolExitPlanMode, Input: mustJSON(map[string]string{"plan": " \n", "planFilePath": path})})
+		return agent.Result{}, nil
 	}}
 }
 
@@ -70,8 +71,8 @@ func TestPlanReadFromPlanFileWhenPlanIsEmpty(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "plan.md"), []byte("# Plan from the file\n- step"), 0o600))
 	for _, path := range []string{"plan.md", filepath.Join(dir, "plan.md")} { // relative to the work dir, and absolute
 		t.Run(path, func(t *testing.T) {
-			got := make(chan engine.PermissionResponse, 1)
-			e, conn, _ := start(t, planFileAgent(path, got), nil, engine.WithWorkDir(dir), engine.WithDefaultMode(engine.ModePlan))
+			got := make(chan agent.PermissionResponse, 1)
+			e, conn, _ := start(t, planFileAgent(path, got), nil, engine.WithWorkDir(dir), engine.WithDefaultMode(agent.ModePlan))
 			send(t, e, "c1", "plan it")
 			it := conn.waitShown(t, 1)
 			assert.Equal(t, "# Plan from the file\n- step", it.Plan)
@@ -88,8 +89,8 @@ func TestPlanReadFromPlanFileWhenPlanIsEmpty(t *testing.T) {
 
 func TestPlanFileMissingIsToldToChatAndAgent(t *testing.T) {
 	dir := t.TempDir()
-	got := make(chan engine.PermissionResponse, 1)
-	e, conn, _ := start(t, planFileAgent("gone.md", got), nil, engine.WithWorkDir(dir), engine.WithDefaultMode(engine.ModePlan))
+	got := make(chan agent.PermissionResponse, 1)
+	e, conn, _ := start(t, planFileAgent("gone.md", got), nil, engine.WithWorkDir(dir), engine.WithDefaultMode(agent.ModePlan))
 	send(t, e, "c1", "plan it")
 	resp := <-got
 	assert.False(t, resp.Allow)
@@ -107,8 +108,8 @@ func TestPlanFileOversizedIsShownCutWithANote(t *testing.T) {
 	const limit = 256 << 10
 	body := "# Big plan\n" + strings.Repeat("ü", limit) // 2 bytes each: the cut falls inside a rune
 	require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
-	got := make(chan engine.PermissionResponse, 1)
-	e, conn, _ := start(t, planFileAgent(path, got), nil, engine.WithWorkDir(dir), engine.WithDefaultMode(engine.ModePlan))
+	got := make(chan agent.PermissionResponse, 1)
+	e, conn, _ := start(t, planFileAgent(path, got), nil, engine.WithWorkDir(dir), engine.WithDefaultMode(agent.ModePlan))
 	send(t, e, "c1", "plan it")
 	it := conn.waitShown(t, 1)
 	note := "\n\n… (plan cut at 256 KiB for display; the full plan is in " + path + ")"
@@ -128,12 +129,12 @@ func TestPlanFileOversizedIsShownCutWithANote(t *testing.T) {
 func TestInlinePlanOversizedIsShownCutWithANote(t *testing.T) {
 	const limit = 256 << 10
 	plan := "# Huge plan\n" + strings.Repeat("ü", 2<<20) // 4 MiB
-	got := make(chan engine.PermissionResponse, 1)
-	agent := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
-		got <- h.Permission(ctx, engine.PermissionRequest{ToolName: engine.ToolExitPlanMode, Input: mustJSON(map[string]string{"plan": plan})})
-		return engine.Result{}, nil
+	got := make(chan agent.PermissionResponse, 1)
+	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		got <- h.Permission(ctx, agent.PermissionRequest{ToolName: agent.ToolExitPlanMode, Input: mustJSON(map[string]string{"plan": plan})})
+		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, agent, nil, engine.WithDefaultMode(engine.ModePlan))
+	e, conn, _ := start(t, ag, nil, engine.WithDefaultMode(agent.ModePlan))
 	send(t, e, "c1", "plan it")
 	it := conn.waitShown(t, 1)
 	shown, note, ok := strings.Cut(it.Plan, "\n\n… truncated (")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"sync"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 type turn struct {
 	e      *Engine
 	c      *chat
-	sess   Session
+	sess   agent.Session
 	gen    int
 	budget *budget
 
@@ -41,10 +42,8 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 		}
 		e.log.Error("starting agent", "chat", c.id, "agent", e.agent.Name(), "err", err)
 		msg := "Could not start the agent: " + err.Error()
-		if l, ok := e.agent.(Labeled); ok && errors.Is(err, ErrAgentNotFound) {
-			msg += "\n" + l.InstallHint()
-		} else if errors.Is(err, ErrAgentNotFound) {
-			msg += "\nInstall Claude Code (npm install -g @anthropic-ai/claude-code) or set LEASHD_CLAUDE_PATH; LEASHD_AGENT=demo runs the built-in demo agent."
+		if hint := e.agent.About().InstallHint; hint != "" && errors.Is(err, agent.ErrAgentNotFound) {
+			msg += "\n" + hint
 		}
 		e.say(ctx, c.id, msg)
 		e.coord.CancelPending(c.id, "The agent could not start.")
@@ -114,7 +113,7 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 		}
 		c.agentID = ""
 		c.allowed = nil
-		c.mode = ModeAcceptEdits
+		c.mode = agent.ModeAcceptEdits
 		c.queue = append([]queued{{text: cleanPlanPrompt(*cleanPlan), fresh: true}}, c.queue...)
 	}
 	e.mu.Unlock()
@@ -149,7 +148,7 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 	e.done(ctx, c.id, t.summary(res, time.Since(start)))
 	e.afterLimit(ctx, c, res.UsageLimit)
 	if res.AuthFailed {
-		e.say(ctx, c.id, notLoggedIn)
+		e.say(ctx, c.id, e.agent.About().NotLoggedIn)
 	}
 }
 
@@ -157,7 +156,7 @@ func cleanPlanPrompt(plan string) string {
 	return "Implement the following plan, which the user has approved:\n\n" + plan
 }
 
-func (t *turn) summary(res Result, d time.Duration) connectors.Summary {
+func (t *turn) summary(res agent.Result, d time.Duration) connectors.Summary {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var tools []string

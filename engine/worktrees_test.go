@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"github.com/leashd/leashd/engine/agent"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,24 +23,24 @@ import (
 // CONTENT") in the session's working directory, as an agent editing
 // files would.
 func writerAgent() *scriptAgent {
-	return &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h engine.TurnHandler) (engine.Result, error) {
+	return &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if rest, ok := strings.CutPrefix(prompt, "write "); ok {
 			name, content, _ := strings.Cut(rest, " ")
 			if err := os.WriteFile(filepath.Join(s.workDir, name), []byte(content+"\n"), 0o644); err != nil {
-				return engine.Result{}, err
+				return agent.Result{}, err
 			}
 			h.Text("wrote " + name)
 		}
-		return engine.Result{Text: "done"}, nil
+		return agent.Result{Text: "done"}, nil
 	}}
 }
 
-func startWithWorktrees(t *testing.T, agent *scriptAgent) (*engine.Engine, *recConn, string, *worktree.Manager) {
+func startWithWorktrees(t *testing.T, ag *scriptAgent) (*engine.Engine, *recConn, string, *worktree.Manager) {
 	t.Helper()
 	repo := gittest.Repo(t)
 	m, err := worktree.New(context.Background(), repo, t.TempDir(), worktree.WithAuthor(worktree.Identity{Name: "Leash Bot", Email: "bot@example.com"}))
 	require.NoError(t, err)
-	e, conn, _ := start(t, agent, nil, engine.WithWorkDir(repo), engine.WithWorktrees(m))
+	e, conn, _ := start(t, ag, nil, engine.WithWorkDir(repo), engine.WithWorktrees(m))
 	return e, conn, repo, m
 }
 
@@ -49,15 +50,15 @@ func (r *recConn) waitDone(t *testing.T, n int) {
 }
 
 func TestEachChatsAgentWorksInItsOwnWorktreeAndMergeBringsOneIn(t *testing.T) {
-	agent := writerAgent()
-	e, conn, repo, m := startWithWorktrees(t, agent)
+	ag := writerAgent()
+	e, conn, repo, m := startWithWorktrees(t, ag)
 
 	send(t, e, "web:a", "write a.txt from chat a")
 	conn.waitDone(t, 1)
 	send(t, e, "web:b", "write b.txt from chat b")
 	conn.waitDone(t, 2)
 
-	opened := agent.openedCopy()
+	opened := ag.openedCopy()
 	require.Len(t, opened, 2)
 	a, ok, err := m.Lookup(context.Background(), "web:a")
 	require.NoError(t, err)
@@ -112,8 +113,8 @@ func TestMergeConflictOrDirtyMainCheckoutChangesNothingAndSaysWhy(t *testing.T) 
 }
 
 func TestDiscardAsksWithButtonsThenRemovesTheWorktreeAndBranch(t *testing.T) {
-	agent := writerAgent()
-	e, conn, repo, m := startWithWorktrees(t, agent)
+	ag := writerAgent()
+	e, conn, repo, m := startWithWorktrees(t, ag)
 	send(t, e, "web:a", "write junk.txt junk")
 	conn.waitDone(t, 1)
 	tr, _, err := m.Lookup(context.Background(), "web:a")
@@ -141,7 +142,7 @@ func TestDiscardAsksWithButtonsThenRemovesTheWorktreeAndBranch(t *testing.T) {
 	// The next prompt: a fresh session in a new worktree from the base.
 	send(t, e, "web:a", "write other.txt x")
 	conn.waitDone(t, 2)
-	opened := agent.openedCopy()
+	opened := ag.openedCopy()
 	require.Len(t, opened, 2)
 	assert.Empty(t, opened[1].ResumeID)
 	assert.Equal(t, tr.Path, opened[1].WorkDir)
@@ -150,8 +151,8 @@ func TestDiscardAsksWithButtonsThenRemovesTheWorktreeAndBranch(t *testing.T) {
 }
 
 func TestClearKeepsTheWorktree(t *testing.T) {
-	agent := writerAgent()
-	e, conn, _, m := startWithWorktrees(t, agent)
+	ag := writerAgent()
+	e, conn, _, m := startWithWorktrees(t, ag)
 	send(t, e, "web:a", "write kept.txt kept")
 	conn.waitDone(t, 1)
 	send(t, e, "web:a", "/clear")
@@ -160,7 +161,7 @@ func TestClearKeepsTheWorktree(t *testing.T) {
 	conn.waitDone(t, 2)
 	tr, _, err := m.Lookup(context.Background(), "web:a")
 	require.NoError(t, err)
-	opened := agent.openedCopy()
+	opened := ag.openedCopy()
 	require.Len(t, opened, 2)
 	assert.Empty(t, opened[1].ResumeID, "a fresh agent session")
 	assert.Equal(t, tr.Path, opened[1].WorkDir, "on the same files")
@@ -186,15 +187,15 @@ func TestADiscardConfirmationInterruptedByARestartIsNotSentToTheAgent(t *testing
 			Header: engine.DiscardHeader, Question: "Discard this chat's worktree …?", Approval: true, Index: 1, Total: 1,
 			Options: []interactions.Option{{Label: engine.DiscardConfirm}, {Label: engine.DiscardKeep}}}},
 	}}
-	agent := writerAgent()
-	e, conn, _ := start(t, agent, nil, engine.WithRecovery(rec))
+	ag := writerAgent()
+	e, conn, _ := start(t, ag, nil, engine.WithRecovery(rec))
 	waitRestored(t, e, "old1")
 	_, err := e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{engine.DiscardConfirm}})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return strings.Contains(conn.saidText(), "send /discard again") }, 10*time.Second, 5*time.Millisecond,
 		"the chat is told to ask again: %s", conn.saidText())
 	assert.Contains(t, conn.saidText(), "nothing was removed")
-	assert.Empty(t, agent.promptsCopy(), "the agent never sees leashd's own confirmation")
+	assert.Empty(t, ag.promptsCopy(), "the agent never sees leashd's own confirmation")
 }
 
 // TestTurningWorktreesOffBringsChatsBackToTheWorkdir: a chat whose record
@@ -202,14 +203,14 @@ func TestADiscardConfirmationInterruptedByARestartIsNotSentToTheAgent(t *testing
 // are off.
 func TestTurningWorktreesOffBringsChatsBackToTheWorkdir(t *testing.T) {
 	store := &recordStore{recs: map[string]engine.SessionRecord{
-		"web:a": {ChatID: "web:a", AgentSessionID: "s1", Mode: engine.ModeDefault, WorkDir: "/state/worktrees/repo-1/web-a-12345678"},
+		"web:a": {ChatID: "web:a", AgentSessionID: "s1", Mode: agent.ModeDefault, WorkDir: "/state/worktrees/repo-1/web-a-12345678"},
 	}}
 	dir := t.TempDir()
-	agent := writerAgent()
-	e, conn, _ := start(t, agent, nil, engine.WithWorkDir(dir), engine.WithSessionStore(store))
+	ag := writerAgent()
+	e, conn, _ := start(t, ag, nil, engine.WithWorkDir(dir), engine.WithSessionStore(store))
 	send(t, e, "web:a", "hello")
 	conn.waitDone(t, 1)
-	opened := agent.openedCopy()
+	opened := ag.openedCopy()
 	require.Len(t, opened, 1)
 	assert.Equal(t, dir, opened[0].WorkDir)
 	assert.Equal(t, "s1", opened[0].ResumeID)

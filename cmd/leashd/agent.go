@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/leashd/leashd/engine/agent"
+
 	"github.com/leashd/leashd/config"
-	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent/acp"
 	"github.com/leashd/leashd/engine/agent/claude"
 	"github.com/leashd/leashd/engine/agent/demo"
@@ -15,7 +16,7 @@ import (
 // selectAgent picks the agent LEASHD_AGENT names. auto runs Claude Code when
 // LEASHD_CLAUDE_PATH is found and says so when it falls back to the demo
 // agent; claude refuses to start without the CLI.
-func selectAgent(cfg config.Config, log *slog.Logger) (engine.Agent, error) {
+func selectAgent(cfg config.Config, log *slog.Logger) (agent.Agent, error) {
 	if cfg.Agent == config.AgentDemo {
 		return demo.New(), nil
 	}
@@ -31,7 +32,7 @@ func selectAgent(cfg config.Config, log *slog.Logger) (engine.Agent, error) {
 	case err == nil:
 		return claude.New(path, claude.WithLogger(log), claude.WithPartialText(true),
 			claude.WithMaxMessageBytes(cfg.MaxAgentMessageBytes)), nil
-	case cfg.Agent == config.AgentAuto && errors.Is(err, engine.ErrAgentNotFound):
+	case cfg.Agent == config.AgentAuto && errors.Is(err, agent.ErrAgentNotFound):
 		log.Warn("Claude Code not found: using the built-in demo agent (install @anthropic-ai/claude-code, set LEASHD_CLAUDE_PATH, or set LEASHD_AGENT=demo to silence this)",
 			"claude_path", cfg.ClaudePath)
 		return demo.New(), nil

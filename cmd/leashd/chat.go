@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"io"
 	"log/slog"
 	"os"
@@ -74,7 +75,7 @@ func runChat(ctx context.Context, cfg config.Config, args []string, stdin io.Rea
 	}
 	defer closeLog()
 
-	agent, err := selectAgent(cfg, log)
+	ag, err := selectAgent(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func runChat(ctx context.Context, cfg config.Config, args []string, stdin io.Rea
 		interactions.WithLogger(log),
 	)
 	opts := []engine.Option{
-		engine.WithDefaultMode(engine.Mode(cfg.DefaultMode)),
+		engine.WithDefaultMode(agent.Mode(cfg.DefaultMode)),
 		engine.WithWorkDir(cfg.Workdir),
 		engine.WithModel(cfg.ClaudeModel),
 		engine.WithMaxConcurrent(cfg.MaxConcurrentAgents),
@@ -106,7 +107,7 @@ func runChat(ctx context.Context, cfg config.Config, args []string, stdin io.Rea
 		opts = append(opts, engine.WithWorktrees(trees))
 	}
 	opts = append(opts, engine.WithPolicy(pol)) // nil: none
-	eng := engine.New(agent, coord, opts...)
+	eng := engine.New(ag, coord, opts...)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	eng.AddConnector(&quitting{term, cancel})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"io"
 	"log/slog"
 	"net/http"
@@ -42,11 +43,11 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	agent, err := selectAgent(cfg, log)
+	ag, err := selectAgent(cfg, log)
 	if err != nil {
 		return err
 	}
-	if a, ok := agent.(*claude.Agent); ok {
+	if a, ok := ag.(*claude.Agent); ok {
 		go a.LogVersion(ctx) // warns outside the tested range; a hung CLI does not delay the start
 	}
 	var trees *worktree.Manager
@@ -89,7 +90,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	defer func() { stopWatch(); waitWatch() }()
 
 	opts := []engine.Option{
-		engine.WithDefaultMode(engine.Mode(cfg.DefaultMode)),
+		engine.WithDefaultMode(agent.Mode(cfg.DefaultMode)),
 		engine.WithWorkDir(cfg.Workdir),
 		engine.WithModel(cfg.ClaudeModel),
 		engine.WithMaxConcurrent(cfg.MaxConcurrentAgents),
@@ -120,13 +121,13 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		watchPolicy(ctx, pol, log)
 		log.Info("approval policy in force; SIGHUP reloads it", "file", pol.File(), "rules", len(pol.Policy().Rules()))
 	}
-	eng := engine.New(agent, coord, opts...)
+	eng := engine.New(ag, coord, opts...)
 
 	// Programs that leashd did not start ask through the MCP server at
 	// /mcp, behind the API's token.
 	mcpRoute := web.WithAPIRoute("/mcp", mcpserver.Handler(coord, eng.ServesChat,
 		mcpserver.Options{WorkDir: cfg.Workdir, Log: log.With("component", "mcp")}))
-	conns, err := connectorsFor(cfg, log, m, agent, []metrics.Check{{Name: "store", Ready: db.Ready}}, mcpRoute)
+	conns, err := connectorsFor(cfg, log, m, ag, []metrics.Check{{Name: "store", Ready: db.Ready}}, mcpRoute)
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 		eng.AddConnector(c)
 	}
 
-	log.Info("leashd starting", "agent", agent.Name(), "workdir", cfg.Workdir, "mode", cfg.DefaultMode,
+	log.Info("leashd starting", "agent", ag.Name(), "workdir", cfg.Workdir, "mode", cfg.DefaultMode,
 		"db", cfg.DBPath, "connectors", names(conns))
 	done := make(chan error, 1)
 	go func() { done <- eng.Run(ctx) }()
@@ -160,7 +161,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 // connectorsFor builds the connectors the configuration enables. The web
 // connector comes last: it serves the others' HTTP endpoints (Telegram
 // webhook, Slack HTTP mode) and the health, readiness and metrics routes.
-func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agent engine.Agent, extra []metrics.Check, webOpts ...web.Option) ([]connectors.Connector, error) {
+func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, ag agent.Agent, extra []metrics.Check, webOpts ...web.Option) ([]connectors.Connector, error) {
 	var conns []connectors.Connector
 	if cfg.TelegramEnabled() {
 		ids, err := telegram.ParseUserIDs(cfg.TelegramAllowedUsers)
@@ -208,7 +209,7 @@ func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agen
 
 	// Readiness covers the store, every connector (the web one included) and the CLI.
 	checks := append([]metrics.Check(nil), extra...) // the store
-	if a, ok := agent.(*claude.Agent); ok {
+	if a, ok := ag.(*claude.Agent); ok {
 		checks = append(checks, metrics.BinaryCheck("claude", a.Path()))
 	}
 	readyz := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -217,7 +218,7 @@ func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agen
 	opts := []web.Option{
 		web.WithAddr(cfg.WebAddr),
 		web.WithToken(cfg.WebToken),
-		web.WithAgentName(agentTitle(agent)),
+		web.WithAgentName(agentTitle(ag)),
 		web.WithLogger(log.With("connector", "web")),
 		web.WithRoute("/healthz", metrics.Healthz()),
 		web.WithRoute("/readyz", readyz),
@@ -237,7 +238,7 @@ func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, agen
 }
 
 // agentTitle is what the web page calls the agent.
-func agentTitle(a engine.Agent) string {
+func agentTitle(a agent.Agent) string {
 	if _, ok := a.(*claude.Agent); ok {
 		return "Claude Code"
 	}

@@ -1,6 +1,7 @@
 package slack_test
 
 import (
+	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"testing"
 
@@ -35,6 +36,6 @@ func TestToolApprovalWithTheAgentsFlags(t *testing.T) {
 	e.tap(approverUser, q, "Allow")
 	r := e.agent.waitResponses(t, 1)
 	assert.True(t, r[0].Allow)
-	assert.Equal(t, engine.ClassUserTemporary, r[0].Classification)
+	assert.Equal(t, agent.ClassUserTemporary, r[0].Classification)
 	assert.Empty(t, r[0].UpdatedPermissions)
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -73,20 +74,20 @@ func (s *stats) RateLimited(string) { s.limited.Add(1) }
 type agent struct {
 	mu        sync.Mutex
 	prompts   []string
-	responses []engine.PermissionResponse
+	responses []agent.PermissionResponse
 	changed   chan struct{}
 	stream    []string // text chunks a "stream" turn says
 }
 
-func newAgent() *agent { return &agent{changed: make(chan struct{}, 1)} }
+func newAgent() *ag { return &ag{changed: make(chan struct{}, 1)} }
 
-func (a *agent) Name() string { return "script" }
+func (a *ag) Name() string { return "script" }
 
-func (a *agent) Open(_ context.Context, o engine.SessionOptions) (engine.Session, error) {
+func (a *ag) Open(_ context.Context, o agent.SessionOptions) (agent.Session, error) {
 	return &session{a: a, done: make(chan struct{})}, nil
 }
 
-func (a *agent) note(f func()) {
+func (a *ag) note(f func()) {
 	a.mu.Lock()
 	f()
 	a.mu.Unlock()
@@ -96,20 +97,20 @@ func (a *agent) note(f func()) {
 	}
 }
 
-func (a *agent) Prompts() []string {
+func (a *ag) Prompts() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]string(nil), a.prompts...)
 }
 
-func (a *agent) Responses() []engine.PermissionResponse {
+func (a *ag) Responses() []agent.PermissionResponse {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]engine.PermissionResponse(nil), a.responses...)
+	return append([]agent.PermissionResponse(nil), a.responses...)
 }
 
 // waitResponses waits until the agent has n permission responses.
-func (a *agent) waitResponses(t *testing.T, n int) []engine.PermissionResponse {
+func (a *ag) waitResponses(t *testing.T, n int) []agent.PermissionResponse {
 	t.Helper()
 	deadline := time.After(wait)
 	for {
@@ -126,7 +127,7 @@ func (a *agent) waitResponses(t *testing.T, n int) []engine.PermissionResponse {
 }
 
 type session struct {
-	a    *agent
+	a    *ag
 	done chan struct{}
 	once sync.Once
 }
@@ -138,10 +139,10 @@ var (
 	shortPlan  = "# Plan\n1. Add **tests**\n2. Ship it"
 )
 
-func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+func (s *session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
 	s.a.note(func() { s.a.prompts = append(s.a.prompts, prompt) })
-	ask := func(tool string, input string) engine.PermissionResponse {
-		r := h.Permission(ctx, engine.PermissionRequest{ToolName: tool, Input: json.RawMessage(input), ToolUseID: "toolu_1"})
+	ask := func(tool string, input string) agent.PermissionResponse {
+		r := h.Permission(ctx, agent.PermissionRequest{ToolName: tool, Input: json.RawMessage(input), ToolUseID: "toolu_1"})
 		s.a.note(func() { s.a.responses = append(s.a.responses, r) })
 		return r
 	}
@@ -149,10 +150,10 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 	switch word {
 	case "ask":
 		r := ask("AskUserQuestion", dbQuestion)
-		return engine.Result{Text: "asked: " + string(r.UpdatedInput) + r.Message}, nil
+		return agent.Result{Text: "asked: " + string(r.UpdatedInput) + r.Message}, nil
 	case "multi":
 		r := ask("AskUserQuestion", featQ)
-		return engine.Result{Text: "asked: " + string(r.UpdatedInput) + r.Message}, nil
+		return agent.Result{Text: "asked: " + string(r.UpdatedInput) + r.Message}, nil
 	case "plan":
 		plan := shortPlan
 		if arg != "" {
@@ -163,22 +164,22 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 		}
 		b, _ := json.Marshal(map[string]string{"plan": plan})
 		r := ask("ExitPlanMode", string(b))
-		return engine.Result{Text: fmt.Sprintf("plan allow=%v %s", r.Allow, r.Message)}, nil
+		return agent.Result{Text: fmt.Sprintf("plan allow=%v %s", r.Allow, r.Message)}, nil
 	case "tool":
 		r := ask("Bash", `{"command":"rm -rf build && make"}`)
-		return engine.Result{Text: fmt.Sprintf("tool allow=%v %s", r.Allow, r.Message)}, nil
+		return agent.Result{Text: fmt.Sprintf("tool allow=%v %s", r.Allow, r.Message)}, nil
 	case "flagged": // a request that must be read, defaults to no and keeps no session rule
-		r := h.Permission(ctx, engine.PermissionRequest{
+		r := h.Permission(ctx, agent.PermissionRequest{
 			ToolName: "mcp__github__create_issue", Input: json.RawMessage(`{"title":"Leak <keys>","repo":"acme/site"}`), ToolUseID: "toolu_1",
 			Reason: "Posts to a public repo", MCPServer: "github", MCPSource: "user",
 			DefaultToNo: true, NoSessionAllow: true, RequiresDetails: true,
 		})
 		s.a.note(func() { s.a.responses = append(s.a.responses, r) })
-		return engine.Result{Text: fmt.Sprintf("flagged allow=%v", r.Allow)}, nil
+		return agent.Result{Text: fmt.Sprintf("flagged allow=%v", r.Allow)}, nil
 	case "raw": // "raw <tool> <input JSON>": ask permission for exactly that
 		tool, input, _ := strings.Cut(arg, " ")
 		r := ask(tool, input)
-		return engine.Result{Text: fmt.Sprintf("%s allow=%v", tool, r.Allow)}, nil
+		return agent.Result{Text: fmt.Sprintf("%s allow=%v", tool, r.Allow)}, nil
 	case "stream":
 		s.a.mu.Lock()
 		chunks := append([]string(nil), s.a.stream...)
@@ -187,9 +188,9 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 			h.Text(c)
 			time.Sleep(time.Millisecond)
 		}
-		return engine.Result{Text: strings.Join(chunks, "")}, nil
+		return agent.Result{Text: strings.Join(chunks, "")}, nil
 	}
-	return engine.Result{Text: "echo: " + prompt}, nil
+	return agent.Result{Text: "echo: " + prompt}, nil
 }
 
 func longPlan() string {
@@ -201,10 +202,10 @@ func longPlan() string {
 	return b.String()
 }
 
-func (s *session) Interrupt(context.Context) error            { return nil }
-func (s *session) SetMode(context.Context, engine.Mode) error { return nil }
-func (s *session) ID() string                                 { return "sess-1" }
-func (s *session) Done() <-chan struct{}                      { return s.done }
+func (s *session) Interrupt(context.Context) error           { return nil }
+func (s *session) SetMode(context.Context, agent.Mode) error { return nil }
+func (s *session) ID() string                                { return "sess-1" }
+func (s *session) Done() <-chan struct{}                     { return s.done }
 func (s *session) Close(context.Context) error {
 	s.once.Do(func() { close(s.done) })
 	return nil
@@ -216,7 +217,7 @@ type env struct {
 	t      testing.TB
 	fake   *slackfake.Server
 	conn   *slack.Connector
-	agent  *agent
+	agent  *ag
 	coord  *interactions.Coordinator
 	logs   *syncBuf
 	stats  *stats
@@ -233,13 +234,13 @@ type envOpt struct {
 	opts      []slack.Option
 	timeout   time.Duration
 	recovery  engine.Recovery
-	agent     engine.Agent            // default: the scripted agent
+	agent     agent.Agent             // default: the scripted agent
 	before    func(*slackfake.Server) // runs before leashd starts
 }
 
 func start(t testing.TB, o envOpt) *env {
 	t.Helper()
-	e := &env{t: t, fake: slackfake.New(botToken, appToken), agent: newAgent(), logs: &syncBuf{}, stats: &stats{}, runErr: make(chan error, 1)}
+	e := &env{t: t, fake: slackfake.New(botToken, appToken), ag: newAgent(), logs: &syncBuf{}, stats: &stats{}, runErr: make(chan error, 1)}
 	e.tsSeq.Store(1800000000)
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := []slack.Option{
@@ -269,7 +270,7 @@ func start(t testing.TB, o envOpt) *env {
 	if o.recovery != nil {
 		eopts = append(eopts, engine.WithRecovery(o.recovery))
 	}
-	var ag engine.Agent = e.agent
+	var ag agent.Agent = e.agent
 	if o.agent != nil {
 		ag = o.agent
 	}

@@ -3,6 +3,7 @@ package slack_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/leashd/leashd/engine/agent"
 	"slices"
 	"strings"
 	"sync"
@@ -64,7 +65,7 @@ func TestButtonsWorkAfterRestart(t *testing.T) {
 
 	e.tap(allowedUser, qMsg, "SQLite")
 	p := e.waitPrompt(t, "SQLite")
-	assert.True(t, strings.HasPrefix(p, engine.RecoveredPromptPrefix))
+	assert.True(t, strings.HasPrefix(p, agent.RecoveredPromptPrefix))
 	e.waitText("D1", "✅ *Answer:* SQLite — <@U1>")
 	e.tap(allowedUser, qMsg, "SQLite") // a second tap: already answered
 	e.waitEphemeral(allowedUser, "This question has expired.")
@@ -142,7 +143,7 @@ func TestMultiSelectWorksAfterRestart(t *testing.T) {
 	assert.Empty(t, e.agent.Prompts(), "a toggle answers nothing")
 	e.tap(allowedUser, msg, "Done")
 	p := e.waitPrompt(t, `The user answered: "lint, test, vet"`)
-	assert.True(t, strings.HasPrefix(p, engine.RecoveredPromptPrefix))
+	assert.True(t, strings.HasPrefix(p, agent.RecoveredPromptPrefix))
 	e.waitText("D1", "lint, test, vet")
 	require.Len(t, e.agent.Prompts(), 1)
 	rec.mu.Lock()

@@ -3,6 +3,7 @@ package slack_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +19,7 @@ import (
 	"github.com/leashd/leashd/engine"
 )
 
-func answers(t *testing.T, r engine.PermissionResponse) map[string]string {
+func answers(t *testing.T, r agent.PermissionResponse) map[string]string {
 	t.Helper()
 	var in struct {
 		Answers map[string]string `json:"answers"`
@@ -121,7 +122,7 @@ func TestChannelThreadPlanOnlyApproversDecide(t *testing.T) {
 	r := e.agent.waitResponses(t, 1)
 	require.True(t, r[0].Allow)
 	require.Len(t, r[0].UpdatedPermissions, 1)
-	assert.Equal(t, engine.ModeAcceptEdits, r[0].UpdatedPermissions[0].Mode)
+	assert.Equal(t, agent.ModeAcceptEdits, r[0].UpdatedPermissions[0].Mode)
 	upd := e.waitMsg("C1", "decided plan", func(m slackfake.Message) bool { return m.TS == btn.TS && m.Edits > 0 })
 	assert.Contains(t, slackfake.Texts(upd.Blocks), "✅ *Approve, auto-accept edits* — <@U2>")
 	assert.Empty(t, slackfake.Buttons(upd.Blocks))

@@ -3,6 +3,7 @@ package telegram_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/leashd/leashd/engine/agent"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,15 +20,15 @@ import (
 // Allow button still allows.
 func TestToolApprovalWithTheAgentsFlags(t *testing.T) {
 	var h *harness
-	h = newHarness(t, setup{turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+	h = newHarness(t, setup{turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
 		raw, _ := json.Marshal(map[string]any{"title": "Leak <keys>", "body": "long body", "repo": "acme/site"})
-		resp := th.Permission(ctx, engine.PermissionRequest{
+		resp := th.Permission(ctx, agent.PermissionRequest{
 			ToolName: "mcp__github__create_issue", Input: raw, ToolUseID: "toolu_1",
 			Reason: "Posts to a public repo", MCPServer: "github", MCPSource: "user",
 			DefaultToNo: true, NoSessionAllow: true, RequiresDetails: true,
 		})
 		h.log.add(func() { h.log.responses = append(h.log.responses, resp) })
-		return engine.Result{Text: "ok"}, nil
+		return agent.Result{Text: "ok"}, nil
 	}})
 	h.fake.Text(me, me, "file it")
 	m := h.botMessage(me, "Permission: mcp__github__create_issue")
@@ -41,28 +42,28 @@ func TestToolApprovalWithTheAgentsFlags(t *testing.T) {
 	h.answer(h.tap(me, me, m.ID, "Allow"))
 	resp := h.response(1)
 	assert.True(t, resp.Allow, "the Allow button allows wherever it stands")
-	assert.Equal(t, engine.ClassUserTemporary, resp.Classification)
+	assert.Equal(t, agent.ClassUserTemporary, resp.Classification)
 	assert.Empty(t, resp.UpdatedPermissions)
 }
 
 // A request the agent withdrew loses its buttons and says so.
 func TestWithdrawnToolApprovalSaysSo(t *testing.T) {
 	var h *harness
-	h = newHarness(t, setup{turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+	h = newHarness(t, setup{turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
 		pctx, cancel := context.WithCancelCause(ctx)
 		raw, _ := json.Marshal(map[string]any{"command": "rm -rf build"})
-		done := make(chan engine.PermissionResponse, 1)
+		done := make(chan agent.PermissionResponse, 1)
 		go func() {
-			done <- th.Permission(pctx, engine.PermissionRequest{ToolName: "Bash", Input: raw, ToolUseID: "toolu_1"})
+			done <- th.Permission(pctx, agent.PermissionRequest{ToolName: "Bash", Input: raw, ToolUseID: "toolu_1"})
 		}()
 		h.fake.Wait(waitLimit, func() bool {
 			ms := h.fake.BotMessages(me)
 			return len(ms) > 0 && ms[len(ms)-1].Markup != nil
 		})
-		cancel(engine.ErrRequestWithdrawn)
+		cancel(agent.ErrRequestWithdrawn)
 		resp := <-done
 		h.log.add(func() { h.log.responses = append(h.log.responses, resp) })
-		return engine.Result{Text: "ok"}, nil
+		return agent.Result{Text: "ok"}, nil
 	}})
 	h.fake.Text(me, me, "build")
 	m := h.botMessage(me, "Permission: Bash")

@@ -40,6 +40,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"io"
 	"log/slog"
 	"net/http"
@@ -155,11 +156,11 @@ func (c *e2eClient) Do(r *http.Request) (*http.Response, error) {
 // e2eAgent wraps the demo agent to timestamp when a question's answer
 // reaches it and when its turn ends.
 type e2eAgent struct {
-	engine.Agent
+	agent.Agent
 	rig *e2eRig
 }
 
-func (a *e2eAgent) Open(ctx context.Context, o engine.SessionOptions) (engine.Session, error) {
+func (a *e2eAgent) Open(ctx context.Context, o agent.SessionOptions) (agent.Session, error) {
 	s, err := a.Agent.Open(ctx, o)
 	if err != nil {
 		return nil, err
@@ -168,11 +169,11 @@ func (a *e2eAgent) Open(ctx context.Context, o engine.SessionOptions) (engine.Se
 }
 
 type e2eSession struct {
-	engine.Session
+	agent.Session
 	chat *e2eChat
 }
 
-func (s *e2eSession) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+func (s *e2eSession) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
 	res, err := s.Session.Turn(ctx, prompt, &e2eHandler{TurnHandler: h, chat: s.chat})
 	if s.chat != nil {
 		s.chat.turnDone <- struct{}{}
@@ -181,13 +182,13 @@ func (s *e2eSession) Turn(ctx context.Context, prompt string, h engine.TurnHandl
 }
 
 type e2eHandler struct {
-	engine.TurnHandler
+	agent.TurnHandler
 	chat *e2eChat
 }
 
-func (h *e2eHandler) Permission(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+func (h *e2eHandler) Permission(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 	resp := h.TurnHandler.Permission(ctx, req)
-	if req.ToolName == engine.ToolAskUserQuestion && h.chat != nil {
+	if req.ToolName == agent.ToolAskUserQuestion && h.chat != nil {
 		h.chat.unblocked <- time.Now()
 	}
 	return resp

@@ -3,6 +3,7 @@ package telegram_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/leashd/leashd/engine/agent"
 	"net/http"
 	"strings"
 	"testing"
@@ -36,10 +37,10 @@ func dbQuestion() map[string]any {
 
 // askTurn makes every turn ask input with tool and end with the
 // agent's view of the answer.
-func askTurn(h **harness, tool string, input func() any) func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
-	return func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+func askTurn(h **harness, tool string, input func() any) func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
+	return func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
 		resp := ask(ctx, (*h).log, th, tool, input())
-		return engine.Result{Text: "allowed=" + boolText(resp.Allow), NumTurns: 1}, nil
+		return agent.Result{Text: "allowed=" + boolText(resp.Allow), NumTurns: 1}, nil
 	}
 }
 
@@ -90,9 +91,9 @@ func TestCommandsAreRegisteredAndAnswered(t *testing.T) {
 }
 
 func TestAgentOutputIsRenderedAsHTML(t *testing.T) {
-	h := newHarness(t, setup{turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+	h := newHarness(t, setup{turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
 		th.Text("## Result\nUse **bold** and `a < b` & [docs](https://example.com)")
-		return engine.Result{Text: "done", NumTurns: 2, CostUSD: 0.0123}, nil
+		return agent.Result{Text: "done", NumTurns: 2, CostUSD: 0.0123}, nil
 	}})
 	h.fake.Text(me, me, "go")
 	m := h.botMessage(me, "<b>Result</b>")
@@ -104,7 +105,7 @@ func TestAgentOutputIsRenderedAsHTML(t *testing.T) {
 
 func TestQuestionTappedShowsAnswerAndRemovesButtons(t *testing.T) {
 	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
 	h.fake.Text(me, me, "pick a db")
 	m := h.botMessage(me, "Which database")
 	assert.Contains(t, m.Text, "<b>Database</b>")
@@ -134,7 +135,7 @@ func TestQuestionTappedShowsAnswerAndRemovesButtons(t *testing.T) {
 
 func TestTypedTextAnswersThePendingQuestion(t *testing.T) {
 	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
 	h.fake.Text(me, me, "pick a db")
 	m := h.botMessage(me, "Which database")
 	h.fake.Text(me, me, "MariaDB, please")
@@ -149,7 +150,7 @@ func TestTypedTextAnswersThePendingQuestion(t *testing.T) {
 
 func TestStaleForgedAndDuplicateTapsAreNeverText(t *testing.T) {
 	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
 	h.fake.Text(me, me, "pick a db")
 	m := h.botMessage(me, "Which database")
 	data := *m.Markup.InlineKeyboard[0][0].CallbackData
@@ -187,7 +188,7 @@ func TestDuplicateUpdateIsProcessedOnce(t *testing.T) {
 
 func TestStrangerTapGetsAnAlertAndChangesNothing(t *testing.T) {
 	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
 	h.fake.Text(me, me, "pick a db")
 	m := h.botMessage(me, "Which database")
 	q := h.tap(me, stranger, m.ID, "Postgres")
@@ -201,7 +202,7 @@ func TestStrangerTapGetsAnAlertAndChangesNothing(t *testing.T) {
 
 func TestMultiSelectTogglesThenDone(t *testing.T) {
 	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any {
+	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any {
 		return map[string]any{"questions": []map[string]any{{
 			"question": "Which checks?", "multiSelect": true,
 			"options": []map[string]any{{"label": "lint"}, {"label": "test"}, {"label": "vet"}},
@@ -236,7 +237,7 @@ func TestMultiSelectTogglesThenDone(t *testing.T) {
 
 func TestMultiSelectDoneWithNothingSelectedIsExplained(t *testing.T) {
 	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any {
+	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any {
 		return map[string]any{"questions": []map[string]any{{
 			"question": "Which?", "multiSelect": true,
 			"options": []map[string]any{{"label": "a"}, {"label": "b"}},
@@ -285,7 +286,7 @@ func fmtInt(i int) string {
 func TestLongPlanIsSplitAndAdjustTakesFeedback(t *testing.T) {
 	var h *harness
 	plan := longPlan()
-	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolExitPlanMode, func() any { return map[string]any{"plan": plan} })})
+	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolExitPlanMode, func() any { return map[string]any{"plan": plan} })})
 	h.fake.Text(me, me, "plan it")
 	last := h.botMessage(me, "Tap a decision")
 	msgs := h.fake.BotMessages(me)
@@ -318,7 +319,7 @@ func TestLongPlanIsSplitAndAdjustTakesFeedback(t *testing.T) {
 
 func TestPlanApproved(t *testing.T) {
 	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolExitPlanMode, func() any { return map[string]any{"plan": "1. do *it*"} })})
+	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolExitPlanMode, func() any { return map[string]any{"plan": "1. do *it*"} })})
 	h.fake.Text(me, me, "plan it")
 	m := h.botMessage(me, "Plan review")
 	assert.Contains(t, m.Text, "1. do <i>it</i>")
@@ -330,10 +331,10 @@ func TestPlanApproved(t *testing.T) {
 
 func TestToolApprovalButtonsAndTypedDenial(t *testing.T) {
 	var h *harness
-	h = newHarness(t, setup{turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+	h = newHarness(t, setup{turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
 		ask(ctx, h.log, th, "Bash", map[string]any{"command": "rm -rf build && make <all>", "description": "Rebuild"})
 		ask(ctx, h.log, th, "Edit", map[string]any{"file_path": "/src/main.go", "old_string": "a := 1", "new_string": "a := 2"})
-		return engine.Result{Text: "ok"}, nil
+		return agent.Result{Text: "ok"}, nil
 	}})
 	h.fake.Text(me, me, "build")
 	m := h.botMessage(me, "Permission: Bash")
@@ -362,7 +363,7 @@ func TestTimeoutAndStopEditTheMessage(t *testing.T) {
 	var h *harness
 	h = newHarness(t, setup{
 		coordOpts: []interactions.Opt{interactions.WithTimeout(300 * time.Millisecond)},
-		turn:      askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() }),
+		turn:      askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() }),
 	})
 	h.fake.Text(me, me, "pick")
 	m := h.botMessage(me, "Which database")
@@ -383,7 +384,7 @@ func TestStopAndClearCancelThePendingQuestion(t *testing.T) {
 	} {
 		t.Run(tc.command, func(t *testing.T) {
 			var h *harness
-			h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
+			h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
 			h.fake.Text(me, me, "pick")
 			m := h.botMessage(me, "Which database")
 			data := *m.Markup.InlineKeyboard[0][0].CallbackData
@@ -405,7 +406,7 @@ func TestStopAndClearCancelThePendingQuestion(t *testing.T) {
 // sent — no retry, no warning.
 func TestIdenticalEditIsSuccess(t *testing.T) {
 	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
 	events, unsubscribe := h.coord.Subscribe()
 	defer unsubscribe()
 	h.fake.Text(me, me, "pick")
@@ -455,7 +456,7 @@ func TestGroupShowsWhoAnswered(t *testing.T) {
 	var h *harness
 	h = newHarness(t, setup{
 		allowed: []int64{42, 43},
-		turn:    askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() }),
+		turn:    askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() }),
 	})
 	h.fake.SetUserName(43, "Ada")
 	h.fake.Text(group, me, "pick a db")
@@ -495,7 +496,7 @@ func TestTapsBeforePresentReturns(t *testing.T) {
 	var h *harness
 	h = newHarness(t, setup{
 		connOpts: []telegram.Option{telegram.WithHTTPClient(slowSends{400 * time.Millisecond})},
-		turn: askTurn(&h, engine.ToolAskUserQuestion, func() any {
+		turn: askTurn(&h, agent.ToolAskUserQuestion, func() any {
 			return map[string]any{"questions": []map[string]any{{
 				"question": "Which checks?", "multiSelect": true,
 				"options": []map[string]any{{"label": "lint"}, {"label": "test"}},
@@ -516,12 +517,12 @@ func TestTapsBeforePresentReturns(t *testing.T) {
 func TestStreamingIsThrottledToOneEditPerInterval(t *testing.T) {
 	h := newHarness(t, setup{
 		connOpts: []telegram.Option{telegram.WithStreamInterval(500 * time.Millisecond)},
-		turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+		turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
 			for i := range 30 {
 				th.Text("chunk " + fmtInt(i) + "\n\n")
 				time.Sleep(50 * time.Millisecond)
 			}
-			return engine.Result{Text: "done"}, nil
+			return agent.Result{Text: "done"}, nil
 		},
 	})
 	h.fake.Text(me, me, "stream")
@@ -543,7 +544,7 @@ func TestStreamingIsThrottledToOneEditPerInterval(t *testing.T) {
 
 func TestSeveralQuestionsShowTheirPosition(t *testing.T) {
 	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any {
+	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any {
 		return map[string]any{"questions": []map[string]any{
 			{"header": "DB", "question": "Which database?", "options": []map[string]any{{"label": "pg"}, {"label": "sqlite"}}},
 			{"header": "Auth", "question": "Which auth?", "options": []map[string]any{{"label": "oauth"}, {"label": "none"}}},
@@ -566,7 +567,7 @@ func TestSeveralQuestionsShowTheirPosition(t *testing.T) {
 func TestPlanOutcomeTooLongForTheLastPartGoesBelow(t *testing.T) {
 	var h *harness
 	plan := strings.Repeat("word ", 800) // one part, nearly full
-	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolExitPlanMode, func() any { return map[string]any{"plan": plan} })})
+	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolExitPlanMode, func() any { return map[string]any{"plan": plan} })})
 	h.fake.Text(me, me, "plan it")
 	m := h.botMessage(me, "Tap a decision")
 	h.answer(h.tap(me, me, m.ID, "Adjust"))
@@ -597,11 +598,11 @@ func TestToolDeniedWithTheButton(t *testing.T) {
 // the message above it.
 func TestOutputAfterAQuestionStartsANewMessage(t *testing.T) {
 	var h *harness
-	h = newHarness(t, setup{turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+	h = newHarness(t, setup{turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
 		th.Text("Before the question.")
-		ask(ctx, h.log, th, engine.ToolAskUserQuestion, dbQuestion())
+		ask(ctx, h.log, th, agent.ToolAskUserQuestion, dbQuestion())
 		th.Text("After the answer.")
-		return engine.Result{Text: "ok"}, nil
+		return agent.Result{Text: "ok"}, nil
 	}})
 	h.fake.Text(me, me, "go")
 	q := h.botMessage(me, "Which database")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"log/slog"
 	"strings"
 	"sync"
@@ -27,7 +28,7 @@ const waitLimit = 10 * time.Second
 type agentLog struct {
 	mu        sync.Mutex
 	prompts   []string
-	responses []engine.PermissionResponse
+	responses []agent.PermissionResponse
 	changed   chan struct{}
 }
 
@@ -47,22 +48,22 @@ func (l *agentLog) Prompts() []string {
 	return append([]string(nil), l.prompts...)
 }
 
-func (l *agentLog) Responses() []engine.PermissionResponse {
+func (l *agentLog) Responses() []agent.PermissionResponse {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]engine.PermissionResponse(nil), l.responses...)
+	return append([]agent.PermissionResponse(nil), l.responses...)
 }
 
 // scriptAgent runs each turn with the test's function; by default it
 // echoes the prompt.
 type scriptAgent struct {
 	log  *agentLog
-	turn func(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error)
+	turn func(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error)
 }
 
 func (a *scriptAgent) Name() string { return "script" }
 
-func (a *scriptAgent) Open(_ context.Context, o engine.SessionOptions) (engine.Session, error) {
+func (a *scriptAgent) Open(_ context.Context, o agent.SessionOptions) (agent.Session, error) {
 	return &scriptSession{a: a, done: make(chan struct{}), interrupt: make(chan struct{}, 1)}, nil
 }
 
@@ -73,7 +74,7 @@ type scriptSession struct {
 	once      sync.Once
 }
 
-func (s *scriptSession) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+func (s *scriptSession) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
 	s.a.log.add(func() { s.a.log.prompts = append(s.a.log.prompts, prompt) })
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -86,7 +87,7 @@ func (s *scriptSession) Turn(ctx context.Context, prompt string, h engine.TurnHa
 	}()
 	if s.a.turn == nil {
 		h.Text("echo: " + prompt)
-		return engine.Result{Text: "echo: " + prompt, NumTurns: 1}, nil
+		return agent.Result{Text: "echo: " + prompt, NumTurns: 1}, nil
 	}
 	return s.a.turn(ctx, prompt, h)
 }
@@ -98,18 +99,18 @@ func (s *scriptSession) Interrupt(context.Context) error {
 	}
 	return nil
 }
-func (s *scriptSession) SetMode(context.Context, engine.Mode) error { return nil }
-func (s *scriptSession) ID() string                                 { return "sess-1" }
-func (s *scriptSession) Done() <-chan struct{}                      { return s.done }
+func (s *scriptSession) SetMode(context.Context, agent.Mode) error { return nil }
+func (s *scriptSession) ID() string                                { return "sess-1" }
+func (s *scriptSession) Done() <-chan struct{}                     { return s.done }
 func (s *scriptSession) Close(context.Context) error {
 	s.once.Do(func() { close(s.done) })
 	return nil
 }
 
 // ask makes the agent ask for permission and records the response.
-func ask(ctx context.Context, log *agentLog, h engine.TurnHandler, tool string, input any) engine.PermissionResponse {
+func ask(ctx context.Context, log *agentLog, h agent.TurnHandler, tool string, input any) agent.PermissionResponse {
 	raw, _ := json.Marshal(input)
-	resp := h.Permission(ctx, engine.PermissionRequest{ToolName: tool, Input: raw, ToolUseID: "toolu_1"})
+	resp := h.Permission(ctx, agent.PermissionRequest{ToolName: tool, Input: raw, ToolUseID: "toolu_1"})
 	log.add(func() { log.responses = append(log.responses, resp) })
 	return resp
 }
@@ -131,12 +132,12 @@ type setup struct {
 	fakeOpts   []tgfake.Option
 	connOpts   []telegram.Option
 	coordOpts  []interactions.Opt
-	turn       func(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error)
+	turn       func(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error)
 	noRun      bool
 	limits     *telegram.Limits
 	fakeServer *tgfake.Server
 	engineOpts []engine.Option
-	agent      engine.Agent // instead of the scripted agent
+	agent      agent.Agent // instead of the scripted agent
 }
 
 // fastLimits leave rate limiting to the tests that are about it.
@@ -170,15 +171,15 @@ func newHarness(t testing.TB, s setup) *harness {
 	}, s.connOpts...)
 	conn := telegram.New(fake.Token(), opts...)
 	log := &agentLog{changed: make(chan struct{}, 1)}
-	agent := &scriptAgent{log: log, turn: s.turn}
+	ag := &scriptAgent{log: log, turn: s.turn}
 	coord := interactions.New(s.coordOpts...)
-	var ag engine.Agent = agent
+	var ag agent.Agent = ag
 	if s.agent != nil {
 		ag = s.agent
 	}
 	eng := engine.New(ag, coord, append([]engine.Option{engine.WithLogger(logger), engine.WithWorkDir(t.TempDir())}, s.engineOpts...)...)
 	eng.AddConnector(conn)
-	h := &harness{t: t, fake: fake, conn: conn, coord: coord, eng: eng, agent: agent, log: log, logs: logs}
+	h := &harness{t: t, fake: fake, conn: conn, coord: coord, eng: eng, ag: ag, log: log, logs: logs}
 	t.Cleanup(func() {
 		// Whatever happened, the bot token never reached the logs.
 		_, secret, _ := strings.Cut(fake.Token(), ":")
@@ -283,7 +284,7 @@ func (h *harness) answer(q string) tgfake.CallbackAnswer {
 }
 
 // response waits for the agent's n-th (1-based) permission response.
-func (h *harness) response(n int) engine.PermissionResponse {
+func (h *harness) response(n int) agent.PermissionResponse {
 	h.t.Helper()
 	h.waitFor(fmt.Sprintf("permission response #%d", n), func() bool { return len(h.log.Responses()) >= n })
 	return h.log.Responses()[n-1]

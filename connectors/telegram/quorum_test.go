@@ -2,6 +2,7 @@ package telegram_test
 
 import (
 	"context"
+	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"testing"
 
@@ -24,9 +25,9 @@ func TestGroupApproversAndQuorum(t *testing.T) {
 		allowed:    []int64{dev},
 		connOpts:   []telegram.Option{telegram.WithApprovers([]int64{alice, bob})},
 		engineOpts: []engine.Option{engine.WithApprovalQuorum(2)},
-		turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+		turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
 			ask(ctx, h.log, th, "Bash", map[string]any{"command": "rm -rf build"})
-			return engine.Result{}, nil
+			return agent.Result{}, nil
 		},
 	})
 	h.fake.SetUserName(alice, "Alice")
@@ -65,11 +66,11 @@ func TestAgentOptionsAreForApproversOnly(t *testing.T) {
 	h = newHarness(t, setup{
 		allowed:  []int64{dev},
 		connOpts: []telegram.Option{telegram.WithApprovers([]int64{alice})},
-		turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
-			resp := th.Permission(ctx, engine.PermissionRequest{ToolName: "Bash", Input: []byte(`{"command":"make deploy"}`),
-				Options: []engine.PermissionOption{{ID: "yes", Name: "Yes", Kind: "allow_once"}, {ID: "no", Name: "No", Kind: "reject_once"}}})
+		turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
+			resp := th.Permission(ctx, agent.PermissionRequest{ToolName: "Bash", Input: []byte(`{"command":"make deploy"}`),
+				Options: []agent.PermissionOption{{ID: "yes", Name: "Yes", Kind: "allow_once"}, {ID: "no", Name: "No", Kind: "reject_once"}}})
 			h.log.add(func() { h.log.responses = append(h.log.responses, resp) })
-			return engine.Result{}, nil
+			return agent.Result{}, nil
 		},
 	})
 	h.fake.Text(group, dev, "deploy")

@@ -2,6 +2,7 @@ package telegram_test
 
 import (
 	"context"
+	"github.com/leashd/leashd/engine/agent"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,7 +33,7 @@ func TestMultiSelectSurvivesARestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "leashd.db")
 	fake := tgfake.New()
 	t.Cleanup(fake.Close)
-	run := func(turn func(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error)) *harness {
+	run := func(turn func(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error)) *harness {
 		st, err := sqlite.Open(ctx, path)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = st.Close() })
@@ -45,7 +46,7 @@ func TestMultiSelectSurvivesARestart(t *testing.T) {
 	}
 
 	var h1 *harness
-	h1 = run(askTurn(&h1, engine.ToolAskUserQuestion, func() any {
+	h1 = run(askTurn(&h1, agent.ToolAskUserQuestion, func() any {
 		return map[string]any{"questions": []map[string]any{{
 			"question": "Which checks?", "multiSelect": true,
 			"options": []map[string]any{{"label": "lint"}, {"label": "test"}, {"label": "vet"}},
@@ -104,7 +105,7 @@ func TestMultiSelectSurvivesARestart(t *testing.T) {
 func TestShutdownDoesNotWaitPastTheCloseTimeoutForAPausedChat(t *testing.T) {
 	var h *harness
 	h = newHarness(t, setup{
-		turn:       askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() }),
+		turn:       askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() }),
 		engineOpts: []engine.Option{engine.WithCloseTimeout(300 * time.Millisecond)},
 	})
 	h.fake.Text(me, me, "pick")
@@ -126,7 +127,7 @@ func TestShutdownDoesNotWaitPastTheCloseTimeoutForAPausedChat(t *testing.T) {
 func TestTooLongQuestionIsSplitNotDenied(t *testing.T) {
 	long := strings.Repeat("😀", 2500)
 	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any {
+	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any {
 		return map[string]any{"questions": []map[string]any{{
 			"question": long, "options": []map[string]any{{"label": "yes"}, {"label": "no"}},
 		}}}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -102,12 +103,12 @@ func TestLongStreamedOutputRollsOverAndStaysValid(t *testing.T) {
 	for i := range 300 {
 		lines = append(lines, fmt.Sprintf("line %03d: a < b & **bold %d**", i, i))
 	}
-	h := newHarness(t, setup{turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+	h := newHarness(t, setup{turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
 		for i := 0; i < len(lines); i += 50 {
 			th.Text(strings.Join(lines[i:i+50], "\n") + "\n")
 			time.Sleep(5 * time.Millisecond)
 		}
-		return engine.Result{Text: "done"}, nil
+		return agent.Result{Text: "done"}, nil
 	}})
 	h.fake.Text(me, me, "talk a lot")
 	h.botMessage(me, "<i>Done")
@@ -267,7 +268,7 @@ func TestTapsRacingTimeouts(t *testing.T) {
 	var h *harness
 	h = newHarness(t, setup{
 		coordOpts: []interactions.Opt{interactions.WithTimeout(40 * time.Millisecond)},
-		turn:      askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() }),
+		turn:      askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() }),
 	})
 	const rounds = 25
 	won, lost := 0, 0
@@ -336,7 +337,7 @@ func TestWebhookWithoutSecretIsRefused(t *testing.T) {
 // queue is held up by a 429's retry_after.
 func TestTapIsNotQueuedBehindTheChatsMessages(t *testing.T) {
 	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, engine.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
 	h.fake.Text(me, me, "pick")
 	m := h.botMessage(me, "Which database")
 	h.fake.SetLimits(tgfake.Limits{PerChat: 1, RetryAfter: 5})
@@ -365,11 +366,11 @@ func TestTapIsNotQueuedBehindTheChatsMessages(t *testing.T) {
 // Messages of one chat reach the engine in the order they were written.
 func TestMessagesOfAChatStayInOrder(t *testing.T) {
 	release := make(chan struct{})
-	h := newHarness(t, setup{turn: func(ctx context.Context, prompt string, th engine.TurnHandler) (engine.Result, error) {
+	h := newHarness(t, setup{turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
 		if prompt == "first" {
 			<-release
 		}
-		return engine.Result{Text: "ok " + prompt}, nil
+		return agent.Result{Text: "ok " + prompt}, nil
 	}})
 	h.fake.Text(me, me, "first")
 	h.waitFor("the first turn", func() bool { return len(h.prompts()) == 1 })

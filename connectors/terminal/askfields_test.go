@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,15 +17,15 @@ import (
 // first, a digit (a stray key) does not answer, "s" is not offered, and the
 // letter a still allows.
 func TestToolApprovalWithTheAgentsFlags(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
-	turn := func(ctx context.Context, _ string, h engine.TurnHandler) (engine.Result, error) {
+	got := make(chan agent.PermissionResponse, 1)
+	turn := func(ctx context.Context, _ string, h agent.TurnHandler) (agent.Result, error) {
 		in, _ := json.Marshal(map[string]string{"title": "Leak", "repo": "acme/site"})
-		got <- h.Permission(ctx, engine.PermissionRequest{
+		got <- h.Permission(ctx, agent.PermissionRequest{
 			ToolName: "mcp__github__create_issue", Input: in,
 			Reason: "Posts to a public repo", MCPServer: "github", MCPSource: "user",
 			DefaultToNo: true, NoSessionAllow: true, RequiresDetails: true,
 		})
-		return engine.Result{NumTurns: 1}, nil
+		return agent.Result{NumTurns: 1}, nil
 	}
 	p := startInproc(t, map[string]turnFunc{"go": turn})
 	p.send("go\r")
@@ -39,5 +40,5 @@ func TestToolApprovalWithTheAgentsFlags(t *testing.T) {
 	p.send("a\r")
 	r := <-got
 	assert.True(t, r.Allow, fmt.Sprintf("%+v", r))
-	assert.Equal(t, engine.ClassUserTemporary, r.Classification)
+	assert.Equal(t, agent.ClassUserTemporary, r.Classification)
 }

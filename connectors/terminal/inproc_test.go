@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"io"
 	"strings"
 	"sync"
@@ -24,7 +25,7 @@ import (
 )
 
 // turnFunc is one scripted turn.
-type turnFunc func(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error)
+type turnFunc func(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error)
 
 // scriptAgent runs each prompt with the turn registered for it.
 type scriptAgent struct {
@@ -33,7 +34,7 @@ type scriptAgent struct {
 }
 
 func (a *scriptAgent) Name() string { return "script" }
-func (a *scriptAgent) Open(context.Context, engine.SessionOptions) (engine.Session, error) {
+func (a *scriptAgent) Open(context.Context, agent.SessionOptions) (agent.Session, error) {
 	return &scriptSession{a: a, done: make(chan struct{})}, nil
 }
 
@@ -45,7 +46,7 @@ type scriptSession struct {
 	once   sync.Once
 }
 
-func (s *scriptSession) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+func (s *scriptSession) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
 	s.a.mu.Lock()
 	f := s.a.turns[prompt]
 	s.a.mu.Unlock()
@@ -56,7 +57,7 @@ func (s *scriptSession) Turn(ctx context.Context, prompt string, h engine.TurnHa
 	defer cancel()
 	if f == nil {
 		h.Text("echo: " + prompt)
-		return engine.Result{Text: "echo: " + prompt, NumTurns: 1}, nil
+		return agent.Result{Text: "echo: " + prompt, NumTurns: 1}, nil
 	}
 	return f(ctx, prompt, h)
 }
@@ -69,9 +70,9 @@ func (s *scriptSession) Interrupt(context.Context) error {
 	}
 	return nil
 }
-func (s *scriptSession) SetMode(context.Context, engine.Mode) error { return nil }
-func (s *scriptSession) ID() string                                 { return "script-1" }
-func (s *scriptSession) Done() <-chan struct{}                      { return s.done }
+func (s *scriptSession) SetMode(context.Context, agent.Mode) error { return nil }
+func (s *scriptSession) ID() string                                { return "script-1" }
+func (s *scriptSession) Done() <-chan struct{}                     { return s.done }
 func (s *scriptSession) Close(context.Context) error {
 	s.once.Do(func() { close(s.done) })
 	return nil
@@ -104,14 +105,14 @@ func startInproc(t *testing.T, turns map[string]turnFunc, topts ...terminal.Opti
 	scr := &screenWriter{vt: newVT(rows, cols)}
 	conn := terminal.New(inR, scr, append([]terminal.Option{terminal.WithTTY(true), terminal.WithRawInput(true), terminal.WithColor(true),
 		terminal.WithWidth(func() int { return cols }), terminal.WithSpinnerInterval(10 * time.Millisecond), terminal.WithChat("t")}, topts...)...)
-	agent := &scriptAgent{turns: turns}
+	ag := &scriptAgent{turns: turns}
 	coord := interactions.New()
-	e := engine.New(agent, coord, engine.WithCloseTimeout(5*time.Second))
+	e := engine.New(ag, coord, engine.WithCloseTimeout(5*time.Second))
 	e.AddConnector(conn)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
-	p := &inproc{t: t, in: inW, scr: scr, coord: coord, conn: conn, agent: agent}
+	p := &inproc{t: t, in: inW, scr: scr, coord: coord, conn: conn, ag: ag}
 	t.Cleanup(func() {
 		cancel()
 		inW.Close()
@@ -179,16 +180,16 @@ func (p *inproc) waitCursor(line string) {
 
 // ask returns a turn asking one AskUserQuestion and sending what it got
 // back on got.
-func ask(q map[string]any, got chan<- engine.PermissionResponse) turnFunc {
-	return func(ctx context.Context, _ string, h engine.TurnHandler) (engine.Result, error) {
+func ask(q map[string]any, got chan<- agent.PermissionResponse) turnFunc {
+	return func(ctx context.Context, _ string, h agent.TurnHandler) (agent.Result, error) {
 		in, _ := json.Marshal(map[string]any{"questions": []any{q}})
-		resp := h.Permission(ctx, engine.PermissionRequest{ToolName: engine.ToolAskUserQuestion, Input: in})
+		resp := h.Permission(ctx, agent.PermissionRequest{ToolName: agent.ToolAskUserQuestion, Input: in})
 		got <- resp
-		return engine.Result{Text: "asked", NumTurns: 1}, nil
+		return agent.Result{Text: "asked", NumTurns: 1}, nil
 	}
 }
 
-func answers(t *testing.T, resp engine.PermissionResponse) map[string]string {
+func answers(t *testing.T, resp agent.PermissionResponse) map[string]string {
 	t.Helper()
 	require.True(t, resp.Allow, "denied: %s", resp.Message)
 	var in struct {
@@ -199,7 +200,7 @@ func answers(t *testing.T, resp engine.PermissionResponse) map[string]string {
 }
 
 func TestListOfOneIsStillAList(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
+	got := make(chan agent.PermissionResponse, 1)
 	p := startInproc(t, map[string]turnFunc{"go": ask(map[string]any{
 		"question": "Ready?", "options": []map[string]string{{"label": "Continue", "description": "Go on"}},
 	}, got)})
@@ -242,7 +243,7 @@ func TestRequestInputWithTwoOptionsIsAnApproval(t *testing.T) {
 }
 
 func TestFreeTextQuestion(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
+	got := make(chan agent.PermissionResponse, 1)
 	p := startInproc(t, map[string]turnFunc{"go": ask(map[string]any{"question": "What name?"}, got)})
 	p.send("go\r")
 	p.waitText("What name?\nType your answer and press Enter; r or /reject rejects.")
@@ -256,19 +257,19 @@ func TestFreeTextQuestion(t *testing.T) {
 
 func TestParallelApprovalsOneAfterAnother(t *testing.T) {
 	got := make(chan string, 2)
-	turn := func(ctx context.Context, _ string, h engine.TurnHandler) (engine.Result, error) {
+	turn := func(ctx context.Context, _ string, h agent.TurnHandler) (agent.Result, error) {
 		var wg sync.WaitGroup
 		for _, cmd := range []string{"make build", "make test"} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				in, _ := json.Marshal(map[string]string{"command": cmd})
-				r := h.Permission(ctx, engine.PermissionRequest{ToolName: "Bash", Input: in})
+				r := h.Permission(ctx, agent.PermissionRequest{ToolName: "Bash", Input: in})
 				got <- fmt.Sprintf("%s allow=%v %s", cmd, r.Allow, r.Message)
 			}()
 		}
 		wg.Wait()
-		return engine.Result{NumTurns: 1}, nil
+		return agent.Result{NumTurns: 1}, nil
 	}
 	p := startInproc(t, map[string]turnFunc{"go": turn})
 	p.send("go\r")
@@ -288,7 +289,7 @@ func TestParallelApprovalsOneAfterAnother(t *testing.T) {
 }
 
 func TestAnsweredOrCancelledElsewhere(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
+	got := make(chan agent.PermissionResponse, 1)
 	q := map[string]any{"question": "Which?", "options": []map[string]string{{"label": "A"}, {"label": "B"}, {"label": "C"}}}
 	// Without the late-answer window: the next line is typed at once.
 	p := startInproc(t, map[string]turnFunc{"go": ask(q, got)}, terminal.WithLateAnswer(0))
@@ -312,7 +313,7 @@ func TestAnsweredOrCancelledElsewhere(t *testing.T) {
 // A key racing a cancellation: whichever wins, the screen says what
 // happened, the agent gets exactly one outcome, and the prompt comes back.
 func TestKeyRacingCancel(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
+	got := make(chan agent.PermissionResponse, 1)
 	q := map[string]any{"question": "Which?", "options": []map[string]string{{"label": "A"}, {"label": "B"}, {"label": "C"}}}
 	p := startInproc(t, map[string]turnFunc{"go": ask(q, got)})
 	heldBefore := 0
@@ -356,7 +357,7 @@ func TestKeyRacingCancel(t *testing.T) {
 }
 
 func TestLateAnswerIsHeldThenSentOnRequest(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
+	got := make(chan agent.PermissionResponse, 1)
 	q := map[string]any{"question": "Which?", "options": []map[string]string{{"label": "A"}, {"label": "B"}, {"label": "C"}}}
 	p := startInproc(t, map[string]turnFunc{"go": ask(q, got)})
 	p.send("go\r")
@@ -395,11 +396,11 @@ func TestIdleKeysAndLogsAbovePrompt(t *testing.T) {
 
 func TestStreamingWithSpinnerAndHostileText(t *testing.T) {
 	release := make(chan struct{})
-	turn := func(ctx context.Context, _ string, h engine.TurnHandler) (engine.Result, error) {
+	turn := func(ctx context.Context, _ string, h agent.TurnHandler) (agent.Result, error) {
 		h.Text("Hello wor")
 		<-release
 		h.Text("ld\n\x1b[2J\x1b]0;pwned\x07line two")
-		return engine.Result{NumTurns: 1}, nil
+		return agent.Result{NumTurns: 1}, nil
 	}
 	p := startInproc(t, map[string]turnFunc{"go": turn})
 	p.send("go\r")
@@ -414,7 +415,7 @@ func TestStreamingWithSpinnerAndHostileText(t *testing.T) {
 }
 
 func TestLineSentSoonAfterACloseIsHeld(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
+	got := make(chan agent.PermissionResponse, 1)
 	q := map[string]any{"question": "Which?", "options": []map[string]string{{"label": "A"}, {"label": "B"}}}
 	p := startInproc(t, map[string]turnFunc{"go": ask(q, got)}, terminal.WithLateAnswer(time.Minute))
 	p.send("go\r")
@@ -452,19 +453,19 @@ func TestUpAndDownRecallSentLines(t *testing.T) {
 // bash asks for one Bash call and sends what the agent got back on got;
 // then it waits to be interrupted (stopped gets true) or released to go on
 // (stopped gets false).
-func bash(got chan<- engine.PermissionResponse, release <-chan struct{}, stopped chan<- bool) turnFunc {
-	return func(ctx context.Context, _ string, h engine.TurnHandler) (engine.Result, error) {
+func bash(got chan<- agent.PermissionResponse, release <-chan struct{}, stopped chan<- bool) turnFunc {
+	return func(ctx context.Context, _ string, h agent.TurnHandler) (agent.Result, error) {
 		in, _ := json.Marshal(map[string]string{"command": "rm -rf build"})
-		got <- h.Permission(ctx, engine.PermissionRequest{ToolName: "Bash", Input: in})
+		got <- h.Permission(ctx, agent.PermissionRequest{ToolName: "Bash", Input: in})
 		select {
 		case <-ctx.Done(): // interrupted
 			stopped <- true
-			return engine.Result{}, ctx.Err()
+			return agent.Result{}, ctx.Err()
 		case <-release:
 		}
 		stopped <- false
 		h.Text("went on after the answer")
-		return engine.Result{NumTurns: 1}, nil
+		return agent.Result{NumTurns: 1}, nil
 	}
 }
 
@@ -474,7 +475,7 @@ func bash(got chan<- engine.PermissionResponse, release <-chan struct{}, stopped
 func TestToolApprovalRejectAndDenyWithAReason(t *testing.T) {
 	for _, key := range []string{"r", "2"} {
 		t.Run(key, func(t *testing.T) {
-			got, stopped := make(chan engine.PermissionResponse, 1), make(chan bool, 1)
+			got, stopped := make(chan agent.PermissionResponse, 1), make(chan bool, 1)
 			p := startInproc(t, map[string]turnFunc{"go": bash(got, make(chan struct{}), stopped)})
 			p.send("go\r")
 			p.waitText("[a/r/s/d]")
@@ -494,7 +495,7 @@ func TestToolApprovalRejectAndDenyWithAReason(t *testing.T) {
 			assert.NotContains(t, s, "went on after the answer")
 		})
 	}
-	got, stopped, release := make(chan engine.PermissionResponse, 1), make(chan bool, 1), make(chan struct{})
+	got, stopped, release := make(chan agent.PermissionResponse, 1), make(chan bool, 1), make(chan struct{})
 	p := startInproc(t, map[string]turnFunc{"go": bash(got, release, stopped)})
 	p.send("go\r")
 	p.waitText("[a/r/s/d]")
@@ -514,7 +515,7 @@ func TestToolApprovalRejectAndDenyWithAReason(t *testing.T) {
 // At a question with options, typed text is the answer ("Other"), as in
 // every connector; in a multi-select "1 3" toggles both.
 func TestQuestionTextAnswerAndSeveralNumbers(t *testing.T) {
-	got := make(chan engine.PermissionResponse, 1)
+	got := make(chan agent.PermissionResponse, 1)
 	q := map[string]any{"question": "Which?", "options": []map[string]string{{"label": "A"}, {"label": "B"}, {"label": "C"}}}
 	m := map[string]any{"question": "Which ones?", "multiSelect": true, "options": []map[string]string{{"label": "A"}, {"label": "B"}, {"label": "C"}}}
 	p := startInproc(t, map[string]turnFunc{"one": ask(q, got), "many": ask(m, got)})

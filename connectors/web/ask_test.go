@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"encoding/json"
+	"github.com/leashd/leashd/engine/agent"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -201,7 +202,7 @@ func TestProgramAskAnsweredAfterRestart(t *testing.T) {
 	// turn to finish would be that one.
 	done := s.next("agent.done")
 	assert.NotContains(t, str(done.Data["result"]), "before leashd restarted")
-	assert.NotContains(t, done.Raw, engine.RecoveredPromptPrefix)
+	assert.NotContains(t, done.Raw, agent.RecoveredPromptPrefix)
 	st, b = e.do("GET", "/api/chats", "")
 	require.Equal(t, http.StatusOK, st)
 	assert.NotContains(t, b, "answer recovered after restart")

@@ -37,8 +37,8 @@ type Agent interface {
 	// About is how the agent presents itself to people.
 	About() About
 	// Ready reports whether the agent can start sessions now (its program
-	// is there and runnable); /readyz shows the error.
-	Ready(ctx context.Context) error
+	// is there and runnable); /readyz shows the error. It must be quick.
+	Ready() error
 	// Open starts (or resumes, with ResumeID) a session. It may start a
 	// process; the session lives until Close or until it dies.
 	Open(ctx context.Context, opts SessionOptions) (Session, error)
@@ -80,13 +80,13 @@ type SessionOptions struct {
 	WorkDir  string
 	Model    string
 	// Notice, when set, receives what the agent reports outside a turn's
-	// text, in or between turns (AgentNotice); it must not block long.
-	Notice func(AgentNotice)
+	// text, in or between turns (Notice); it must not block long.
+	Notice func(Notice)
 }
 
-// AgentNotice is something the agent reports that people should see and
+// Notice is something the agent reports that people should see and
 // the audit log should keep.
-type AgentNotice struct {
+type Notice struct {
 	Kind string // NoticeDenied, NoticeWritesLost or NoticeReset
 	Text string // for people
 }
@@ -173,6 +173,10 @@ type PermissionRequest struct {
 	// Title is the agent's own title for the call, shown with it.
 	Title string
 }
+
+// MustAsk reports whether the agent itself says a person must decide: no
+// policy, mode or session rule may decide the request alone.
+func (r PermissionRequest) MustAsk() bool { return r.RequiresDetails || r.AskRule != "" }
 
 // PermissionOption is one of the agent's own choices for a permission.
 type PermissionOption struct {

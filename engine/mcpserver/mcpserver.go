@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -285,7 +286,7 @@ func (t tools) permissionPrompt(ctx context.Context, req *mcp.CallToolRequest) (
 	if err != nil {
 		return toolError(err.Error()), nil
 	}
-	resp := engine.AskPermission(ctx, t.a, t.chat, t.workDir, engine.PermissionRequest{ToolName: in.ToolName, Input: in.Input, ToolUseID: in.ToolUseID})
+	resp := engine.AskPermission(ctx, t.a, t.chat, t.workDir, agent.PermissionRequest{ToolName: in.ToolName, Input: in.Input, ToolUseID: in.ToolUseID})
 	b, err := json.Marshal(claude.PermissionResult(in.Input, resp))
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -60,7 +61,7 @@ func BenchmarkJournalParallel(b *testing.B) {
 func BenchmarkSaveSession(b *testing.B) {
 	ctx := context.Background()
 	s := open(b, dbPath(b))
-	rec := engine.SessionRecord{ChatID: "telegram:42", AgentSessionID: "sess", Mode: engine.ModePlan, WorkDir: "/srv"}
+	rec := engine.SessionRecord{ChatID: "telegram:42", AgentSessionID: "sess", Mode: agent.ModePlan, WorkDir: "/srv"}
 	for b.Loop() {
 		rec.LastActive = time.Now()
 		if err := s.SaveSession(ctx, rec); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"os"
 	"os/exec"
 	"strings"
@@ -150,12 +151,12 @@ func TestRestartAfterSIGKILL(t *testing.T) {
 			assert.Equal(t, interactions.Resolved, out2)
 			a.waitFor(t, "the recovered prompt", func() bool { return len(a.prompts) == 1 })
 			p := a.promptsCopy()[0]
-			assert.True(t, strings.HasPrefix(p, engine.RecoveredPromptPrefix), p)
+			assert.True(t, strings.HasPrefix(p, agent.RecoveredPromptPrefix), p)
 			assert.Contains(t, p, `The user answered: "Postgres"`)
 			opened := a.openedCopy()
 			require.Len(t, opened, 1)
 			assert.Equal(t, "sess-1", opened[0].ResumeID, "the killed run's session is resumed")
-			assert.Equal(t, engine.ModeAcceptEdits, opened[0].Mode)
+			assert.Equal(t, agent.ModeAcceptEdits, opened[0].Mode)
 			_, err = l.e.Reply(context.Background(), id, interactions.Reply{By: "u2", Answers: []string{"SQLite"}})
 			require.ErrorIs(t, err, interactions.ErrNotPending)
 
@@ -239,5 +240,5 @@ func TestSIGKILLDuringTheFirstTurnsQuestion(t *testing.T) {
 	opened := a.openedCopy()
 	require.Len(t, opened, 1)
 	assert.Equal(t, "sess-1", opened[0].ResumeID, "the answer resumes the session that asked")
-	assert.Equal(t, engine.ModeDefault, opened[0].Mode)
+	assert.Equal(t, agent.ModeDefault, opened[0].Mode)
 }

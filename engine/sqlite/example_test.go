@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"os"
 	"path/filepath"
 
@@ -26,8 +27,8 @@ func Example() {
 	}
 	defer st.Close()
 	coord := interactions.New(interactions.WithJournal(st))
-	var agent engine.Agent // engine/agent/claude or engine/agent/demo
-	e := engine.New(agent, coord, engine.WithSessionStore(st), engine.WithRecovery(st), engine.WithNoticeLog(st))
+	var agent agent.Agent // engine/agent/claude or engine/agent/demo
+	e := engine.New(ag, coord, engine.WithSessionStore(st), engine.WithRecovery(st), engine.WithNoticeLog(st))
 	_ = e // add connectors, then e.Run(ctx); close the store after Run returns
 
 	recs, err := st.Audit(ctx, sqlite.AuditFilter{})

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/leashd/leashd/engine/agent"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -120,7 +121,7 @@ func TestDiskFullWritesAreLoggedCountedRetriedAndMakeTheStoreNotReady(t *testing
 	require.Error(t, s.Presented(ctx, "q2", "42:7"))
 	res2 := interactions.Resolution{Status: interactions.StatusAnswered, Answer: "Postgres", By: "bob", At: t0.Add(3 * time.Minute)}
 	require.Error(t, s.Resolved(ctx, q2, res2))
-	for _, mode := range []engine.Mode{engine.ModePlan, engine.ModeAcceptEdits} { // the later one wins
+	for _, mode := range []agent.Mode{agent.ModePlan, agent.ModeAcceptEdits} { // the later one wins
 		require.Error(t, s.SaveSession(ctx, engine.SessionRecord{ChatID: "telegram:42", AgentSessionID: "sess-1", Mode: mode}))
 	}
 	assert.Equal(t, "sess-1", logs.find(t, map[string]any{"op": "session"})["agent_session"])
@@ -149,7 +150,7 @@ func TestDiskFullWritesAreLoggedCountedRetriedAndMakeTheStoreNotReady(t *testing
 	rec, ok, err := s.LoadSession(ctx, "telegram:42")
 	require.NoError(t, err)
 	require.True(t, ok)
-	assert.Equal(t, engine.ModeAcceptEdits, rec.Mode)
+	assert.Equal(t, agent.ModeAcceptEdits, rec.Mode)
 }
 
 // TestWritesStillFailingAtCloseAreLoggedAsLost: when leashd stops before

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -34,7 +35,7 @@ func TestWritesWaitingForTheWriterShareOneCommit(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range chats {
 		wg.Go(func() {
-			assert.NoError(t, s.SaveSession(ctx, engine.SessionRecord{ChatID: fmt.Sprintf("c%d", i), AgentSessionID: "s", Mode: engine.ModePlan}))
+			assert.NoError(t, s.SaveSession(ctx, engine.SessionRecord{ChatID: fmt.Sprintf("c%d", i), AgentSessionID: "s", Mode: agent.ModePlan}))
 		})
 	}
 	q := interactions.Interaction{ID: "dup", ChatID: "c1", Kind: interactions.KindQuestion, Question: "Which database?",
@@ -67,7 +68,7 @@ func TestWritesWaitingForTheWriterShareOneCommit(t *testing.T) {
 		rec, found, err := s.LoadSession(ctx, fmt.Sprintf("c%d", i))
 		require.NoError(t, err)
 		require.True(t, found, "chat c%d saved", i)
-		assert.Equal(t, engine.ModePlan, rec.Mode)
+		assert.Equal(t, agent.ModePlan, rec.Mode)
 	}
 	require.NoError(t, s.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &log, &done))
 	assert.LessOrEqual(t, log, 12, "WAL frames written for %d writes: one commit", chats+2)

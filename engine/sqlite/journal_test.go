@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"log/slog"
 	"os"
 	"strings"
@@ -216,7 +217,7 @@ func TestConcurrentWriters(t *testing.T) {
 				errs <- st.Requested(ctx, q)
 				errs <- st.Presented(ctx, id, "m-"+id)
 				errs <- st.Resolved(ctx, q, interactions.Resolution{Status: interactions.StatusAnswered, Answer: "SQLite", By: chat})
-				errs <- st.SaveSession(ctx, engine.SessionRecord{ChatID: chat, AgentSessionID: id, Mode: engine.ModePlan})
+				errs <- st.SaveSession(ctx, engine.SessionRecord{ChatID: chat, AgentSessionID: id, Mode: agent.ModePlan})
 			}
 		}()
 	}

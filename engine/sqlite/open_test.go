@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"github.com/leashd/leashd/engine/agent"
 	"os"
 	"path/filepath"
 	"testing"
@@ -162,9 +163,9 @@ func TestSessions(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, found)
 
-	rec := engine.SessionRecord{ChatID: "telegram:42", AgentSessionID: "sess-1", Mode: engine.ModePlan, WorkDir: "/srv/app", LastActive: t0}
+	rec := engine.SessionRecord{ChatID: "telegram:42", AgentSessionID: "sess-1", Mode: agent.ModePlan, WorkDir: "/srv/app", LastActive: t0}
 	require.NoError(t, s.SaveSession(ctx, rec))
-	rec.AgentSessionID, rec.Mode, rec.LastActive = "sess-2", engine.ModeAcceptEdits, t0.Add(time.Minute)
+	rec.AgentSessionID, rec.Mode, rec.LastActive = "sess-2", agent.ModeAcceptEdits, t0.Add(time.Minute)
 	require.NoError(t, s.SaveSession(ctx, rec))
 	require.NoError(t, s.SaveSession(ctx, engine.SessionRecord{ChatID: "web:other", AgentSessionID: "x"}))
 	require.NoError(t, s.Close())
@@ -174,7 +175,7 @@ func TestSessions(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, found)
 	assert.Equal(t, "sess-2", got.AgentSessionID)
-	assert.Equal(t, engine.ModeAcceptEdits, got.Mode)
+	assert.Equal(t, agent.ModeAcceptEdits, got.Mode)
 	assert.Equal(t, "/srv/app", got.WorkDir)
 	assert.True(t, t0.Add(time.Minute).Equal(got.LastActive), "last active %v", got.LastActive)
 
@@ -184,7 +185,7 @@ func TestSessions(t *testing.T) {
 	got2, _, err := s2.LoadSession(ctx, "telegram:42")
 	require.NoError(t, err)
 	assert.Empty(t, got2.AgentSessionID)
-	assert.Equal(t, engine.ModeAcceptEdits, got2.Mode)
+	assert.Equal(t, agent.ModeAcceptEdits, got2.Mode)
 
 	require.Error(t, s2.SaveSession(ctx, engine.SessionRecord{}), "a session needs a chat")
 }

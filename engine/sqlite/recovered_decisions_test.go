@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"github.com/leashd/leashd/engine/agent"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,7 +21,7 @@ import (
 func TestRestartRecoversPlanDecisionsAndToolDenials(t *testing.T) {
 	const chat = "web:phone"
 	const plan = "# Plan\n- add the cache"
-	reviewed := engine.RecoveredPromptPrefix + "\nBefore leashd restarted you asked the user to review your plan:\n\n" + plan + "\n\n"
+	reviewed := agent.RecoveredPromptPrefix + "\nBefore leashd restarted you asked the user to review your plan:\n\n" + plan + "\n\n"
 	for _, tc := range []struct {
 		name      string
 		mode      string // command before the prompt in run 1
@@ -30,30 +31,30 @@ func TestRestartRecoversPlanDecisionsAndToolDenials(t *testing.T) {
 		feedback  string // run 2: the next message, after AwaitingFeedback
 		said      string // a message the chat is told ("" nothing checked)
 		prompts   []string
-		opened    []engine.SessionOptions // ChatID/WorkDir/Model ignored
-		savedMode engine.Mode
+		opened    []agent.SessionOptions // ChatID/WorkDir/Model ignored
+		savedMode agent.Mode
 	}{
 		{
 			name: "clean_edit starts a fresh session with the plan", mode: "/plan", prompt: "plan",
 			reply: interactions.Reply{By: "u1", Answers: []string{interactions.DecisionCleanEdit}}, out: interactions.Resolved,
 			said:      "Plan approved. Starting a fresh session to implement it (mode: acceptEdits).",
 			prompts:   []string{"Implement the following plan, which the user has approved:\n\n" + plan},
-			opened:    []engine.SessionOptions{{ResumeID: "", Mode: engine.ModeAcceptEdits}},
-			savedMode: engine.ModeAcceptEdits,
+			opened:    []agent.SessionOptions{{ResumeID: "", Mode: agent.ModeAcceptEdits}},
+			savedMode: agent.ModeAcceptEdits,
 		},
 		{
 			name: "edit resumes the session in acceptEdits", mode: "/plan", prompt: "plan",
 			reply: interactions.Reply{By: "u1", Answers: []string{interactions.DecisionEdit}}, out: interactions.Resolved,
 			prompts:   []string{reviewed + "The user approved the plan (edit: " + connectors.DecisionLabel(interactions.DecisionEdit) + "). Implement it."},
-			opened:    []engine.SessionOptions{{ResumeID: "sess-1", Mode: engine.ModeAcceptEdits}},
-			savedMode: engine.ModeAcceptEdits,
+			opened:    []agent.SessionOptions{{ResumeID: "sess-1", Mode: agent.ModeAcceptEdits}},
+			savedMode: agent.ModeAcceptEdits,
 		},
 		{
 			name: "adjust with feedback stays in plan mode", mode: "/plan", prompt: "plan",
 			reply: interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAdjust}, Text: "Use Redis, not memcached"}, out: interactions.Resolved,
 			prompts:   []string{reviewed + "The user wants changes to the plan: Use Redis, not memcached"},
-			opened:    []engine.SessionOptions{{ResumeID: "sess-1", Mode: engine.ModePlan}},
-			savedMode: engine.ModePlan,
+			opened:    []agent.SessionOptions{{ResumeID: "sess-1", Mode: agent.ModePlan}},
+			savedMode: agent.ModePlan,
 		},
 		{
 			name: "adjust, then the feedback as the next message", mode: "/plan", prompt: "plan",
@@ -62,15 +63,15 @@ func TestRestartRecoversPlanDecisionsAndToolDenials(t *testing.T) {
 			// feedback, which then goes to the agent with the decision.
 			feedback:  "Use Redis, not memcached",
 			prompts:   []string{reviewed + "The user wants changes to the plan: Use Redis, not memcached"},
-			opened:    []engine.SessionOptions{{ResumeID: "sess-1", Mode: engine.ModePlan}},
-			savedMode: engine.ModePlan,
+			opened:    []agent.SessionOptions{{ResumeID: "sess-1", Mode: agent.ModePlan}},
+			savedMode: agent.ModePlan,
 		},
 		{
 			name: "a denied tool call", mode: "/default", prompt: "tool",
 			reply: interactions.Reply{By: "u1", Answers: []string{interactions.DecisionDeny}, Text: "not on the main branch"}, out: interactions.Resolved,
-			prompts:   []string{engine.RecoveredPromptPrefix + "\nBefore leashd restarted you asked to use the tool Bash:\nnpm test | tee out.txt\nThe user denied it: not on the main branch"},
-			opened:    []engine.SessionOptions{{ResumeID: "sess-1", Mode: engine.ModeDefault}},
-			savedMode: engine.ModeDefault,
+			prompts:   []string{agent.RecoveredPromptPrefix + "\nBefore leashd restarted you asked to use the tool Bash:\nnpm test | tee out.txt\nThe user denied it: not on the main branch"},
+			opened:    []agent.SessionOptions{{ResumeID: "sess-1", Mode: agent.ModeDefault}},
+			savedMode: agent.ModeDefault,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

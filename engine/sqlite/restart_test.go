@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"sync"
 	"testing"
@@ -40,19 +41,19 @@ var (
 // answers.
 type agent struct {
 	mu        sync.Mutex
-	opened    []engine.SessionOptions
+	opened    []agent.SessionOptions
 	prompts   []string
-	responses []engine.PermissionResponse
+	responses []agent.PermissionResponse
 	changed   chan struct{}
 	seq       int
 	prefix    string // session IDs it makes up
 }
 
-func newAgent(prefix string) *agent { return &agent{changed: make(chan struct{}, 1), prefix: prefix} }
+func newAgent(prefix string) *ag { return &ag{changed: make(chan struct{}, 1), prefix: prefix} }
 
-func (a *agent) Name() string { return "script" }
+func (a *ag) Name() string { return "script" }
 
-func (a *agent) Open(_ context.Context, o engine.SessionOptions) (engine.Session, error) {
+func (a *ag) Open(_ context.Context, o agent.SessionOptions) (agent.Session, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.seq++
@@ -64,7 +65,7 @@ func (a *agent) Open(_ context.Context, o engine.SessionOptions) (engine.Session
 	return &session{a: a, id: id, done: make(chan struct{}), interrupt: make(chan struct{}, 1)}, nil
 }
 
-func (a *agent) note(f func()) {
+func (a *ag) note(f func()) {
 	a.mu.Lock()
 	f()
 	a.mu.Unlock()
@@ -75,7 +76,7 @@ func (a *agent) note(f func()) {
 }
 
 // waitFor waits (bounded) until cond holds under the agent's lock.
-func (a *agent) waitFor(t testing.TB, what string, cond func() bool) {
+func (a *ag) waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.After(wait)
 	for {
@@ -96,45 +97,45 @@ func (a *agent) waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-func (a *agent) promptsCopy() []string {
+func (a *ag) promptsCopy() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]string(nil), a.prompts...)
 }
 
-func (a *agent) openedCopy() []engine.SessionOptions {
+func (a *ag) openedCopy() []agent.SessionOptions {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]engine.SessionOptions(nil), a.opened...)
+	return append([]agent.SessionOptions(nil), a.opened...)
 }
 
 type session struct {
-	a         *agent
+	a         *ag
 	id        string
 	done      chan struct{}
 	interrupt chan struct{}
 	once      sync.Once
 }
 
-func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+func (s *session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
 	s.a.note(func() { s.a.prompts = append(s.a.prompts, prompt) })
-	req := engine.PermissionRequest{ToolName: engine.ToolAskUserQuestion, Input: askDB, ToolUseID: "toolu_1"}
+	req := agent.PermissionRequest{ToolName: agent.ToolAskUserQuestion, Input: askDB, ToolUseID: "toolu_1"}
 	switch prompt {
 	case "ask":
 	case "plan":
-		req = engine.PermissionRequest{ToolName: engine.ToolExitPlanMode, Input: planInput, ToolUseID: "toolu_1"}
+		req = agent.PermissionRequest{ToolName: agent.ToolExitPlanMode, Input: planInput, ToolUseID: "toolu_1"}
 	case "tool":
-		req = engine.PermissionRequest{ToolName: "Bash", Input: bashInput, ToolUseID: "toolu_1"}
+		req = agent.PermissionRequest{ToolName: "Bash", Input: bashInput, ToolUseID: "toolu_1"}
 	default:
 		h.Text("ok: " + prompt)
-		return engine.Result{Text: "ok", SessionID: s.id, Subtype: "success"}, nil
+		return agent.Result{Text: "ok", SessionID: s.id, Subtype: "success"}, nil
 	}
 	resp := h.Permission(ctx, req)
 	s.a.note(func() { s.a.responses = append(s.a.responses, resp) })
 	if !resp.Allow {
-		return engine.Result{Text: resp.Message, SessionID: s.id, Subtype: "error_during_execution", IsError: true}, nil
+		return agent.Result{Text: resp.Message, SessionID: s.id, Subtype: "error_during_execution", IsError: true}, nil
 	}
-	return engine.Result{Text: "using " + string(resp.UpdatedInput), SessionID: s.id, Subtype: "success"}, nil
+	return agent.Result{Text: "using " + string(resp.UpdatedInput), SessionID: s.id, Subtype: "success"}, nil
 }
 
 func (s *session) Interrupt(context.Context) error {
@@ -144,9 +145,9 @@ func (s *session) Interrupt(context.Context) error {
 	}
 	return nil
 }
-func (s *session) SetMode(context.Context, engine.Mode) error { return nil }
-func (s *session) ID() string                                 { return s.id }
-func (s *session) Done() <-chan struct{}                      { return s.done }
+func (s *session) SetMode(context.Context, agent.Mode) error { return nil }
+func (s *session) ID() string                                { return s.id }
+func (s *session) Done() <-chan struct{}                     { return s.done }
 func (s *session) Close(context.Context) error {
 	s.once.Do(func() { close(s.done) })
 	return nil
@@ -253,13 +254,13 @@ type leashd struct {
 	coord *interactions.Coordinator
 	e     *engine.Engine
 	conn  *conn
-	agent *agent
+	agent *ag
 	stop  func()
 }
 
 // startLeashd starts a run on path; wrap, when given, stands between the
 // engine and the store's recovery (to delay it).
-func startLeashd(t testing.TB, path string, a *agent, wrap ...func(engine.Recovery) engine.Recovery) *leashd {
+func startLeashd(t testing.TB, path string, a *ag, wrap ...func(engine.Recovery) engine.Recovery) *leashd {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), path)
 	require.NoError(t, err)
@@ -274,7 +275,7 @@ func startLeashd(t testing.TB, path string, a *agent, wrap ...func(engine.Recove
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
-	l := &leashd{st: st, coord: coord, e: e, conn: c, agent: a}
+	l := &leashd{st: st, coord: coord, e: e, conn: c, ag: a}
 	var once sync.Once
 	l.stop = func() {
 		once.Do(func() {
@@ -332,7 +333,7 @@ func TestRestartRecoversAPendingQuestion(t *testing.T) {
 	assert.False(t, a1.responses[0].Allow, "the interrupted question is not answered")
 	opened1 := a1.openedCopy()
 	require.NotEmpty(t, opened1)
-	assert.Equal(t, engine.ModePlan, opened1[0].Mode)
+	assert.Equal(t, agent.ModePlan, opened1[0].Mode)
 
 	// Between the runs, the file says what happened.
 	ro := open(t, path, sqlite.ReadOnly())
@@ -343,7 +344,7 @@ func TestRestartRecoversAPendingQuestion(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, found)
 	assert.Equal(t, "sess-1", sess.AgentSessionID)
-	assert.Equal(t, engine.ModePlan, sess.Mode)
+	assert.Equal(t, agent.ModePlan, sess.Mode)
 
 	// Run 2 on the same file: a person taps the old button, several times
 	// at once (a double tap, a second person, a retried webhook).
@@ -379,13 +380,13 @@ func TestRestartRecoversAPendingQuestion(t *testing.T) {
 	a2.waitFor(t, "the recovered prompt", func() bool { return len(a2.prompts) >= 1 })
 	prompts := a2.promptsCopy()
 	require.Len(t, prompts, 1, "the agent gets the answer once")
-	assert.True(t, strings.HasPrefix(prompts[0], engine.RecoveredPromptPrefix), prompts[0])
+	assert.True(t, strings.HasPrefix(prompts[0], agent.RecoveredPromptPrefix), prompts[0])
 	assert.Contains(t, prompts[0], `"Which database?"`)
 	assert.Contains(t, prompts[0], `The user answered: "SQLite"`)
 	opened2 := a2.openedCopy()
 	require.Len(t, opened2, 1)
 	assert.Equal(t, "sess-1", opened2[0].ResumeID, "the chat's session is resumed")
-	assert.Equal(t, engine.ModePlan, opened2[0].Mode, "in the mode it had")
+	assert.Equal(t, agent.ModePlan, opened2[0].Mode, "in the mode it had")
 
 	ev := l2.conn.resolvedUpdate(t, q.ID)
 	assert.Equal(t, "msg-"+q.ID, ev.Ref, "the old message is edited")
@@ -433,7 +434,7 @@ func TestRestartKeepsSessionsAndQuestionsAskedAfterIt(t *testing.T) {
 
 	opened := a2.openedCopy()
 	require.Len(t, opened, 1)
-	assert.Equal(t, engine.ModeAcceptEdits, opened[0].Mode)
+	assert.Equal(t, agent.ModeAcceptEdits, opened[0].Mode)
 	assert.Regexp(t, `^sess-[12]$`, opened[0].ResumeID)
 	l2.stop()
 
@@ -444,7 +445,7 @@ func TestRestartKeepsSessionsAndQuestionsAskedAfterIt(t *testing.T) {
 	b, found, err := ro.LoadSession(context.Background(), "web:b")
 	require.NoError(t, err)
 	require.True(t, found)
-	assert.Equal(t, engine.ModeDefault, b.Mode)
+	assert.Equal(t, agent.ModeDefault, b.Mode)
 	assert.NotEqual(t, opened[0].ResumeID, b.AgentSessionID, "each chat has its own session")
 }
 
@@ -473,7 +474,7 @@ func TestTapArrivingBeforeStartupRecovery(t *testing.T) {
 	q := question("crashq1", "web:phone", t0)
 	require.NoError(t, s1.Requested(ctx, q))
 	require.NoError(t, s1.Presented(ctx, q.ID, "msg-crashq1"))
-	require.NoError(t, s1.SaveSession(ctx, engine.SessionRecord{ChatID: "web:phone", AgentSessionID: "sess-old", Mode: engine.ModePlan}))
+	require.NoError(t, s1.SaveSession(ctx, engine.SessionRecord{ChatID: "web:phone", AgentSessionID: "sess-old", Mode: agent.ModePlan}))
 	require.NoError(t, s1.Close()) // the crash: nothing settled it
 
 	release, called := make(chan struct{}), make(chan struct{}, 1)

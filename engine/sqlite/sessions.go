@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/leashd/leashd/engine"
 )
@@ -24,7 +25,7 @@ func (s *Store) LoadSession(ctx context.Context, chatID string) (engine.SessionR
 	if err != nil {
 		return engine.SessionRecord{}, false, fmt.Errorf("loading the session of chat %s: %w", chatID, err)
 	}
-	rec.Mode = engine.Mode(mode)
+	rec.Mode = agent.Mode(mode)
 	if rec.LastActive, err = parseTime(last); err != nil {
 		return engine.SessionRecord{}, false, fmt.Errorf("loading the session of chat %s: %w", chatID, err)
 	}
@@ -68,7 +69,7 @@ func (s *Store) Sessions(ctx context.Context) ([]engine.SessionRecord, error) {
 		if err := rows.Scan(&rec.ChatID, &rec.AgentSessionID, &mode, &rec.WorkDir, &last); err != nil {
 			return nil, fmt.Errorf("listing sessions: %w", err)
 		}
-		rec.Mode = engine.Mode(mode)
+		rec.Mode = agent.Mode(mode)
 		if rec.LastActive, err = parseTime(last); err != nil {
 			return nil, fmt.Errorf("listing sessions: chat %s: %w", rec.ChatID, err)
 		}

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"github.com/leashd/leashd/engine/agent"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,8 +17,8 @@ func TestSessionsListsEveryChatAlsoToAReadOnlyReader(t *testing.T) {
 	path := dbPath(t)
 	s := open(t, path)
 	recs := []engine.SessionRecord{
-		{ChatID: "web:b", AgentSessionID: "s2", Mode: engine.ModePlan, WorkDir: "/state/worktrees/r/web-b", LastActive: t0},
-		{ChatID: "telegram:1", Mode: engine.ModeDefault, WorkDir: "/repo", LastActive: t0.Add(1)},
+		{ChatID: "web:b", AgentSessionID: "s2", Mode: agent.ModePlan, WorkDir: "/state/worktrees/r/web-b", LastActive: t0},
+		{ChatID: "telegram:1", Mode: agent.ModeDefault, WorkDir: "/repo", LastActive: t0.Add(1)},
 	}
 	for _, r := range recs {
 		require.NoError(t, s.SaveSession(ctx, r))
@@ -30,6 +31,6 @@ func TestSessionsListsEveryChatAlsoToAReadOnlyReader(t *testing.T) {
 	assert.Equal(t, "/repo", got[0].WorkDir)
 	assert.Equal(t, "web:b", got[1].ChatID)
 	assert.Equal(t, "/state/worktrees/r/web-b", got[1].WorkDir)
-	assert.Equal(t, engine.ModePlan, got[1].Mode)
+	assert.Equal(t, agent.ModePlan, got[1].Mode)
 	assert.True(t, t0.Equal(got[1].LastActive))
 }

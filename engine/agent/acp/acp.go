@@ -5,7 +5,7 @@
 //
 // What the agent asks becomes what the engine already knows how to ask:
 // session/request_permission a tool approval with the agent's own options
-// (engine.PermissionRequest.Options), the Claude adapter's ExitPlanMode a
+// (agent.PermissionRequest.Options), the Claude adapter's ExitPlanMode a
 // plan review, a form elicitation (elicitation/create) AskUserQuestion-style
 // questions asked one at a time. Every request the agent sends is answered;
 // methods leashd does not know get a JSON-RPC "method not found" error.
@@ -25,9 +25,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leashd/leashd/engine/agent"
+
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent/internal/agentproc"
 )
 
@@ -65,33 +66,47 @@ func New(argv []string, opts ...Option) *Agent {
 	return a
 }
 
-// Name implements engine.Agent.
+// Name implements agent.Agent.
 func (a *Agent) Name() string { return "acp" }
 
-// Label implements engine.Labeled: "the ACP agent gemini".
-func (a *Agent) Label() string {
-	if len(a.argv) == 0 {
-		return "an ACP agent"
+// About implements agent.Agent: the agent is named by its program
+// ("the ACP agent gemini").
+func (a *Agent) About() agent.About {
+	label := "an ACP agent"
+	if len(a.argv) > 0 {
+		label = "the ACP agent " + filepath.Base(a.argv[0])
 	}
-	return "the ACP agent " + filepath.Base(a.argv[0])
+	login := "The agent logs in on the machine that runs leashd, not from the chat: on that machine, give it its API key in leashd's environment (e.g. its env file) and restart leashd, or run it once as the user leashd runs as and follow its own login steps. Then send your message again."
+	return agent.About{
+		Label:       label,
+		InstallHint: "Install the agent or fix LEASHD_ACP_COMMAND (e.g. \"gemini --acp\", \"claude-agent-acp\", \"codex-acp\", \"opencode acp\"); LEASHD_AGENT=demo runs the built-in demo agent.",
+		LoginHelp:   login,
+		NotLoggedIn: label + " is not logged in, or its credentials were refused, so it could not answer. " + login,
+	}
 }
 
-// InstallHint implements engine.Labeled.
-func (a *Agent) InstallHint() string {
-	return "Install the agent or fix LEASHD_ACP_COMMAND (e.g. \"gemini --acp\", \"claude-agent-acp\", \"codex-acp\", \"opencode acp\"); LEASHD_AGENT=demo runs the built-in demo agent."
+// Ready implements agent.Agent: the agent's program is an executable.
+func (a *Agent) Ready() error {
+	if len(a.argv) == 0 {
+		return fmt.Errorf("%w: no ACP command given (LEASHD_ACP_COMMAND)", agent.ErrAgentNotFound)
+	}
+	if _, err := exec.LookPath(a.argv[0]); err != nil {
+		return fmt.Errorf("%s not found: %w", a.argv[0], err)
+	}
+	return nil
 }
 
-// Open implements engine.Agent: it starts the agent, initializes it, and
+// Open implements agent.Agent: it starts the agent, initializes it, and
 // opens a session in opts.WorkDir — resuming opts.ResumeID with
 // session/resume or session/load when the agent offers either — then sets
 // the chat's mode when the agent has it.
-func (a *Agent) Open(ctx context.Context, opts engine.SessionOptions) (engine.Session, error) {
+func (a *Agent) Open(ctx context.Context, opts agent.SessionOptions) (agent.Session, error) {
 	if len(a.argv) == 0 {
-		return nil, fmt.Errorf("%w: no ACP command given (LEASHD_ACP_COMMAND)", engine.ErrAgentNotFound)
+		return nil, fmt.Errorf("%w: no ACP command given (LEASHD_ACP_COMMAND)", agent.ErrAgentNotFound)
 	}
 	path, err := exec.LookPath(a.argv[0])
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", engine.ErrAgentNotFound, a.argv[0], err)
+		return nil, fmt.Errorf("%w: %s: %v", agent.ErrAgentNotFound, a.argv[0], err)
 	}
 	cmd := exec.Command(path, a.argv[1:]...)
 	cmd.Dir = opts.WorkDir
@@ -145,7 +160,7 @@ func (s *session) connect(r io.Reader) {
 }
 
 // start runs initialize and opens (or resumes) the session.
-func (s *session) start(ctx context.Context, opts engine.SessionOptions) error {
+func (s *session) start(ctx context.Context, opts agent.SessionOptions) error {
 	ctx, cancel := context.WithTimeout(ctx, s.a.startTimeout)
 	defer cancel()
 	init, err := call[sdk.InitializeResponse](ctx, s, sdk.AgentMethodInitialize, sdk.InitializeRequest{
@@ -200,7 +215,7 @@ func (s *session) start(ctx context.Context, opts engine.SessionOptions) error {
 	hasModes := len(s.modes) > 0
 	s.mu.Unlock()
 	if hasModes && opts.Mode != "" {
-		if err := s.SetMode(ctx, opts.Mode); errors.Is(err, engine.ErrModeUnsupported) {
+		if err := s.SetMode(ctx, opts.Mode); errors.Is(err, agent.ErrModeUnsupported) {
 			s.mu.Lock()
 			s.note = fmt.Sprintf("(The agent has no %s mode; it runs in its %s mode.)", opts.Mode, s.modeNameLocked(s.current))
 			s.mu.Unlock()

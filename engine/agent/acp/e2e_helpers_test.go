@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/engine/agent"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config/testenv"
@@ -105,15 +107,15 @@ func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
 	home := t.TempDir()
 	logs := &testenv.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	agent := New([]string{bin}, WithEnv(append(api.Env(home), "IS_SANDBOX=1")...), WithLogger(log), WithCloseTimeout(3*time.Second))
-	s := buildStack(t, agent, logs, log, nil, engineOpts...)
+	ag := New([]string{bin}, WithEnv(append(api.Env(home), "IS_SANDBOX=1")...), WithLogger(log), WithCloseTimeout(3*time.Second))
+	s := buildStack(t, ag, logs, log, nil, engineOpts...)
 	s.api, s.home, s.pids = api, home, pids
 	api.Otherwise(s.next)
 	return s
 }
 
 // buildStack runs agent behind the engine and the Telegram connector.
-func buildStack(t *testing.T, agent engine.Agent, logs *testenv.Buffer, log *slog.Logger, coordOpts []interactions.Opt, engineOpts ...engine.Option) *stack {
+func buildStack(t *testing.T, ag agent.Agent, logs *testenv.Buffer, log *slog.Logger, coordOpts []interactions.Opt, engineOpts ...engine.Option) *stack {
 	t.Helper()
 	dir := t.TempDir()
 	fake := tgfake.New()
@@ -123,7 +125,7 @@ func buildStack(t *testing.T, agent engine.Agent, logs *testenv.Buffer, log *slo
 		telegram.WithLimits(telegram.Limits{}), telegram.WithPollTimeout(time.Second),
 		telegram.WithStreamInterval(10*time.Millisecond), telegram.WithRetryDelay(20*time.Millisecond))
 	coord := interactions.New(coordOpts...)
-	eng := engine.New(agent, coord, append([]engine.Option{engine.WithLogger(log), engine.WithWorkDir(dir), engine.WithCloseTimeout(15 * time.Second)}, engineOpts...)...)
+	eng := engine.New(ag, coord, append([]engine.Option{engine.WithLogger(log), engine.WithWorkDir(dir), engine.WithCloseTimeout(15 * time.Second)}, engineOpts...)...)
 	eng.AddConnector(conn)
 	s := &stack{t: t, fake: fake, conn: conn, coord: coord, eng: eng, dir: dir, logs: logs}
 	ctx, cancel := context.WithCancel(context.Background())

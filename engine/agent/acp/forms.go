@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/leashd/leashd/engine/agent"
+
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/leashd/leashd/engine"
@@ -83,7 +85,7 @@ func (s *session) elicit(ctx context.Context, params json.RawMessage) (any, *sdk
 		s.log.Warn("unreadable elicitation form", "err", err)
 		return nil, sdk.NewInvalidParams(map[string]any{"error": "leashd cannot ask this form: " + err.Error()})
 	}
-	resp := h.Permission(ctx, engine.PermissionRequest{ToolName: engine.ToolAskUserQuestion, Input: askInput(fs)})
+	resp := h.Permission(ctx, agent.PermissionRequest{ToolName: agent.ToolAskUserQuestion, Input: askInput(fs)})
 	if resp.NoAnswer {
 		s.awaitStop()
 	}
@@ -126,7 +128,7 @@ func (w *urlWait) complete() {
 // linkDone is the option a person taps once done at the link.
 const linkDone = "Done"
 
-func (s *session) elicitURL(ctx context.Context, h engine.TurnHandler, message, url, id string) elicitResponse {
+func (s *session) elicitURL(ctx context.Context, h agent.TurnHandler, message, url, id string) elicitResponse {
 	qctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := &urlWait{cancel: cancel}
@@ -145,7 +147,7 @@ func (s *session) elicitURL(ctx context.Context, h engine.TurnHandler, message, 
 		Question: strings.TrimSpace(orDefault(message, "The agent asks you to open this link.") + "\n" + url),
 		Options:  []interactions.Option{{Label: linkDone, Description: "I have finished at the link"}},
 	}
-	resp := h.Permission(qctx, engine.PermissionRequest{ToolName: engine.ToolAskUserQuestion, Input: rawJSON(map[string]any{"questions": []interactions.Question{q}})})
+	resp := h.Permission(qctx, agent.PermissionRequest{ToolName: agent.ToolAskUserQuestion, Input: rawJSON(map[string]any{"questions": []interactions.Question{q}})})
 	w.mu.Lock()
 	completed := w.done
 	w.mu.Unlock()
@@ -175,7 +177,7 @@ func (s *session) vendorQuestion(ctx context.Context, method string, params json
 	if h == nil {
 		return map[string]any{"outcome": "cancelled"}, nil
 	}
-	resp := h.Permission(ctx, engine.PermissionRequest{ToolName: engine.ToolAskUserQuestion, Input: rawJSON(map[string]any{"questions": qs})})
+	resp := h.Permission(ctx, agent.PermissionRequest{ToolName: agent.ToolAskUserQuestion, Input: rawJSON(map[string]any{"questions": qs})})
 	if resp.NoAnswer {
 		s.awaitStop()
 	}

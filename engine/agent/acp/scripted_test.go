@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/engine/agent"
+
 	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/interactions"
@@ -258,7 +260,7 @@ type scriptedAgent struct {
 
 func (p *scriptedAgent) Name() string { return "acp" }
 
-func (p *scriptedAgent) Open(ctx context.Context, opts engine.SessionOptions) (engine.Session, error) {
+func (p *scriptedAgent) Open(ctx context.Context, opts agent.SessionOptions) (agent.Session, error) {
 	c2aR, c2aW := io.Pipe()
 	a2cR, a2cW := io.Pipe()
 	caps := p.caps

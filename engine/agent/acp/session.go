@@ -13,9 +13,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/leashd/leashd/engine/agent"
+
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent/internal/agentproc"
 	"github.com/leashd/leashd/interactions"
 )
@@ -40,7 +41,7 @@ type session struct {
 	current   string        // the agent's current mode ID
 	modeMoved chan struct{} // closed (and replaced) when current changes
 	note      string        // said at the start of the next turn
-	h         engine.TurnHandler
+	h         agent.TurnHandler
 	text      strings.Builder // this turn's agent text
 	plan      string          // the last plan checklist shown
 	replaying bool            // session/load replays history: not shown
@@ -54,7 +55,7 @@ type session struct {
 	closing   string
 }
 
-// Interrupt implements engine.Session: session/cancel. The agent answers
+// Interrupt implements agent.Session: session/cancel. The agent answers
 // the running session/prompt with stopReason "cancelled"; the engine has
 // already cancelled what was pending, so every open request is answered
 // "cancelled".
@@ -100,15 +101,15 @@ func (s *session) awaitStop() {
 // modeAliases are the ACP mode IDs (lower case) that mean each engine
 // mode, the agent's own names first: Claude's adapter uses Claude Code's
 // names; Gemini CLI calls accept-edits autoEdit and bypass yolo.
-var modeAliases = map[engine.Mode][]string{
-	engine.ModeDefault:     {"default", "ask", "read-only"},
-	engine.ModeAcceptEdits: {"acceptedits", "autoedit", "auto_edit", "auto-edit", "accept-edits"},
-	engine.ModePlan:        {"plan", "planning"},
-	engine.ModeBypass:      {"bypasspermissions", "yolo", "full-access", "bypass"},
+var modeAliases = map[agent.Mode][]string{
+	agent.ModeDefault:     {"default", "ask", "read-only"},
+	agent.ModeAcceptEdits: {"acceptedits", "autoedit", "auto_edit", "auto-edit", "accept-edits"},
+	agent.ModePlan:        {"plan", "planning"},
+	agent.ModeBypass:      {"bypasspermissions", "yolo", "full-access", "bypass"},
 }
 
 // modeID finds the agent's mode for an engine mode: by ID, then by name.
-func (s *session) modeIDLocked(m engine.Mode) (string, bool) {
+func (s *session) modeIDLocked(m agent.Mode) (string, bool) {
 	for _, alias := range modeAliases[m] {
 		for _, am := range s.modes {
 			if strings.ToLower(string(am.Id)) == alias || strings.ToLower(am.Name) == alias {
@@ -124,8 +125,8 @@ func (s *session) modeIDLocked(m engine.Mode) (string, bool) {
 	return "", false
 }
 
-// ModeName implements engine.ModeNamer.
-func (s *session) ModeName(m engine.Mode) string {
+// ModeName implements agent.ModeNamer.
+func (s *session) ModeName(m agent.Mode) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id, ok := s.modeIDLocked(m)
@@ -150,9 +151,9 @@ func (s *session) modeNameLocked(id string) string {
 	return id
 }
 
-// SetMode implements engine.Session: session/set_mode with the agent's own
+// SetMode implements agent.Session: session/set_mode with the agent's own
 // mode for m. A mode the agent lacks is refused, naming the agent's modes.
-func (s *session) SetMode(ctx context.Context, m engine.Mode) error {
+func (s *session) SetMode(ctx context.Context, m agent.Mode) error {
 	s.mu.Lock()
 	id, ok := s.modeIDLocked(m)
 	cur := s.current
@@ -163,10 +164,10 @@ func (s *session) SetMode(ctx context.Context, m engine.Mode) error {
 	sid := s.id
 	s.mu.Unlock()
 	if len(names) == 0 {
-		return fmt.Errorf("%w: the agent offers no modes", engine.ErrModeUnsupported)
+		return fmt.Errorf("%w: the agent offers no modes", agent.ErrModeUnsupported)
 	}
 	if !ok {
-		return fmt.Errorf("%w: the agent has no %s mode; its modes are %s", engine.ErrModeUnsupported, m, strings.Join(names, ", "))
+		return fmt.Errorf("%w: the agent has no %s mode; its modes are %s", agent.ErrModeUnsupported, m, strings.Join(names, ", "))
 	}
 	if id == cur {
 		return nil
@@ -214,14 +215,14 @@ func (s *session) awaitModeChange(from string, d time.Duration) {
 	}
 }
 
-// ID implements engine.Session.
+// ID implements agent.Session.
 func (s *session) ID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.id
 }
 
-// Done implements engine.Session.
+// Done implements agent.Session.
 func (s *session) Done() <-chan struct{} { return s.done }
 
 // lost reports whether the agent's side of the connection is gone, waiting
@@ -267,7 +268,7 @@ func (s *session) endedErr() error {
 	if t := s.stderr.String(); t != "" && s.closing == "" {
 		why += ": " + lastLines(t, 3)
 	}
-	return fmt.Errorf("%w: %s", engine.ErrSessionEnded, why)
+	return fmt.Errorf("%w: %s", agent.ErrSessionEnded, why)
 }
 
 func lastLines(s string, n int) string {
@@ -278,7 +279,7 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, " / ")
 }
 
-// Close implements engine.Session: close stdin, then SIGTERM, then SIGKILL
+// Close implements agent.Session: close stdin, then SIGTERM, then SIGKILL
 // the process group, each step after the close timeout.
 func (s *session) Close(ctx context.Context) error {
 	s.mu.Lock()
@@ -318,15 +319,15 @@ func (s *session) Close(ctx context.Context) error {
 	return nil
 }
 
-// Turn implements engine.Session: session/prompt, streaming the agent's
+// Turn implements agent.Session: session/prompt, streaming the agent's
 // updates to h. Reasons people gave when rejecting (which ACP v1 has no
 // field for) are sent as a follow-up prompt when the turn ends, or, if it
 // was stopped, before the next prompt.
-func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+func (s *session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
 	if s.ended() {
-		return engine.Result{}, s.endedErr()
+		return agent.Result{}, s.endedErr()
 	}
 	s.mu.Lock()
 	s.h = h
@@ -351,7 +352,7 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 	for {
 		resp, err := s.prompt(ctx, prompt)
 		if err != nil {
-			return engine.Result{}, err
+			return agent.Result{}, err
 		}
 		s.mu.Lock()
 		more := ""
@@ -362,7 +363,7 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 		id := s.id
 		s.mu.Unlock()
 		if more == "" {
-			return engine.Result{
+			return agent.Result{
 				Text: strings.TrimSpace(text), SessionID: id, Subtype: string(resp.StopReason),
 				IsError: resp.StopReason == sdk.StopReasonRefusal || resp.StopReason == sdk.StopReasonMaxTokens,
 			}, nil
@@ -426,7 +427,7 @@ func (s *session) addFeedback(text string) {
 	s.mu.Unlock()
 }
 
-func (s *session) handler() engine.TurnHandler {
+func (s *session) handler() agent.TurnHandler {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.h
@@ -564,7 +565,7 @@ func toolName(meta map[string]any, kind, title string, rawInput any) string {
 		}
 	case "switch_mode":
 		if has("plan") {
-			return engine.ToolExitPlanMode
+			return agent.ToolExitPlanMode
 		}
 	}
 	if n, ok := kindNames[kind]; ok {
@@ -606,7 +607,7 @@ func (s *session) requestPermission(ctx context.Context, params json.RawMessage)
 	return s.permissionOutcome(ctx, p, req, resp), nil
 }
 
-func (s *session) permissionRequest(p sdk.RequestPermissionRequest) engine.PermissionRequest {
+func (s *session) permissionRequest(p sdk.RequestPermissionRequest) agent.PermissionRequest {
 	tc := p.ToolCall
 	kind, title := "", ""
 	if tc.Kind != nil {
@@ -644,25 +645,25 @@ func (s *session) permissionRequest(p sdk.RequestPermissionRequest) engine.Permi
 		Plan *string `json:"plan"`
 	}
 	_ = json.Unmarshal(input, &plan)
-	if plan.Plan != nil && (name == engine.ToolExitPlanMode || slices.ContainsFunc(p.Options, func(o sdk.PermissionOption) bool {
+	if plan.Plan != nil && (name == agent.ToolExitPlanMode || slices.ContainsFunc(p.Options, func(o sdk.PermissionOption) bool {
 		return strings.HasPrefix(string(o.OptionId), "exit-plan")
 	})) {
-		name = engine.ToolExitPlanMode
+		name = agent.ToolExitPlanMode
 	}
-	opts := make([]engine.PermissionOption, len(p.Options))
+	opts := make([]agent.PermissionOption, len(p.Options))
 	for i, o := range p.Options {
-		opts[i] = engine.PermissionOption{ID: string(o.OptionId), Name: o.Name, Kind: string(o.Kind)}
+		opts[i] = agent.PermissionOption{ID: string(o.OptionId), Name: o.Name, Kind: string(o.Kind)}
 	}
-	return engine.PermissionRequest{ToolName: name, Input: input, ToolUseID: string(tc.ToolCallId), Options: opts, Title: title}
+	return agent.PermissionRequest{ToolName: name, Input: input, ToolUseID: string(tc.ToolCallId), Options: opts, Title: title}
 }
 
 // permissionOutcome turns the engine's decision into the agent's option.
-func (s *session) permissionOutcome(ctx context.Context, p sdk.RequestPermissionRequest, req engine.PermissionRequest, resp engine.PermissionResponse) sdk.RequestPermissionResponse {
+func (s *session) permissionOutcome(ctx context.Context, p sdk.RequestPermissionRequest, req agent.PermissionRequest, resp agent.PermissionResponse) sdk.RequestPermissionResponse {
 	selected := func(id string, meta map[string]any) sdk.RequestPermissionResponse {
 		return sdk.RequestPermissionResponse{Meta: meta, Outcome: sdk.RequestPermissionOutcome{Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: sdk.PermissionOptionId(id)}}}
 	}
 	cancelled := sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{}}}
-	if req.ToolName == engine.ToolExitPlanMode && resp.OptionID == "" {
+	if req.ToolName == agent.ToolExitPlanMode && resp.OptionID == "" {
 		resp.OptionID = s.planOption(ctx, req, resp)
 	}
 	if resp.OptionID == "" || resp.NoAnswer && !resp.Allow {
@@ -675,13 +676,13 @@ func (s *session) permissionOutcome(ctx context.Context, p sdk.RequestPermission
 			what += " (" + req.Title + ")"
 		}
 		switch {
-		case resp.Reason != "" && req.ToolName == engine.ToolExitPlanMode:
+		case resp.Reason != "" && req.ToolName == agent.ToolExitPlanMode:
 			meta = map[string]any{"leashd": map[string]any{"reason": resp.Reason}}
 			s.addFeedback("The user reviewed your plan and wants changes before you go on:\n" + resp.Reason)
 		case resp.Reason != "":
 			meta = map[string]any{"leashd": map[string]any{"reason": resp.Reason}}
 			s.addFeedback("The user rejected your " + what + " call, saying: " + resp.Reason)
-		case req.ToolName == engine.ToolExitPlanMode && resp.Message != "" && resp.Message != interactions.RejectedText:
+		case req.ToolName == agent.ToolExitPlanMode && resp.Message != "" && resp.Message != interactions.RejectedText:
 			// leashd could not show the plan (e.g. it was empty): the agent
 			// is told why, or it would only read "keep planning".
 			meta = map[string]any{"leashd": map[string]any{"reason": resp.Message}}
@@ -696,7 +697,7 @@ func (s *session) permissionOutcome(ctx context.Context, p sdk.RequestPermission
 // manual edits, keep planning. A clean approval (fresh context) is the
 // engine's to carry out — it stops this session and starts a new one with
 // the plan — so the agent is told plain "approved".
-func (s *session) planOption(ctx context.Context, req engine.PermissionRequest, resp engine.PermissionResponse) string {
+func (s *session) planOption(ctx context.Context, req agent.PermissionRequest, resp agent.PermissionResponse) string {
 	byID := func(ids ...string) string {
 		for _, id := range ids {
 			for _, o := range req.Options {
@@ -723,13 +724,13 @@ func (s *session) planOption(ctx context.Context, req engine.PermissionRequest, 
 		}
 		return firstKind("reject_once", "reject_always")
 	}
-	mode := engine.ModeDefault
+	mode := agent.ModeDefault
 	for _, u := range resp.UpdatedPermissions {
 		if u.Type == "setMode" {
 			mode = u.Mode
 		}
 	}
-	if mode == engine.ModeAcceptEdits {
+	if mode == agent.ModeAcceptEdits {
 		if id := byID("exit-plan-accept-edits"); id != "" {
 			return id
 		}
@@ -748,7 +749,7 @@ func (s *session) planOption(ctx context.Context, req engine.PermissionRequest, 
 			s.awaitModeChange(from, 10*time.Second)
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
-			if err := s.SetMode(sctx, engine.ModeAcceptEdits); err != nil {
+			if err := s.SetMode(sctx, agent.ModeAcceptEdits); err != nil {
 				s.log.Warn("switching to acceptEdits after the plan was approved", "err", err)
 			}
 		}()

@@ -1,4 +1,4 @@
-// Package claude runs the Claude Code CLI as an engine.Agent: one
+// Package claude runs the Claude Code CLI as an agent.Agent: one
 // long-lived `claude` process per session, driven over its stream-json
 // control protocol on stdin/stdout (see DESIGN.md, "Claude Code CLI: the
 // control protocol"). Permission requests (can_use_tool) are handed to the
@@ -16,7 +16,7 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/agent"
 )
 
 // DefaultProgram is the program looked up on PATH when no path is given.
@@ -24,6 +24,20 @@ const DefaultProgram = "claude"
 
 // InstallHint says how to get the CLI.
 const InstallHint = "install it with `npm install -g @anthropic-ai/claude-code` or set LEASHD_CLAUDE_PATH to its path"
+
+// loginSteps say how Claude Code gets its credentials. Its own /login is
+// interactive and runs on the machine, so it cannot be done from a chat.
+const loginSteps = "Claude Code logs in on the machine that runs leashd, not from the chat. On that machine, either set ANTHROPIC_API_KEY in leashd's environment (e.g. its env file) and restart leashd, or run `claude` once as the user leashd runs as, type /login there and finish the login. Then send your message again."
+
+// about is how Claude Code presents itself to people. NotLoggedIn follows
+// a turn the CLI could not run for want of credentials (it answers "Not
+// logged in · Please run /login" or "Invalid API key").
+var about = agent.About{
+	Label:       "Claude Code",
+	InstallHint: "Install Claude Code (npm install -g @anthropic-ai/claude-code) or set LEASHD_CLAUDE_PATH; LEASHD_AGENT=demo runs the built-in demo agent.",
+	LoginHelp:   loginSteps,
+	NotLoggedIn: "Claude Code is not logged in, or its API key was refused, so the agent could not answer. " + loginSteps,
+}
 
 // Defaults.
 const (
@@ -117,15 +131,27 @@ func New(path string, opts ...Option) *Agent {
 	return a
 }
 
-// Name implements engine.Agent.
+// Name implements agent.Agent.
 func (a *Agent) Name() string { return "claude" }
+
+// About implements agent.Agent.
+func (a *Agent) About() agent.About { return about }
+
+// Ready implements agent.Agent: the CLI is an executable (a path, or a name
+// found on $PATH).
+func (a *Agent) Ready() error {
+	if _, err := exec.LookPath(a.path); err != nil {
+		return fmt.Errorf("%s not found: %w", a.path, err)
+	}
+	return nil
+}
 
 // Path is the program the Agent runs.
 func (a *Agent) Path() string { return a.path }
 
 // Find resolves the CLI's path: path itself (LEASHD_CLAUDE_PATH; "" means
 // "claude") through exec.LookPath. Missing, the error wraps
-// engine.ErrAgentNotFound and says how to install it.
+// agent.ErrAgentNotFound and says how to install it.
 func Find(path string) (string, error) {
 	if path == "" {
 		path = DefaultProgram
@@ -138,14 +164,14 @@ func Find(path string) (string, error) {
 }
 
 func notFound(path string, err error) error {
-	return fmt.Errorf("%w: Claude Code CLI %q (%v); %s", engine.ErrAgentNotFound, path, err, InstallHint)
+	return fmt.Errorf("%w: Claude Code CLI %q (%v); %s", agent.ErrAgentNotFound, path, err, InstallHint)
 }
 
 // args are the CLI's arguments for a session.
-func (a *Agent) argsFor(o engine.SessionOptions) []string {
+func (a *Agent) argsFor(o agent.SessionOptions) []string {
 	mode := o.Mode
 	if mode == "" {
-		mode = engine.ModeDefault
+		mode = agent.ModeDefault
 	}
 	args := []string{
 		"--output-format", "stream-json",
@@ -166,10 +192,10 @@ func (a *Agent) argsFor(o engine.SessionOptions) []string {
 	return append(args, a.args...)
 }
 
-// Open implements engine.Agent: it starts a CLI process in o.WorkDir and
+// Open implements agent.Agent: it starts a CLI process in o.WorkDir and
 // completes the initialize handshake. ctx bounds the start only; the
 // session lives until Close or until the process dies.
-func (a *Agent) Open(ctx context.Context, o engine.SessionOptions) (engine.Session, error) {
+func (a *Agent) Open(ctx context.Context, o agent.SessionOptions) (agent.Session, error) {
 	if o.WorkDir != "" {
 		if st, err := os.Stat(o.WorkDir); err != nil {
 			return nil, fmt.Errorf("working directory %s: %w", o.WorkDir, err)
@@ -181,7 +207,7 @@ func (a *Agent) Open(ctx context.Context, o engine.SessionOptions) (engine.Sessi
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 			// Without the install hint: the engine adds its own.
-			return nil, fmt.Errorf("%w: Claude Code CLI %q (%v)", engine.ErrAgentNotFound, a.path, err)
+			return nil, fmt.Errorf("%w: Claude Code CLI %q (%v)", agent.ErrAgentNotFound, a.path, err)
 		}
 		return nil, fmt.Errorf("starting %s: %w", a.path, err)
 	}
@@ -190,7 +216,7 @@ func (a *Agent) Open(ctx context.Context, o engine.SessionOptions) (engine.Sessi
 	if err := s.initialize(sctx); err != nil {
 		s.kill()
 		<-s.done
-		if errors.Is(err, engine.ErrSessionEnded) {
+		if errors.Is(err, agent.ErrSessionEnded) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("claude did not complete its start-up handshake: %w", err)
@@ -198,6 +224,6 @@ func (a *Agent) Open(ctx context.Context, o engine.SessionOptions) (engine.Sessi
 	return s, nil
 }
 
-// Prewarm implements engine.Prewarmer: a CLI process takes about 0.7 s to
+// Prewarm implements agent.Prewarmer: a CLI process takes about 0.7 s to
 // start and initialize, so the engine keeps spares (LEASHD_PREWARM).
 func (a *Agent) Prewarm() bool { return true }

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/engine/agent"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent/claude"
 	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 )
@@ -18,7 +19,7 @@ import (
 func TestRealCLIPromptGetsText(t *testing.T) {
 	c := newRealCLI(t)
 	c.api.Reply(fakeapi.Text("Hello from the fake model"))
-	s := c.open(t, engine.SessionOptions{ChatID: "t1", Mode: engine.ModeDefault})
+	s := c.open(t, agent.SessionOptions{ChatID: "t1", Mode: agent.ModeDefault})
 	h := &recHandler{}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -46,10 +47,10 @@ func bashTool(cmd string) fakeapi.Reply {
 func TestRealCLIInterruptWhilePermissionPending(t *testing.T) {
 	c := newRealCLI(t)
 	c.api.Reply(bashTool("touch never.txt"), fakeapi.Text("after"))
-	s := c.open(t, engine.SessionOptions{ChatID: "t1", Mode: engine.ModeDefault})
+	s := c.open(t, agent.SessionOptions{ChatID: "t1", Mode: agent.ModeDefault})
 	asked := make(chan struct{})
 	withdrawn := make(chan error, 1)
-	h := &recHandler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+	h := &recHandler{decide: func(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 		close(asked)
 		select {
 		case <-ctx.Done():
@@ -57,10 +58,10 @@ func TestRealCLIInterruptWhilePermissionPending(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			withdrawn <- nil
 		}
-		return engine.PermissionResponse{Allow: true}
+		return agent.PermissionResponse{Allow: true}
 	}}
 	type out struct {
-		res engine.Result
+		res agent.Result
 		err error
 	}
 	done := make(chan out, 1)
@@ -84,10 +85,10 @@ func TestRealCLIInterruptWhilePermissionPending(t *testing.T) {
 func TestRealCLISessionRulesReachTheCLI(t *testing.T) {
 	c := newRealCLI(t)
 	c.api.Reply(bashTool("touch a.txt"), bashTool("touch a.txt"), fakeapi.Text("done"))
-	s := c.open(t, engine.SessionOptions{ChatID: "t1", Mode: engine.ModeDefault})
-	h := &recHandler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
-		return engine.PermissionResponse{Allow: true, UpdatedInput: req.Input, UpdatedPermissions: []engine.PermissionUpdate{
-			{Type: "addRules", Rules: []engine.Rule{{ToolName: "Bash", RuleContent: "touch a.txt"}}, Behavior: "allow", Destination: "session"},
+	s := c.open(t, agent.SessionOptions{ChatID: "t1", Mode: agent.ModeDefault})
+	h := &recHandler{decide: func(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
+		return agent.PermissionResponse{Allow: true, UpdatedInput: req.Input, UpdatedPermissions: []agent.PermissionUpdate{
+			{Type: "addRules", Rules: []agent.Rule{{ToolName: "Bash", RuleContent: "touch a.txt"}}, Behavior: "allow", Destination: "session"},
 		}}
 	}}
 	res, err := s.Turn(context.Background(), "touch twice", h)
@@ -104,8 +105,8 @@ func TestRealCLISetModeAcceptEdits(t *testing.T) {
 	c := newRealCLI(t)
 	target := filepath.Join(c.dir, "edited.txt")
 	c.api.Reply(fakeapi.Tool("Write", map[string]string{"file_path": target, "content": "x\n"}), fakeapi.Text("written"))
-	s := c.open(t, engine.SessionOptions{ChatID: "t1", Mode: engine.ModeDefault})
-	require.NoError(t, s.SetMode(context.Background(), engine.ModeAcceptEdits))
+	s := c.open(t, agent.SessionOptions{ChatID: "t1", Mode: agent.ModeDefault})
+	require.NoError(t, s.SetMode(context.Background(), agent.ModeAcceptEdits))
 	h := &recHandler{}
 	res, err := s.Turn(context.Background(), "write it", h)
 	require.NoError(t, err)
@@ -119,9 +120,9 @@ func TestRealCLISetModeAcceptEdits(t *testing.T) {
 // "default" it is.
 func TestRealCLIPlanApprovalSetsTheCLIMode(t *testing.T) {
 	for _, tc := range []struct {
-		mode      engine.Mode
+		mode      agent.Mode
 		askWrites bool
-	}{{engine.ModeAcceptEdits, false}, {engine.ModeDefault, true}} {
+	}{{agent.ModeAcceptEdits, false}, {agent.ModeDefault, true}} {
 		t.Run(string(tc.mode), func(t *testing.T) {
 			c := newRealCLI(t)
 			target := filepath.Join(c.dir, "plan.txt")
@@ -129,11 +130,11 @@ func TestRealCLIPlanApprovalSetsTheCLIMode(t *testing.T) {
 				fakeapi.Tool("ExitPlanMode", map[string]string{"plan": "# Plan\nwrite plan.txt"}),
 				fakeapi.Tool("Write", map[string]string{"file_path": target, "content": "x\n"}),
 				fakeapi.Text("done"))
-			s := c.open(t, engine.SessionOptions{ChatID: "t1", Mode: engine.ModePlan})
-			h := &recHandler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
-				resp := engine.PermissionResponse{Allow: true, UpdatedInput: req.Input}
+			s := c.open(t, agent.SessionOptions{ChatID: "t1", Mode: agent.ModePlan})
+			h := &recHandler{decide: func(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
+				resp := agent.PermissionResponse{Allow: true, UpdatedInput: req.Input}
 				if req.ToolName == "ExitPlanMode" {
-					resp.UpdatedPermissions = []engine.PermissionUpdate{{Type: "setMode", Mode: tc.mode, Destination: "session"}}
+					resp.UpdatedPermissions = []agent.PermissionUpdate{{Type: "setMode", Mode: tc.mode, Destination: "session"}}
 				}
 				return resp
 			}}
@@ -163,7 +164,7 @@ func TestRealCLIPartialText(t *testing.T) {
 	c := newRealCLI(t, claude.WithPartialText(true))
 	c.api.Reply(fakeapi.Reply{Text: "Hello there, streaming world", Tools: []fakeapi.ToolUse{{Name: "Bash", Input: map[string]string{"command": "ls"}}}},
 		fakeapi.Text("second block"))
-	s := c.open(t, engine.SessionOptions{ChatID: "t1"})
+	s := c.open(t, agent.SessionOptions{ChatID: "t1"})
 	h := &recHandler{}
 	res, err := s.Turn(context.Background(), "hi", h)
 	require.NoError(t, err)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/engine/agent"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -182,7 +184,7 @@ func BenchmarkRealCLIStart(b *testing.B) {
 	for b.Loop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		t0 := time.Now()
-		s, err := c.agent.Open(ctx, engine.SessionOptions{ChatID: "b", WorkDir: c.dir})
+		s, err := c.agent.Open(ctx, agent.SessionOptions{ChatID: "b", WorkDir: c.dir})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -204,7 +206,7 @@ func BenchmarkRealCLITurn(b *testing.B) {
 	c := newRealCLI(b)
 	c.api.Otherwise(func(*fakeapi.Request) fakeapi.Reply { return fakeapi.Text("ok") })
 	ctx := context.Background()
-	s, err := c.agent.Open(ctx, engine.SessionOptions{ChatID: "b", WorkDir: c.dir})
+	s, err := c.agent.Open(ctx, agent.SessionOptions{ChatID: "b", WorkDir: c.dir})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -223,8 +225,8 @@ type nopHandler struct{}
 
 func (nopHandler) Text(string)                     {}
 func (nopHandler) ToolUse(string, json.RawMessage) {}
-func (nopHandler) Permission(context.Context, engine.PermissionRequest) engine.PermissionResponse {
-	return engine.PermissionResponse{}
+func (nopHandler) Permission(context.Context, agent.PermissionRequest) agent.PermissionResponse {
+	return agent.PermissionResponse{}
 }
 
 func TestE2EShutdownWithAPendingQuestion(t *testing.T) {

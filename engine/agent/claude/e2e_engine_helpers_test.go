@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/engine/agent"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config/testenv"
@@ -94,10 +96,10 @@ func restartStack(t testing.TB, base *stack, agentOpts []claude.Option, coordOpt
 	t.Helper()
 	api, home, dir, logFile, real := base.api, base.home, base.dir, base.log, base.cli
 	wrapper := filepath.Join(filepath.Dir(logFile), "claude")
-	agent := &spyAgent{Agent: claude.New(wrapper, append([]claude.Option{claude.WithEnv(api.Env(home)), claude.WithLogger(testLogger(t)), claude.WithCloseTimeout(3 * time.Second)}, agentOpts...)...)}
+	ag := &spyAgent{Agent: claude.New(wrapper, append([]claude.Option{claude.WithEnv(api.Env(home)), claude.WithLogger(testLogger(t)), claude.WithCloseTimeout(3 * time.Second)}, agentOpts...)...)}
 	coord := interactions.New(coordOpts...)
 	opts := append([]engine.Option{engine.WithWorkDir(dir), engine.WithLogger(testLogger(t)), engine.WithCloseTimeout(15 * time.Second)}, engineOpts...)
-	e := engine.New(agent, coord, opts...)
+	e := engine.New(ag, coord, opts...)
 	conn := newRecConn("web")
 	e.AddConnector(conn)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -117,13 +119,13 @@ func restartStack(t testing.TB, base *stack, agentOpts []claude.Option, coordOpt
 		return runErr
 	}
 	t.Cleanup(func() { _ = stop() })
-	return &stack{api: api, e: e, coord: coord, conn: conn, dir: dir, log: logFile, cli: real, home: home, spy: agent}, stop
+	return &stack{api: api, e: e, coord: coord, conn: conn, dir: dir, log: logFile, cli: real, home: home, spy: ag}, stop
 }
 
 // spyAgent is the Claude agent, recording each permission request
 // (can_use_tool) the CLI sends as it reaches the engine.
 type spyAgent struct {
-	engine.Agent
+	agent.Agent
 
 	mu        sync.Mutex
 	asked     []string // tool names, in order
@@ -133,11 +135,11 @@ type spyAgent struct {
 // Prewarm passes the agent's engine.Prewarmer on (spares are kept only
 // with engine.WithPrewarm).
 func (a *spyAgent) Prewarm() bool {
-	p, ok := a.Agent.(engine.Prewarmer)
+	p, ok := a.Agent.(agent.Prewarmer)
 	return ok && p.Prewarm()
 }
 
-func (a *spyAgent) Open(ctx context.Context, o engine.SessionOptions) (engine.Session, error) {
+func (a *spyAgent) Open(ctx context.Context, o agent.SessionOptions) (agent.Session, error) {
 	a.mu.Lock()
 	a.openedFor = append(a.openedFor, o.ChatID)
 	a.mu.Unlock()
@@ -149,20 +151,20 @@ func (a *spyAgent) Open(ctx context.Context, o engine.SessionOptions) (engine.Se
 }
 
 type spySession struct {
-	engine.Session
+	agent.Session
 	a *spyAgent
 }
 
-func (s *spySession) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+func (s *spySession) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
 	return s.Session.Turn(ctx, prompt, spyHandler{TurnHandler: h, a: s.a})
 }
 
 type spyHandler struct {
-	engine.TurnHandler
+	agent.TurnHandler
 	a *spyAgent
 }
 
-func (h spyHandler) Permission(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+func (h spyHandler) Permission(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 	h.a.mu.Lock()
 	h.a.asked = append(h.a.asked, req.ToolName)
 	h.a.mu.Unlock()

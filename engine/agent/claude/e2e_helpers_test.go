@@ -10,10 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/engine/agent"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config/testenv"
-	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent/claude"
 	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 )
@@ -68,7 +69,7 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (c *realCLI) open(t *testing.T, o engine.SessionOptions) engine.Session {
+func (c *realCLI) open(t *testing.T, o agent.SessionOptions) agent.Session {
 	t.Helper()
 	if o.WorkDir == "" {
 		o.WorkDir = c.dir
@@ -89,12 +90,12 @@ func (c *realCLI) open(t *testing.T, o engine.SessionOptions) engine.Session {
 
 // recHandler records a turn's stream and answers permissions with decide.
 type recHandler struct {
-	decide func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse
+	decide func(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse
 
 	mu    sync.Mutex
 	texts []string
 	tools []string
-	perms []engine.PermissionRequest
+	perms []agent.PermissionRequest
 }
 
 func (h *recHandler) Text(s string) {
@@ -109,12 +110,12 @@ func (h *recHandler) ToolUse(name string, _ json.RawMessage) {
 	h.mu.Unlock()
 }
 
-func (h *recHandler) Permission(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+func (h *recHandler) Permission(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 	h.mu.Lock()
 	h.perms = append(h.perms, req)
 	h.mu.Unlock()
 	if h.decide == nil {
-		return engine.PermissionResponse{Message: "no decision configured"}
+		return agent.PermissionResponse{Message: "no decision configured"}
 	}
 	return h.decide(ctx, req)
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/engine/agent"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -97,7 +99,7 @@ func allowedAfterRestart(t *testing.T, kill bool) {
 		engine.WithSessionStore(st), engine.WithRecovery(st))
 	t.Cleanup(func() { require.NoError(t, stop2()) })
 	s2.api.Then(func(r *fakeapi.Request) fakeapi.Reply {
-		if !r.HasUserText(engine.RecoveredPromptPrefix) || !r.HasUserText("Run it again to continue") {
+		if !r.HasUserText(agent.RecoveredPromptPrefix) || !r.HasUserText("Run it again to continue") {
 			return fakeapi.Text("unexpected: no recovered answer")
 		}
 		return bash() // the agent runs it again, as told

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/leashd/leashd/engine/agent"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/leashd/leashd/engine"
 )
 
 // TestHugeAgentLinesAreCappedWithANote runs a fake CLI that prints 50 MB
@@ -24,11 +24,11 @@ func TestHugeAgentLinesAreCappedWithANote(t *testing.T) {
 	const limit = 1 << 20
 	a, logs := fakeAgent(t, "normal", WithMaxMessageBytes(limit))
 	a.maxLine = limit // fakeAgent sets its own
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	asked := false
-	h := &handler{decide: func(context.Context, engine.PermissionRequest) engine.PermissionResponse {
+	h := &handler{decide: func(context.Context, agent.PermissionRequest) agent.PermissionResponse {
 		asked = true
-		return engine.PermissionResponse{Allow: true}
+		return agent.PermissionResponse{Allow: true}
 	}}
 	res, err := s.Turn(turnCtx(t), "flood", h)
 	require.NoError(t, err)
@@ -106,7 +106,7 @@ func BenchmarkHugeAgentLine(b *testing.B) {
 		if !ok {
 			b.Fatalf("want a too-long line, got %v", err)
 		}
-		fixed, noted, ok := closeTruncated(tl.head, "\n\n"+engine.TruncatedNote(tl.n-len(tl.head)))
+		fixed, noted, ok := closeTruncated(tl.head, "\n\n"+agent.TruncatedNote(tl.n-len(tl.head)))
 		if !ok || !noted {
 			b.Fatal("not repaired")
 		}

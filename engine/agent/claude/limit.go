@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/agent"
 )
 
 // typeRateLimitEvent is the CLI's report of the account's usage-limit
@@ -30,7 +30,7 @@ type rateLimitInfo struct {
 // parseRateLimit reads a rate_limit_event line: the usage limit it reports,
 // or nil when the limit did not stop anything (status allowed or
 // allowed_warning). An event without a usable reset time is an error.
-func parseRateLimit(raw []byte) (*engine.UsageLimit, error) {
+func parseRateLimit(raw []byte) (*agent.UsageLimit, error) {
 	var ev struct {
 		Info *rateLimitInfo `json:"rate_limit_info"`
 	}
@@ -50,7 +50,7 @@ func parseRateLimit(raw []byte) (*engine.UsageLimit, error) {
 	if math.IsNaN(secs) || secs < 1 || secs > 1<<40 {
 		return nil, fmt.Errorf(`rate_limit_event: "resetsAt" %v is not a time in Unix seconds`, secs)
 	}
-	return &engine.UsageLimit{ResetsAt: time.Unix(int64(secs), 0).UTC(), Kind: ev.Info.RateLimitType}, nil
+	return &agent.UsageLimit{ResetsAt: time.Unix(int64(secs), 0).UTC(), Kind: ev.Info.RateLimitType}, nil
 }
 
 // rateLimit remembers a usage limit that stopped the running turn, for its
@@ -73,7 +73,7 @@ func (s *session) rateLimit(raw []byte) {
 }
 
 // withLimit is a turn's result with the usage limit that stopped it, if any.
-func (s *session) withLimit(ts *turnState, res engine.Result) engine.Result {
+func (s *session) withLimit(ts *turnState, res agent.Result) agent.Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ts.limit != nil && res.IsError {

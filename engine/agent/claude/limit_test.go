@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/engine/agent"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/leashd/leashd/engine"
 )
 
 // As CLIs 2.1.197 and 2.1.332 print it (signed in with a subscription).
@@ -16,7 +16,7 @@ const rejectedEvent = `{"type":"rate_limit_event","rate_limit_info":{"status":"r
 func TestParseRateLimit(t *testing.T) {
 	lim, err := parseRateLimit([]byte(rejectedEvent))
 	require.NoError(t, err)
-	assert.Equal(t, &engine.UsageLimit{ResetsAt: time.Unix(1795613698, 0).UTC(), Kind: "five_hour"}, lim)
+	assert.Equal(t, &agent.UsageLimit{ResetsAt: time.Unix(1795613698, 0).UTC(), Kind: "five_hour"}, lim)
 
 	for _, ok := range []string{
 		`{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","resetsAt":1795613698}}`,

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/agent"
 )
 
 // Message types the CLI prints on stdout (stream-json, one JSON object a
@@ -47,7 +47,7 @@ type systemLine struct {
 
 // notice renders a permission_denied, session_writes_lost or
 // conversation_reset line for people; ok is false for other lines.
-func (sl systemLine) notice(typ, subtype string) (engine.AgentNotice, bool) {
+func (sl systemLine) notice(typ, subtype string) (agent.Notice, bool) {
 	switch {
 	case typ == typeConversationReset:
 		why := map[string]string{
@@ -58,7 +58,7 @@ func (sl systemLine) notice(typ, subtype string) (engine.AgentNotice, bool) {
 		if why != "" {
 			text += " (" + why + ")"
 		}
-		return engine.AgentNotice{Kind: engine.NoticeReset, Text: text + ": it no longer remembers the messages above."}, true
+		return agent.Notice{Kind: agent.NoticeReset, Text: text + ": it no longer remembers the messages above."}, true
 	case typ == typeSystem && subtype == subtypePermissionDenied:
 		tool := sl.ToolName
 		if tool == "" {
@@ -70,7 +70,7 @@ func (sl systemLine) notice(typ, subtype string) (engine.AgentNotice, bool) {
 				text += ": " + s
 			}
 		}
-		return engine.AgentNotice{Kind: engine.NoticeDenied, Text: text}, true
+		return agent.Notice{Kind: agent.NoticeDenied, Text: text}, true
 	case typ == typeSystem && subtype == subtypeWritesLost:
 		what := map[string]string{"transcript": "the session transcript", "global_config": "its settings (~/.claude.json)"}
 		var lost []string
@@ -88,10 +88,10 @@ func (sl systemLine) notice(typ, subtype string) (engine.AgentNotice, bool) {
 		if why == "" {
 			why = "error " + sl.ErrorCode
 		}
-		return engine.AgentNotice{Kind: engine.NoticeWritesLost, Text: "Claude Code could not save " + strings.Join(lost, " and ") +
+		return agent.Notice{Kind: agent.NoticeWritesLost, Text: "Claude Code could not save " + strings.Join(lost, " and ") +
 			" (" + why + "); resuming this session may miss part of the conversation."}, true
 	}
-	return engine.AgentNotice{}, false
+	return agent.Notice{}, false
 }
 
 // Control request subtypes.
@@ -163,8 +163,8 @@ type controlRequest struct {
 }
 
 // elicitationRequest converts an elicitation for the engine.
-func (r controlRequest) elicitationRequest() engine.ElicitationRequest {
-	er := engine.ElicitationRequest{Server: r.MCPServerName, Message: r.Message, Schema: r.RequestedSchema, PropertyOrder: r.PropertyOrder}
+func (r controlRequest) elicitationRequest() agent.ElicitationRequest {
+	er := agent.ElicitationRequest{Server: r.MCPServerName, Message: r.Message, Schema: r.RequestedSchema, PropertyOrder: r.PropertyOrder}
 	if r.Mode == "url" {
 		er.URL = r.URL
 		if er.URL == "" {
@@ -183,8 +183,8 @@ type elicitationBody struct {
 // permissionRequest converts a can_use_tool for the engine. The optional
 // objects are read leniently: a matched_ask_rule of another shape still
 // marks the request as forced by the person's rule.
-func (r controlRequest) permissionRequest() engine.PermissionRequest {
-	pr := engine.PermissionRequest{
+func (r controlRequest) permissionRequest() agent.PermissionRequest {
+	pr := agent.PermissionRequest{
 		ToolName: r.ToolName, Input: r.Input, ToolUseID: r.ToolUseID, Suggestions: r.Suggestions,
 		Reason: r.DecisionReason, BlockedPath: r.BlockedPath,
 		DefaultToNo: r.DefaultToNo, NoSessionAllow: r.SuppressAlwaysAllowRule, RequiresDetails: r.RequiresUserInteraction,
@@ -370,8 +370,8 @@ func (c *contentList) UnmarshalJSON(b []byte) error {
 }
 
 // result converts a result line.
-func (l *line) result() engine.Result {
-	return engine.Result{
+func (l *line) result() agent.Result {
+	return agent.Result{
 		Text:       l.Result,
 		SessionID:  l.SessionID,
 		CostUSD:    l.CostUSD,
@@ -429,9 +429,9 @@ type outMessage struct {
 }
 
 type permissionAllowBody struct {
-	Behavior           string                    `json:"behavior"`
-	UpdatedInput       json.RawMessage           `json:"updatedInput"`
-	UpdatedPermissions []engine.PermissionUpdate `json:"updatedPermissions,omitempty"`
+	Behavior           string                   `json:"behavior"`
+	UpdatedInput       json.RawMessage          `json:"updatedInput"`
+	UpdatedPermissions []agent.PermissionUpdate `json:"updatedPermissions,omitempty"`
 	// DecisionClassification says how a person decided (user_temporary,
 	// user_permanent); the CLI (2.1.197 and later) infers it when absent.
 	DecisionClassification string `json:"decisionClassification,omitempty"`
@@ -447,7 +447,7 @@ type permissionDenyBody struct {
 // permissionBody renders a decision as the CLI expects it. An allow without
 // UpdatedInput sends the original input (the CLI denies an allow without
 // one); a deny without a message says so (the model needs a reason).
-func permissionBody(req controlRequest, resp engine.PermissionResponse) any {
+func permissionBody(req controlRequest, resp agent.PermissionResponse) any {
 	if resp.Allow {
 		in := resp.UpdatedInput
 		if len(bytes.TrimSpace(in)) == 0 {
@@ -456,7 +456,7 @@ func permissionBody(req controlRequest, resp engine.PermissionResponse) any {
 		if len(bytes.TrimSpace(in)) == 0 {
 			in = json.RawMessage("{}")
 		}
-		var ups []engine.PermissionUpdate
+		var ups []agent.PermissionUpdate
 		for _, u := range resp.UpdatedPermissions {
 			u.Destination = "session" // other destinations write settings files
 			ups = append(ups, u)
@@ -474,7 +474,7 @@ func permissionBody(req controlRequest, resp engine.PermissionResponse) any {
 // response with any other.
 func classification(c string) string {
 	switch c {
-	case engine.ClassUserTemporary, engine.ClassUserPermanent, engine.ClassUserReject:
+	case agent.ClassUserTemporary, agent.ClassUserPermanent, agent.ClassUserReject:
 		return c
 	}
 	return ""

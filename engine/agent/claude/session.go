@@ -17,11 +17,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/agent"
+
 	"github.com/leashd/leashd/engine/agent/internal/agentproc"
 )
 
-// session is one CLI process. It implements engine.Session.
+// session is one CLI process. It implements agent.Session.
 type session struct {
 	a    *Agent
 	log  *slog.Logger
@@ -60,7 +61,7 @@ type session struct {
 	// stateEvents is set once the CLI sent session_state_changed: from
 	// then on a turn ends at "idle", not at its result.
 	stateEvents bool
-	notice      func(engine.AgentNotice)
+	notice      func(agent.Notice)
 	exitErr     error
 	closedBy    string // why leashd ended the process, if it did
 }
@@ -68,7 +69,7 @@ type session struct {
 // ErrRequestWithdrawn is the cause (context.Cause) of a permission
 // request's context when the CLI withdrew the request
 // (control_cancel_request), e.g. after an interrupt.
-var ErrRequestWithdrawn = fmt.Errorf("claude withdrew the permission request: %w", engine.ErrRequestWithdrawn)
+var ErrRequestWithdrawn = fmt.Errorf("claude withdrew the permission request: %w", agent.ErrRequestWithdrawn)
 
 // errTurnEnded is the cause when the turn that asked has ended.
 var errTurnEnded = errors.New("the turn ended")
@@ -81,16 +82,16 @@ type perm struct {
 
 // turnState is the running turn.
 type turnState struct {
-	h        engine.TurnHandler
+	h        agent.TurnHandler
 	ctx      context.Context // cancelled when the turn ends
-	result   chan engine.Result
+	result   chan agent.Result
 	idle     chan struct{} // session_state_changed "idle" arrived
 	finished chan struct{}
-	limit    *engine.UsageLimit // a usage limit reported during the turn (s.mu)
+	limit    *agent.UsageLimit // a usage limit reported during the turn (s.mu)
 }
 
 // start launches the process and its reader; the handshake is separate.
-func start(a *Agent, o engine.SessionOptions) (*session, error) {
+func start(a *Agent, o agent.SessionOptions) (*session, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -185,7 +186,7 @@ func (s *session) wait() {
 	if err != nil && closedBy == "" {
 		s.log.Warn("claude exited unexpectedly", "err", err, "stderr", s.errs.tail(600))
 	}
-	s.cancel(engine.ErrSessionEnded)
+	s.cancel(agent.ErrSessionEnded)
 	s.log.Debug("claude exited", "err", err, "after", time.Since(s.start))
 	close(s.done)
 }
@@ -432,14 +433,14 @@ func (s *session) currentTurn() *turnState {
 // the CLI withdrew the request meanwhile.
 func (s *session) permission(reqID string, req controlRequest) {
 	s.answerLater(reqID, func(ctx context.Context, ts *turnState) any {
-		var resp engine.PermissionResponse
+		var resp agent.PermissionResponse
 		switch {
 		case ts == nil:
-			resp = engine.PermissionResponse{Message: "leashd has no turn running to ask about this tool."}
+			resp = agent.PermissionResponse{Message: "leashd has no turn running to ask about this tool."}
 		case ctx.Err() != nil:
 			// Withdrawn or the turn ended before this goroutine ran: do
 			// not show people a question that is already over.
-			resp = engine.PermissionResponse{Message: "The request ended before it could be asked."}
+			resp = agent.PermissionResponse{Message: "The request ended before it could be asked."}
 		default:
 			resp = ts.h.Permission(ctx, req.permissionRequest())
 		}
@@ -454,10 +455,10 @@ func (s *session) permission(reqID string, req controlRequest) {
 // unanswered, the agent would wait forever).
 func (s *session) elicitation(reqID string, req controlRequest) {
 	s.answerLater(reqID, func(ctx context.Context, ts *turnState) any {
-		resp := engine.ElicitationResponse{Action: engine.ElicitCancel}
-		var el engine.Elicitor
+		resp := agent.ElicitationResponse{Action: agent.ElicitCancel}
+		var el agent.Elicitor
 		if ts != nil {
-			el, _ = ts.h.(engine.Elicitor)
+			el, _ = ts.h.(agent.Elicitor)
 		}
 		switch {
 		case el == nil:
@@ -466,9 +467,9 @@ func (s *session) elicitation(reqID string, req controlRequest) {
 			resp = el.Elicit(ctx, req.elicitationRequest())
 		}
 		switch resp.Action {
-		case engine.ElicitAccept, engine.ElicitDecline:
+		case agent.ElicitAccept, agent.ElicitDecline:
 		default:
-			resp = engine.ElicitationResponse{Action: engine.ElicitCancel}
+			resp = agent.ElicitationResponse{Action: agent.ElicitCancel}
 		}
 		return elicitationBody{Action: resp.Action, Content: resp.Content}
 	}, "answering claude's elicitation", "server", req.MCPServerName)
@@ -547,7 +548,7 @@ func (s *session) send(v any) error {
 	s.writeMu.Lock()
 	if s.stdinClosed {
 		s.writeMu.Unlock()
-		return fmt.Errorf("%w: its input is closed", engine.ErrSessionEnded)
+		return fmt.Errorf("%w: its input is closed", agent.ErrSessionEnded)
 	}
 	_, err = s.stdin.Write(b)
 	s.writeMu.Unlock()
@@ -562,7 +563,7 @@ func (s *session) send(v any) error {
 	}
 	s.log.Warn("writing to claude failed; ending it", "err", err)
 	s.kill()
-	return fmt.Errorf("%w: writing to claude failed: %v", engine.ErrSessionEnded, err)
+	return fmt.Errorf("%w: writing to claude failed: %v", agent.ErrSessionEnded, err)
 }
 
 // control sends a control request and waits for its response.
@@ -617,19 +618,19 @@ func (s *session) endedErr() error {
 	if t := s.errs.tail(600); t != "" {
 		b.WriteString("; its last output on stderr: " + t)
 	}
-	return fmt.Errorf("%w: %s", engine.ErrSessionEnded, b.String())
+	return fmt.Errorf("%w: %s", agent.ErrSessionEnded, b.String())
 }
 
-// Turn implements engine.Session.
-func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+// Turn implements agent.Session.
+func (s *session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
 	if s.ctx.Err() != nil {
-		return engine.Result{}, s.endedErr()
+		return agent.Result{}, s.endedErr()
 	}
 	tctx, tcancelCause := context.WithCancelCause(s.ctx)
 	tcancel := func() { tcancelCause(errTurnEnded) }
-	ts := &turnState{h: h, ctx: tctx, result: make(chan engine.Result, 1), idle: make(chan struct{}, 1), finished: make(chan struct{})}
+	ts := &turnState{h: h, ctx: tctx, result: make(chan agent.Result, 1), idle: make(chan struct{}, 1), finished: make(chan struct{})}
 	s.mu.Lock()
 	s.turn = ts
 	s.mu.Unlock()
@@ -643,7 +644,7 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 
 	err := s.send(outUser{Type: typeUser, Message: outMessage{Role: "user", Content: prompt}, SessionID: "default"})
 	if err != nil {
-		return engine.Result{}, err
+		return agent.Result{}, err
 	}
 	select {
 	case r := <-ts.result:
@@ -654,7 +655,7 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 			return r, nil
 		default:
 		}
-		return engine.Result{}, s.endedErr()
+		return agent.Result{}, s.endedErr()
 	case <-ctx.Done():
 	}
 	// The caller gave up: withdraw pending questions, stop the CLI's turn
@@ -673,7 +674,7 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 		s.log.Warn("claude did not end its turn after an interrupt; killing it")
 		s.kill()
 	}
-	return engine.Result{}, fmt.Errorf("turn abandoned: %w", context.Cause(ctx))
+	return agent.Result{}, fmt.Errorf("turn abandoned: %w", context.Cause(ctx))
 }
 
 // awaitIdle returns r once the turn is over: at once for a CLI that does
@@ -681,7 +682,7 @@ func (s *session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 // "idle" — after the result, background agents may still ask for
 // permissions, which need the turn. A CLI that never says it is let go
 // after the close timeout.
-func (s *session) awaitIdle(ctx context.Context, ts *turnState, r engine.Result) engine.Result {
+func (s *session) awaitIdle(ctx context.Context, ts *turnState, r agent.Result) agent.Result {
 	s.mu.Lock()
 	events := s.stateEvents
 	s.mu.Unlock()
@@ -700,7 +701,7 @@ func (s *session) awaitIdle(ctx context.Context, ts *turnState, r engine.Result)
 	return r
 }
 
-// Interrupt implements engine.Session.
+// Interrupt implements agent.Session.
 func (s *session) Interrupt(ctx context.Context) error { return s.interrupt(ctx) }
 
 func (s *session) interrupt(ctx context.Context) error {
@@ -708,23 +709,23 @@ func (s *session) interrupt(ctx context.Context) error {
 	return err
 }
 
-// SetMode implements engine.Session.
-func (s *session) SetMode(ctx context.Context, m engine.Mode) error {
+// SetMode implements agent.Session.
+func (s *session) SetMode(ctx context.Context, m agent.Mode) error {
 	_, err := s.control(ctx, map[string]any{"subtype": subtypeSetMode, "mode": string(m)})
 	return err
 }
 
-// ID implements engine.Session.
+// ID implements agent.Session.
 func (s *session) ID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.id
 }
 
-// Done implements engine.Session.
+// Done implements agent.Session.
 func (s *session) Done() <-chan struct{} { return s.done }
 
-// Close implements engine.Session: it lets a running turn finish (up to the
+// Close implements agent.Session: it lets a running turn finish (up to the
 // close timeout), closes stdin, waits, then sends SIGTERM, waits, then
 // SIGKILL. Once ctx is done it kills at once.
 func (s *session) Close(ctx context.Context) error {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/engine/agent"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -57,7 +59,7 @@ func fakeAgent(t *testing.T, mode string, opts ...Option) (*Agent, *logBuf) {
 	return a, logs
 }
 
-func openFake(t *testing.T, a *Agent, o engine.SessionOptions) *session {
+func openFake(t *testing.T, a *Agent, o agent.SessionOptions) *session {
 	t.Helper()
 	s, err := a.Open(t.Context(), o)
 	require.NoError(t, err)
@@ -71,7 +73,7 @@ func openFake(t *testing.T, a *Agent, o engine.SessionOptions) *session {
 
 // handler records a turn and decides permissions with decide.
 type handler struct {
-	decide func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse
+	decide func(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse
 
 	mu    sync.Mutex
 	texts []string
@@ -90,9 +92,9 @@ func (h *handler) ToolUse(name string, _ json.RawMessage) {
 	h.mu.Unlock()
 }
 
-func (h *handler) Permission(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+func (h *handler) Permission(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 	if h.decide == nil {
-		return engine.PermissionResponse{Message: "no"}
+		return agent.PermissionResponse{Message: "no"}
 	}
 	return h.decide(ctx, req)
 }
@@ -105,12 +107,12 @@ func turnCtx(t *testing.T) context.Context {
 
 func TestTurnEchoAndResult(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	assert.Equal(t, "", s.ID(), "no session ID before the CLI says one")
 	h := &handler{}
 	res, err := s.Turn(turnCtx(t), "echo hello there", h)
 	require.NoError(t, err)
-	assert.Equal(t, engine.Result{Text: "you said: hello there", SessionID: "fake-session-1", CostUSD: 0.25, NumTurns: 2, Subtype: "success", DurationMS: 7}, res)
+	assert.Equal(t, agent.Result{Text: "you said: hello there", SessionID: "fake-session-1", CostUSD: 0.25, NumTurns: 2, Subtype: "success", DurationMS: 7}, res)
 	assert.Equal(t, []string{"you said: hello there"}, h.texts)
 	assert.Equal(t, "fake-session-1", s.ID())
 }
@@ -118,7 +120,7 @@ func TestTurnEchoAndResult(t *testing.T) {
 func TestArgsDirEnvAndResumeID(t *testing.T) {
 	dir := t.TempDir()
 	a, _ := fakeAgent(t, "normal", WithEnv([]string{"LEASHD_FAKE_EXTRA=passed"}), WithExtraArgs("--add-dir", "/tmp"))
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c", Mode: engine.ModePlan, Model: "claude-test-1", ResumeID: "prev-session", WorkDir: dir})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c", Mode: agent.ModePlan, Model: "claude-test-1", ResumeID: "prev-session", WorkDir: dir})
 	assert.Equal(t, "prev-session", s.ID(), "a resumed session is known by its ID from the start")
 	res, err := s.Turn(turnCtx(t), "args", &handler{})
 	require.NoError(t, err)
@@ -132,12 +134,12 @@ func TestArgsDirEnvAndResumeID(t *testing.T) {
 func TestDefaultModeFlag(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
 	assert.Equal(t, []string{"--output-format", "stream-json", "--input-format", "stream-json", "--verbose", "--permission-prompt-tool", "stdio", "--permission-mode", "default"},
-		a.argsFor(engine.SessionOptions{}))
+		a.argsFor(agent.SessionOptions{}))
 }
 
 func TestGarbageHugeAndOverlongLinesAreSkipped(t *testing.T) {
 	a, logs := fakeAgent(t, "garbage-at-start")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	h := &handler{}
 	res, err := s.Turn(turnCtx(t), "garbage", h)
 	require.NoError(t, err)
@@ -168,9 +170,9 @@ func TestGarbageHugeAndOverlongLinesAreSkipped(t *testing.T) {
 func TestMissingProgram(t *testing.T) {
 	for _, path := range []string{"/nonexistent/claude", "leashd-no-such-claude-program"} {
 		a := New(path)
-		_, err := a.Open(t.Context(), engine.SessionOptions{ChatID: "c"})
+		_, err := a.Open(t.Context(), agent.SessionOptions{ChatID: "c"})
 		require.Error(t, err)
-		assert.ErrorIs(t, err, engine.ErrAgentNotFound)
+		assert.ErrorIs(t, err, agent.ErrAgentNotFound)
 		assert.Contains(t, err.Error(), path)
 	}
 }
@@ -215,7 +217,7 @@ func (c *sayConn) Present(context.Context, *interactions.Interaction) (string, e
 
 func TestFind(t *testing.T) {
 	_, err := Find("leashd-no-such-claude-program")
-	assert.ErrorIs(t, err, engine.ErrAgentNotFound)
+	assert.ErrorIs(t, err, agent.ErrAgentNotFound)
 	assert.Contains(t, err.Error(), `"leashd-no-such-claude-program"`)
 	assert.Contains(t, err.Error(), "LEASHD_CLAUDE_PATH")
 	exe, err := os.Executable()
@@ -227,7 +229,7 @@ func TestFind(t *testing.T) {
 
 func TestBadWorkDir(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	_, err := a.Open(t.Context(), engine.SessionOptions{ChatID: "c", WorkDir: "/nonexistent/dir"})
+	_, err := a.Open(t.Context(), agent.SessionOptions{ChatID: "c", WorkDir: "/nonexistent/dir"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "/nonexistent/dir")
 }
@@ -235,9 +237,9 @@ func TestBadWorkDir(t *testing.T) {
 func TestExitEarly(t *testing.T) {
 	a, _ := fakeAgent(t, "exit-early")
 	start := time.Now()
-	_, err := a.Open(t.Context(), engine.SessionOptions{ChatID: "c"})
+	_, err := a.Open(t.Context(), agent.SessionOptions{ChatID: "c"})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, engine.ErrSessionEnded)
+	assert.ErrorIs(t, err, agent.ErrSessionEnded)
 	assert.Contains(t, err.Error(), "exit status 2")
 	assert.Contains(t, err.Error(), "unknown option '--bogus'", "the stderr tail says why")
 	assert.Less(t, time.Since(start), 20*time.Second)
@@ -245,7 +247,7 @@ func TestExitEarly(t *testing.T) {
 
 func TestNoHandshakeTimesOut(t *testing.T) {
 	a, _ := fakeAgent(t, "no-init", WithStartTimeout(300*time.Millisecond))
-	_, err := a.Open(t.Context(), engine.SessionOptions{ChatID: "c"})
+	_, err := a.Open(t.Context(), agent.SessionOptions{ChatID: "c"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "start-up handshake")
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
@@ -253,24 +255,24 @@ func TestNoHandshakeTimesOut(t *testing.T) {
 
 func TestDiesMidQuestion(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	asked := make(chan struct{})
 	released := make(chan error, 1)
-	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+	h := &handler{decide: func(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 		close(asked)
 		<-ctx.Done() // a person who never answers
 		released <- context.Cause(ctx)
-		return engine.PermissionResponse{Message: "gone"}
+		return agent.PermissionResponse{Message: "gone"}
 	}}
 	_, err := s.Turn(turnCtx(t), "die", h)
 	require.Error(t, err)
-	assert.ErrorIs(t, err, engine.ErrSessionEnded)
+	assert.ErrorIs(t, err, agent.ErrSessionEnded)
 	assert.Contains(t, err.Error(), "exit status 3")
 	assert.Contains(t, err.Error(), "fatal: the model exploded")
 	<-asked
 	select {
 	case err := <-released:
-		assert.ErrorIs(t, err, engine.ErrSessionEnded, "the pending question's context ends with the process")
+		assert.ErrorIs(t, err, agent.ErrSessionEnded, "the pending question's context ends with the process")
 	case <-time.After(10 * time.Second):
 		t.Fatal("the pending permission was not cancelled")
 	}
@@ -280,34 +282,34 @@ func TestDiesMidQuestion(t *testing.T) {
 		t.Fatal("Done is not closed")
 	}
 	_, err = s.Turn(turnCtx(t), "echo again", &handler{})
-	assert.ErrorIs(t, err, engine.ErrSessionEnded)
-	assert.ErrorIs(t, s.Interrupt(t.Context()), engine.ErrSessionEnded)
-	assert.ErrorIs(t, s.SetMode(t.Context(), engine.ModePlan), engine.ErrSessionEnded)
+	assert.ErrorIs(t, err, agent.ErrSessionEnded)
+	assert.ErrorIs(t, s.Interrupt(t.Context()), agent.ErrSessionEnded)
+	assert.ErrorIs(t, s.SetMode(t.Context(), agent.ModePlan), agent.ErrSessionEnded)
 }
 
 func TestCancelRequestWithdrawsWithoutAnswer(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	aCancelled := make(chan error, 1)
-	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+	h := &handler{decide: func(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 		if req.ToolUseID == "toolu_A" {
 			<-ctx.Done()
 			aCancelled <- context.Cause(ctx)
-			return engine.PermissionResponse{Allow: true} // must not be sent
+			return agent.PermissionResponse{Allow: true} // must not be sent
 		}
-		return engine.PermissionResponse{Allow: true}
+		return agent.PermissionResponse{Allow: true}
 	}}
 	res, err := s.Turn(turnCtx(t), "cancel", h)
 	require.NoError(t, err)
 	assert.Equal(t, "responses=B", res.Text, "the withdrawn request got no answer; the other did")
 	cause := <-aCancelled
 	assert.ErrorIs(t, cause, ErrRequestWithdrawn)
-	assert.ErrorIs(t, cause, engine.ErrRequestWithdrawn, "the engine tells people the agent withdrew it")
+	assert.ErrorIs(t, cause, agent.ErrRequestWithdrawn, "the engine tells people the agent withdrew it")
 }
 
 func TestUnknownControlSubtypeGetsAnError(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	res, err := s.Turn(turnCtx(t), "unknown", &handler{})
 	require.NoError(t, err)
 	var r map[string]string
@@ -320,17 +322,17 @@ func TestUnknownControlSubtypeGetsAnError(t *testing.T) {
 
 func TestPermissionResponseShapes(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
-	var got []engine.PermissionRequest
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
+	var got []agent.PermissionRequest
 	var mu sync.Mutex
-	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+	h := &handler{decide: func(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 		mu.Lock()
 		got = append(got, req)
 		mu.Unlock()
 		if req.ToolName == "Write" { // allow without UpdatedInput, asking for a settings-file destination
-			return engine.PermissionResponse{Allow: true, UpdatedPermissions: []engine.PermissionUpdate{{Type: "addRules", Rules: []engine.Rule{{ToolName: "Write"}}, Behavior: "allow", Destination: "localSettings"}}}
+			return agent.PermissionResponse{Allow: true, UpdatedPermissions: []agent.PermissionUpdate{{Type: "addRules", Rules: []agent.Rule{{ToolName: "Write"}}, Behavior: "allow", Destination: "localSettings"}}}
 		}
-		return engine.PermissionResponse{} // deny without a reason
+		return agent.PermissionResponse{} // deny without a reason
 	}}
 	res, err := s.Turn(turnCtx(t), "shapes", h)
 	require.NoError(t, err)
@@ -346,10 +348,10 @@ func TestPermissionResponseShapes(t *testing.T) {
 
 func TestInterruptEndsTheTurn(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	h := &handler{}
 	type out struct {
-		res engine.Result
+		res agent.Result
 		err error
 	}
 	done := make(chan out, 1)
@@ -370,7 +372,7 @@ func TestInterruptEndsTheTurn(t *testing.T) {
 
 func TestAbandonedTurnInterruptsAndKeepsTheSession(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &handler{}
 	go func() {
@@ -386,7 +388,7 @@ func TestAbandonedTurnInterruptsAndKeepsTheSession(t *testing.T) {
 
 func TestAbandonedTurnOfADeafCLIKillsIt(t *testing.T) {
 	a, _ := fakeAgent(t, "normal", WithCloseTimeout(300*time.Millisecond))
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err := s.Turn(ctx, "deaf", &handler{})
@@ -400,8 +402,8 @@ func TestAbandonedTurnOfADeafCLIKillsIt(t *testing.T) {
 
 func TestSetMode(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
-	require.NoError(t, s.SetMode(t.Context(), engine.ModeAcceptEdits))
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
+	require.NoError(t, s.SetMode(t.Context(), agent.ModeAcceptEdits))
 	res, err := s.Turn(turnCtx(t), "mode", &handler{})
 	require.NoError(t, err)
 	assert.Equal(t, "mode=acceptEdits", res.Text)
@@ -412,7 +414,7 @@ func TestSetMode(t *testing.T) {
 
 func TestCloseAfterEOF(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	start := time.Now()
 	require.NoError(t, s.Close(t.Context()))
 	assert.Less(t, time.Since(start), time.Second, "a CLI that exits on EOF is not signalled")
@@ -423,15 +425,15 @@ func TestCloseAfterEOF(t *testing.T) {
 func TestCloseEscalates(t *testing.T) {
 	t.Run("SIGTERM", func(t *testing.T) {
 		a, _ := fakeAgent(t, "term-exits", WithCloseTimeout(200*time.Millisecond))
-		s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+		s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 		require.NoError(t, s.Close(t.Context()))
 		_, err := s.Turn(turnCtx(t), "echo x", &handler{})
-		assert.ErrorIs(t, err, engine.ErrSessionEnded)
+		assert.ErrorIs(t, err, agent.ErrSessionEnded)
 		assert.Contains(t, err.Error(), "SIGTERM")
 	})
 	t.Run("SIGKILL", func(t *testing.T) {
 		a, _ := fakeAgent(t, "ignore-term", WithCloseTimeout(200*time.Millisecond))
-		s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+		s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 		err := s.Close(t.Context())
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "killed")
@@ -439,7 +441,7 @@ func TestCloseEscalates(t *testing.T) {
 	})
 	t.Run("ctx done kills at once", func(t *testing.T) {
 		a, _ := fakeAgent(t, "ignore-term", WithCloseTimeout(time.Hour))
-		s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+		s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		start := time.Now()
@@ -452,7 +454,7 @@ func TestCloseEscalates(t *testing.T) {
 
 func TestCloseWaitsForTheRunningTurn(t *testing.T) {
 	a, _ := fakeAgent(t, "normal", WithCloseTimeout(5*time.Second))
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	h := &handler{}
 	done := make(chan error, 1)
 	go func() {
@@ -475,7 +477,7 @@ func TestCloseWaitsForTheRunningTurn(t *testing.T) {
 
 func TestConcurrentTurnsAreSerialised(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	var wg sync.WaitGroup
 	results := make([]string, 8)
 	for i := range results {
@@ -495,18 +497,18 @@ func TestConcurrentTurnsAreSerialised(t *testing.T) {
 func TestErrSessionEndedWrapping(t *testing.T) {
 	// A session whose process is gone says so through errors.Is.
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	require.NoError(t, s.Close(t.Context()))
 	_, err := s.Turn(turnCtx(t), "echo x", &handler{})
-	assert.True(t, errors.Is(err, engine.ErrSessionEnded))
+	assert.True(t, errors.Is(err, agent.ErrSessionEnded))
 }
 
 func TestWithdrawalsRacingAnswers(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	var mu sync.Mutex
 	waiting, withdrawn := 0, 0
-	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+	h := &handler{decide: func(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 		var n int
 		if _, err := fmt.Sscanf(req.ToolUseID, "toolu_r%d", &n); err == nil && n%2 == 1 {
 			mu.Lock()
@@ -519,7 +521,7 @@ func TestWithdrawalsRacingAnswers(t *testing.T) {
 			}
 			mu.Unlock()
 		}
-		return engine.PermissionResponse{Allow: true} // even ones answer at once, racing the withdrawal
+		return agent.PermissionResponse{Allow: true} // even ones answer at once, racing the withdrawal
 	}}
 	res, err := s.Turn(turnCtx(t), "race", h)
 	require.NoError(t, err)
@@ -535,7 +537,7 @@ func TestWithdrawalsRacingAnswers(t *testing.T) {
 
 func TestExitLeavingABackgroundProcess(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	res, err := s.Turn(turnCtx(t), "orphan", &handler{})
 	require.NoError(t, err)
 	pid, err := strconv.Atoi(res.Text)
@@ -561,11 +563,11 @@ func alive(pid int) bool {
 
 func TestUnwritableCLIEndsTheSession(t *testing.T) {
 	a, _ := fakeAgent(t, "close-stdin")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	time.Sleep(200 * time.Millisecond) // it closes its stdin just after the handshake
 	_, err := s.Turn(turnCtx(t), "echo anyone there?", &handler{})
 	require.Error(t, err)
-	assert.ErrorIs(t, err, engine.ErrSessionEnded)
+	assert.ErrorIs(t, err, agent.ErrSessionEnded)
 	select {
 	case <-s.Done():
 	case <-time.After(10 * time.Second):
@@ -576,8 +578,8 @@ func TestUnwritableCLIEndsTheSession(t *testing.T) {
 
 func TestPartialText(t *testing.T) {
 	a, _ := fakeAgent(t, "normal", WithPartialText(true))
-	assert.Contains(t, a.argsFor(engine.SessionOptions{}), "--include-partial-messages")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	assert.Contains(t, a.argsFor(agent.SessionOptions{}), "--include-partial-messages")
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	h := &handler{}
 	_, err := s.Turn(turnCtx(t), "partial", h)
 	require.NoError(t, err)
@@ -589,20 +591,20 @@ func TestPartialText(t *testing.T) {
 // goes back as decisionClassification (only the values the CLI accepts).
 func TestNewPermissionFieldsAndClassification(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
-	var got []engine.PermissionRequest
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
+	var got []agent.PermissionRequest
 	var mu sync.Mutex
-	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+	h := &handler{decide: func(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 		mu.Lock()
 		got = append(got, req)
 		mu.Unlock()
 		switch req.ToolUseID {
 		case "toolu_f1":
-			return engine.PermissionResponse{Allow: true, Classification: engine.ClassUserTemporary}
+			return agent.PermissionResponse{Allow: true, Classification: agent.ClassUserTemporary}
 		case "toolu_f2":
-			return engine.PermissionResponse{Message: "no", Classification: engine.ClassUserReject}
+			return agent.PermissionResponse{Message: "no", Classification: agent.ClassUserReject}
 		}
-		return engine.PermissionResponse{Allow: true, Classification: "config"} // not a value for the CLI
+		return agent.PermissionResponse{Allow: true, Classification: "config"} // not a value for the CLI
 	}}
 	res, err := s.Turn(turnCtx(t), "fields", h)
 	require.NoError(t, err)
@@ -612,7 +614,7 @@ func TestNewPermissionFieldsAndClassification(t *testing.T) {
 	assert.JSONEq(t, `{"subtype":"success","request_id":"f2","response":{"behavior":"deny","message":"no","interrupt":false,"decisionClassification":"user_reject"}}`, rs[1])
 	assert.JSONEq(t, `{"subtype":"success","request_id":"f3","response":{"behavior":"allow","updatedInput":{"command":"ls"}}}`, rs[2])
 	require.Len(t, got, 3)
-	assert.Equal(t, engine.PermissionRequest{
+	assert.Equal(t, agent.PermissionRequest{
 		ToolName: "mcp__github__create_issue", Input: got[0].Input, ToolUseID: "toolu_f1",
 		Reason: "Creates a public issue", BlockedPath: "/etc/hosts", MCPServer: "github", MCPSource: "user",
 		DefaultToNo: true, NoSessionAllow: true, RequiresDetails: true,
@@ -628,10 +630,10 @@ func TestNewPermissionFieldsAndClassification(t *testing.T) {
 // person.
 type elicitHandler struct {
 	handler
-	elicit func(ctx context.Context, req engine.ElicitationRequest) engine.ElicitationResponse
+	elicit func(ctx context.Context, req agent.ElicitationRequest) agent.ElicitationResponse
 }
 
-func (h *elicitHandler) Elicit(ctx context.Context, req engine.ElicitationRequest) engine.ElicitationResponse {
+func (h *elicitHandler) Elicit(ctx context.Context, req agent.ElicitationRequest) agent.ElicitationResponse {
 	return h.elicit(ctx, req)
 }
 
@@ -640,23 +642,23 @@ func (h *elicitHandler) Elicit(ctx context.Context, req engine.ElicitationReques
 // says so; a handler that cannot ask gets cancel (never a hang).
 func TestElicitationRoundTrip(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
-	var got []engine.ElicitationRequest
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
+	var got []agent.ElicitationRequest
 	var mu sync.Mutex
 	withdrawn := make(chan error, 1)
-	h := &elicitHandler{elicit: func(ctx context.Context, req engine.ElicitationRequest) engine.ElicitationResponse {
+	h := &elicitHandler{elicit: func(ctx context.Context, req agent.ElicitationRequest) agent.ElicitationResponse {
 		mu.Lock()
 		got = append(got, req)
 		mu.Unlock()
 		switch req.Server {
 		case "deployer":
-			return engine.ElicitationResponse{Action: engine.ElicitAccept, Content: map[string]any{"env": "prd"}}
+			return agent.ElicitationResponse{Action: agent.ElicitAccept, Content: map[string]any{"env": "prd"}}
 		case "auth":
-			return engine.ElicitationResponse{Action: engine.ElicitDecline}
+			return agent.ElicitationResponse{Action: agent.ElicitDecline}
 		}
 		<-ctx.Done()
 		withdrawn <- context.Cause(ctx)
-		return engine.ElicitationResponse{Action: engine.ElicitAccept}
+		return agent.ElicitationResponse{Action: agent.ElicitAccept}
 	}}
 	res, err := s.Turn(turnCtx(t), "elicit", h)
 	require.NoError(t, err)
@@ -665,7 +667,7 @@ func TestElicitationRoundTrip(t *testing.T) {
 	assert.JSONEq(t, `{"subtype":"success","request_id":"e1","response":{"action":"accept","content":{"env":"prd"}}}`, rs[0])
 	assert.JSONEq(t, `{"subtype":"success","request_id":"e2","response":{"action":"decline"}}`, rs[1])
 	assert.Equal(t, "none", rs[2], "a withdrawn elicitation is not answered")
-	assert.ErrorIs(t, <-withdrawn, engine.ErrRequestWithdrawn)
+	assert.ErrorIs(t, <-withdrawn, agent.ErrRequestWithdrawn)
 	require.Len(t, got, 3)
 	assert.Equal(t, "Configure", got[0].Message)
 	assert.Equal(t, []string{"env"}, got[0].PropertyOrder)
@@ -687,11 +689,11 @@ func TestElicitationRoundTrip(t *testing.T) {
 // turn's handler (not denied for want of a turn), and its text streams.
 func TestTurnEndsAtIdle(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	asked := make(chan string, 1)
-	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+	h := &handler{decide: func(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 		asked <- req.ToolUseID
-		return engine.PermissionResponse{Allow: true}
+		return agent.PermissionResponse{Allow: true}
 	}}
 	res, err := s.Turn(turnCtx(t), "background", h)
 	require.NoError(t, err)
@@ -713,11 +715,11 @@ func TestTurnEndsAtIdle(t *testing.T) {
 // reset's session ID is the one to resume.
 func TestNoticesFromTheCLI(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	notices := make(chan engine.AgentNotice, 4)
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c", Notice: func(n engine.AgentNotice) { notices <- n }})
+	notices := make(chan agent.Notice, 4)
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c", Notice: func(n agent.Notice) { notices <- n }})
 	_, err := s.Turn(turnCtx(t), "notices", &handler{})
 	require.NoError(t, err)
-	var got []engine.AgentNotice
+	var got []agent.Notice
 	for len(got) < 3 {
 		select {
 		case n := <-notices:
@@ -726,10 +728,10 @@ func TestNoticesFromTheCLI(t *testing.T) {
 			t.Fatalf("only %d notices: %+v", len(got), got)
 		}
 	}
-	assert.Equal(t, []engine.AgentNotice{
-		{Kind: engine.NoticeDenied, Text: "Claude Code denied Bash without asking: Bash(rm:*) is denied by your settings: Permission to use Bash has been denied."},
-		{Kind: engine.NoticeReset, Text: "The agent started a fresh conversation (after /clear): it no longer remembers the messages above."},
-		{Kind: engine.NoticeWritesLost, Text: "Claude Code could not save the session transcript (the disk is full); resuming this session may miss part of the conversation."},
+	assert.Equal(t, []agent.Notice{
+		{Kind: agent.NoticeDenied, Text: "Claude Code denied Bash without asking: Bash(rm:*) is denied by your settings: Permission to use Bash has been denied."},
+		{Kind: agent.NoticeReset, Text: "The agent started a fresh conversation (after /clear): it no longer remembers the messages above."},
+		{Kind: agent.NoticeWritesLost, Text: "Claude Code could not save the session transcript (the disk is full); resuming this session may miss part of the conversation."},
 	}, got)
 	assert.Equal(t, "fake-session-2", s.ID(), "the reset conversation is the one to resume")
 }
@@ -740,7 +742,7 @@ func TestNoticesFromTheCLI(t *testing.T) {
 // get an error.
 func TestUndeclaredUserDialogIsNotAnswered(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	res, err := s.Turn(turnCtx(t), "dialog", &handler{})
 	require.NoError(t, err)
 	assert.Equal(t, "responses=d2", res.Text)
@@ -750,14 +752,14 @@ func TestUndeclaredUserDialogIsNotAnswered(t *testing.T) {
 // engine on the PermissionRequest.
 func TestPermissionRequestCarriesAskSignals(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
-	s := openFake(t, a, engine.SessionOptions{ChatID: "c"})
+	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	var mu sync.Mutex
 	var got [][2]bool
-	h := &handler{decide: func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+	h := &handler{decide: func(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 		mu.Lock()
 		got = append(got, [2]bool{req.RequiresDetails, req.AskRule != ""})
 		mu.Unlock()
-		return engine.PermissionResponse{Allow: true, UpdatedInput: req.Input}
+		return agent.PermissionResponse{Allow: true, UpdatedInput: req.Input}
 	}}
 	res, err := s.Turn(turnCtx(t), "signals", h)
 	require.NoError(t, err)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/agent"
 )
 
 var (
@@ -19,7 +19,7 @@ var (
 // request is refused, since acting on part of a tool's input could do
 // something nobody saw; anything else is skipped.
 func (s *session) handleTooLong(tl *lineTooLongError) {
-	note := "\n\n" + engine.TruncatedNote(tl.n-len(tl.head))
+	note := "\n\n" + agent.TruncatedNote(tl.n-len(tl.head))
 	fixed, noted, ok := closeTruncated(tl.head, note)
 	var l *line
 	if ok {
@@ -70,7 +70,7 @@ func (s *session) refuseTooLong(l *line, n int) {
 	var err error
 	if req.Subtype == subtypeCanUseTool || req.Subtype == "" {
 		err = s.send(outControlResponse{Type: typeControlResponse, Response: outSuccess{
-			Subtype: subtypeSuccess, RequestID: l.RequestID, Response: permissionBody(req, engine.PermissionResponse{Message: msg}),
+			Subtype: subtypeSuccess, RequestID: l.RequestID, Response: permissionBody(req, agent.PermissionResponse{Message: msg}),
 		}})
 	} else {
 		s.replyError(l.RequestID, msg)

@@ -25,11 +25,12 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/agent"
+
 	"github.com/leashd/leashd/interactions"
 )
 
-// Agent is the demo agent; it implements engine.Agent and engine.Helper.
+// Agent is the demo agent; it implements agent.Agent and agent.Helper.
 // Create it with New.
 type Agent struct {
 	delay time.Duration
@@ -55,31 +56,38 @@ func New(opts ...Option) *Agent {
 }
 
 var (
-	_ engine.Agent                = (*Agent)(nil)
-	_ engine.Helper               = (*Agent)(nil)
-	_ engine.SessionRulesByEngine = (*Agent)(nil)
+	_ agent.Agent                = (*Agent)(nil)
+	_ agent.SessionRulesByEngine = (*Agent)(nil)
 )
 
-// SessionRulesByEngine implements engine.SessionRulesByEngine: the demo
+// SessionRulesByEngine implements agent.SessionRulesByEngine: the demo
 // keeps no permission rules, so the engine applies "allow for the session".
 func (a *Agent) SessionRulesByEngine() bool { return true }
 
-// Name implements engine.Agent.
+// Name implements agent.Agent.
 func (a *Agent) Name() string { return "demo" }
 
-// Help implements engine.Helper: the words the demo reacts to.
-func (a *Agent) Help() string {
-	return "This is the built-in demo agent. Put one of these words in a message:\n" +
-		"• question — it asks which database (one choice) and which features (several)\n" +
-		"• plan — it asks you to review a plan\n" +
-		"• bash — it asks to run a command (`echo hello`)\n" +
-		"• edit — it asks to write a file (nothing is written)\n" +
-		"Anything else is echoed back. In plan mode (/plan) every message but a question gets a plan to review first."
+// About implements agent.Agent; Help lists the words the demo reacts to.
+func (a *Agent) About() agent.About {
+	return agent.About{
+		Label:       "the built-in demo agent",
+		LoginHelp:   "The built-in demo agent needs no login: it runs no model. Set LEASHD_AGENT to claude or acp to run a real agent.",
+		NotLoggedIn: "The built-in demo agent needs no login.",
+		Help: "This is the built-in demo agent. Put one of these words in a message:\n" +
+			"• question — it asks which database (one choice) and which features (several)\n" +
+			"• plan — it asks you to review a plan\n" +
+			"• bash — it asks to run a command (`echo hello`)\n" +
+			"• edit — it asks to write a file (nothing is written)\n" +
+			"Anything else is echoed back. In plan mode (/plan) every message but a question gets a plan to review first.",
+	}
 }
 
-// Open implements engine.Agent. ResumeID resumes a session by name (the
+// Ready implements agent.Agent: the demo runs in process, always ready.
+func (a *Agent) Ready() error { return nil }
+
+// Open implements agent.Agent. ResumeID resumes a session by name (the
 // demo keeps no history, so it only keeps the ID).
-func (a *Agent) Open(ctx context.Context, o engine.SessionOptions) (engine.Session, error) {
+func (a *Agent) Open(ctx context.Context, o agent.SessionOptions) (agent.Session, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -92,7 +100,7 @@ func (a *Agent) Open(ctx context.Context, o engine.SessionOptions) (engine.Sessi
 	a.mu.Unlock()
 	mode := o.Mode
 	if mode == "" {
-		mode = engine.ModeDefault
+		mode = agent.ModeDefault
 	}
 	return &Session{
 		id:      id,
@@ -103,53 +111,53 @@ func (a *Agent) Open(ctx context.Context, o engine.SessionOptions) (engine.Sessi
 	}, nil
 }
 
-// Session is one demo conversation; it implements engine.Session.
+// Session is one demo conversation; it implements agent.Session.
 type Session struct {
 	id      string
 	workDir string
 	delay   time.Duration
 
 	mu        sync.Mutex
-	mode      engine.Mode
+	mode      agent.Mode
 	running   bool
 	interrupt context.CancelFunc // the running turn's
 	closed    bool
 	done      chan struct{}
 }
 
-var _ engine.Session = (*Session)(nil)
+var _ agent.Session = (*Session)(nil)
 
-// ID implements engine.Session.
+// ID implements agent.Session.
 func (s *Session) ID() string { return s.id }
 
-// Done implements engine.Session.
+// Done implements agent.Session.
 func (s *Session) Done() <-chan struct{} { return s.done }
 
 // Mode is the session's current permission mode.
-func (s *Session) Mode() engine.Mode {
+func (s *Session) Mode() agent.Mode {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.mode
 }
 
-// SetMode implements engine.Session.
-func (s *Session) SetMode(_ context.Context, m engine.Mode) error {
+// SetMode implements agent.Session.
+func (s *Session) SetMode(_ context.Context, m agent.Mode) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return engine.ErrSessionEnded
+		return agent.ErrSessionEnded
 	}
 	s.mode = m
 	return nil
 }
 
-// Interrupt implements engine.Session: the running turn stops (a pending
+// Interrupt implements agent.Session: the running turn stops (a pending
 // permission request is withdrawn) and Turn returns an error result.
 func (s *Session) Interrupt(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return engine.ErrSessionEnded
+		return agent.ErrSessionEnded
 	}
 	if s.interrupt != nil {
 		s.interrupt()
@@ -157,8 +165,8 @@ func (s *Session) Interrupt(context.Context) error {
 	return nil
 }
 
-// Close implements engine.Session: a running turn returns
-// engine.ErrSessionEnded.
+// Close implements agent.Session: a running turn returns
+// agent.ErrSessionEnded.
 func (s *Session) Close(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -178,16 +186,16 @@ type interrupted struct{}
 
 func (interrupted) Error() string { return "interrupted" }
 
-// Turn implements engine.Session.
-func (s *Session) Turn(ctx context.Context, prompt string, h engine.TurnHandler) (engine.Result, error) {
+// Turn implements agent.Session.
+func (s *Session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return engine.Result{}, engine.ErrSessionEnded
+		return agent.Result{}, agent.ErrSessionEnded
 	}
 	if s.running {
 		s.mu.Unlock()
-		return engine.Result{}, fmt.Errorf("demo: a turn is already running in session %s", s.id)
+		return agent.Result{}, fmt.Errorf("demo: a turn is already running in session %s", s.id)
 	}
 	tctx, cancel := context.WithCancelCause(ctx)
 	s.running = true
@@ -204,7 +212,7 @@ func (s *Session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 
 	t := &run{s: s, ctx: tctx, h: h, turns: 1}
 	text := t.script(prompt)
-	res := engine.Result{
+	res := agent.Result{
 		Text: text, SessionID: s.id, NumTurns: t.turns, Subtype: "success",
 		DurationMS: time.Since(start).Milliseconds(),
 	}
@@ -214,7 +222,7 @@ func (s *Session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 		s.mu.Unlock()
 		switch {
 		case closed:
-			return res, engine.ErrSessionEnded
+			return res, agent.ErrSessionEnded
 		case ctx.Err() != nil:
 			return res, ctx.Err()
 		}
@@ -228,7 +236,7 @@ func (s *Session) Turn(ctx context.Context, prompt string, h engine.TurnHandler)
 type run struct {
 	s     *Session
 	ctx   context.Context
-	h     engine.TurnHandler
+	h     agent.TurnHandler
 	turns int
 	out   []string // paragraphs said, the result text
 }
@@ -272,7 +280,7 @@ type words struct{ question, plan, bash, edit, implement, recovered bool }
 
 func parse(prompt string) words {
 	var w words
-	if strings.HasPrefix(prompt, engine.RecoveredPromptPrefix) {
+	if strings.HasPrefix(prompt, agent.RecoveredPromptPrefix) {
 		return words{recovered: true} // the engine's words, not the user's
 	}
 	w.implement = strings.HasPrefix(prompt, "Implement the following plan")
@@ -312,7 +320,7 @@ func (t *run) script(prompt string) string {
 	}
 	// In plan mode everything but a question is planned first, as Claude
 	// Code does; "plan" asks for a review in any mode.
-	if w.plan || (t.s.Mode() == engine.ModePlan && !w.question) {
+	if w.plan || (t.s.Mode() == agent.ModePlan && !w.question) {
 		if !t.reviewPlan() {
 			return t.result()
 		}
@@ -339,14 +347,14 @@ func (t *run) result() string {
 
 // permission asks the engine like Claude Code would: the tool use is
 // reported, then permission is requested.
-func (t *run) permission(tool string, input any) (engine.PermissionResponse, json.RawMessage, bool) {
+func (t *run) permission(tool string, input any) (agent.PermissionResponse, json.RawMessage, bool) {
 	raw, _ := json.Marshal(input)
 	t.turns++
 	t.h.ToolUse(tool, raw)
 	if t.ctx.Err() != nil {
-		return engine.PermissionResponse{}, raw, false
+		return agent.PermissionResponse{}, raw, false
 	}
-	resp := t.h.Permission(t.ctx, engine.PermissionRequest{
+	resp := t.h.Permission(t.ctx, agent.PermissionRequest{
 		ToolName: tool, Input: raw, ToolUseID: fmt.Sprintf("toolu_demo_%d", t.turns),
 	})
 	return resp, raw, t.ctx.Err() == nil
@@ -373,7 +381,7 @@ var questions = []map[string]any{
 
 func (t *run) askQuestions() {
 	t.say("I have two questions before I start.")
-	resp, _, ok := t.permission(engine.ToolAskUserQuestion, map[string]any{"questions": questions})
+	resp, _, ok := t.permission(agent.ToolAskUserQuestion, map[string]any{"questions": questions})
 	if !ok {
 		return
 	}
@@ -411,8 +419,8 @@ const Plan = "# Plan: add a greeting\n\n" +
 // whether the plan was approved.
 func (t *run) reviewPlan() bool {
 	t.say("Here is my plan; please review it.")
-	resp, _, ok := t.permission(engine.ToolExitPlanMode, map[string]any{"plan": Plan})
-	mode, clean := engine.ModeAcceptEdits, true
+	resp, _, ok := t.permission(agent.ToolExitPlanMode, map[string]any{"plan": Plan})
+	mode, clean := agent.ModeAcceptEdits, true
 	if resp.Allow {
 		// An approval takes effect even when the turn is interrupted the
 		// moment it is given (the engine does so after a clean approval,
@@ -462,12 +470,12 @@ var cancelledPrefixes = []string{"Cancelled by ", "The turn was stopped", "The a
 // planDenied reports a plan review that was not approved, naming the
 // decision: adjust with its feedback, a rejection, an expired, cancelled or
 // interrupted review.
-func planDenied(resp engine.PermissionResponse) string {
+func planDenied(resp agent.PermissionResponse) string {
 	msg := resp.Message
 	switch {
 	case resp.Interrupt:
 		return fmt.Sprintf("Plan review interrupted (%q), so I stop here.", msg)
-	case msg == interactions.RejectedText || strings.HasPrefix(msg, engine.RejectedBecause):
+	case msg == interactions.RejectedText || strings.HasPrefix(msg, agent.RejectedBecause):
 		return fmt.Sprintf("Plan rejected (%q), so I stop here and change nothing.", msg)
 	case msg == noAnswerMessage || strings.HasPrefix(msg, expiredPrefix):
 		return fmt.Sprintf("Plan review expired (%q), so I stay in plan mode and change nothing.", msg)
@@ -513,7 +521,7 @@ func (t *run) bash() {
 }
 
 // how says whether an allow came with rules for the rest of the session.
-func how(resp engine.PermissionResponse) string {
+func how(resp agent.PermissionResponse) string {
 	for _, u := range resp.UpdatedPermissions {
 		if u.Type == "addRules" {
 			return " for the session"

@@ -8,21 +8,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/engine/agent"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent/demo"
 )
 
 // handler records a turn and answers permissions with decide.
 type handler struct {
-	decide func(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse
+	decide func(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse
 
 	mu    sync.Mutex
 	text  strings.Builder
 	tools []string
-	reqs  []engine.PermissionRequest
+	reqs  []agent.PermissionRequest
 }
 
 func (h *handler) Text(s string) { h.mu.Lock(); h.text.WriteString(s); h.mu.Unlock() }
@@ -31,36 +32,36 @@ func (h *handler) ToolUse(name string, _ json.RawMessage) {
 	h.tools = append(h.tools, name)
 	h.mu.Unlock()
 }
-func (h *handler) Permission(ctx context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+func (h *handler) Permission(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 	h.mu.Lock()
 	h.reqs = append(h.reqs, req)
 	h.mu.Unlock()
 	if h.decide == nil {
-		return engine.PermissionResponse{Message: "no"}
+		return agent.PermissionResponse{Message: "no"}
 	}
 	return h.decide(ctx, req)
 }
 func (h *handler) said() string { h.mu.Lock(); defer h.mu.Unlock(); return h.text.String() }
 
-func open(t *testing.T, mode engine.Mode) engine.Session {
+func open(t *testing.T, mode agent.Mode) agent.Session {
 	t.Helper()
-	s, err := demo.New(demo.WithDelay(0)).Open(context.Background(), engine.SessionOptions{ChatID: "c", Mode: mode, WorkDir: "/w"})
+	s, err := demo.New(demo.WithDelay(0)).Open(context.Background(), agent.SessionOptions{ChatID: "c", Mode: mode, WorkDir: "/w"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close(context.Background()) })
 	return s
 }
 
-func allowWith(req engine.PermissionRequest, input json.RawMessage, ups ...engine.PermissionUpdate) engine.PermissionResponse {
+func allowWith(req agent.PermissionRequest, input json.RawMessage, ups ...agent.PermissionUpdate) agent.PermissionResponse {
 	if input == nil {
 		input = req.Input
 	}
-	return engine.PermissionResponse{Allow: true, UpdatedInput: input, UpdatedPermissions: ups}
+	return agent.PermissionResponse{Allow: true, UpdatedInput: input, UpdatedPermissions: ups}
 }
 
 // A prompt of several lines is echoed with its line breaks, as the person
 // wrote it: never a literal "\n" (Go's %q) in what people read.
 func TestEchoKeepsLineBreaks(t *testing.T) {
-	s := open(t, engine.ModeDefault)
+	s := open(t, agent.ModeDefault)
 	h := &handler{}
 	_, err := s.Turn(context.Background(), "first line\nsecond \"line\"", h)
 	require.NoError(t, err)
@@ -70,7 +71,7 @@ func TestEchoKeepsLineBreaks(t *testing.T) {
 }
 
 func TestEchoHintsTheWords(t *testing.T) {
-	s := open(t, engine.ModeDefault)
+	s := open(t, agent.ModeDefault)
 	h := &handler{}
 	res, err := s.Turn(context.Background(), "hello there", h)
 	require.NoError(t, err)
@@ -79,14 +80,14 @@ func TestEchoHintsTheWords(t *testing.T) {
 		assert.Contains(t, h.said(), `"`+w+`"`)
 	}
 	assert.Equal(t, h.said(), res.Text, "the result is what was said")
-	assert.Equal(t, engine.Result{Text: res.Text, SessionID: "demo-1", NumTurns: 1, Subtype: "success", DurationMS: res.DurationMS}, res)
+	assert.Equal(t, agent.Result{Text: res.Text, SessionID: "demo-1", NumTurns: 1, Subtype: "success", DurationMS: res.DurationMS}, res)
 	assert.Zero(t, res.CostUSD)
 	assert.Empty(t, h.reqs)
 }
 
 func TestQuestionsReportAnswersLikeClaudeCode(t *testing.T) {
-	s := open(t, engine.ModeDefault)
-	h := &handler{decide: func(_ context.Context, req engine.PermissionRequest) engine.PermissionResponse {
+	s := open(t, agent.ModeDefault)
+	h := &handler{decide: func(_ context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 		var in map[string]any
 		require.NoError(t, json.Unmarshal(req.Input, &in))
 		in["answers"] = map[string]string{"Which database?": "SQLite", "Which features?": "Auth, Billing"}
@@ -96,7 +97,7 @@ func TestQuestionsReportAnswersLikeClaudeCode(t *testing.T) {
 	res, err := s.Turn(context.Background(), "Ask me a Question!", h)
 	require.NoError(t, err)
 	require.Len(t, h.reqs, 1)
-	assert.Equal(t, engine.ToolAskUserQuestion, h.reqs[0].ToolName)
+	assert.Equal(t, agent.ToolAskUserQuestion, h.reqs[0].ToolName)
 	assert.JSONEq(t, `{"questions":[
 		{"question":"Which database?","header":"Database","multiSelect":false,"options":[
 			{"label":"Postgres","description":"A server, for many users"},{"label":"SQLite","description":"A file, nothing to run"}]},
@@ -104,14 +105,14 @@ func TestQuestionsReportAnswersLikeClaudeCode(t *testing.T) {
 			{"label":"Auth","description":"Sign-in and sessions"},{"label":"Search","description":"Full-text search"},{"label":"Billing","description":"Plans and invoices"}]}]}`,
 		string(h.reqs[0].Input))
 	assert.Equal(t, `Your questions have been answered: "Which database?"="SQLite", "Which features?"="Auth, Billing"`, res.Text)
-	assert.Equal(t, []string{engine.ToolAskUserQuestion}, h.tools)
+	assert.Equal(t, []string{agent.ToolAskUserQuestion}, h.tools)
 	assert.Equal(t, 2, res.NumTurns)
 }
 
 func TestQuestionsDeclined(t *testing.T) {
-	s := open(t, engine.ModeDefault)
-	h := &handler{decide: func(context.Context, engine.PermissionRequest) engine.PermissionResponse {
-		return engine.PermissionResponse{Message: "The user rejected this request."}
+	s := open(t, agent.ModeDefault)
+	h := &handler{decide: func(context.Context, agent.PermissionRequest) agent.PermissionResponse {
+		return agent.PermissionResponse{Message: "The user rejected this request."}
 	}}
 	res, err := s.Turn(context.Background(), "question", h)
 	require.NoError(t, err)
@@ -121,41 +122,41 @@ func TestQuestionsDeclined(t *testing.T) {
 func TestPlanDecisions(t *testing.T) {
 	cases := []struct {
 		name   string
-		resp   func(engine.PermissionRequest) engine.PermissionResponse
+		resp   func(agent.PermissionRequest) agent.PermissionResponse
 		report string
-		mode   engine.Mode
+		mode   agent.Mode
 	}{
-		{"edit", func(r engine.PermissionRequest) engine.PermissionResponse {
-			return allowWith(r, nil, engine.PermissionUpdate{Type: "setMode", Mode: engine.ModeAcceptEdits, Destination: "session"})
-		}, "Going ahead with the plan. (The demo changes nothing; put \"edit\" or \"bash\" in a message to see what real work would ask.)", engine.ModeAcceptEdits},
-		{"default", func(r engine.PermissionRequest) engine.PermissionResponse {
-			return allowWith(r, nil, engine.PermissionUpdate{Type: "setMode", Mode: engine.ModeDefault, Destination: "session"})
-		}, "Going ahead with the plan. (The demo changes nothing; put \"edit\" or \"bash\" in a message to see what real work would ask.)", engine.ModeDefault},
-		{"clean", func(r engine.PermissionRequest) engine.PermissionResponse { return allowWith(r, nil) },
-			"Interrupted by the user.", engine.ModeAcceptEdits}, // it waits, saying nothing, for the engine to stop the turn
-		{"adjust", func(engine.PermissionRequest) engine.PermissionResponse {
-			return engine.PermissionResponse{Message: "use tabs"}
-		}, `Plan not approved, so I stay in plan mode. Your feedback: "use tabs"`, engine.ModePlan},
-		{"rejected", func(engine.PermissionRequest) engine.PermissionResponse {
-			return engine.PermissionResponse{Message: "The user rejected this request."}
-		}, `Plan rejected ("The user rejected this request."), so I stop here and change nothing.`, engine.ModePlan},
-		{"rejected with a reason", func(engine.PermissionRequest) engine.PermissionResponse {
-			return engine.PermissionResponse{Message: "The user rejected this request: not now"}
-		}, `Plan rejected ("The user rejected this request: not now"), so I stop here and change nothing.`, engine.ModePlan},
-		{"expired", func(engine.PermissionRequest) engine.PermissionResponse {
-			return engine.PermissionResponse{Message: "No answer came within 10m0s; the user did not respond."}
-		}, `Plan review expired ("No answer came within 10m0s; the user did not respond."), so I stay in plan mode and change nothing.`, engine.ModePlan},
-		{"cancelled", func(engine.PermissionRequest) engine.PermissionResponse {
-			return engine.PermissionResponse{Message: "Cancelled by /clear."}
-		}, `Plan review cancelled ("Cancelled by /clear."), so I stay in plan mode and change nothing.`, engine.ModePlan},
-		{"interrupted", func(engine.PermissionRequest) engine.PermissionResponse {
-			return engine.PermissionResponse{Message: "leashd is restarting.", Interrupt: true}
-		}, `Plan review interrupted ("leashd is restarting."), so I stop here.`, engine.ModePlan},
+		{"edit", func(r agent.PermissionRequest) agent.PermissionResponse {
+			return allowWith(r, nil, agent.PermissionUpdate{Type: "setMode", Mode: agent.ModeAcceptEdits, Destination: "session"})
+		}, "Going ahead with the plan. (The demo changes nothing; put \"edit\" or \"bash\" in a message to see what real work would ask.)", agent.ModeAcceptEdits},
+		{"default", func(r agent.PermissionRequest) agent.PermissionResponse {
+			return allowWith(r, nil, agent.PermissionUpdate{Type: "setMode", Mode: agent.ModeDefault, Destination: "session"})
+		}, "Going ahead with the plan. (The demo changes nothing; put \"edit\" or \"bash\" in a message to see what real work would ask.)", agent.ModeDefault},
+		{"clean", func(r agent.PermissionRequest) agent.PermissionResponse { return allowWith(r, nil) },
+			"Interrupted by the user.", agent.ModeAcceptEdits}, // it waits, saying nothing, for the engine to stop the turn
+		{"adjust", func(agent.PermissionRequest) agent.PermissionResponse {
+			return agent.PermissionResponse{Message: "use tabs"}
+		}, `Plan not approved, so I stay in plan mode. Your feedback: "use tabs"`, agent.ModePlan},
+		{"rejected", func(agent.PermissionRequest) agent.PermissionResponse {
+			return agent.PermissionResponse{Message: "The user rejected this request."}
+		}, `Plan rejected ("The user rejected this request."), so I stop here and change nothing.`, agent.ModePlan},
+		{"rejected with a reason", func(agent.PermissionRequest) agent.PermissionResponse {
+			return agent.PermissionResponse{Message: "The user rejected this request: not now"}
+		}, `Plan rejected ("The user rejected this request: not now"), so I stop here and change nothing.`, agent.ModePlan},
+		{"expired", func(agent.PermissionRequest) agent.PermissionResponse {
+			return agent.PermissionResponse{Message: "No answer came within 10m0s; the user did not respond."}
+		}, `Plan review expired ("No answer came within 10m0s; the user did not respond."), so I stay in plan mode and change nothing.`, agent.ModePlan},
+		{"cancelled", func(agent.PermissionRequest) agent.PermissionResponse {
+			return agent.PermissionResponse{Message: "Cancelled by /clear."}
+		}, `Plan review cancelled ("Cancelled by /clear."), so I stay in plan mode and change nothing.`, agent.ModePlan},
+		{"interrupted", func(agent.PermissionRequest) agent.PermissionResponse {
+			return agent.PermissionResponse{Message: "leashd is restarting.", Interrupt: true}
+		}, `Plan review interrupted ("leashd is restarting."), so I stop here.`, agent.ModePlan},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := open(t, engine.ModePlan)
-			h := &handler{decide: func(ctx context.Context, r engine.PermissionRequest) engine.PermissionResponse {
+			s := open(t, agent.ModePlan)
+			h := &handler{decide: func(ctx context.Context, r agent.PermissionRequest) agent.PermissionResponse {
 				if tc.name == "clean" { // the engine interrupts the turn after a clean approval
 					go func() { _ = s.Interrupt(context.WithoutCancel(ctx)) }()
 				}
@@ -164,7 +165,7 @@ func TestPlanDecisions(t *testing.T) {
 			res, err := s.Turn(context.Background(), "make a plan", h)
 			require.NoError(t, err)
 			require.Len(t, h.reqs, 1)
-			assert.Equal(t, engine.ToolExitPlanMode, h.reqs[0].ToolName)
+			assert.Equal(t, agent.ToolExitPlanMode, h.reqs[0].ToolName)
 			var in struct{ Plan string }
 			require.NoError(t, json.Unmarshal(h.reqs[0].Input, &in))
 			assert.Equal(t, demo.Plan, in.Plan)
@@ -179,22 +180,22 @@ func TestPlanDecisions(t *testing.T) {
 func TestBashOutcomes(t *testing.T) {
 	cases := []struct {
 		name   string
-		resp   func(engine.PermissionRequest) engine.PermissionResponse
+		resp   func(agent.PermissionRequest) agent.PermissionResponse
 		report string
 	}{
-		{"allow", func(r engine.PermissionRequest) engine.PermissionResponse { return allowWith(r, nil) },
+		{"allow", func(r agent.PermissionRequest) agent.PermissionResponse { return allowWith(r, nil) },
 			"Bash `echo hello` allowed. Output: hello"},
-		{"session", func(r engine.PermissionRequest) engine.PermissionResponse {
-			return allowWith(r, nil, engine.PermissionUpdate{Type: "addRules", Rules: []engine.Rule{{ToolName: "Bash", RuleContent: "echo hello"}}, Behavior: "allow", Destination: "session"})
+		{"session", func(r agent.PermissionRequest) agent.PermissionResponse {
+			return allowWith(r, nil, agent.PermissionUpdate{Type: "addRules", Rules: []agent.Rule{{ToolName: "Bash", RuleContent: "echo hello"}}, Behavior: "allow", Destination: "session"})
 		}, "Bash `echo hello` allowed for the session. Output: hello"},
-		{"deny", func(engine.PermissionRequest) engine.PermissionResponse {
-			return engine.PermissionResponse{Message: "not now"}
+		{"deny", func(agent.PermissionRequest) agent.PermissionResponse {
+			return agent.PermissionResponse{Message: "not now"}
 		}, "Bash `echo hello` denied: not now"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := open(t, engine.ModeDefault)
-			h := &handler{decide: func(ctx context.Context, r engine.PermissionRequest) engine.PermissionResponse {
+			s := open(t, agent.ModeDefault)
+			h := &handler{decide: func(ctx context.Context, r agent.PermissionRequest) agent.PermissionResponse {
 				if tc.name == "clean" { // the engine interrupts the turn after a clean approval
 					go func() { _ = s.Interrupt(context.WithoutCancel(ctx)) }()
 				}
@@ -211,8 +212,8 @@ func TestBashOutcomes(t *testing.T) {
 }
 
 func TestEditAsksForWrite(t *testing.T) {
-	s := open(t, engine.ModeDefault)
-	h := &handler{decide: func(_ context.Context, r engine.PermissionRequest) engine.PermissionResponse {
+	s := open(t, agent.ModeDefault)
+	h := &handler{decide: func(_ context.Context, r agent.PermissionRequest) agent.PermissionResponse {
 		return allowWith(r, nil)
 	}}
 	res, err := s.Turn(context.Background(), "edit the file", h)
@@ -226,10 +227,10 @@ func TestEditAsksForWrite(t *testing.T) {
 // In plan mode, a request to run something is planned first; the approval's
 // mode then applies to what follows.
 func TestPlanModePlansBeforeTools(t *testing.T) {
-	s := open(t, engine.ModePlan)
-	h := &handler{decide: func(_ context.Context, r engine.PermissionRequest) engine.PermissionResponse {
-		if r.ToolName == engine.ToolExitPlanMode {
-			return allowWith(r, nil, engine.PermissionUpdate{Type: "setMode", Mode: engine.ModeAcceptEdits, Destination: "session"})
+	s := open(t, agent.ModePlan)
+	h := &handler{decide: func(_ context.Context, r agent.PermissionRequest) agent.PermissionResponse {
+		if r.ToolName == agent.ToolExitPlanMode {
+			return allowWith(r, nil, agent.PermissionUpdate{Type: "setMode", Mode: agent.ModeAcceptEdits, Destination: "session"})
 		}
 		return allowWith(r, nil)
 	}}
@@ -239,23 +240,23 @@ func TestPlanModePlansBeforeTools(t *testing.T) {
 	for _, r := range h.reqs {
 		names = append(names, r.ToolName)
 	}
-	assert.Equal(t, []string{engine.ToolExitPlanMode, "Write", "Bash"}, names)
+	assert.Equal(t, []string{agent.ToolExitPlanMode, "Write", "Bash"}, names)
 
 	// Adjusted: nothing runs.
-	s2 := open(t, engine.ModePlan)
+	s2 := open(t, agent.ModePlan)
 	h2 := &handler{}
 	res, err := s2.Turn(context.Background(), "run bash", h2)
 	require.NoError(t, err)
 	require.Len(t, h2.reqs, 1)
-	assert.Equal(t, engine.ToolExitPlanMode, h2.reqs[0].ToolName)
+	assert.Equal(t, agent.ToolExitPlanMode, h2.reqs[0].ToolName)
 	assert.Contains(t, res.Text, "Plan not approved")
 }
 
 // The engine's prompt after a clean approval makes the demo implement the
 // plan: the Write and the Bash command.
 func TestImplementsApprovedPlan(t *testing.T) {
-	s := open(t, engine.ModeAcceptEdits)
-	h := &handler{decide: func(_ context.Context, r engine.PermissionRequest) engine.PermissionResponse {
+	s := open(t, agent.ModeAcceptEdits)
+	h := &handler{decide: func(_ context.Context, r agent.PermissionRequest) agent.PermissionResponse {
 		return allowWith(r, nil)
 	}}
 	_, err := s.Turn(context.Background(), "Implement the following plan, which the user has approved:\n\n"+demo.Plan, h)
@@ -267,17 +268,17 @@ func TestImplementsApprovedPlan(t *testing.T) {
 }
 
 func TestInterruptWithdrawsPendingPermission(t *testing.T) {
-	s := open(t, engine.ModeDefault)
+	s := open(t, agent.ModeDefault)
 	asked := make(chan struct{})
 	withdrawn := make(chan struct{})
-	h := &handler{decide: func(ctx context.Context, _ engine.PermissionRequest) engine.PermissionResponse {
+	h := &handler{decide: func(ctx context.Context, _ agent.PermissionRequest) agent.PermissionResponse {
 		close(asked)
 		<-ctx.Done()
 		close(withdrawn)
-		return engine.PermissionResponse{Message: "cancelled"}
+		return agent.PermissionResponse{Message: "cancelled"}
 	}}
 	type out struct {
-		res engine.Result
+		res agent.Result
 		err error
 	}
 	got := make(chan out, 1)
@@ -302,10 +303,10 @@ func TestInterruptWithdrawsPendingPermission(t *testing.T) {
 }
 
 func TestInterruptWhileStreaming(t *testing.T) {
-	s, err := demo.New(demo.WithDelay(time.Hour)).Open(context.Background(), engine.SessionOptions{})
+	s, err := demo.New(demo.WithDelay(time.Hour)).Open(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
 	h := &handler{}
-	got := make(chan engine.Result, 1)
+	got := make(chan agent.Result, 1)
 	go func() {
 		res, _ := s.Turn(context.Background(), "hello", h)
 		got <- res
@@ -318,20 +319,20 @@ func TestInterruptWhileStreaming(t *testing.T) {
 }
 
 func TestCloseEndsTurnAndSession(t *testing.T) {
-	s, err := demo.New(demo.WithDelay(0)).Open(context.Background(), engine.SessionOptions{ResumeID: "old"})
+	s, err := demo.New(demo.WithDelay(0)).Open(context.Background(), agent.SessionOptions{ResumeID: "old"})
 	require.NoError(t, err)
 	assert.Equal(t, "old", s.ID(), "resuming keeps the ID")
 	asked := make(chan struct{})
-	h := &handler{decide: func(ctx context.Context, _ engine.PermissionRequest) engine.PermissionResponse {
+	h := &handler{decide: func(ctx context.Context, _ agent.PermissionRequest) agent.PermissionResponse {
 		close(asked)
 		<-ctx.Done()
-		return engine.PermissionResponse{}
+		return agent.PermissionResponse{}
 	}}
 	errc := make(chan error, 1)
 	go func() { _, err := s.Turn(context.Background(), "question", h); errc <- err }()
 	<-asked
 	require.NoError(t, s.Close(context.Background()))
-	require.ErrorIs(t, <-errc, engine.ErrSessionEnded)
+	require.ErrorIs(t, <-errc, agent.ErrSessionEnded)
 	select {
 	case <-s.Done():
 	default:
@@ -339,17 +340,17 @@ func TestCloseEndsTurnAndSession(t *testing.T) {
 	}
 	require.NoError(t, s.Close(context.Background()), "closing twice is fine")
 	_, err = s.Turn(context.Background(), "hi", &handler{})
-	require.ErrorIs(t, err, engine.ErrSessionEnded)
-	require.ErrorIs(t, s.SetMode(context.Background(), engine.ModePlan), engine.ErrSessionEnded)
+	require.ErrorIs(t, err, agent.ErrSessionEnded)
+	require.ErrorIs(t, s.SetMode(context.Background(), agent.ModePlan), agent.ErrSessionEnded)
 }
 
 func TestCallerContextEndsTurn(t *testing.T) {
-	s := open(t, engine.ModeDefault)
+	s := open(t, agent.ModeDefault)
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &handler{decide: func(c context.Context, _ engine.PermissionRequest) engine.PermissionResponse {
+	h := &handler{decide: func(c context.Context, _ agent.PermissionRequest) agent.PermissionResponse {
 		cancel()
 		<-c.Done()
-		return engine.PermissionResponse{}
+		return agent.PermissionResponse{}
 	}}
 	_, err := s.Turn(ctx, "bash", h)
 	require.ErrorIs(t, err, context.Canceled)
@@ -365,20 +366,20 @@ func TestHelpNamesTheWords(t *testing.T) {
 
 func TestSessionsGetDistinctIDs(t *testing.T) {
 	a := demo.New()
-	s1, err := a.Open(context.Background(), engine.SessionOptions{})
+	s1, err := a.Open(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
-	s2, err := a.Open(context.Background(), engine.SessionOptions{})
+	s2, err := a.Open(context.Background(), agent.SessionOptions{})
 	require.NoError(t, err)
 	assert.NotEqual(t, s1.ID(), s2.ID())
-	assert.Equal(t, engine.ModeDefault, s1.(*demo.Session).Mode())
+	assert.Equal(t, agent.ModeDefault, s1.(*demo.Session).Mode())
 }
 
 // An answer given after a restart arrives as the engine's recovered prompt;
 // the demo acknowledges it instead of reacting to the words in it.
 func TestRecoveredAnswer(t *testing.T) {
-	s := open(t, engine.ModeDefault)
+	s := open(t, agent.ModeDefault)
 	h := &handler{}
-	prompt := engine.RecoveredPromptPrefix + "\nBefore leashd restarted you asked to use the tool Bash:\necho hello\nThe user allowed it. Run it again to continue."
+	prompt := agent.RecoveredPromptPrefix + "\nBefore leashd restarted you asked to use the tool Bash:\necho hello\nThe user allowed it. Run it again to continue."
 	res, err := s.Turn(context.Background(), prompt, h)
 	require.NoError(t, err)
 	assert.Empty(t, h.reqs, "no tool is asked for")
@@ -386,22 +387,22 @@ func TestRecoveredAnswer(t *testing.T) {
 }
 
 func TestPlanModePlansAnyPrompt(t *testing.T) {
-	s := open(t, engine.ModePlan)
-	h := &handler{decide: func(_ context.Context, r engine.PermissionRequest) engine.PermissionResponse {
-		return allowWith(r, nil, engine.PermissionUpdate{Type: "setMode", Mode: engine.ModeDefault, Destination: "session"})
+	s := open(t, agent.ModePlan)
+	h := &handler{decide: func(_ context.Context, r agent.PermissionRequest) agent.PermissionResponse {
+		return allowWith(r, nil, agent.PermissionUpdate{Type: "setMode", Mode: agent.ModeDefault, Destination: "session"})
 	}}
 	res, err := s.Turn(context.Background(), "add a greeting", h)
 	require.NoError(t, err)
 	require.Len(t, h.reqs, 1)
-	assert.Equal(t, engine.ToolExitPlanMode, h.reqs[0].ToolName)
+	assert.Equal(t, agent.ToolExitPlanMode, h.reqs[0].ToolName)
 	assert.Equal(t, "Going ahead with the plan. (The demo changes nothing; put \"edit\" or \"bash\" in a message to see what real work would ask.)", res.Text)
 	assert.NotContains(t, h.said(), "You said", "no echo once planned")
 
 	// Questions are still asked in plan mode, without a plan.
 	h2 := &handler{}
-	s2 := open(t, engine.ModePlan)
+	s2 := open(t, agent.ModePlan)
 	_, err = s2.Turn(context.Background(), "question", h2)
 	require.NoError(t, err)
 	require.Len(t, h2.reqs, 1)
-	assert.Equal(t, engine.ToolAskUserQuestion, h2.reqs[0].ToolName)
+	assert.Equal(t, agent.ToolAskUserQuestion, h2.reqs[0].ToolName)
 }
