@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/require"
 
@@ -127,6 +128,8 @@ func (r *recConn) saidText() string {
 // scriptAgent is an agent whose turns run a test's function; it records
 // how sessions were opened and what was done to them.
 type scriptAgent struct {
+	// about is what the agent says of itself (a default when empty).
+	about agent.About
 	turn func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error)
 	// engineRules: like the demo agent, it keeps no session rules and asks
 	// the engine to apply them (engine.SessionRulesByEngine).
@@ -284,3 +287,12 @@ func waitInterrupt(ctx context.Context, s *scriptSession) (agent.Result, error) 
 		return agent.Result{}, errors.New("closed")
 	}
 }
+
+func (a *scriptAgent) About() agent.About {
+	if a.about.Label == "" {
+		return agent.About{Label: "the script agent", Title: "script agent"}
+	}
+	return a.about
+}
+
+func (a *scriptAgent) Ready() error { return nil }

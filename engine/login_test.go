@@ -2,38 +2,44 @@ package engine_test
 
 import (
 	"context"
-	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"testing"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 
 	"github.com/leashd/leashd/connectors"
-	"github.com/leashd/leashd/engine"
 )
 
-// /login is Claude Code's own command, which runs on the machine: leashd
-// answers it with how to give Claude Code its credentials, not "Unknown
-// command".
+// scriptLogin is how the script agent says it logs in.
+var scriptLogin = agent.About{
+	Label:       "the script agent",
+	LoginHelp:   "The script agent logs in on the machine that runs leashd: set SCRIPT_KEY there.",
+	NotLoggedIn: "The script agent is not logged in. Set SCRIPT_KEY on the machine.",
+}
+
+// /login (an agent's own command, which runs on the machine) is answered
+// with the agent's own words on how to give it its credentials, not
+// "Unknown command".
 func TestLoginCommandSaysHowToLogIn(t *testing.T) {
-	ag := &scriptAgent{turn: func(context.Context, *scriptSession, string, agent.TurnHandler) (agent.Result, error) {
+	ag := &scriptAgent{about: scriptLogin, turn: func(context.Context, *scriptSession, string, agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
 	e, conn, _ := start(t, ag, nil)
 	assert.Equal(t, connectors.RouteCommand, send(t, e, "c1", "/login"))
-	conn.waitSaid(t, "c1|Claude Code logs in on the machine that runs leashd, not from the chat. On that machine, either set ANTHROPIC_API_KEY in leashd's environment")
-	assert.Contains(t, conn.saidText(), "run `claude` once as the user leashd runs as, type /login there")
+	conn.waitSaid(t, "c1|The script agent logs in on the machine that runs leashd: set SCRIPT_KEY there.")
 	assert.NotContains(t, conn.saidText(), "Unknown command")
 	assert.Empty(t, ag.promptsCopy(), "/login is not sent to the agent")
 
 	send(t, e, "c1", "/help")
-	conn.waitSaid(t, "/login — How to give Claude Code its credentials")
+	conn.waitSaid(t, "/login — How to give the agent its credentials")
 }
 
 // A turn the agent could not run for want of credentials ends with how to
 // log in; another failed turn does not.
 func TestNotLoggedInSaysHowToLogIn(t *testing.T) {
-	ag := &scriptAgent{turn: func(_ context.Context, _ *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &scriptAgent{about: scriptLogin, turn: func(_ context.Context, _ *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if prompt == "broken" {
 			h.Text("API Error: 500")
 			return agent.Result{Text: "API Error: 500", IsError: true, NumTurns: 1}, nil
@@ -45,7 +51,7 @@ func TestNotLoggedInSaysHowToLogIn(t *testing.T) {
 	send(t, e, "c1", "broken")
 	conn.waitFor(t, "the failed turn", func() bool { return len(conn.done) == 1 })
 	send(t, e, "c1", "hello")
-	conn.waitSaid(t, "c1|Claude Code is not logged in, or its API key was refused, so the agent could not answer. Claude Code logs in on the machine that runs leashd")
+	conn.waitSaid(t, "c1|The script agent is not logged in. Set SCRIPT_KEY on the machine.")
 	conn.waitFor(t, "both summaries", func() bool { return len(conn.done) == 2 })
 	assert.Equal(t, 1, strings.Count(conn.saidText(), "is not logged in"), "said once, after the turn that could not log in, not after the other failure")
 }

@@ -2,10 +2,11 @@ package engine_test
 
 import (
 	"context"
-	"github.com/leashd/leashd/engine/agent"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,7 +40,7 @@ func (l *noticeLog) records() []noticeRec {
 // What the agent reports outside its text — an auto-denial, lost writes —
 // is said in the chat and kept in the audit log, terminal escapes dropped.
 func TestAgentNoticesAreShownAndAudited(t *testing.T) {
-	var agent *scriptAgent
+	var ag *scriptAgent
 	ag = &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		o := ag.openedCopy()[0]
 		o.Notice(agent.Notice{Kind: agent.NoticeDenied, Text: "Claude Code denied Bash without asking: \x1b[31mrule\x1b[0m"})

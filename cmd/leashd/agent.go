@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,7 +17,10 @@ import (
 // selectAgent picks the agent LEASHD_AGENT names. auto runs Claude Code when
 // LEASHD_CLAUDE_PATH is found and says so when it falls back to the demo
 // agent; claude refuses to start without the CLI.
-func selectAgent(cfg config.Config, log *slog.Logger) (agent.Agent, error) {
+//
+// The Claude driver logs its CLI's version in the background, warning when
+// it is outside the tested range (a hung CLI does not delay the start).
+func selectAgent(ctx context.Context, cfg config.Config, log *slog.Logger) (agent.Agent, error) {
 	if cfg.Agent == config.AgentDemo {
 		return demo.New(), nil
 	}
@@ -30,8 +34,10 @@ func selectAgent(cfg config.Config, log *slog.Logger) (agent.Agent, error) {
 	path, err := claude.Find(cfg.ClaudePath)
 	switch {
 	case err == nil:
-		return claude.New(path, claude.WithLogger(log), claude.WithPartialText(true),
-			claude.WithMaxMessageBytes(cfg.MaxAgentMessageBytes)), nil
+		a := claude.New(path, claude.WithLogger(log), claude.WithPartialText(true),
+			claude.WithMaxMessageBytes(cfg.MaxAgentMessageBytes))
+		go a.LogVersion(ctx)
+		return a, nil
 	case cfg.Agent == config.AgentAuto && errors.Is(err, agent.ErrAgentNotFound):
 		log.Warn("Claude Code not found: using the built-in demo agent (install @anthropic-ai/claude-code, set LEASHD_CLAUDE_PATH, or set LEASHD_AGENT=demo to silence this)",
 			"claude_path", cfg.ClaudePath)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"testing"
 
@@ -8,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config"
-	"github.com/leashd/leashd/engine"
 )
 
 // LEASHD_AGENT=acp runs the command LEASHD_ACP_COMMAND names, split like a
@@ -16,14 +16,12 @@ import (
 func TestSelectAgentACP(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.Agent, cfg.ACPCommand = config.AgentACP, `"/opt/my agents/gemini" --acp`
-	a, err := selectAgent(cfg, slog.New(slog.DiscardHandler))
+	a, err := selectAgent(context.Background(), cfg, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	assert.Equal(t, "acp", a.Name())
-	l, ok := a.(engine.Labeled)
-	require.True(t, ok)
-	assert.Equal(t, "the ACP agent gemini", l.Label())
+	assert.Equal(t, "the ACP agent gemini", a.About().Label)
 
 	cfg.ACPCommand = "gemini --acp | tee log"
-	_, err = selectAgent(cfg, slog.New(slog.DiscardHandler))
+	_, err = selectAgent(context.Background(), cfg, slog.New(slog.DiscardHandler))
 	assert.ErrorContains(t, err, "needs a shell, and none is run")
 }

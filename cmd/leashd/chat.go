@@ -5,13 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"io"
 	"log/slog"
 	"os"
 	"os/user"
 	"strings"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"golang.org/x/term"
 
@@ -75,7 +76,7 @@ func runChat(ctx context.Context, cfg config.Config, args []string, stdin io.Rea
 	}
 	defer closeLog()
 
-	ag, err := selectAgent(cfg, log)
+	ag, err := selectAgent(ctx, cfg, log)
 	if err != nil {
 		return err
 	}

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"io"
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/leashd/leashd/config"
 	"github.com/leashd/leashd/connectors"
@@ -16,7 +17,6 @@ import (
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/agent/claude"
 	"github.com/leashd/leashd/engine/mcpserver"
 	"github.com/leashd/leashd/engine/metrics"
 	"github.com/leashd/leashd/engine/sqlite"
@@ -43,12 +43,9 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ag, err := selectAgent(cfg, log)
+	ag, err := selectAgent(ctx, cfg, log)
 	if err != nil {
 		return err
-	}
-	if a, ok := ag.(*claude.Agent); ok {
-		go a.LogVersion(ctx) // warns outside the tested range; a hung CLI does not delay the start
 	}
 	var trees *worktree.Manager
 	if cfg.WorktreesOn() {
@@ -209,16 +206,14 @@ func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, ag a
 
 	// Readiness covers the store, every connector (the web one included) and the CLI.
 	checks := append([]metrics.Check(nil), extra...) // the store
-	if a, ok := ag.(*claude.Agent); ok {
-		checks = append(checks, metrics.BinaryCheck("claude", a.Path()))
-	}
+	checks = append(checks, metrics.Check{Name: ag.Name(), Ready: ag.Ready})
 	readyz := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		metrics.Readyz(checks...).ServeHTTP(w, r)
 	})
 	opts := []web.Option{
 		web.WithAddr(cfg.WebAddr),
 		web.WithToken(cfg.WebToken),
-		web.WithAgentName(agentTitle(ag)),
+		web.WithAgentName(ag.About().Title),
 		web.WithLogger(log.With("connector", "web")),
 		web.WithRoute("/healthz", metrics.Healthz()),
 		web.WithRoute("/readyz", readyz),
@@ -235,14 +230,6 @@ func connectorsFor(cfg config.Config, log *slog.Logger, m *metrics.Metrics, ag a
 	conns = append(conns, web.New(opts...))
 	checks = append(checks, metrics.ConnectorChecks(conns...)...)
 	return conns, nil
-}
-
-// agentTitle is what the web page calls the agent.
-func agentTitle(a agent.Agent) string {
-	if _, ok := a.(*claude.Agent); ok {
-		return "Claude Code"
-	}
-	return a.Name() + " agent"
 }
 
 func names(cs []connectors.Connector) []string {

@@ -1,14 +1,14 @@
 package slack_test
 
 import (
-	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"testing"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 
 	"github.com/leashd/leashd/connectors/slack/slackfake"
-	"github.com/leashd/leashd/engine"
 )
 
 // A tool approval that must not be approved by one stray tap, offers no

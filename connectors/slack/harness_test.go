@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +19,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/require"
 
@@ -71,7 +72,7 @@ func (s *stats) Outbound(string)    { s.out.Add(1) }
 func (s *stats) RateLimited(string) { s.limited.Add(1) }
 
 // agent is a scripted engine.Agent: each prompt names what the turn does.
-type agent struct {
+type scriptAgent struct {
 	mu        sync.Mutex
 	prompts   []string
 	responses []agent.PermissionResponse
@@ -79,15 +80,15 @@ type agent struct {
 	stream    []string // text chunks a "stream" turn says
 }
 
-func newAgent() *ag { return &ag{changed: make(chan struct{}, 1)} }
+func newAgent() *scriptAgent { return &scriptAgent{changed: make(chan struct{}, 1)} }
 
-func (a *ag) Name() string { return "script" }
+func (a *scriptAgent) Name() string { return "script" }
 
-func (a *ag) Open(_ context.Context, o agent.SessionOptions) (agent.Session, error) {
+func (a *scriptAgent) Open(_ context.Context, o agent.SessionOptions) (agent.Session, error) {
 	return &session{a: a, done: make(chan struct{})}, nil
 }
 
-func (a *ag) note(f func()) {
+func (a *scriptAgent) note(f func()) {
 	a.mu.Lock()
 	f()
 	a.mu.Unlock()
@@ -97,20 +98,20 @@ func (a *ag) note(f func()) {
 	}
 }
 
-func (a *ag) Prompts() []string {
+func (a *scriptAgent) Prompts() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]string(nil), a.prompts...)
 }
 
-func (a *ag) Responses() []agent.PermissionResponse {
+func (a *scriptAgent) Responses() []agent.PermissionResponse {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]agent.PermissionResponse(nil), a.responses...)
 }
 
 // waitResponses waits until the agent has n permission responses.
-func (a *ag) waitResponses(t *testing.T, n int) []agent.PermissionResponse {
+func (a *scriptAgent) waitResponses(t *testing.T, n int) []agent.PermissionResponse {
 	t.Helper()
 	deadline := time.After(wait)
 	for {
@@ -127,7 +128,7 @@ func (a *ag) waitResponses(t *testing.T, n int) []agent.PermissionResponse {
 }
 
 type session struct {
-	a    *ag
+	a    *scriptAgent
 	done chan struct{}
 	once sync.Once
 }
@@ -217,7 +218,7 @@ type env struct {
 	t      testing.TB
 	fake   *slackfake.Server
 	conn   *slack.Connector
-	agent  *ag
+	agent  *scriptAgent
 	coord  *interactions.Coordinator
 	logs   *syncBuf
 	stats  *stats
@@ -240,7 +241,7 @@ type envOpt struct {
 
 func start(t testing.TB, o envOpt) *env {
 	t.Helper()
-	e := &env{t: t, fake: slackfake.New(botToken, appToken), ag: newAgent(), logs: &syncBuf{}, stats: &stats{}, runErr: make(chan error, 1)}
+	e := &env{t: t, fake: slackfake.New(botToken, appToken), agent: newAgent(), logs: &syncBuf{}, stats: &stats{}, runErr: make(chan error, 1)}
 	e.tsSeq.Store(1800000000)
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := []slack.Option{
@@ -542,3 +543,9 @@ func signHeaders(body []byte, at time.Time, secret string) http.Header {
 	h.Set("Content-Type", "application/x-www-form-urlencoded")
 	return h
 }
+
+func (a *scriptAgent) About() agent.About {
+	return agent.About{Label: "the script agent", Title: "script agent"}
+}
+
+func (a *scriptAgent) Ready() error { return nil }

@@ -3,7 +3,6 @@ package slack_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,12 +10,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/leashd/leashd/engine/agent"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/connectors/slack"
 	"github.com/leashd/leashd/connectors/slack/slackfake"
-	"github.com/leashd/leashd/engine"
 )
 
 func answers(t *testing.T, r agent.PermissionResponse) map[string]string {
@@ -424,7 +424,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 
 // streamLines makes the agent's next turn stream n numbered lines, each
 // "line <i> <fill>".
-func (a *agent) streamLines(n int, fill string) {
+func (a *scriptAgent) streamLines(n int, fill string) {
 	chunks := make([]string, n)
 	for i := range n {
 		chunks[i] = "line " + itoa(i) + " " + fill + "\n"

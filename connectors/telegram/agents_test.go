@@ -98,9 +98,9 @@ func claudeHarness(t *testing.T) (*harness, *fakeapi.Server, string) {
 	t.Helper()
 	cli := testenv.Claude(t)
 	api := fakeapi.New(t)
-	agent := claude.New(cli, claude.WithEnv(api.Env(t.TempDir())), claude.WithCloseTimeout(3*time.Second))
+	ag := claude.New(cli, claude.WithEnv(api.Env(t.TempDir())), claude.WithCloseTimeout(3*time.Second))
 	dir := t.TempDir()
-	h := newHarness(t, setup{agent: agent, engineOpts: []engine.Option{engine.WithWorkDir(dir)}})
+	h := newHarness(t, setup{agent: ag, engineOpts: []engine.Option{engine.WithWorkDir(dir)}})
 	return h, api, dir
 }
 

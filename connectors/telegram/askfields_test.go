@@ -3,14 +3,14 @@ package telegram_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/leashd/leashd/engine/agent"
 	"testing"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
-	"github.com/leashd/leashd/engine"
 )
 
 // A tool approval that must not be approved by one stray tap, offers no

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/require"
 
@@ -171,15 +172,15 @@ func newHarness(t testing.TB, s setup) *harness {
 	}, s.connOpts...)
 	conn := telegram.New(fake.Token(), opts...)
 	log := &agentLog{changed: make(chan struct{}, 1)}
-	ag := &scriptAgent{log: log, turn: s.turn}
+	script := &scriptAgent{log: log, turn: s.turn}
 	coord := interactions.New(s.coordOpts...)
-	var ag agent.Agent = ag
+	var ag agent.Agent = script
 	if s.agent != nil {
 		ag = s.agent
 	}
 	eng := engine.New(ag, coord, append([]engine.Option{engine.WithLogger(logger), engine.WithWorkDir(t.TempDir())}, s.engineOpts...)...)
 	eng.AddConnector(conn)
-	h := &harness{t: t, fake: fake, conn: conn, coord: coord, eng: eng, ag: ag, log: log, logs: logs}
+	h := &harness{t: t, fake: fake, conn: conn, coord: coord, eng: eng, agent: script, log: log, logs: logs}
 	t.Cleanup(func() {
 		// Whatever happened, the bot token never reached the logs.
 		_, secret, _ := strings.Cut(fake.Token(), ":")
@@ -299,3 +300,9 @@ func (h *harness) dump(chat int64) string {
 	}
 	return b.String()
 }
+
+func (a *scriptAgent) About() agent.About {
+	return agent.About{Label: "the script agent", Title: "script agent"}
+}
+
+func (a *scriptAgent) Ready() error { return nil }

@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
+	"github.com/leashd/leashd/engine/agent"
 
-	"github.com/leashd/leashd/engine"
+	"github.com/stretchr/testify/assert"
 )
 
 // A tool approval that must be read in full, defaults to no and offers no

@@ -9,12 +9,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"io"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -112,7 +113,7 @@ func startInproc(t *testing.T, turns map[string]turnFunc, topts ...terminal.Opti
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
-	p := &inproc{t: t, in: inW, scr: scr, coord: coord, conn: conn, ag: ag}
+	p := &inproc{t: t, in: inW, scr: scr, coord: coord, conn: conn, agent: ag}
 	t.Cleanup(func() {
 		cancel()
 		inW.Close()
@@ -559,3 +560,9 @@ func TestOneApproverOfAQuorum(t *testing.T) {
 	assert.Equal(t, "local", res.Approvals[0].By)
 	p.waitCursor(">")
 }
+
+func (a *scriptAgent) About() agent.About {
+	return agent.About{Label: "the script agent", Title: "script agent"}
+}
+
+func (a *scriptAgent) Ready() error { return nil }

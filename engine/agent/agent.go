@@ -49,6 +49,8 @@ type Agent interface {
 type About struct {
 	// Label names the agent in sentences ("I run <Label> for you").
 	Label string
+	// Title is a short name for headings, such as the web page's.
+	Title string
 	// InstallHint says how to install the agent when its program is missing.
 	InstallHint string
 	// LoginHelp answers /login: how to give the agent its credentials.

@@ -3,9 +3,10 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"os"
 	"path/filepath"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/sqlite"
@@ -27,7 +28,7 @@ func Example() {
 	}
 	defer st.Close()
 	coord := interactions.New(interactions.WithJournal(st))
-	var agent agent.Agent // engine/agent/claude or engine/agent/demo
+	var ag agent.Agent // engine/agent/claude or engine/agent/demo
 	e := engine.New(ag, coord, engine.WithSessionStore(st), engine.WithRecovery(st), engine.WithNoticeLog(st))
 	_ = e // add connectors, then e.Run(ctx); close the store after Run returns
 

@@ -2,14 +2,14 @@ package sqlite_test
 
 import (
 	"context"
-	"github.com/leashd/leashd/engine/agent"
 	"testing"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/connectors"
-	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/interactions"
 )
 

@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,7 +40,7 @@ var (
 // "tool" to run a Bash command; anything else is answered at once.
 // It records how sessions were opened, the prompts and the permission
 // answers.
-type agent struct {
+type scriptAgent struct {
 	mu        sync.Mutex
 	opened    []agent.SessionOptions
 	prompts   []string
@@ -49,11 +50,13 @@ type agent struct {
 	prefix    string // session IDs it makes up
 }
 
-func newAgent(prefix string) *ag { return &ag{changed: make(chan struct{}, 1), prefix: prefix} }
+func newAgent(prefix string) *scriptAgent {
+	return &scriptAgent{changed: make(chan struct{}, 1), prefix: prefix}
+}
 
-func (a *ag) Name() string { return "script" }
+func (a *scriptAgent) Name() string { return "script" }
 
-func (a *ag) Open(_ context.Context, o agent.SessionOptions) (agent.Session, error) {
+func (a *scriptAgent) Open(_ context.Context, o agent.SessionOptions) (agent.Session, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.seq++
@@ -65,7 +68,7 @@ func (a *ag) Open(_ context.Context, o agent.SessionOptions) (agent.Session, err
 	return &session{a: a, id: id, done: make(chan struct{}), interrupt: make(chan struct{}, 1)}, nil
 }
 
-func (a *ag) note(f func()) {
+func (a *scriptAgent) note(f func()) {
 	a.mu.Lock()
 	f()
 	a.mu.Unlock()
@@ -76,7 +79,7 @@ func (a *ag) note(f func()) {
 }
 
 // waitFor waits (bounded) until cond holds under the agent's lock.
-func (a *ag) waitFor(t testing.TB, what string, cond func() bool) {
+func (a *scriptAgent) waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.After(wait)
 	for {
@@ -97,20 +100,20 @@ func (a *ag) waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-func (a *ag) promptsCopy() []string {
+func (a *scriptAgent) promptsCopy() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]string(nil), a.prompts...)
 }
 
-func (a *ag) openedCopy() []agent.SessionOptions {
+func (a *scriptAgent) openedCopy() []agent.SessionOptions {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]agent.SessionOptions(nil), a.opened...)
 }
 
 type session struct {
-	a         *ag
+	a         *scriptAgent
 	id        string
 	done      chan struct{}
 	interrupt chan struct{}
@@ -254,13 +257,13 @@ type leashd struct {
 	coord *interactions.Coordinator
 	e     *engine.Engine
 	conn  *conn
-	agent *ag
+	agent *scriptAgent
 	stop  func()
 }
 
 // startLeashd starts a run on path; wrap, when given, stands between the
 // engine and the store's recovery (to delay it).
-func startLeashd(t testing.TB, path string, a *ag, wrap ...func(engine.Recovery) engine.Recovery) *leashd {
+func startLeashd(t testing.TB, path string, a *scriptAgent, wrap ...func(engine.Recovery) engine.Recovery) *leashd {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), path)
 	require.NoError(t, err)
@@ -275,7 +278,7 @@ func startLeashd(t testing.TB, path string, a *ag, wrap ...func(engine.Recovery)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
-	l := &leashd{st: st, coord: coord, e: e, conn: c, ag: a}
+	l := &leashd{st: st, coord: coord, e: e, conn: c, agent: a}
 	var once sync.Once
 	l.stop = func() {
 		once.Do(func() {
@@ -516,3 +519,9 @@ func TestTapArrivingBeforeStartupRecovery(t *testing.T) {
 	defer ro.Close()
 	assert.Equal(t, "answered", record(t, ro, q.ID).Status())
 }
+
+func (a *scriptAgent) About() agent.About {
+	return agent.About{Label: "the script agent", Title: "script agent"}
+}
+
+func (a *scriptAgent) Ready() error { return nil }

@@ -79,6 +79,7 @@ func (a *Agent) About() agent.About {
 	login := "The agent logs in on the machine that runs leashd, not from the chat: on that machine, give it its API key in leashd's environment (e.g. its env file) and restart leashd, or run it once as the user leashd runs as and follow its own login steps. Then send your message again."
 	return agent.About{
 		Label:       label,
+		Title:       "acp agent",
 		InstallHint: "Install the agent or fix LEASHD_ACP_COMMAND (e.g. \"gemini --acp\", \"claude-agent-acp\", \"codex-acp\", \"opencode acp\"); LEASHD_AGENT=demo runs the built-in demo agent.",
 		LoginHelp:   login,
 		NotLoggedIn: label + " is not logged in, or its credentials were refused, so it could not answer. " + login,

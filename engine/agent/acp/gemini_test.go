@@ -111,10 +111,10 @@ func newGeminiStack(t *testing.T) (*stack, *fakeGemini) {
 	api := newFakeGemini(t)
 	logs := &testenv.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	agent := New([]string{bin, "--acp"}, WithLogger(log), WithCloseTimeout(3*time.Second), WithEnv(
+	ag := New([]string{bin, "--acp"}, WithLogger(log), WithCloseTimeout(3*time.Second), WithEnv(
 		"HOME="+t.TempDir(), "GEMINI_API_KEY=fake-gemini-key", "GOOGLE_GEMINI_BASE_URL="+api.srv.URL,
 		"GEMINI_CLI_NO_RELAUNCH=true", "NO_PROXY=127.0.0.1,localhost", "HTTPS_PROXY=", "HTTP_PROXY="))
-	return buildStack(t, agent, logs, log, nil), api
+	return buildStack(t, ag, logs, log, nil), api
 }
 
 // The real Gemini CLI over ACP: its text streams, its shell tool asks with

@@ -305,3 +305,9 @@ func newScriptedStackWith(t *testing.T, sa *scriptedAgent, coordOpts []interacti
 	sa.t, sa.log = t, log
 	return buildStack(t, sa, logs, log, coordOpts, engineOpts...), sa
 }
+
+func (p *scriptedAgent) About() agent.About {
+	return agent.About{Label: "the script agent", Title: "script agent"}
+}
+
+func (p *scriptedAgent) Ready() error { return nil }

@@ -34,6 +34,7 @@ const loginSteps = "Claude Code logs in on the machine that runs leashd, not fro
 // logged in · Please run /login" or "Invalid API key").
 var about = agent.About{
 	Label:       "Claude Code",
+	Title:       "Claude Code",
 	InstallHint: "Install Claude Code (npm install -g @anthropic-ai/claude-code) or set LEASHD_CLAUDE_PATH; LEASHD_AGENT=demo runs the built-in demo agent.",
 	LoginHelp:   loginSteps,
 	NotLoggedIn: "Claude Code is not logged in, or its API key was refused, so the agent could not answer. " + loginSteps,

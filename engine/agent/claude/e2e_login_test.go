@@ -45,3 +45,18 @@ func TestRealCLINotLoggedInSaysHowToLogIn(t *testing.T) {
 		})
 	}
 }
+
+// /login is Claude Code's own command, which runs on the machine: leashd
+// answers it with how to give Claude Code its credentials, and /help lists
+// it, without starting the CLI.
+func TestLoginCommandSaysHowToLogInToClaudeCode(t *testing.T) {
+	s, _ := newAgentStack(t, nil, nil)
+	s.send(t, "/login")
+	s.conn.waitSaid(t, "Claude Code logs in on the machine that runs leashd, not from the chat. On that machine, either set ANTHROPIC_API_KEY in leashd's environment")
+	said := s.conn.saidText()
+	assert.Contains(t, said, "run `claude` once as the user leashd runs as, type /login there")
+	assert.NotContains(t, said, "Unknown command")
+	assert.Empty(t, s.api.Calls(), "/login is not sent to the agent")
+	s.send(t, "/help")
+	s.conn.waitSaid(t, "/login — How to give the agent its credentials")
+}

@@ -74,7 +74,7 @@ func FuzzParseVersion(f *testing.F) {
 // The Go constants and CI's pins are one range: CI tests exactly the
 // versions leashd calls tested.
 func TestTestedRangeMatchesCI(t *testing.T) {
-	f, err := os.Open("../../.ci/versions.env")
+	f, err := os.Open("../../../.ci/versions.env")
 	require.NoError(t, err)
 	defer f.Close()
 	pins := map[string]string{}

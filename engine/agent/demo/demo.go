@@ -71,6 +71,7 @@ func (a *Agent) Name() string { return "demo" }
 func (a *Agent) About() agent.About {
 	return agent.About{
 		Label:       "the built-in demo agent",
+		Title:       "demo agent",
 		LoginHelp:   "The built-in demo agent needs no login: it runs no model. Set LEASHD_AGENT to claude or acp to run a real agent.",
 		NotLoggedIn: "The built-in demo agent needs no login.",
 		Help: "This is the built-in demo agent. Put one of these words in a message:\n" +

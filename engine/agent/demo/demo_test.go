@@ -357,7 +357,7 @@ func TestCallerContextEndsTurn(t *testing.T) {
 }
 
 func TestHelpNamesTheWords(t *testing.T) {
-	help := demo.New().Help()
+	help := demo.New().About().Help
 	for _, w := range []string{"question", "plan", "bash", "edit"} {
 		assert.Contains(t, help, w)
 	}
