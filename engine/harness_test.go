@@ -130,7 +130,7 @@ func (r *recConn) saidText() string {
 type scriptAgent struct {
 	// about is what the agent says of itself (a default when empty).
 	about agent.About
-	turn func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error)
+	turn  func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error)
 	// engineRules: like the demo agent, it keeps no session rules and asks
 	// the engine to apply them (engine.SessionRulesByEngine).
 	engineRules bool
