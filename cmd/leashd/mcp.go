@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/leashd/leashd/config"
+	"github.com/leashd/leashd/engine/agent/claude"
 	"github.com/leashd/leashd/engine/mcpserver"
 	"github.com/leashd/leashd/interactions/client"
 )
@@ -60,7 +61,7 @@ func runMCP(ctx context.Context, cfg config.Config, args []string, stdout, stder
 		}
 		*url = defaultURL(cfg.WebAddr)
 	}
-	s := mcpserver.New(client.New(*url, *token), *chat, mcpserver.Options{WorkDir: *workDir})
+	s := mcpserver.New(client.New(*url, *token), *chat, mcpserver.Options{WorkDir: *workDir, PermissionResult: claude.PermissionResult})
 	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("mcp: %w", err)
 	}

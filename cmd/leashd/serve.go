@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/agent/claude"
 
 	"github.com/leashd/leashd/config"
 	"github.com/leashd/leashd/connectors"
@@ -123,7 +124,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	// Programs that leashd did not start ask through the MCP server at
 	// /mcp, behind the API's token.
 	mcpRoute := web.WithAPIRoute("/mcp", mcpserver.Handler(coord, eng.ServesChat,
-		mcpserver.Options{WorkDir: cfg.Workdir, Log: log.With("component", "mcp")}))
+		mcpserver.Options{WorkDir: cfg.Workdir, Log: log.With("component", "mcp"), PermissionResult: claude.PermissionResult}))
 	conns, err := connectorsFor(cfg, log, m, ag, []metrics.Check{{Name: "store", Ready: db.Ready}}, mcpRoute)
 	if err != nil {
 		return err

@@ -32,7 +32,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/leashd/leashd/engine"
-	"github.com/leashd/leashd/engine/agent/claude"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -63,6 +62,11 @@ type Options struct {
 	// Version is reported to clients.
 	Version string
 	Log     *slog.Logger
+	// PermissionResult renders a decision as the permission_prompt tool
+	// returns it: Claude Code's --permission-prompt-tool contract, which its
+	// driver knows (claude.PermissionResult). Without it the tool is not
+	// offered.
+	PermissionResult func(input json.RawMessage, resp agent.PermissionResponse) any
 }
 
 // New returns an MCP server whose tools ask in chatID through a.
@@ -74,7 +78,7 @@ func New(a Asker, chatID string, o Options) *mcp.Server {
 		Logger:       o.Log,
 		Instructions: "leashd puts questions and approvals to a person in the chat " + chatID + " (Telegram, Slack or the web page) and returns their answer.",
 	})
-	t := tools{a: a, chat: chatID, workDir: o.WorkDir}
+	t := tools{a: a, chat: chatID, workDir: o.WorkDir, result: o.PermissionResult}
 	s.AddTool(&mcp.Tool{
 		Name:        ToolAskUser,
 		Description: "Ask the user one or more questions (like AskUserQuestion) and wait for the answers. Each question has a short header and 2-4 options; the user may also answer in their own words. Returns one line per question: \"question\"=\"answer\".",
@@ -85,6 +89,9 @@ func New(a Asker, chatID string, o Options) *mcp.Server {
 		Description: "Ask the user to approve an action before you take it, and wait. Returns \"approved\" or \"denied: <reason>\".",
 		InputSchema: json.RawMessage(approvalSchema),
 	}, t.requestApproval)
+	if t.result == nil {
+		return s
+	}
 	s.AddTool(&mcp.Tool{
 		Name:        ToolPermissionPrompt,
 		Description: "Claude Code's --permission-prompt-tool: asks the user whether a tool call may run. Returns {\"behavior\":\"allow\",\"updatedInput\":…} or {\"behavior\":\"deny\",\"message\":…} as text.",
@@ -107,6 +114,7 @@ type tools struct {
 	a       Asker
 	chat    string
 	workDir string
+	result  func(json.RawMessage, agent.PermissionResponse) any
 }
 
 func text(s string) *mcp.CallToolResult {
@@ -287,7 +295,7 @@ func (t tools) permissionPrompt(ctx context.Context, req *mcp.CallToolRequest) (
 		return toolError(err.Error()), nil
 	}
 	resp := engine.AskPermission(ctx, t.a, t.chat, t.workDir, agent.PermissionRequest{ToolName: in.ToolName, Input: in.Input, ToolUseID: in.ToolUseID})
-	b, err := json.Marshal(claude.PermissionResult(in.Input, resp))
+	b, err := json.Marshal(t.result(in.Input, resp))
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/agent/claude"
 	"github.com/leashd/leashd/engine/mcpserver"
 	"github.com/leashd/leashd/interactions"
 )
@@ -20,7 +21,7 @@ import (
 func connect(t *testing.T, coord *interactions.Coordinator) *mcp.ClientSession {
 	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
-	s := mcpserver.New(coord, "c", mcpserver.Options{WorkDir: t.TempDir()})
+	s := mcpserver.New(coord, "c", mcpserver.Options{WorkDir: t.TempDir(), PermissionResult: claude.PermissionResult})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	ss, err := s.Connect(ctx, st, nil)
