@@ -229,36 +229,37 @@ type PermissionResponse struct {
 }
 
 // PermissionUpdate changes the session's permissions along with an allow.
-// Destination is always "session": other destinations write settings files.
+// The Claude driver sends them with destination "session": other
+// destinations write settings files.
 type PermissionUpdate struct {
-	Type        string `json:"type"` // "addRules" or "setMode"
-	Rules       []Rule `json:"rules,omitempty"`
-	Behavior    string `json:"behavior,omitempty"` // "allow" for addRules
-	Mode        Mode   `json:"mode,omitempty"`     // for setMode
-	Destination string `json:"destination"`
+	Type        string // "addRules" or "setMode"
+	Rules       []Rule
+	Behavior    string // "allow" for addRules
+	Mode        Mode   // for setMode
+	Destination string
 }
 
 // Rule is a permission rule such as Bash(npm test:*).
 type Rule struct {
-	ToolName    string `json:"toolName"`
-	RuleContent string `json:"ruleContent,omitempty"`
+	ToolName    string
+	RuleContent string
 }
 
 // Result is how a turn ended.
 type Result struct {
-	Text       string  `json:"result"`
-	SessionID  string  `json:"session_id"`
-	CostUSD    float64 `json:"total_cost_usd"`
-	NumTurns   int     `json:"num_turns"`
-	IsError    bool    `json:"is_error"`
-	Subtype    string  `json:"subtype"` // e.g. success, error_during_execution
-	DurationMS int64   `json:"duration_ms"`
+	Text       string
+	SessionID  string
+	CostUSD    float64
+	NumTurns   int
+	IsError    bool
+	Subtype    string // e.g. success, error_during_execution
+	DurationMS int64
 	// AuthFailed: the agent could not use its model because it has no
 	// valid credentials (Claude Code: not logged in, or its API key was
 	// refused). The engine then says how to log it in.
-	AuthFailed bool `json:"auth_failed,omitempty"`
+	AuthFailed bool
 	// UsageLimit is set when the account's usage limit stopped the turn.
-	UsageLimit *UsageLimit `json:"-"`
+	UsageLimit *UsageLimit
 }
 
 // UsageLimit is an account usage limit that stopped a turn: nothing runs

@@ -429,9 +429,9 @@ type outMessage struct {
 }
 
 type permissionAllowBody struct {
-	Behavior           string                   `json:"behavior"`
-	UpdatedInput       json.RawMessage          `json:"updatedInput"`
-	UpdatedPermissions []agent.PermissionUpdate `json:"updatedPermissions,omitempty"`
+	Behavior           string             `json:"behavior"`
+	UpdatedInput       json.RawMessage    `json:"updatedInput"`
+	UpdatedPermissions []permissionUpdate `json:"updatedPermissions,omitempty"`
 	// DecisionClassification says how a person decided (user_temporary,
 	// user_permanent); the CLI (2.1.197 and later) infers it when absent.
 	DecisionClassification string `json:"decisionClassification,omitempty"`
@@ -456,10 +456,9 @@ func permissionBody(req controlRequest, resp agent.PermissionResponse) any {
 		if len(bytes.TrimSpace(in)) == 0 {
 			in = json.RawMessage("{}")
 		}
-		var ups []agent.PermissionUpdate
+		var ups []permissionUpdate
 		for _, u := range resp.UpdatedPermissions {
-			u.Destination = "session" // other destinations write settings files
-			ups = append(ups, u)
+			ups = append(ups, wirePermissionUpdate(u))
 		}
 		return permissionAllowBody{Behavior: permissionAllow, UpdatedInput: in, UpdatedPermissions: ups, DecisionClassification: classification(resp.Classification)}
 	}
@@ -478,4 +477,29 @@ func classification(c string) string {
 		return c
 	}
 	return ""
+}
+
+// permissionUpdate is agent.PermissionUpdate as the CLI reads it.
+type permissionUpdate struct {
+	Type        string       `json:"type"` // "addRules" or "setMode"
+	Rules       []ruleOnWire `json:"rules,omitempty"`
+	Behavior    string       `json:"behavior,omitempty"` // "allow" for addRules
+	Mode        agent.Mode   `json:"mode,omitempty"`     // for setMode
+	Destination string       `json:"destination"`
+}
+
+// ruleOnWire is agent.Rule as the CLI reads it.
+type ruleOnWire struct {
+	ToolName    string `json:"toolName"`
+	RuleContent string `json:"ruleContent,omitempty"`
+}
+
+// wirePermissionUpdate always sends destination "session": other
+// destinations write settings files on the machine.
+func wirePermissionUpdate(u agent.PermissionUpdate) permissionUpdate {
+	w := permissionUpdate{Type: u.Type, Behavior: u.Behavior, Mode: u.Mode, Destination: "session"}
+	for _, r := range u.Rules {
+		w.Rules = append(w.Rules, ruleOnWire(r))
+	}
+	return w
 }
