@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -234,7 +235,7 @@ func TestAllowSessionUsesAgentSuggestionWithSessionDestination(t *testing.T) {
 	results := make(chan agent.PermissionResponse, 1)
 	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		req := bashReq("npm test --watch")
-		req.Suggestions = json.RawMessage(`[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test:*"}],"behavior":"allow","destination":"localSettings"}]`)
+		req.Suggestions = []agent.PermissionUpdate{{Type: "addRules", Rules: []agent.Rule{{ToolName: "Bash", RuleContent: "npm test:*"}}, Behavior: "allow", Destination: "localSettings"}}
 		results <- h.Permission(ctx, req)
 		results <- h.Permission(ctx, bashReq("npm test -- foo"))
 		return agent.Result{}, nil

@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/engine/policy"
@@ -455,10 +456,9 @@ func plainText(s string) string {
 // suggestion when it made one (always with destination session), else the
 // exact Bash command, else the whole tool.
 func sessionRules(req agent.PermissionRequest) []agent.Rule {
-	var sugg []agent.PermissionUpdate
-	if len(req.Suggestions) > 0 && json.Unmarshal(req.Suggestions, &sugg) == nil {
+	if len(req.Suggestions) > 0 {
 		var rules []agent.Rule
-		for _, s := range sugg {
+		for _, s := range req.Suggestions {
 			if s.Type == "addRules" && (s.Behavior == "" || s.Behavior == "allow") {
 				rules = append(rules, s.Rules...)
 			}

@@ -2,9 +2,9 @@ package engine_test
 
 import (
 	"context"
-	"encoding/json"
-	"github.com/leashd/leashd/engine/agent"
 	"testing"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,7 +25,7 @@ func rulesAgent(engineRules bool, calls <-chan string, results chan<- agent.Perm
 			}
 			req := bashReq(cmd)
 			if first {
-				req.Suggestions = json.RawMessage(`[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test:*"}],"behavior":"allow","destination":"session"}]`)
+				req.Suggestions = []agent.PermissionUpdate{{Type: "addRules", Rules: []agent.Rule{{ToolName: "Bash", RuleContent: "npm test:*"}}, Behavior: "allow", Destination: "session"}}
 				first = false
 			}
 			results <- h.Permission(ctx, req)

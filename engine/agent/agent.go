@@ -146,7 +146,7 @@ type PermissionRequest struct {
 	ToolName    string
 	Input       json.RawMessage // the tool's input object
 	ToolUseID   string
-	Suggestions json.RawMessage // the agent's permission_suggestions, if any
+	Suggestions []PermissionUpdate // the rules the agent suggests for "allow for this session", if any
 
 	// What the agent says about the request, for the person deciding.
 	Reason      string // why it asks (Claude: decision_reason)

@@ -185,7 +185,7 @@ type elicitationBody struct {
 // marks the request as forced by the person's rule.
 func (r controlRequest) permissionRequest() agent.PermissionRequest {
 	pr := agent.PermissionRequest{
-		ToolName: r.ToolName, Input: r.Input, ToolUseID: r.ToolUseID, Suggestions: r.Suggestions,
+		ToolName: r.ToolName, Input: r.Input, ToolUseID: r.ToolUseID, Suggestions: suggestions(r.Suggestions),
 		Reason: r.DecisionReason, BlockedPath: r.BlockedPath,
 		DefaultToNo: r.DefaultToNo, NoSessionAllow: r.SuppressAlwaysAllowRule, RequiresDetails: r.RequiresUserInteraction,
 	}
@@ -502,4 +502,22 @@ func wirePermissionUpdate(u agent.PermissionUpdate) permissionUpdate {
 		w.Rules = append(w.Rules, ruleOnWire(r))
 	}
 	return w
+}
+
+// suggestions reads permission_suggestions; a list of another shape is
+// left out (the engine then suggests its own rule).
+func suggestions(raw json.RawMessage) []agent.PermissionUpdate {
+	var wire []permissionUpdate
+	if len(raw) == 0 || json.Unmarshal(raw, &wire) != nil {
+		return nil
+	}
+	out := make([]agent.PermissionUpdate, 0, len(wire))
+	for _, w := range wire {
+		u := agent.PermissionUpdate{Type: w.Type, Behavior: w.Behavior, Mode: w.Mode, Destination: w.Destination}
+		for _, r := range w.Rules {
+			u.Rules = append(u.Rules, agent.Rule(r))
+		}
+		out = append(out, u)
+	}
+	return out
 }

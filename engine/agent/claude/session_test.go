@@ -343,7 +343,7 @@ func TestPermissionResponseShapes(t *testing.T) {
 	require.Len(t, got, 2)
 	assert.Equal(t, "toolu_s1", got[0].ToolUseID)
 	assert.JSONEq(t, `{"file_path":"/tmp/x","content":"y"}`, string(got[0].Input))
-	assert.JSONEq(t, `[{"type":"addRules","rules":[{"toolName":"Write"}],"behavior":"allow","destination":"localSettings"}]`, string(got[0].Suggestions))
+	assert.Equal(t, []agent.PermissionUpdate{{Type: "addRules", Rules: []agent.Rule{{ToolName: "Write"}}, Behavior: "allow", Destination: "localSettings"}}, got[0].Suggestions)
 }
 
 func TestInterruptEndsTheTurn(t *testing.T) {
