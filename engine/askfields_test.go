@@ -2,8 +2,9 @@ package engine_test
 
 import (
 	"context"
-	"github.com/leashd/leashd/engine/agent"
 	"testing"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

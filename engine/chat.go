@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/approval"
 
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/interactions"
@@ -28,9 +30,9 @@ type chat struct {
 	active  time.Time
 	idle    *time.Timer
 	gen     int // bumped by /clear: a running turn's results no longer count
-	allowed *ruleSet
-	again   *allowedAgain // the next turn's, taken by runTurn
-	limit   *limited      // a usage limit stopped the last turn; see limit.go
+	allowed *approval.Rules
+	again   *approval.Again // the next turn's, taken by runTurn
+	limit   *limited        // a usage limit stopped the last turn; see limit.go
 	// lastPrompt is the last prompt a person sent: /merge's commit message.
 	lastPrompt string
 }
@@ -43,7 +45,7 @@ type queued struct {
 	fresh bool
 	// again: the tool call a person allowed after a restart, which this
 	// turn (the recovered answer) may re-issue without being asked again.
-	again *allowedAgain
+	again *approval.Again
 }
 
 type waiter struct {

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/leashd/leashd/connectors"
 )

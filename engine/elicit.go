@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/leashd/leashd/engine/approval"
+
 	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/leashd/leashd/connectors"
@@ -24,29 +26,29 @@ const maxElicitTries = 3
 func (t *turn) Elicit(ctx context.Context, req agent.ElicitationRequest) agent.ElicitationResponse {
 	t.budget.pause()
 	defer t.budget.resume()
-	server := connectors.Truncate(strings.Join(strings.Fields(plainText(req.Server)), " "), 100)
-	msg := strings.TrimSpace(plainText(req.Message))
+	server := connectors.Truncate(strings.Join(strings.Fields(approval.PlainText(req.Server)), " "), 100)
+	msg := strings.TrimSpace(approval.PlainText(req.Message))
 	head := "MCP server " + server
 	if req.URL != "" {
 		_, res, err := t.e.coord.Request(ctx, interactions.Interaction{
 			ChatID: t.c.id, Kind: interactions.KindQuestion, Header: connectors.Truncate(head, 100),
-			Question: excerpt(firstNonEmpty(msg, "The MCP server asks you to open a link.")+"\n\nOpen this link: "+plainText(req.URL)+"\nthen choose "+elicitOpened+".", 40),
+			Question: approval.Excerpt(approval.OrDefault(msg, "The MCP server asks you to open a link.")+"\n\nOpen this link: "+approval.PlainText(req.URL)+"\nthen choose "+elicitOpened+".", 40),
 			Options:  []interactions.Option{{Label: elicitOpened, Description: "I have opened the link and finished there"}},
 			Index:    1, Total: 1,
 		})
 		if err != nil {
 			return agent.ElicitationResponse{Action: agent.ElicitCancel}
 		}
-		return elicitAction(res, nil)
+		return approval.ElicitAction(res, nil)
 	}
-	fields, err := FormFields(req.Schema, FormOptions{Order: req.PropertyOrder})
+	fields, err := approval.FormFields(req.Schema, approval.FormOptions{Order: req.PropertyOrder})
 	if err != nil {
 		t.e.log.Warn("unreadable elicitation form", "chat", t.c.id, "server", server, "err", err)
 		t.e.say(ctx, t.c.id, head+" asked for input leashd could not show ("+err.Error()+"); it was declined.")
 		return agent.ElicitationResponse{Action: agent.ElicitDecline}
 	}
 	if msg != "" {
-		t.e.say(ctx, t.c.id, head+" asks: "+excerpt(msg, 40))
+		t.e.say(ctx, t.c.id, head+" asks: "+approval.Excerpt(msg, 40))
 	}
 	content := map[string]any{}
 	for i, f := range fields {
@@ -61,7 +63,7 @@ func (t *turn) Elicit(ctx context.Context, req agent.ElicitationRequest) agent.E
 				return agent.ElicitationResponse{Action: agent.ElicitCancel}
 			}
 			if res.Status != interactions.StatusAnswered {
-				return elicitAction(res, nil)
+				return approval.ElicitAction(res, nil)
 			}
 			verr := f.Fill(res.Answer, content)
 			if verr == nil {
@@ -75,15 +77,4 @@ func (t *turn) Elicit(ctx context.Context, req agent.ElicitationRequest) agent.E
 		}
 	}
 	return agent.ElicitationResponse{Action: agent.ElicitAccept, Content: content}
-}
-
-// elicitAction maps how a question ended to the elicitation's action.
-func elicitAction(res interactions.Resolution, content map[string]any) agent.ElicitationResponse {
-	switch res.Status {
-	case interactions.StatusAnswered:
-		return agent.ElicitationResponse{Action: agent.ElicitAccept, Content: content}
-	case interactions.StatusRejected:
-		return agent.ElicitationResponse{Action: agent.ElicitDecline}
-	}
-	return agent.ElicitationResponse{Action: agent.ElicitCancel}
 }

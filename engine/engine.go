@@ -7,11 +7,12 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/interactions"

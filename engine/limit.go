@@ -3,9 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 )
 
 // ResumeAfterLimitPrompt is the prompt that resumes a turn a usage limit

@@ -3,10 +3,11 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

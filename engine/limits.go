@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"unicode/utf8"
+	"github.com/leashd/leashd/engine/approval"
 
 	"github.com/leashd/leashd/engine/agent"
 )
@@ -14,19 +14,6 @@ import (
 // per turn.
 func WithMaxTurnOutput(n int) Option { return func(o *options) { o.maxTurnOutput = max(n, 0) } }
 
-// capText returns the part of text that fits in room bytes (cut at a rune
-// boundary) and how many bytes were left out.
-func capText(text string, room int) (string, int) {
-	if room >= len(text) {
-		return text, 0
-	}
-	room = max(room, 0)
-	for room > 0 && !utf8.RuneStart(text[room]) {
-		room--
-	}
-	return text[:room], len(text) - room
-}
-
 // limitText applies the turn's output limit to text about to be streamed:
 // it returns what may be sent.
 func (t *turn) limitText(text string) string {
@@ -36,7 +23,7 @@ func (t *turn) limitText(text string) string {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	part, cut := capText(text, limit-t.shown)
+	part, cut := approval.CapText(text, limit-t.shown)
 	t.shown += len(part)
 	t.cut += cut
 	return part
@@ -60,6 +47,6 @@ func (t *turn) capResult(text string) string {
 	if limit <= 0 || len(text) <= limit {
 		return text
 	}
-	part, cut := capText(text, limit)
+	part, cut := approval.CapText(text, limit)
 	return part + "\n\n" + agent.TruncatedNote(cut)
 }

@@ -3,9 +3,10 @@ package engine_test
 import (
 	"context"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"testing"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 

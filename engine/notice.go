@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
-	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/approval"
 )
 
 // NoticeLog keeps what agents report (AgentNotice) in the audit log; the
@@ -28,11 +30,11 @@ var noticePrefix = map[string]string{
 // records it in the audit log. It runs on the agent's reader: saying and
 // recording go on in the background, in order per call.
 func (e *Engine) agentNotice(chatID string, n agent.Notice) {
-	text := strings.TrimSpace(plainText(n.Text))
+	text := strings.TrimSpace(approval.PlainText(n.Text))
 	if text == "" {
 		return
 	}
-	text = excerpt(text, 20)
+	text = approval.Excerpt(text, 20)
 	at := time.Now()
 	e.log.Warn("agent notice", "chat", chatID, "kind", n.Kind, "text", text)
 	go func() {

@@ -3,12 +3,14 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/leashd/leashd/engine/agent"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/approval"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -110,7 +112,7 @@ func TestPolicyDenyReachesAgentAndChat(t *testing.T) {
 	assert.Equal(t, "git push origin main", recs[0].Interaction.ToolSummary)
 	assert.Equal(t, interactions.StatusRejected, recs[0].Resolution.Status)
 	assert.Equal(t, interactions.DecisionDeny, recs[0].Resolution.Decision)
-	assert.Equal(t, engine.PolicyBy, recs[0].Resolution.By)
+	assert.Equal(t, approval.PolicyBy, recs[0].Resolution.By)
 	assert.Equal(t, "denied by policy rule 1 (line 2): Pushing is done by CI.", recs[0].Resolution.Text)
 }
 
@@ -133,7 +135,7 @@ func TestPolicyAllowRunsWithoutAsking(t *testing.T) {
 	recs := r.audit(t)
 	require.Len(t, recs, 2)
 	assert.Equal(t, interactions.StatusAnswered, recs[0].Resolution.Status)
-	assert.Equal(t, engine.PolicyBy, recs[0].Resolution.By)
+	assert.Equal(t, approval.PolicyBy, recs[0].Resolution.By)
 	assert.Equal(t, "allowed by policy rule 2 (line 6)", recs[0].Resolution.Text)
 	assert.Equal(t, "u1", recs[1].Resolution.By)
 }
@@ -194,7 +196,7 @@ func TestPolicyDenyBeatsBypass(t *testing.T) {
 	send(t, r.e, "web:1", "go")
 	resp := r.next(t)
 	assert.False(t, resp.Allow)
-	assert.True(t, strings.HasPrefix(resp.Message, engine.PolicyDeniedPrefix), resp.Message)
+	assert.True(t, strings.HasPrefix(resp.Message, approval.PolicyDeniedPrefix), resp.Message)
 }
 
 // Claude's own signals win over an allow rule: the call is asked.

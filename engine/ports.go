@@ -2,8 +2,9 @@ package engine
 
 import (
 	"context"
-	"github.com/leashd/leashd/engine/agent"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/leashd/leashd/interactions"
 )

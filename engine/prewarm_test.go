@@ -2,10 +2,11 @@ package engine_test
 
 import (
 	"context"
-	"github.com/leashd/leashd/engine/agent"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/approval"
 
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/interactions"
@@ -124,7 +126,7 @@ func (e *Engine) settleRestored(it interactions.Interaction, done <-chan interac
 			e.setMode(ctx, it.ChatID, agent.ModeDefault)
 		}
 	}
-	e.enqueue(ctx, it.ChatID, queued{text: RecoveredPrompt(it, res), again: allowAgain(it, res)})
+	e.enqueue(ctx, it.ChatID, queued{text: RecoveredPrompt(it, res), again: approval.AgainFor(it, res)})
 }
 
 // markInterrupted edits, once the owning connector is ready, the messages

@@ -2,9 +2,10 @@ package engine_test
 
 import (
 	"context"
-	"github.com/leashd/leashd/engine/agent"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -3,12 +3,14 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/leashd/leashd/engine/agent"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/approval"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -52,7 +54,7 @@ func TestToolSummary(t *testing.T) {
 		{"another tool as JSON", "mcp__db__query", `{"sql":"select 1"}`, `{"sql":"select 1"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, engine.ToolSummary(tc.tool, json.RawMessage(tc.input)))
+			assert.Equal(t, tc.want, approval.ToolSummary(tc.tool, json.RawMessage(tc.input)))
 		})
 	}
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"sync"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/approval"
 
 	"github.com/leashd/leashd/connectors"
 )
@@ -27,10 +29,10 @@ type turn struct {
 	// after the plan was approved with clean_edit: the plan to start the
 	// fresh session with; the rest of this turn is stopped.
 	cleanPlan *string
-	rules     *ruleSet
-	shown     int           // bytes of agent text streamed to the chats (limits.go)
-	cut       int           // bytes left out over the turn's output limit
-	again     *allowedAgain // see allowedAgain; used once
+	rules     *approval.Rules
+	shown     int             // bytes of agent text streamed to the chats (limits.go)
+	cut       int             // bytes left out over the turn's output limit
+	again     *approval.Again // see allowedAgain; used once
 }
 
 // runTurn runs one prompt in the chat's session and reports the result.

@@ -2,13 +2,14 @@ package engine_test
 
 import (
 	"context"
-	"github.com/leashd/leashd/engine/agent"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -79,7 +79,7 @@ func TestServeTelegram(t *testing.T) {
 	for _, c := range ready.Checks {
 		names = append(names, c.Name)
 	}
-	assert.ElementsMatch(t, []string{"store", "telegram", "web"}, names)
+	assert.ElementsMatch(t, []string{"store", "demo", "telegram", "web"}, names, "the store, the agent and every connector")
 
 	fake.Text(me, me, "question")
 	q := waitBot(me, "the first question's buttons", func(m tgfake.Message) bool {

@@ -137,7 +137,7 @@ func TestServeAnswersAToolApprovalAndAuditsIt(t *testing.T) {
 	}
 	assert.Equal(t, http.StatusOK, getJSON(t, url+"/readyz", &ready))
 	assert.True(t, ready.Ready)
-	require.Len(t, ready.Checks, 2, "the store and the web connector with the demo agent")
+	require.Len(t, ready.Checks, 3, "the store, the demo agent and the web connector")
 	assert.Equal(t, "store", ready.Checks[0].Name)
 	assert.Equal(t, "web", ready.Checks[1].Name)
 	var info struct{ Agent string }

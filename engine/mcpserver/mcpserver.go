@@ -23,11 +23,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/approval"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -38,7 +40,7 @@ import (
 // Asker asks people: *interactions.Coordinator in process, or
 // interactions/client over a running leashd's API.
 type Asker interface {
-	engine.Flows
+	approval.Flows
 	interactions.InputHandler
 }
 
@@ -294,7 +296,7 @@ func (t tools) permissionPrompt(ctx context.Context, req *mcp.CallToolRequest) (
 	if err != nil {
 		return toolError(err.Error()), nil
 	}
-	resp := engine.AskPermission(ctx, t.a, t.chat, t.workDir, agent.PermissionRequest{ToolName: in.ToolName, Input: in.Input, ToolUseID: in.ToolUseID})
+	resp := approval.AskPermission(ctx, t.a, t.chat, t.workDir, agent.PermissionRequest{ToolName: in.ToolName, Input: in.Input, ToolUseID: in.ToolUseID})
 	b, err := json.Marshal(t.result(in.Input, resp))
 	if err != nil {
 		return nil, err

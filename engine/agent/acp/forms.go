@@ -8,24 +8,25 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/leashd/leashd/engine/approval"
+
 	"github.com/leashd/leashd/engine/agent"
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/interactions"
 )
 
 // acpForm is how an ACP agent's form is read: all questions asked at once
 // in one AskUserQuestion, the Claude adapter's "<name>_custom" ("Other")
 // fields filled by typed text, and typed text at a select sent as typed.
-func acpForm(message string) engine.FormOptions {
-	return engine.FormOptions{Together: true, Message: message, Companions: true, Lenient: true}
+func acpForm(message string) approval.FormOptions {
+	return approval.FormOptions{Together: true, Message: message, Companions: true, Lenient: true}
 }
 
 // formFields reads a form's requestedSchema as questions (engine.FormFields).
-func formFields(schema json.RawMessage, message string) ([]engine.FormField, error) {
-	return engine.FormFields(schema, acpForm(message))
+func formFields(schema json.RawMessage, message string) ([]approval.FormField, error) {
+	return approval.FormFields(schema, acpForm(message))
 }
 
 func orDefault(s, def string) string {
@@ -36,7 +37,7 @@ func orDefault(s, def string) string {
 }
 
 // askInput is an AskUserQuestion input for the engine.
-func askInput(fs []engine.FormField) json.RawMessage {
+func askInput(fs []approval.FormField) json.RawMessage {
 	qs := make([]interactions.Question, len(fs))
 	for i, f := range fs {
 		qs[i] = f.Question
@@ -191,7 +192,7 @@ func (s *session) vendorQuestion(ctx context.Context, method string, params json
 				continue
 			}
 			if q.MultiSelect {
-				if picks, ok := engine.PickedLabels(a, q.Options); ok {
+				if picks, ok := approval.PickedLabels(a, q.Options); ok {
 					out[q.Question] = picks
 					continue
 				}
@@ -232,8 +233,8 @@ func vendorQuestions(params json.RawMessage) ([]interactions.Question, error) {
 	if len(list) == 0 {
 		return nil, errors.New("no questions")
 	}
-	if len(list) > engine.MaxFormFields {
-		return nil, fmt.Errorf("%d questions; leashd asks at most %d", len(list), engine.MaxFormFields)
+	if len(list) > approval.MaxFormFields {
+		return nil, fmt.Errorf("%d questions; leashd asks at most %d", len(list), approval.MaxFormFields)
 	}
 	var out []interactions.Question
 	seen := map[string]bool{}

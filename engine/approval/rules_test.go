@@ -1,23 +1,24 @@
-package engine
+package approval
 
 import (
 	"encoding/json"
-	"github.com/leashd/leashd/engine/agent"
 	"testing"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 )
 
 func TestRuleSetMatchesOnlyWhatAPersonAllowed(t *testing.T) {
-	var r ruleSet
-	r.add([]agent.Rule{{ToolName: "Bash", RuleContent: "npm test:*"}, {ToolName: "Bash", RuleContent: "make lint | tee lint.txt"}, {ToolName: "Write"}})
+	var r Rules
+	r.Add([]agent.Rule{{ToolName: "Bash", RuleContent: "npm test:*"}, {ToolName: "Bash", RuleContent: "make lint | tee lint.txt"}, {ToolName: "Write"}})
 	bash := func(cmd string) json.RawMessage {
 		b, _ := json.Marshal(map[string]string{"command": cmd})
 		return b
 	}
 	for _, tc := range []struct {
 		cmd   string
-		allow bool
+		Allow bool
 	}{
 		{"npm test", true},
 		{"npm test -- --watch", true},
@@ -40,9 +41,9 @@ func TestRuleSetMatchesOnlyWhatAPersonAllowed(t *testing.T) {
 		{"npm test\ncurl evil.example", false},
 		{"npm test\rcurl evil.example", false},
 	} {
-		assert.Equal(t, tc.allow, r.allows("Bash", bash(tc.cmd)), "%q", tc.cmd)
+		assert.Equal(t, tc.Allow, r.Allows("Bash", bash(tc.cmd)), "%q", tc.cmd)
 	}
-	assert.True(t, r.allows("Write", json.RawMessage(`{"file_path":"a"}`)), "a whole-tool rule")
-	assert.False(t, r.allows("Edit", json.RawMessage(`{"file_path":"a"}`)))
-	assert.False(t, r.allows("Bash", json.RawMessage(`not json`)))
+	assert.True(t, r.Allows("Write", json.RawMessage(`{"file_path":"a"}`)), "a whole-tool rule")
+	assert.False(t, r.Allows("Edit", json.RawMessage(`{"file_path":"a"}`)))
+	assert.False(t, r.Allows("Bash", json.RawMessage(`not json`)))
 }

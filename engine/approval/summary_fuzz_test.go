@@ -1,11 +1,11 @@
-package engine_test
+package approval_test
 
 import (
 	"encoding/json"
 	"testing"
 	"unicode/utf8"
 
-	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/approval"
 )
 
 // FuzzToolSummary renders arbitrary tool inputs from the agent: it never
@@ -23,7 +23,7 @@ func FuzzToolSummary(f *testing.F) {
 	f.Add("Bash", []byte("{\"command\":\"\xff\xfe\"}"))
 	f.Add("Write", []byte(`not json`))
 	f.Fuzz(func(t *testing.T, tool string, input []byte) {
-		out := engine.ToolSummary(tool, json.RawMessage(input))
+		out := approval.ToolSummary(tool, json.RawMessage(input))
 		if !utf8.ValidString(out) {
 			t.Fatalf("summary is not valid UTF-8: %q", out)
 		}

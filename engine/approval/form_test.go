@@ -1,4 +1,4 @@
-package engine
+package approval
 
 import (
 	"encoding/json"
@@ -153,19 +153,19 @@ func FuzzPlainText(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		out := plainText(s)
+		out := PlainText(s)
 		for _, r := range out {
 			if r == '\n' || r == '\t' {
 				continue
 			}
 			assert.False(t, r < 0x20 || (r >= 0x7f && r < 0xa0) || r == 0x2028 || r == 0x2029, "control %U left in %q", r, out)
 		}
-		assert.Equal(t, out, plainText(out))
+		assert.Equal(t, out, PlainText(out))
 	})
 }
 
 func TestPlainText(t *testing.T) {
-	assert.Equal(t, "a red b", plainText("a \x1b[31mred\x1b[0m b"))
-	assert.Equal(t, "link", plainText("\x1b]8;;http://x\x07link\x1b]8;;\x1b\\"))
-	assert.Equal(t, "tab\tnl\n", plainText("tab\tnl\n\r\x00"))
+	assert.Equal(t, "a red b", PlainText("a \x1b[31mred\x1b[0m b"))
+	assert.Equal(t, "link", PlainText("\x1b]8;;http://x\x07link\x1b]8;;\x1b\\"))
+	assert.Equal(t, "tab\tnl\n", PlainText("tab\tnl\n\r\x00"))
 }
