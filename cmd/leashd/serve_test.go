@@ -139,7 +139,8 @@ func TestServeAnswersAToolApprovalAndAuditsIt(t *testing.T) {
 	assert.True(t, ready.Ready)
 	require.Len(t, ready.Checks, 3, "the store, the demo agent and the web connector")
 	assert.Equal(t, "store", ready.Checks[0].Name)
-	assert.Equal(t, "web", ready.Checks[1].Name)
+	assert.Equal(t, "demo", ready.Checks[1].Name)
+	assert.Equal(t, "web", ready.Checks[2].Name)
 	var info struct{ Agent string }
 	getJSON(t, url+"/api/info", &info)
 	assert.Equal(t, "demo agent", info.Agent)
