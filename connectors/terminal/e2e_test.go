@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -65,10 +64,8 @@ func leashd(t *testing.T) string {
 			return
 		}
 		buildPath = filepath.Join(buildDir, "leashd")
-		goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goBin); err != nil {
-			goBin = "go"
-		}
+		// go test puts its own GOROOT/bin first on the test's PATH.
+		goBin := "go"
 		args := []string{"build", "-o", buildPath}
 		if raceEnabled {
 			args = append(args, "-race")
@@ -315,7 +312,7 @@ func TestChatQuestionsAsListsAndMultiSelect(t *testing.T) {
 	s.waitText("  → SQLite")
 
 	// Multi-select: a numbered list with coloured numbers and a Reject line.
-	scr = s.waitText("Features · question 2 of 2")
+	s.waitText("Features · question 2 of 2")
 	s.waitText("  r) Reject")
 	scr = s.screen()
 	assert.Contains(t, scr, "Which features?\n"+
