@@ -134,11 +134,50 @@ func find(t *testing.T, objs []object, kind, name string) object {
 	return object{}
 }
 
+// TestKubernetesManifests checks deploy/k8s against leashd: one pod that
+// stops before the next starts, probes on leashd's port, configuration
+// leashd accepts, the database on the volume claim, a hardened container
+// and a Service that reaches it.
 func TestKubernetesManifests(t *testing.T) {
 	objs := manifests(t)
 	known := knownVars(t)
+	k8sKustomizationListsAll(t, objs)
 
-	// Kustomization lists every other file.
+	dep := find(t, objs, "Deployment", "leashd")
+	assert.Equal(t, 1, dig(dep.doc, "spec", "replicas"), "exactly one leashd (Telegram polling and SQLite allow one)")
+	assert.Equal(t, "Recreate", dig(dep.doc, "spec", "strategy", "type"), "the old pod must stop before the new one starts")
+	pod := dig(dep.doc, "spec", "template", "spec")
+	containers := dig(pod, "containers").([]any)
+	require.Len(t, containers, 1)
+	c := containers[0]
+
+	port := k8sProbes(t, c)
+	env, sec := k8sEnv(t, objs, c, known, port)
+	k8sPlaceholderTokenRefused(t, env, sec)
+	k8sStorage(t, objs, pod, c, env)
+
+	// Hardening.
+	assert.Equal(t, false, dig(c, "securityContext", "allowPrivilegeEscalation"))
+	assert.Equal(t, true, dig(c, "securityContext", "readOnlyRootFilesystem"))
+	assert.Equal(t, true, dig(pod, "securityContext", "runAsNonRoot"))
+
+	// Kubernetes waits longer than leashd's own shutdown bound.
+	shutdown, err := strconv.Atoi(env["LEASHD_SHUTDOWN_TIMEOUT_SECONDS"])
+	require.NoError(t, err)
+	assert.Greater(t, dig(pod, "terminationGracePeriodSeconds"), shutdown)
+
+	// The Service reaches the named port, and selects the pod.
+	svc := find(t, objs, "Service", "leashd")
+	assert.Equal(t, "http", dig(svc.doc, "spec", "ports", 0, "targetPort"))
+	for k, v := range dig(svc.doc, "spec", "selector").(map[string]any) {
+		assert.Equal(t, v, dig(dep.doc, "spec", "template", "metadata", "labels", k))
+		assert.Equal(t, v, dig(dep.doc, "spec", "selector", "matchLabels", k))
+	}
+}
+
+// k8sKustomizationListsAll checks that the Kustomization lists every other
+// file.
+func k8sKustomizationListsAll(t *testing.T, objs []object) {
 	kust := find(t, objs, "Kustomization", "")
 	var listed []string
 	for _, r := range dig(kust.doc, "resources").([]any) {
@@ -149,17 +188,11 @@ func TestKubernetesManifests(t *testing.T) {
 			assert.Contains(t, listed, o.path, "kustomization.yaml must list %s", o.path)
 		}
 	}
+}
 
-	dep := find(t, objs, "Deployment", "leashd")
-	assert.Equal(t, 1, dig(dep.doc, "spec", "replicas"), "exactly one leashd (Telegram polling and SQLite allow one)")
-	assert.Equal(t, "Recreate", dig(dep.doc, "spec", "strategy", "type"), "the old pod must stop before the new one starts")
-	pod := dig(dep.doc, "spec", "template", "spec")
-	containers := dig(pod, "containers").([]any)
-	require.Len(t, containers, 1)
-	c := containers[0]
-
-	// Probes hit the health endpoints on the named container port, which is
-	// the port leashd listens on.
+// k8sProbes checks that the probes hit the health endpoints on the named
+// container port, which is the port leashd listens on; it returns the port.
+func k8sProbes(t *testing.T, c any) int {
 	require.Equal(t, "http", dig(c, "ports", 0, "name"))
 	port := dig(c, "ports", 0, "containerPort").(int)
 	assert.Equal(t, "/healthz", dig(c, "livenessProbe", "httpGet", "path"))
@@ -167,9 +200,13 @@ func TestKubernetesManifests(t *testing.T) {
 	assert.Equal(t, "/readyz", dig(c, "readinessProbe", "httpGet", "path"))
 	assert.Equal(t, "http", dig(c, "readinessProbe", "httpGet", "port"))
 	assert.Equal(t, "/healthz", dig(c, "startupProbe", "httpGet", "path"))
+	return port
+}
 
-	// Configuration: every key is a real variable; the web address listens
-	// beyond loopback on the container port, so the Secret holds the token.
+// k8sEnv returns the container's environment from its ConfigMap and Secret,
+// and the Secret. Every key is a real variable; the web address listens
+// beyond loopback on the container port, so the Secret holds the token.
+func k8sEnv(t *testing.T, objs []object, c any, known map[string]string, port int) (map[string]string, object) {
 	cm := find(t, objs, "ConfigMap", str(dig(c, "envFrom", 0, "configMapRef", "name")))
 	sec := find(t, objs, "Secret", str(dig(c, "envFrom", 1, "secretRef", "name")))
 	env := map[string]string{}
@@ -186,17 +223,20 @@ func TestKubernetesManifests(t *testing.T) {
 	assert.Equal(t, "0.0.0.0", host, "probes come from the kubelet, not loopback")
 	assert.Equal(t, strconv.Itoa(port), p)
 	assert.NotEmpty(t, env["LEASHD_WEB_TOKEN"], "a non-loopback web address needs LEASHD_WEB_TOKEN")
+	return env, sec
+}
 
-	// The configuration as the pod would see it (with the pod's directories
-	// swapped for temporary ones) is refused while the Secret holds its
-	// placeholder token, naming the variable and the rule, and passes
-	// leashd's validation once the token is what secret.yaml says to put
-	// there.
+// k8sPlaceholderTokenRefused checks that the configuration as the pod would
+// see it (with the pod's directories swapped for temporary ones) is refused
+// while the Secret holds its placeholder token, naming the variable and the
+// rule, and passes leashd's validation once the token is what secret.yaml
+// says to put there.
+func k8sPlaceholderTokenRefused(t *testing.T, env map[string]string, sec object) {
 	cfg := config.Defaults()
 	cfg.WebAddr, cfg.WebToken = env["LEASHD_WEB_ADDR"], env["LEASHD_WEB_TOKEN"]
 	cfg.LogFormat, cfg.LogLevel = env["LEASHD_LOG_FORMAT"], env["LEASHD_LOG_LEVEL"]
 	cfg.Workdir = t.TempDir()
-	err = cfg.Validate()
+	err := cfg.Validate()
 	require.Error(t, err, "leashd must refuse to start with the Secret's placeholder token %q", env["LEASHD_WEB_TOKEN"])
 	assert.Contains(t, err.Error(), `LEASHD_WEB_TOKEN="…" is invalid`)
 	assert.Contains(t, err.Error(), "16 or more random characters")
@@ -205,8 +245,11 @@ func TestKubernetesManifests(t *testing.T) {
 	assert.Contains(t, string(secretText), "openssl rand -hex 32", "secret.yaml says how to make a token")
 	cfg.WebToken = "3f9c2a7be1d04c58a6f1e2d3c4b5a697" // what openssl rand -hex 16 prints
 	require.NoError(t, cfg.Validate())
+}
 
-	// The database lives on the PersistentVolumeClaim.
+// k8sStorage checks that the database lives on the PersistentVolumeClaim,
+// the working directory on its own volume and /tmp is writable.
+func k8sStorage(t *testing.T, objs []object, pod, c any, env map[string]string) {
 	mounts := map[string]string{}
 	for _, m := range dig(c, "volumeMounts").([]any) {
 		mounts[str(dig(m, "name"))] = str(dig(m, "mountPath"))
@@ -226,24 +269,6 @@ func TestKubernetesManifests(t *testing.T) {
 	assert.Equal(t, "/tmp", mounts["tmp"], "a writable /tmp with a read-only root")
 	pvc := find(t, objs, "PersistentVolumeClaim", "")
 	assert.Equal(t, []any{"ReadWriteOnce"}, dig(pvc.doc, "spec", "accessModes"))
-
-	// Hardening.
-	assert.Equal(t, false, dig(c, "securityContext", "allowPrivilegeEscalation"))
-	assert.Equal(t, true, dig(c, "securityContext", "readOnlyRootFilesystem"))
-	assert.Equal(t, true, dig(pod, "securityContext", "runAsNonRoot"))
-
-	// Kubernetes waits longer than leashd's own shutdown bound.
-	shutdown, err := strconv.Atoi(env["LEASHD_SHUTDOWN_TIMEOUT_SECONDS"])
-	require.NoError(t, err)
-	assert.Greater(t, dig(pod, "terminationGracePeriodSeconds"), shutdown)
-
-	// The Service reaches the named port, and selects the pod.
-	svc := find(t, objs, "Service", "leashd")
-	assert.Equal(t, "http", dig(svc.doc, "spec", "ports", 0, "targetPort"))
-	for k, v := range dig(svc.doc, "spec", "selector").(map[string]any) {
-		assert.Equal(t, v, dig(dep.doc, "spec", "template", "metadata", "labels", k))
-		assert.Equal(t, v, dig(dep.doc, "spec", "selector", "matchLabels", k))
-	}
 }
 
 // --- Compose -----------------------------------------------------------------

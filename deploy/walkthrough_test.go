@@ -30,24 +30,7 @@ func TestTelegramWalkthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: not building cmd/leashd")
 	}
-	b, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	_, section, ok := strings.Cut(string(b), "\n## From clone to a working Telegram bot\n")
-	require.True(t, ok, "deploy/README.md has no Telegram walkthrough")
-	section, _, _ = strings.Cut(section, "\n## ")
-
-	// The README's lines, in order.
-	require.Contains(t, section, "cp deploy/leashd.env.example deploy/leashd.env && chmod 600 deploy/leashd.env")
-	start := regexp.MustCompile(`(?m)^\s*(set -a; \. deploy/leashd\.env; set \+a); go run \./cmd/leashd\s*$`).FindStringSubmatch(section)
-	require.NotNil(t, start, "the walkthrough starts leashd with the env file")
-	appends := regexp.MustCompile(`echo '(LEASHD_[A-Z_]+)=([^']*)' >> deploy/leashd\.env`).FindAllStringSubmatch(section, -1)
-	require.Len(t, appends, 2, "the walkthrough appends the bot token, then the allowed users")
-	require.Equal(t, "LEASHD_TELEGRAM_BOT_TOKEN", appends[0][1])
-	require.Equal(t, "LEASHD_TELEGRAM_ALLOWED_USERS", appends[1][1])
-	quoted := regexp.MustCompile("`(Not allowed\\. Your user ID is (\\d+) —\\s+add it to\\s+LEASHD_TELEGRAM_ALLOWED_USERS\\.)`").FindStringSubmatch(section)
-	require.NotNil(t, quoted, "the walkthrough quotes the bot's answer to a stranger")
-	require.Equal(t, quoted[2], appends[1][2], "the ID the bot tells is the one to allow")
-
+	start, appends, quoted := telegramWalkthroughLines(t)
 	bin := buildLeashd(t)
 	fake := tgfake.New()
 	defer fake.Close()
@@ -55,18 +38,7 @@ func TestTelegramWalkthrough(t *testing.T) {
 
 	// Step 3: the environment file, as the README writes it.
 	dir := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "deploy"), 0o755))
-	example, err := os.ReadFile("leashd.env.example")
-	require.NoError(t, err)
-	envFile := filepath.Join(dir, "deploy", "leashd.env")
-	require.NoError(t, os.WriteFile(envFile, example, 0o600))
-	appendLine := func(k, v string) {
-		f, err := os.OpenFile(envFile, os.O_APPEND|os.O_WRONLY, 0)
-		require.NoError(t, err)
-		_, err = fmt.Fprintf(f, "%s=%s\n", k, v)
-		require.NoError(t, err)
-		require.NoError(t, f.Close())
-	}
+	appendLine := exampleEnvFile(t, dir)
 	appendLine(appends[0][1], fake.Token()) // the README's placeholder is the token BotFather gives
 
 	// Step 4: start it. What a test must add: the fake's URL, a free port,
@@ -111,6 +83,50 @@ func TestTelegramWalkthrough(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}, 10*time.Second, 50*time.Millisecond, "/readyz never answered 200")
+}
+
+// telegramWalkthroughLines returns the lines of deploy/README.md's Telegram
+// walkthrough the test runs, checking they are there in order: the command
+// that starts leashd with the environment file (start[1]), the two lines
+// appended to it (token, then allowed users: name in [1], value in [2]), and
+// the bot's answer to a stranger as quoted (whole in [1], the ID in [2]).
+func telegramWalkthroughLines(t *testing.T) (start []string, appends [][]string, quoted []string) {
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(b), "\n## From clone to a working Telegram bot\n")
+	require.True(t, ok, "deploy/README.md has no Telegram walkthrough")
+	section, _, _ = strings.Cut(section, "\n## ")
+
+	// The README's lines, in order.
+	require.Contains(t, section, "cp deploy/leashd.env.example deploy/leashd.env && chmod 600 deploy/leashd.env")
+	start = regexp.MustCompile(`(?m)^\s*(set -a; \. deploy/leashd\.env; set \+a); go run \./cmd/leashd\s*$`).FindStringSubmatch(section)
+	require.NotNil(t, start, "the walkthrough starts leashd with the env file")
+	appends = regexp.MustCompile(`echo '(LEASHD_[A-Z_]+)=([^']*)' >> deploy/leashd\.env`).FindAllStringSubmatch(section, -1)
+	require.Len(t, appends, 2, "the walkthrough appends the bot token, then the allowed users")
+	require.Equal(t, "LEASHD_TELEGRAM_BOT_TOKEN", appends[0][1])
+	require.Equal(t, "LEASHD_TELEGRAM_ALLOWED_USERS", appends[1][1])
+	quoted = regexp.MustCompile("`(Not allowed\\. Your user ID is (\\d+) —\\s+add it to\\s+LEASHD_TELEGRAM_ALLOWED_USERS\\.)`").FindStringSubmatch(section)
+	require.NotNil(t, quoted, "the walkthrough quotes the bot's answer to a stranger")
+	require.Equal(t, quoted[2], appends[1][2], "the ID the bot tells is the one to allow")
+	return start, appends, quoted
+}
+
+// exampleEnvFile writes dir/deploy/leashd.env from leashd.env.example, as
+// the README's cp line does, and returns a function appending a line to it,
+// as the README's echo lines do.
+func exampleEnvFile(t *testing.T, dir string) (appendLine func(k, v string)) {
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "deploy"), 0o755))
+	example, err := os.ReadFile("leashd.env.example")
+	require.NoError(t, err)
+	envFile := filepath.Join(dir, "deploy", "leashd.env")
+	require.NoError(t, os.WriteFile(envFile, example, 0o600))
+	return func(k, v string) {
+		f, err := os.OpenFile(envFile, os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, err = fmt.Fprintf(f, "%s=%s\n", k, v)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
 }
 
 // TestSlackWalkthrough follows deploy/README.md's "Slack, end to end" from

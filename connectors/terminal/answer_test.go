@@ -37,9 +37,9 @@ func TestParseApproval(t *testing.T) {
 	assert.Contains(t, parseApproval("yes", keys).hint, `"yes" is not an answer`)
 }
 
-// A tool approval: a/1 allows, r/2 rejects at once (no option: the turn
-// stops), s/3 allows for the session and d/4 denies with a reason,
-// whatever the order of the options.
+// TestParseToolApproval: a tool approval: a/1 allows, r/2 rejects at once
+// (no option: the turn stops), s/3 allows for the session and d/4 denies
+// with a reason, whatever the order of the options.
 func TestParseToolApproval(t *testing.T) {
 	keys := approvalKeys(tool)
 	label := func(a act) string {
@@ -110,9 +110,9 @@ func TestParseChoice(t *testing.T) {
 	}
 }
 
-// At a question (free), text that is not a number, r or a /command is the
-// person's own answer ("Other"); in quotes, a number or r is text too. A
-// plan review (not free) takes no text.
+// TestParseChoiceFreeText: at a question (free), text that is not a number,
+// r or a /command is the person's own answer ("Other"); in quotes, a number
+// or r is text too. A plan review (not free) takes no text.
 func TestParseChoiceFreeText(t *testing.T) {
 	for _, multi := range []bool{false, true} {
 		for in, want := range map[string]string{
@@ -130,8 +130,8 @@ func TestParseChoiceFreeText(t *testing.T) {
 	assert.Equal(t, act{kind: actReject}, parseChoice("r", 3, 0, false, true))
 }
 
-// Multi-select: several numbers toggle each once, in the order typed;
-// "13" of 3 options can only mean 1 and 3.
+// TestParseChoiceSeveral: multi-select: several numbers toggle each once, in
+// the order typed; "13" of 3 options can only mean 1 and 3.
 func TestParseChoiceSeveral(t *testing.T) {
 	toggles := func(idx ...int) act { return act{kind: actToggle, index: idx[0], indexes: idx} }
 	for in, want := range map[string]act{

@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// A tool approval that must be read in full, defaults to no and offers no
-// session rule: the notes and the whole input are printed, Deny is offered
-// first, a digit (a stray key) does not answer, "s" is not offered, and the
-// letter a still allows.
+// TestToolApprovalWithTheAgentsFlags: a tool approval that must be read in
+// full, defaults to no and offers no session rule: the notes and the whole
+// input are printed, Deny is offered first, a digit (a stray key) does not
+// answer, "s" is not offered, and the letter a still allows.
 func TestToolApprovalWithTheAgentsFlags(t *testing.T) {
 	got := make(chan agent.PermissionResponse, 1)
 	turn := func(ctx context.Context, _ string, h agent.TurnHandler) (agent.Result, error) {

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -65,10 +64,8 @@ func leashd(t *testing.T) string {
 			return
 		}
 		buildPath = filepath.Join(buildDir, "leashd")
-		goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goBin); err != nil {
-			goBin = "go"
-		}
+		// go test puts its own GOROOT/bin first on the test's PATH.
+		goBin := "go"
 		args := []string{"build", "-o", buildPath}
 		if raceEnabled {
 			args = append(args, "-race")
@@ -315,7 +312,7 @@ func TestChatQuestionsAsListsAndMultiSelect(t *testing.T) {
 	s.waitText("  → SQLite")
 
 	// Multi-select: a numbered list with coloured numbers and a Reject line.
-	scr = s.waitText("Features · question 2 of 2")
+	s.waitText("Features · question 2 of 2")
 	s.waitText("  r) Reject")
 	scr = s.screen()
 	assert.Contains(t, scr, "Which features?\n"+
@@ -494,9 +491,9 @@ func TestChatToolApprovalsOneAfterAnother(t *testing.T) {
 	s.waitIdle()
 }
 
-// r (or 2) at a tool approval rejects at once, as Ctrl+C does: no reason
-// is asked, the agent is told the person rejected, the turn stops, and
-// the prompt is back.
+// TestChatToolApprovalRRejectsAtOnce: r (or 2) at a tool approval rejects at
+// once, as Ctrl+C does: no reason is asked, the agent is told the person
+// rejected, the turn stops, and the prompt is back.
 func TestChatToolApprovalRRejectsAtOnce(t *testing.T) {
 	s := start(t, []string{"--log", "chat.log"}, "LEASHD_LOG_LEVEL=info")
 	s.send("edit and bash", keyEnter)
@@ -519,8 +516,9 @@ func TestChatToolApprovalRRejectsAtOnce(t *testing.T) {
 	s.waitIdle()
 }
 
-// At a question, typed text is the person's own answer ("Other"); in a
-// multi-select, "1 3" toggles both and "23" (of three options) 2 and 3.
+// TestChatQuestionTextAnswerAndSeveralNumbers: at a question, typed text is
+// the person's own answer ("Other"); in a multi-select, "1 3" toggles both
+// and "23" (of three options) 2 and 3.
 func TestChatQuestionTextAnswerAndSeveralNumbers(t *testing.T) {
 	s := start(t, nil)
 	s.send("question", keyEnter)
@@ -694,8 +692,9 @@ func TestChatPipedInputIsPlain(t *testing.T) {
 	assert.Empty(t, races)
 }
 
-// The input ends while a question waits: nobody is left to answer it, so
-// it is rejected and leashd chat ends cleanly.
+// TestChatPipedInputEndsAtAQuestion: the input ends while a question waits:
+// nobody is left to answer it, so it is rejected and leashd chat ends
+// cleanly.
 func TestChatPipedInputEndsAtAQuestion(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(leashd(t), "chat")
@@ -708,8 +707,9 @@ func TestChatPipedInputEndsAtAQuestion(t *testing.T) {
 	assert.NotContains(t, string(out), "Plan approved")
 }
 
-// Typing at a terminal with the output redirected (leashd chat > file):
-// the terminal's own line editing is used, and the file gets plain text.
+// TestChatOutputRedirectedFromATerminal: typing at a terminal with the
+// output redirected (leashd chat > file): the terminal's own line editing is
+// used, and the file gets plain text.
 func TestChatOutputRedirectedFromATerminal(t *testing.T) {
 	dir := t.TempDir()
 	ptmx, tty, err := pty.Open()

@@ -216,8 +216,9 @@ func TestListOfOneIsStillAList(t *testing.T) {
 	p.waitCursor(">")
 }
 
-// A request made through the InputHandler API with two options has no kind
-// to go by: it is a yes/no approval (a/1 the first option, r/2 the second).
+// TestRequestInputWithTwoOptionsIsAnApproval: a request made through the
+// InputHandler API with two options has no kind to go by: it is a yes/no
+// approval (a/1 the first option, r/2 the second).
 func TestRequestInputWithTwoOptionsIsAnApproval(t *testing.T) {
 	p := startInproc(t, nil)
 	type result struct {
@@ -311,8 +312,9 @@ func TestAnsweredOrCancelledElsewhere(t *testing.T) {
 	assert.False(t, (<-got).Allow)
 }
 
-// A key racing a cancellation: whichever wins, the screen says what
-// happened, the agent gets exactly one outcome, and the prompt comes back.
+// TestKeyRacingCancel: a key racing a cancellation: whichever wins, the
+// screen says what happened, the agent gets exactly one outcome, and the
+// prompt comes back.
 func TestKeyRacingCancel(t *testing.T) {
 	got := make(chan agent.PermissionResponse, 1)
 	q := map[string]any{"question": "Which?", "options": []map[string]string{{"label": "A"}, {"label": "B"}, {"label": "C"}}}
@@ -470,9 +472,10 @@ func bash(got chan<- agent.PermissionResponse, release <-chan struct{}, stopped 
 	}
 }
 
-// r or 2 at a tool approval rejects at once: the agent is told the user
-// rejected, the turn is interrupted, the screen says so and the prompt is
-// back. d asks for a reason the agent reads, and the turn goes on.
+// TestToolApprovalRejectAndDenyWithAReason: r or 2 at a tool approval
+// rejects at once: the agent is told the user rejected, the turn is
+// interrupted, the screen says so and the prompt is back. d asks for a
+// reason the agent reads, and the turn goes on.
 func TestToolApprovalRejectAndDenyWithAReason(t *testing.T) {
 	for _, key := range []string{"r", "2"} {
 		t.Run(key, func(t *testing.T) {
@@ -513,8 +516,9 @@ func TestToolApprovalRejectAndDenyWithAReason(t *testing.T) {
 	p.waitCursor(">")
 }
 
-// At a question with options, typed text is the answer ("Other"), as in
-// every connector; in a multi-select "1 3" toggles both.
+// TestQuestionTextAnswerAndSeveralNumbers: at a question with options,
+// typed text is the answer ("Other"), as in every connector; in a
+// multi-select "1 3" toggles both.
 func TestQuestionTextAnswerAndSeveralNumbers(t *testing.T) {
 	got := make(chan agent.PermissionResponse, 1)
 	q := map[string]any{"question": "Which?", "options": []map[string]string{{"label": "A"}, {"label": "B"}, {"label": "C"}}}
@@ -536,9 +540,9 @@ func TestQuestionTextAnswerAndSeveralNumbers(t *testing.T) {
 	p.waitText("  → A, C")
 }
 
-// The terminal is one approver of a request that needs two: its approval
-// keeps the prompt with "1 of 2 approvals — local", and the request ends
-// when another approver answers elsewhere.
+// TestOneApproverOfAQuorum: the terminal is one approver of a request that
+// needs two: its approval keeps the prompt with "1 of 2 approvals — local",
+// and the request ends when another approver answers elsewhere.
 func TestOneApproverOfAQuorum(t *testing.T) {
 	p := startInproc(t, nil, terminal.WithLateAnswer(0))
 	got := make(chan interactions.Resolution, 1)

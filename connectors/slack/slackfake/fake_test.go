@@ -76,8 +76,9 @@ func TestValidateBlocksLimits(t *testing.T) {
 	}
 }
 
-// Through slack-go, as leashd calls it: refused blocks come back as
-// invalid_blocks, nothing is posted or changed, and the refusal is listed.
+// TestInvalidBlocksRefusedLikeSlack: through slack-go, as leashd calls it:
+// refused blocks come back as invalid_blocks, nothing is posted or changed,
+// and the refusal is listed.
 func TestInvalidBlocksRefusedLikeSlack(t *testing.T) {
 	fake := slackfake.New("xoxb-t", "xapp-t")
 	defer fake.Close()

@@ -148,9 +148,9 @@ func FuzzParseHTML(f *testing.F) {
 	})
 }
 
-// Like Telegram, one getUpdates answers at most limit updates (1-100,
-// default 100), oldest first; the offset confirms them and the next call
-// answers the rest, in order.
+// TestTheFakeAnswersAtMostLimitUpdates: like Telegram, one getUpdates
+// answers at most limit updates (1-100, default 100), oldest first; the
+// offset confirms them and the next call answers the rest, in order.
 func TestTheFakeAnswersAtMostLimitUpdates(t *testing.T) {
 	f := tgfake.New()
 	defer f.Close()
@@ -187,8 +187,9 @@ func TestTheFakeAnswersAtMostLimitUpdates(t *testing.T) {
 	assert.Equal(t, 5, f.PendingUpdates())
 }
 
-// A long poll answers as soon as an update arrives, however many other
-// requests the fake serves meanwhile, and the update is the one injected.
+// TestTheFakeAnswersALongPollWhenAnUpdateArrives: a long poll answers as
+// soon as an update arrives, however many other requests the fake serves
+// meanwhile, and the update is the one injected.
 func TestTheFakeAnswersALongPollWhenAnUpdateArrives(t *testing.T) {
 	f := tgfake.New()
 	defer f.Close()
@@ -219,7 +220,8 @@ func TestTheFakeAnswersALongPollWhenAnUpdateArrives(t *testing.T) {
 	}
 }
 
-// A stalled call hangs until released; other calls go through meanwhile.
+// TestTheFakeStallsTheCallsItIsTold: a stalled call hangs until released;
+// other calls go through meanwhile.
 func TestTheFakeStallsTheCallsItIsTold(t *testing.T) {
 	f := tgfake.New()
 	defer f.Close()
