@@ -9,7 +9,7 @@
 //	interactions/client      public Go client of leashd's HTTP API
 //	engine/                  the engine core
 //	engine/approval          permission request → interaction
-//	engine/agents/{claude,acp,demo}, engine/agents/internal/agentproc
+//	engine/agent/{claude,acp,demo}, engine/agent/internal/agentproc
 //	engine/{sqlite,mcpserver,metrics,policy,worktree}
 //	engine/enginetest        test doubles (+ fakeapi, gittest)
 //	connectors/              shared helpers of the chat apps
@@ -24,20 +24,20 @@
 //   - No package under connectors/ imports anything under engine/. Their
 //     test files may import the test doubles under engine/enginetest/ and
 //     nothing else of engine/.
-//   - No package under engine/agents/ imports anything under connectors/,
-//     and an agent (engine/agents/<name> and its subpackages) does not
-//     import another agent; engine/agents/internal/... is shared by all.
+//   - No package under engine/agent/ imports anything under connectors/,
+//     and an agent (engine/agent/<name> and its subpackages) does not
+//     import another agent; engine/agent/internal/... is shared by all.
 //   - config (and config/...) imports nothing under engine/ or connectors/.
-//   - Only cmd/... and engine/agents/claude/... import
-//     engine/agents/claude (or its subpackages).
-//   - The engine package itself imports no agent (engine/agents/...) and no
+//   - Only cmd/... and engine/agent/claude/... import
+//     engine/agent/claude (or its subpackages).
+//   - The engine package itself imports no agent (engine/agent/...) and no
 //     connector (connectors/...).
 //   - The packages of the layout above exist, and the module has no other
 //     top-level folders than cmd, config, connectors, deploy, engine and
 //     interactions.
 //
 // Naming rule: only the Claude driver names Claude. Non-test .go files
-// under engine/ (except engine/agents/claude/), interactions/ and
+// under engine/ (except engine/agent/claude/), interactions/ and
 // connectors/ have no identifier or string literal containing "claude" (in
 // any case) and no "Claude Code" anywhere, comments included.
 //

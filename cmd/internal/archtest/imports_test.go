@@ -29,8 +29,12 @@ var importRules = []importRule{{
 	forbids: func(_, imp string) bool { return under(imp, "engine") },
 }, {
 	name:    "no agent imports a connector",
-	applies: func(p string) bool { return under(p, "engine/agents") },
+	applies: func(p string) bool { return under(p, "engine/agent") },
 	forbids: func(_, imp string) bool { return under(imp, "connectors") },
+}, {
+	name:    "an agent driver knows the contract (engine/agent), not the engine",
+	applies: func(p string) bool { return under(p, "engine/agent") },
+	forbids: func(_, imp string) bool { return imp == "engine" },
 }, {
 	name:    "no agent imports another agent",
 	applies: func(p string) bool { return agentOf(p) != "" },
@@ -40,20 +44,22 @@ var importRules = []importRule{{
 	applies: func(p string) bool { return under(p, "config") },
 	forbids: func(_, imp string) bool { return under(imp, "engine") || under(imp, "connectors") },
 }, {
-	name:    "only cmd and the Claude driver import engine/agents/claude",
-	applies: func(p string) bool { return !under(p, "cmd") && !under(p, "engine/agents/claude") },
-	forbids: func(_, imp string) bool { return under(imp, "engine/agents/claude") },
+	name:    "only cmd and the Claude driver import engine/agent/claude",
+	applies: func(p string) bool { return !under(p, "cmd") && !under(p, "engine/agent/claude") },
+	forbids: func(_, imp string) bool { return under(imp, "engine/agent/claude") },
 }, {
-	name:    "the engine package imports no agent and no connector",
-	applies: func(p string) bool { return p == "engine" },
-	forbids: func(_, imp string) bool { return under(imp, "engine/agents") || under(imp, "connectors") },
+	name:    "the engine package imports no agent driver and no chat app",
+	applies: func(p string) bool { return p == "engine" || p == "engine/approval" || p == "engine/agent" },
+	forbids: func(_, imp string) bool {
+		return agentOf(imp) != "" || under(imp, "engine/agent/internal") || strings.HasPrefix(imp, "connectors/")
+	},
 }}
 
 // agentOf returns the agent a package belongs to ("claude" for
-// engine/agents/claude/fakes), or "" for packages that are no agent's,
-// engine/agents/internal/... included.
+// engine/agent/claude/fakes), or "" for packages that are no agent's,
+// engine/agent/internal/... included.
 func agentOf(p string) string {
-	rest, ok := strings.CutPrefix(p, "engine/agents/")
+	rest, ok := strings.CutPrefix(p, "engine/agent/")
 	if !ok {
 		return ""
 	}
@@ -102,8 +108,8 @@ func TestConnectorTestImports(t *testing.T) {
 var layout = []string{
 	"interactions", "interactions/client",
 	"engine", "engine/approval",
-	"engine/agents/claude", "engine/agents/acp", "engine/agents/demo",
-	"engine/agents/internal/agentproc",
+	"engine/agent", "engine/agent/claude", "engine/agent/acp", "engine/agent/demo",
+	"engine/agent/internal/agentproc",
 	"engine/sqlite", "engine/mcpserver", "engine/metrics", "engine/policy", "engine/worktree",
 	"engine/enginetest", "engine/enginetest/fakeapi", "engine/enginetest/gittest",
 	"connectors", "connectors/telegram", "connectors/telegram/tgfake",

@@ -10,9 +10,10 @@ import (
 
 // namesClaudeChecked reports whether the file is one that may not name
 // Claude: under engine/ (but for the Claude driver), interactions/ or
-// connectors/, test files aside.
+// connectors/, test files and test rigs (engine/enginetest/..., which fake
+// the model APIs the agents call) aside.
 func namesClaudeChecked(f goFile) bool {
-	if f.isTest() || under(f.Rel, "engine/agents/claude") {
+	if f.isTest() || under(f.Rel, "engine/agent/claude") || under(f.Rel, "engine/enginetest") {
 		return false
 	}
 	return under(f.Rel, "engine") || under(f.Rel, "interactions") || under(f.Rel, "connectors")

@@ -10,7 +10,7 @@ func TestRuleHelpers(t *testing.T) {
 		want   bool
 	}{
 		{"engine", "engine", true},
-		{"engine/agents/acp", "engine", true},
+		{"engine/agent/acp", "engine", true},
 		{"enginetest", "engine", false},
 		{"connectors/web", "connectors", true},
 	} {
@@ -19,10 +19,10 @@ func TestRuleHelpers(t *testing.T) {
 		}
 	}
 	for p, want := range map[string]string{
-		"engine/agents/claude":               "claude",
-		"engine/agents/claude/internal/wire": "claude",
-		"engine/agents/internal/agentproc":   "",
-		"engine/agents":                      "",
+		"engine/agent/claude":               "claude",
+		"engine/agent/claude/internal/wire": "claude",
+		"engine/agent/internal/agentproc":   "",
+		"engine/agent":                      "",
 		"engine/approval":                    "",
 	} {
 		if got := agentOf(p); got != want {
