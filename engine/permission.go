@@ -164,7 +164,7 @@ func (t *turn) approveTool(ctx context.Context, req agent.PermissionRequest) age
 
 // engineRules says whether the engine applies "allow for the session"
 // rules itself: only for agents that ask for it (SessionRulesByEngine).
-// An agent that keeps its own rules (Claude Code) asks only about calls its
+// An agent that keeps its own rules asks only about calls its
 // rules do not cover; allowing such a call here because of a looser match
 // would approve something nobody has seen.
 func (e *Engine) engineRules() bool {

@@ -17,7 +17,8 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-// Mode is an agent permission mode, as Claude Code names them.
+// Mode is an agent permission mode. The names are the ones most agents
+// share; a driver maps them to its agent's own (ModeNamer).
 type Mode string
 
 // Permission modes.
@@ -66,7 +67,7 @@ type About struct {
 // "allow for the session" rules sent with an allow (PermissionResponse's
 // addRules) themselves, such as the demo agent, and returns true: the
 // engine then remembers those rules and allows matching calls without
-// asking again. Every other agent — Claude Code keeps session rules and
+// asking again. Every other agent — one that keeps session rules and
 // decides what they cover, asking about each part of a compound shell
 // command — gets no engine-side matching at all, so the engine never
 // approves a call that the agent put to a person.
@@ -107,7 +108,7 @@ const (
 	NoticeReset = "conversation_reset"
 )
 
-// Session is one live agent conversation (for Claude: one CLI process).
+// Session is one live agent conversation (often one agent process).
 type Session interface {
 	// Turn sends a prompt and blocks until the agent's final result,
 	// streaming what it says and does to h and asking h for permissions.
@@ -149,7 +150,7 @@ type PermissionRequest struct {
 	Suggestions []PermissionUpdate // the rules the agent suggests for "allow for this session", if any
 
 	// What the agent says about the request, for the person deciding.
-	Reason      string // why it asks (Claude: decision_reason)
+	Reason      string // why it asks, in the agent's words
 	BlockedPath string // the path that made it ask, if any
 	// MCPServer and MCPSource name the MCP server serving the tool and
 	// where its definition came from (e.g. "user", "project", "plugin").
@@ -191,7 +192,7 @@ type PermissionOption struct {
 func (o PermissionOption) Allows() bool { return strings.HasPrefix(o.Kind, "allow") }
 
 // Decision classifications: how a person decided, for agents that record
-// it (Claude Code's decisionClassification). Empty when no person decided.
+// it. Empty when no person decided.
 const (
 	ClassUserTemporary = "user_temporary" // allowed once
 	ClassUserPermanent = "user_permanent" // allowed by a rule a person made ("allow for this session")
@@ -229,8 +230,8 @@ type PermissionResponse struct {
 }
 
 // PermissionUpdate changes the session's permissions along with an allow.
-// The Claude driver sends them with destination "session": other
-// destinations write settings files.
+// Drivers apply them to the session only: an agent's other destinations
+// write settings files on the machine.
 type PermissionUpdate struct {
 	Type        string // "addRules" or "setMode"
 	Rules       []Rule
@@ -255,8 +256,8 @@ type Result struct {
 	Subtype    string // e.g. success, error_during_execution
 	DurationMS int64
 	// AuthFailed: the agent could not use its model because it has no
-	// valid credentials (Claude Code: not logged in, or its API key was
-	// refused). The engine then says how to log it in.
+	// valid credentials (not logged in, or its API key was refused). The
+	// engine then says how to log it in (About.NotLoggedIn).
 	AuthFailed bool
 	// UsageLimit is set when the account's usage limit stopped the turn.
 	UsageLimit *UsageLimit

@@ -24,8 +24,8 @@ const RecoveredPromptPrefix = "[leashd: answer recovered after restart]"
 func TruncatedNote(n int) string { return fmt.Sprintf("… truncated (%d bytes)", n) }
 
 // Prewarmer is implemented by agents whose sessions are worth starting
-// before anyone asks (a Claude Code process takes about 0.7 s to start and
-// initialize): with LEASHD_PREWARM, the engine keeps that many spare sessions
+// before anyone asks (a CLI process that takes most of a second to start
+// and initialize): with LEASHD_PREWARM, the engine keeps that many spare sessions
 // open, and a new chat's first prompt goes to a spare instead of waiting
 // for a start. Agents whose sessions cost nothing to open (the demo agent)
 // do not implement it.

@@ -49,7 +49,7 @@ func Questions(ctx context.Context, f Flows, chatID string, req agent.Permission
 }
 
 // AskPermission decides a permission request of an agent leashd did not
-// start — Claude Code run with --permission-prompt-tool pointing at
+// start — one run with a --permission-prompt-tool pointing at
 // leashd's MCP server — through f in chatID, as for the CLI leashd runs:
 // AskUserQuestion becomes questions asked one at a time (allowed with the
 // answers attached), ExitPlanMode a plan review (approve sets the mode:

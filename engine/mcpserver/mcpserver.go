@@ -1,7 +1,6 @@
 // Package mcpserver is leashd's MCP server: an asker (like an agent, not a
-// connector) that lets any MCP client — a Claude Code or Codex run leashd did
-// not start, another agent — put questions, approvals and Claude Code's
-// permission prompts to the people of a chat. It serves streamable HTTP on
+// connector) that lets any MCP client — an agent leashd did not start —
+// put questions, approvals and permission prompts to the people of a chat. It serves streamable HTTP on
 // the web address at /mcp (?chat=CHAT, default "mcp"), and stdio in
 // `leashd mcp`, which proxies to a running leashd over its HTTP API.
 //
@@ -11,7 +10,8 @@
 //     asked one at a time; the result is one line per question,
 //     "question"="answer".
 //   - request_approval: {"action","details"} → "approved" or "denied: <reason>".
-//   - permission_prompt: Claude Code's --permission-prompt-tool contract:
+//   - permission_prompt: the --permission-prompt-tool contract, when the
+//     caller gives Options.PermissionResult:
 //     {"tool_name","input","tool_use_id"} → the text of
 //     {"behavior":"allow","updatedInput":…} or {"behavior":"deny","message":…};
 //     AskUserQuestion and ExitPlanMode become a question flow and a plan
@@ -65,8 +65,8 @@ type Options struct {
 	Version string
 	Log     *slog.Logger
 	// PermissionResult renders a decision as the permission_prompt tool
-	// returns it: Claude Code's --permission-prompt-tool contract, which its
-	// driver knows (claude.PermissionResult). Without it the tool is not
+	// returns it: the --permission-prompt-tool contract, which the agent's
+	// driver knows (cmd passes the Claude driver's). Without it the tool is not
 	// offered.
 	PermissionResult func(input json.RawMessage, resp agent.PermissionResponse) any
 }
@@ -96,7 +96,7 @@ func New(a Asker, chatID string, o Options) *mcp.Server {
 	}
 	s.AddTool(&mcp.Tool{
 		Name:        ToolPermissionPrompt,
-		Description: "Claude Code's --permission-prompt-tool: asks the user whether a tool call may run. Returns {\"behavior\":\"allow\",\"updatedInput\":…} or {\"behavior\":\"deny\",\"message\":…} as text.",
+		Description: "A --permission-prompt-tool: asks the user whether a tool call may run. Returns {\"behavior\":\"allow\",\"updatedInput\":…} or {\"behavior\":\"deny\",\"message\":…} as text.",
 		InputSchema: json.RawMessage(permissionSchema),
 	}, t.permissionPrompt)
 	return s
@@ -274,7 +274,7 @@ type PermissionInput struct {
 	ToolUseID string          `json:"tool_use_id"`
 }
 
-// ParsePermission reads permission_prompt's arguments. Fields Claude Code
+// ParsePermission reads permission_prompt's arguments. Fields the agent
 // may add later are ignored.
 func ParsePermission(args json.RawMessage) (PermissionInput, error) {
 	var in PermissionInput

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"sync"
 	"time"
 
@@ -117,17 +116,6 @@ func ConnectorChecks(cs ...connectors.Connector) []Check {
 		}
 	}
 	return out
-}
-
-// BinaryCheck is ready when path (a path or a name looked up in $PATH) is an
-// executable, e.g. the Claude Code CLI.
-func BinaryCheck(name, path string) Check {
-	return Check{Name: name, Ready: func() error {
-		if _, err := exec.LookPath(path); err != nil {
-			return fmt.Errorf("%s not found: %w", path, err)
-		}
-		return nil
-	}}
 }
 
 func allowProbe(w http.ResponseWriter, r *http.Request) bool {

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -92,17 +90,6 @@ func TestReadyzFollowsState(t *testing.T) {
 	connected = nil
 	rec, _ = get(t, h, http.MethodGet)
 	assert.Equal(t, http.StatusOK, rec.Code)
-}
-
-func TestBinaryCheck(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "claude")
-	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755))
-	assert.NoError(t, metrics.BinaryCheck("agent", bin).Ready())
-	err := metrics.BinaryCheck("agent", filepath.Join(dir, "missing")).Ready()
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "missing not found")
-	assert.Equal(t, "agent", metrics.BinaryCheck("agent", bin).Name)
 }
 
 type conn struct {

@@ -109,8 +109,8 @@ type Request struct {
 	Chat    string
 	WorkDir string // the chat's working directory, for relative path globs
 	// AgentAsks is set when the agent itself says a person must decide
-	// (Claude Code's requires_user_interaction or matched_ask_rule): an
-	// allow rule then asks instead.
+	// (PermissionRequest.MustAsk: the agent's own ask rule or its word that
+	// a person must see it): an allow rule then asks instead.
 	AgentAsks bool
 }
 

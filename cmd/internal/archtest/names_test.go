@@ -4,6 +4,7 @@ import (
 	"go/scanner"
 	"go/token"
 	"os"
+	"path"
 	"strings"
 	"testing"
 )
@@ -12,8 +13,11 @@ import (
 // Claude: under engine/ (but for the Claude driver), interactions/ or
 // connectors/, test files and test rigs (engine/enginetest/..., which fake
 // the model APIs the agents call) aside.
+//
+// Agent drivers may name the agents they speak to (the ACP driver reads
+// the Claude adapter's _meta); the contract in engine/agent may not.
 func namesClaudeChecked(f goFile) bool {
-	if f.isTest() || under(f.Rel, "engine/agent/claude") || under(f.Rel, "engine/enginetest") {
+	if f.isTest() || agentOf(pkgOfFile(f.Rel)) != "" || under(f.Rel, "engine/enginetest") {
 		return false
 	}
 	return under(f.Rel, "engine") || under(f.Rel, "interactions") || under(f.Rel, "connectors")
@@ -78,3 +82,6 @@ func shorten(s string) string {
 	}
 	return s
 }
+
+// pkgOfFile is the package folder of a file path relative to the module.
+func pkgOfFile(rel string) string { return path.Dir(rel) }

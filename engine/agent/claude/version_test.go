@@ -125,3 +125,14 @@ func TestUntestedVersionWarns(t *testing.T) {
 		}
 	}
 }
+
+// Ready is what /readyz shows for the agent: the CLI must be an executable.
+func TestReadyNeedsTheCLI(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "claude")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755))
+	assert.NoError(t, claude.New(bin).Ready())
+	err := claude.New(filepath.Join(dir, "missing")).Ready()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "missing not found")
+}
