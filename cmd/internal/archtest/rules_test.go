@@ -23,7 +23,7 @@ func TestRuleHelpers(t *testing.T) {
 		"engine/agent/claude/internal/wire": "claude",
 		"engine/agent/internal/agentproc":   "",
 		"engine/agent":                      "",
-		"engine/approval":                    "",
+		"engine/approval":                   "",
 	} {
 		if got := agentOf(p); got != want {
 			t.Errorf("agentOf(%q) = %q, want %q", p, got, want)
