@@ -53,8 +53,8 @@ type waiter struct {
 	ready chan struct{}
 }
 
-// chatLocked returns the chat's state, loading it from the store the first
-// time. Called with e.mu held; the store is read without it.
+// chatFor returns the chat's state, loading it from the store the first
+// time. It takes e.mu; the store is read without it.
 func (e *Engine) chatFor(ctx context.Context, chatID string) *chat {
 	e.mu.Lock()
 	c, ok := e.chats[chatID]
@@ -92,8 +92,8 @@ func (e *Engine) chatFor(ctx context.Context, chatID string) *chat {
 	return c
 }
 
-// saveLocked persists the chat's session record in the background of the
-// caller's lock: the record is copied, the write happens without the lock.
+// save persists the chat's session record: the record is copied under
+// e.mu, the write happens without it.
 func (e *Engine) save(c *chat) {
 	e.mu.Lock()
 	rec := SessionRecord{ChatID: c.id, AgentSessionID: c.agentID, Mode: c.mode, WorkDir: c.workDir, LastActive: c.active}
@@ -248,74 +248,22 @@ func (e *Engine) armIdleLocked(c *chat) {
 // free slot, telling the chat its place in the queue) when there is none.
 func (e *Engine) session(ctx context.Context, c *chat) (agent.Session, error) {
 	e.mu.Lock()
-	if c.idle != nil {
-		c.idle.Stop()
-		c.idle = nil
+	if s := e.liveSessionLocked(c); s != nil {
+		e.mu.Unlock()
+		return s, nil
 	}
-	if c.sess != nil {
-		select {
-		case <-c.sess.Done(): // died while idle: its process is gone
-			dead := c.sess
-			e.dropSessionLocked(c)
-			delete(e.closing, dead)
-			e.releaseSlotLocked()
-		default:
-			s := c.sess
-			e.mu.Unlock()
-			return s, nil
-		}
-	}
-	var w *waiter
-	var evict agent.Session
-	quiet := false // waiting only for a spare to give its slot up
-	sp := e.claimSpareLocked(c)
-	if sp != nil {
-		// The spare's slot is the chat's now; another spare starts
-		// if a slot is free.
-		e.refillLocked()
-	} else if e.live < e.opts.maxConcurrent {
-		e.live++
-	} else if e.retireSpareLocked() {
-		// A spare that cannot serve this chat gives its slot up at once.
-		w = &waiter{chat: c, ready: make(chan struct{})}
-		e.waiters = append(e.waiters, w)
-		quiet = true
-	} else if victim := e.idleVictimLocked(c); victim != nil {
-		// The victim's slot passes to this chat once its process has
-		// exited (closed below, before this chat's starts).
-		evict = victim.sess
-		e.dropSessionLocked(victim)
-		delete(e.closing, evict)
-	} else {
-		w = &waiter{chat: c, ready: make(chan struct{})}
-		e.waiters = append(e.waiters, w)
-	}
-	pos := len(e.waiters)
+	r := e.reserveSlotLocked(c)
 	e.mu.Unlock()
-	if evict != nil {
-		e.closeSession(evict)
+	if r.evict != nil {
+		e.closeSession(r.evict)
 	}
-	if w != nil {
-		if !quiet {
-			e.say(ctx, c.id, fmt.Sprintf("All %d agent slots are busy; you are number %d in the queue. Your prompt runs as soon as one frees up.", e.opts.maxConcurrent, pos))
-		}
-		select {
-		case <-w.ready: // the slot was handed to us
-		case <-ctx.Done():
-			e.mu.Lock()
-			if i := indexWaiter(e.waiters, w); i >= 0 {
-				e.waiters = append(e.waiters[:i], e.waiters[i+1:]...)
-				e.mu.Unlock()
-			} else { // handed over just now: give it back
-				e.releaseSlotLocked()
-				e.mu.Unlock()
-			}
-			return nil, ctx.Err()
+	if r.wait != nil {
+		if err := e.waitForSlot(ctx, c, r); err != nil {
+			return nil, err
 		}
 	}
-
-	if sp != nil {
-		s, err := e.useSpare(ctx, sp)
+	if r.spare != nil {
+		s, err := e.useSpare(ctx, r.spare)
 		if err != nil {
 			return nil, err // the spare's retirement frees the slot
 		}
@@ -328,6 +276,95 @@ func (e *Engine) session(ctx context.Context, c *chat) (agent.Session, error) {
 		}
 		// The spare did not start: open the chat's own in its slot.
 	}
+	return e.openSession(ctx, c)
+}
+
+// liveSessionLocked returns the chat's session if it is still alive, and
+// stops its idle timer; a session that died while idle is dropped and its
+// slot freed.
+func (e *Engine) liveSessionLocked(c *chat) agent.Session {
+	if c.idle != nil {
+		c.idle.Stop()
+		c.idle = nil
+	}
+	if c.sess == nil {
+		return nil
+	}
+	select {
+	case <-c.sess.Done(): // died while idle: its process is gone
+		dead := c.sess
+		e.dropSessionLocked(c)
+		delete(e.closing, dead)
+		e.releaseSlotLocked()
+		return nil
+	default:
+		return c.sess
+	}
+}
+
+// reservation is how a chat gets its slot: a spare's, a free one, one
+// an idle chat's session gives up (evict), or a place in the queue (wait).
+type reservation struct {
+	spare *spare
+	evict agent.Session
+	wait  *waiter
+	quiet bool // waiting only for a spare to give its slot up
+	pos   int  // place in the queue
+}
+
+// reserveSlotLocked finds the chat a slot, in order of preference.
+func (e *Engine) reserveSlotLocked(c *chat) reservation {
+	var r reservation
+	r.spare = e.claimSpareLocked(c)
+	if r.spare != nil {
+		// The spare's slot is the chat's now; another spare starts
+		// if a slot is free.
+		e.refillLocked()
+	} else if e.live < e.opts.maxConcurrent {
+		e.live++
+	} else if e.retireSpareLocked() {
+		// A spare that cannot serve this chat gives its slot up at once.
+		r.wait = &waiter{chat: c, ready: make(chan struct{})}
+		e.waiters = append(e.waiters, r.wait)
+		r.quiet = true
+	} else if victim := e.idleVictimLocked(c); victim != nil {
+		// The victim's slot passes to this chat once its process has
+		// exited (closed by the caller, before this chat's starts).
+		r.evict = victim.sess
+		e.dropSessionLocked(victim)
+		delete(e.closing, r.evict)
+	} else {
+		r.wait = &waiter{chat: c, ready: make(chan struct{})}
+		e.waiters = append(e.waiters, r.wait)
+	}
+	r.pos = len(e.waiters)
+	return r
+}
+
+// waitForSlot waits in the queue until a slot is handed to the chat, or
+// ctx ends (then the place, or a slot handed over just then, is given up).
+func (e *Engine) waitForSlot(ctx context.Context, c *chat, r reservation) error {
+	if !r.quiet {
+		e.say(ctx, c.id, fmt.Sprintf("All %d agent slots are busy; you are number %d in the queue. Your prompt runs as soon as one frees up.", e.opts.maxConcurrent, r.pos))
+	}
+	select {
+	case <-r.wait.ready: // the slot was handed to us
+		return nil
+	case <-ctx.Done():
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if i := indexWaiter(e.waiters, r.wait); i >= 0 {
+			e.waiters = append(e.waiters[:i], e.waiters[i+1:]...)
+		} else { // handed over just now: give it back
+			e.releaseSlotLocked()
+		}
+		return ctx.Err()
+	}
+}
+
+// openSession opens the chat's session in the slot it holds, in its
+// worktree; a session that cannot be resumed is started afresh.
+func (e *Engine) openSession(ctx context.Context, c *chat) (agent.Session, error) {
 	if err := e.enterWorktree(ctx, c); err != nil {
 		e.mu.Lock()
 		e.releaseSlotLocked()

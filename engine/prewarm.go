@@ -206,7 +206,8 @@ func (e *Engine) useSpare(ctx context.Context, sp *spare) (agent.Session, error)
 	return sp.sess, nil
 }
 
-// closeSpares ends every spare at shutdown.
+// closeSparesLocked takes every spare away at shutdown and returns their
+// sessions for the caller to close without the lock.
 func (e *Engine) closeSparesLocked() []agent.Session {
 	var out []agent.Session
 	for _, sp := range e.spares {

@@ -39,43 +39,12 @@ type turn struct {
 func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 	sess, err := e.session(ctx, c)
 	if err != nil {
-		if ctx.Err() != nil {
-			return
-		}
-		e.log.Error("starting agent", "chat", c.id, "agent", e.agent.Name(), "err", err)
-		msg := "Could not start the agent: " + err.Error()
-		if hint := e.agent.About().InstallHint; hint != "" && errors.Is(err, agent.ErrAgentNotFound) {
-			msg += "\n" + hint
-		}
-		e.say(ctx, c.id, msg)
-		e.coord.CancelPending(c.id, "The agent could not start.")
-		if e.metrics != nil {
-			e.metrics.TurnFinished(err, false)
-		}
+		e.couldNotStart(ctx, c, err)
 		return
 	}
-
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	e.mu.Lock()
-	t := &turn{e: e, c: c, sess: sess, gen: c.gen, toolCount: map[string]int{}, rules: c.rules(), again: c.again}
-	c.again = nil
-	c.cancel = cancel
-	c.current = t
-	c.active = time.Now()
-	e.mu.Unlock()
-	e.save(c)
-
-	t.budget = newBudget(e.opts.turnTimeout, func() {
-		e.log.Warn("agent turn timed out", "chat", c.id, "limit", e.opts.turnTimeout)
-		e.say(ctx, c.id, fmt.Sprintf("The turn took longer than %s (not counting time waiting for you); stopping it.", e.opts.turnTimeout))
-		e.coord.CancelPending(c.id, "The agent turn timed out.")
-		ictx, icancel := context.WithTimeout(ctx, 10*time.Second)
-		defer icancel()
-		if err := sess.Interrupt(ictx); err != nil {
-			cancel()
-		}
-	})
+	t := e.beginTurn(ctx, c, sess, cancel)
 	start := time.Now()
 	res, err := sess.Turn(turnCtx, prompt, t)
 	t.budget.stop()
@@ -83,50 +52,10 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 		e.log.Warn("agent output over LEASHD_MAX_TURN_OUTPUT_BYTES was left out", "chat", c.id, "limit", e.opts.maxTurnOutput, "note", note)
 		e.stream(e.agentCtx, c.id, note)
 	}
-
-	e.mu.Lock()
-	c.cancel = nil
-	c.current = nil
-	c.active = time.Now()
-	stale := c.gen != t.gen
-	if res.SessionID != "" && !stale {
-		c.agentID = res.SessionID
-	} else if id := sess.ID(); id != "" && !stale {
-		c.agentID = id
-	}
-	ended := false
-	select {
-	case <-sess.Done():
-		ended = true
-	default:
-	}
-	if (ended || (err != nil && !stale)) && c.sess == sess {
-		e.dropSessionLocked(c) // a session whose turn failed is not reused
-		ended = true
-	}
-	t.mu.Lock()
-	cleanPlan := t.cleanPlan
-	t.mu.Unlock()
-	if cleanPlan != nil && !stale {
-		// Approved with a clean context: a fresh session implements the plan.
-		if c.sess == sess {
-			e.dropSessionLocked(c)
-			ended = true
-		}
-		c.agentID = ""
-		c.allowed = nil
-		c.mode = agent.ModeAcceptEdits
-		c.queue = append([]queued{{text: cleanPlanPrompt(*cleanPlan), fresh: true}}, c.queue...)
-	}
-	e.mu.Unlock()
-	e.save(c)
-	if ended {
-		go e.closeSession(sess)
-	}
+	stale, cleanPlan := e.endTurn(c, t, res, err)
 	if e.metrics != nil {
 		e.metrics.TurnFinished(err, res.IsError)
 	}
-
 	if stale { // /clear happened meanwhile; it said what happened
 		return
 	}
@@ -143,7 +72,7 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 		e.say(ctx, c.id, "The agent stopped unexpectedly: "+err.Error()+"\nYour next message starts it again, resuming the conversation.")
 		return
 	}
-	if cleanPlan != nil {
+	if cleanPlan {
 		e.say(ctx, c.id, "Plan approved. Starting a fresh session to implement it (mode: acceptEdits).")
 		return
 	}
@@ -152,6 +81,96 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 	if res.AuthFailed {
 		e.say(ctx, c.id, e.agent.About().NotLoggedIn)
 	}
+}
+
+// couldNotStart tells the chat why its agent did not start (with how to
+// install it when it is missing) and cancels what was pending there.
+func (e *Engine) couldNotStart(ctx context.Context, c *chat, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	e.log.Error("starting agent", "chat", c.id, "agent", e.agent.Name(), "err", err)
+	msg := "Could not start the agent: " + err.Error()
+	if hint := e.agent.About().InstallHint; hint != "" && errors.Is(err, agent.ErrAgentNotFound) {
+		msg += "\n" + hint
+	}
+	e.say(ctx, c.id, msg)
+	e.coord.CancelPending(c.id, "The agent could not start.")
+	if e.metrics != nil {
+		e.metrics.TurnFinished(err, false)
+	}
+}
+
+// beginTurn makes the chat's current turn and starts its time budget,
+// which interrupts the turn when it runs out (time waiting for a person
+// does not count).
+func (e *Engine) beginTurn(ctx context.Context, c *chat, sess agent.Session, cancel context.CancelFunc) *turn {
+	e.mu.Lock()
+	t := &turn{e: e, c: c, sess: sess, gen: c.gen, toolCount: map[string]int{}, rules: c.rules(), again: c.again}
+	c.again = nil
+	c.cancel = cancel
+	c.current = t
+	c.active = time.Now()
+	e.mu.Unlock()
+	e.save(c)
+	t.budget = newBudget(e.opts.turnTimeout, func() {
+		e.log.Warn("agent turn timed out", "chat", c.id, "limit", e.opts.turnTimeout)
+		e.say(ctx, c.id, fmt.Sprintf("The turn took longer than %s (not counting time waiting for you); stopping it.", e.opts.turnTimeout))
+		e.coord.CancelPending(c.id, "The agent turn timed out.")
+		ictx, icancel := context.WithTimeout(ctx, 10*time.Second)
+		defer icancel()
+		if err := sess.Interrupt(ictx); err != nil {
+			cancel()
+		}
+	})
+	return t
+}
+
+// endTurn records how the turn left the chat: the agent's session ID, a
+// session that ended or failed (dropped and closed), and a plan approved
+// with a clean context (a fresh session implements it, queued first).
+// stale reports that /clear came meanwhile.
+func (e *Engine) endTurn(c *chat, t *turn, res agent.Result, err error) (stale, cleanPlan bool) {
+	sess := t.sess
+	e.mu.Lock()
+	c.cancel = nil
+	c.current = nil
+	c.active = time.Now()
+	stale = c.gen != t.gen
+	if res.SessionID != "" && !stale {
+		c.agentID = res.SessionID
+	} else if id := sess.ID(); id != "" && !stale {
+		c.agentID = id
+	}
+	ended := false
+	select {
+	case <-sess.Done():
+		ended = true
+	default:
+	}
+	if (ended || (err != nil && !stale)) && c.sess == sess {
+		e.dropSessionLocked(c) // a session whose turn failed is not reused
+		ended = true
+	}
+	t.mu.Lock()
+	plan := t.cleanPlan
+	t.mu.Unlock()
+	if plan != nil && !stale {
+		if c.sess == sess {
+			e.dropSessionLocked(c)
+			ended = true
+		}
+		c.agentID = ""
+		c.allowed = nil
+		c.mode = agent.ModeAcceptEdits
+		c.queue = append([]queued{{text: cleanPlanPrompt(*plan), fresh: true}}, c.queue...)
+	}
+	e.mu.Unlock()
+	e.save(c)
+	if ended {
+		go e.closeSession(sess)
+	}
+	return stale, plan != nil
 }
 
 func cleanPlanPrompt(plan string) string {

@@ -210,98 +210,127 @@ func formField(name string, raw json.RawMessage, together bool) (FormField, erro
 	if !isString && p.Type != nil && !together {
 		return FormField{}, fmt.Errorf(`not a schema object: "type" is %v, not a string`, p.Type)
 	}
-	f := FormField{Name: name, Kind: typ, values: map[string]any{}}
-	q := interactions.Question{Header: connectors.Truncate(firstNonEmpty(p.Title, name), 100), Question: firstNonEmpty(p.Description, p.Title, name)}
+	b := fieldBuilder{f: FormField{Name: name, Kind: typ, values: map[string]any{}}, together: together}
+	b.q = interactions.Question{Header: connectors.Truncate(firstNonEmpty(p.Title, name), 100), Question: firstNonEmpty(p.Description, p.Title, name)}
 	if together {
-		q = interactions.Question{Header: p.Title, Question: p.Description}
+		b.q = interactions.Question{Header: p.Title, Question: p.Description}
 	}
-	add := func(label, desc string, v any) error {
-		if together {
-			label = strings.TrimSpace(label)
-			if label == "" {
-				return errors.New("an option has no title or value")
-			}
-			if _, dup := f.values[label]; dup {
-				return fmt.Errorf("two options are labelled %q", label)
-			}
-		} else {
-			label, desc = uniqueLabel(q.Options, label), ""
-		}
-		f.values[label] = v
-		q.Options = append(q.Options, interactions.Option{Label: label, Description: desc})
-		return nil
+	if err := b.ofType(typ, p); err != nil {
+		return FormField{}, err
 	}
-	addChoices := func(cs []choice, enum []any, names []string) error {
-		for _, c := range cs {
-			if err := add(firstNonEmpty(c.Title, fmt.Sprint(c.Const)), c.Description, c.Const); err != nil {
-				return err
-			}
-		}
-		for i, v := range enum {
-			label := fmt.Sprint(v)
-			if i < len(names) && names[i] != "" {
-				label = names[i]
-			}
-			if err := add(label, "", v); err != nil {
-				return err
-			}
-		}
-		if together {
-			return nil
-		}
-		if len(q.Options) == 0 {
-			return errors.New("a choice without options")
-		}
-		if len(q.Options) > 25 {
-			return fmt.Errorf("%d options; leashd offers at most 25", len(q.Options))
-		}
-		return nil
-	}
+	b.f.Question = b.q
+	return b.f, nil
+}
+
+// fieldBuilder gathers a field's question and the value each option
+// stands for.
+type fieldBuilder struct {
+	f        FormField
+	q        interactions.Question
+	together bool
+}
+
+// ofType asks the property as its JSON type says: choices for strings with
+// options and arrays, Yes/No for booleans, free text for the rest.
+func (b *fieldBuilder) ofType(typ string, p propSchema) error {
 	switch typ {
 	case "string", "":
 		switch {
-		case together:
-			if err := addChoices(append(p.OneOf, p.AnyOf...), p.Enum, p.EnumNames); err != nil {
-				return FormField{}, err
+		case b.together:
+			if err := b.addChoices(append(p.OneOf, p.AnyOf...), p.Enum, p.EnumNames); err != nil {
+				return err
 			}
 		case len(p.OneOf) > 0 || len(p.Enum) > 0:
-			if err := addChoices(p.OneOf, p.Enum, p.EnumNames); err != nil {
-				return FormField{}, err
+			if err := b.addChoices(p.OneOf, p.Enum, p.EnumNames); err != nil {
+				return err
 			}
 		case typ == "":
-			return FormField{}, errors.New(`no "type" (accepted: string, number, integer, boolean, array)`)
+			return errors.New(`no "type" (accepted: string, number, integer, boolean, array)`)
 		}
-		f.Kind = "string"
-		if p.Format != "" && len(q.Options) == 0 && !together {
-			q.Question += " (" + p.Format + ")"
+		b.f.Kind = "string"
+		if p.Format != "" && len(b.q.Options) == 0 && !b.together {
+			b.q.Question += " (" + p.Format + ")"
 		}
 	case "number", "integer":
-		if !together {
-			q.Question += " (" + typ + ")"
+		if !b.together {
+			b.q.Question += " (" + typ + ")"
 		}
 	case "boolean":
-		_ = add(elicitYes, "", true)
-		_ = add(elicitNo, "", false)
+		_ = b.add(elicitYes, "", true)
+		_ = b.add(elicitNo, "", false)
 	case "array":
-		var items propSchema
-		if len(p.Items) > 0 {
-			if err := json.Unmarshal(p.Items, &items); err != nil {
-				return FormField{}, fmt.Errorf(`"items" is not a schema object: %w`, err)
-			}
-		}
-		err := addChoices(append(items.AnyOf, items.OneOf...), items.Enum, items.EnumNames)
-		if err == nil && len(q.Options) == 0 {
-			err = errors.New("none given")
-		}
-		if err != nil {
-			return FormField{}, fmt.Errorf(`an array needs "items" with "enum" or "anyOf" options: %w`, err)
-		}
-		q.MultiSelect = true
+		return b.ofArray(p)
 	default:
-		return FormField{}, fmt.Errorf("type %q cannot be asked (accepted: string, number, integer, boolean, array of options)", typ)
+		return fmt.Errorf("type %q cannot be asked (accepted: string, number, integer, boolean, array of options)", typ)
 	}
-	f.Question = q
-	return f, nil
+	return nil
+}
+
+// ofArray asks an array of options as a multiple choice.
+func (b *fieldBuilder) ofArray(p propSchema) error {
+	var items propSchema
+	if len(p.Items) > 0 {
+		if err := json.Unmarshal(p.Items, &items); err != nil {
+			return fmt.Errorf(`"items" is not a schema object: %w`, err)
+		}
+	}
+	err := b.addChoices(append(items.AnyOf, items.OneOf...), items.Enum, items.EnumNames)
+	if err == nil && len(b.q.Options) == 0 {
+		err = errors.New("none given")
+	}
+	if err != nil {
+		return fmt.Errorf(`an array needs "items" with "enum" or "anyOf" options: %w`, err)
+	}
+	b.q.MultiSelect = true
+	return nil
+}
+
+// add offers one option standing for v. Asked together (FormOptions.Together),
+// labels must be distinct as given;
+// asked alone, they are made unique.
+func (b *fieldBuilder) add(label, desc string, v any) error {
+	if b.together {
+		label = strings.TrimSpace(label)
+		if label == "" {
+			return errors.New("an option has no title or value")
+		}
+		if _, dup := b.f.values[label]; dup {
+			return fmt.Errorf("two options are labelled %q", label)
+		}
+	} else {
+		label, desc = uniqueLabel(b.q.Options, label), ""
+	}
+	b.f.values[label] = v
+	b.q.Options = append(b.q.Options, interactions.Option{Label: label, Description: desc})
+	return nil
+}
+
+// addChoices offers a schema's oneOf/anyOf choices and enum values.
+func (b *fieldBuilder) addChoices(cs []choice, enum []any, names []string) error {
+	for _, c := range cs {
+		if err := b.add(firstNonEmpty(c.Title, fmt.Sprint(c.Const)), c.Description, c.Const); err != nil {
+			return err
+		}
+	}
+	for i, v := range enum {
+		label := fmt.Sprint(v)
+		if i < len(names) && names[i] != "" {
+			label = names[i]
+		}
+		if err := b.add(label, "", v); err != nil {
+			return err
+		}
+	}
+	if b.together {
+		return nil
+	}
+	if len(b.q.Options) == 0 {
+		return errors.New("a choice without options")
+	}
+	if len(b.q.Options) > 25 {
+		return fmt.Errorf("%d options; leashd offers at most 25", len(b.q.Options))
+	}
+	return nil
 }
 
 func uniqueLabel(opts []interactions.Option, label string) string {
