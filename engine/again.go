@@ -26,7 +26,7 @@ func (t *turn) allowedAgain(ctx context.Context, req agent.PermissionRequest) (a
 
 	id := a.From + ".again"
 	t.e.log.Info("tool call allowed again: the user allowed it after the restart", "chat", t.c.id, "tool", req.ToolName, "id", id, "recovered_from", a.From)
-	if r, ok := t.e.opts.recovery.(AllowedAgainRecorder); ok {
+	if t.e.opts.persistent {
 		now := time.Now()
 		it := interactions.Interaction{ID: id, ChatID: t.c.id, Kind: interactions.KindToolApproval,
 			Options: slices.Clone(interactions.ToolOptions), ToolName: req.ToolName, ToolInput: req.Input,
@@ -34,7 +34,7 @@ func (t *turn) allowedAgain(ctx context.Context, req agent.PermissionRequest) (a
 		res := a.Res
 		res.At = now
 		res.Text = "allowed after the restart (interaction " + a.From + ")"
-		if err := r.AllowedAgain(ctx, it, res, a.From); err != nil {
+		if err := t.e.store.AllowedAgain(ctx, it, res, a.From); err != nil {
 			t.e.log.Error("recording a tool call allowed after the restart", "id", id, "err", err)
 		}
 	}

@@ -94,7 +94,7 @@ func TestDecisionClassification(t *testing.T) {
 // acceptEdits, and it offers no "allow for this session".
 func TestAskRuleIsNeverAutoApproved(t *testing.T) {
 	calls, results := make(chan agent.PermissionRequest, 4), make(chan agent.PermissionResponse, 4)
-	e, conn, _ := start(t, reqAgent(true, calls, results), nil, engine.WithDefaultMode(agent.ModeAcceptEdits))
+	e, conn, _ := start(t, reqAgent(true, calls, results), nil, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModeAcceptEdits })
 	send(t, e, "c1", "go")
 	calls <- bashReq("npm test")
 	it := conn.waitShown(t, 1)

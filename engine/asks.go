@@ -16,26 +16,11 @@ import (
 // coordinator holds their interactions, the chat's connector shows them, and
 // the journal, the audit log and the metrics see them like any other.
 
-// Outcomes finds how an interaction ended in the journal, so that a program
-// that asked before a restart still gets its answer (engine/sqlite
-// implements it). Status "" means pending; StatusInterrupted means a
-// restart left it unanswered (an answer may still come).
-type Outcomes interface {
-	Outcome(ctx context.Context, id string) (interactions.Interaction, interactions.Resolution, bool, error)
-}
-
 // Askers that are programs (interactions.Interaction Asker).
 const (
 	AskerAPI = "api" // POST /api/interactions, leashd ask, interactions/client
 	AskerMCP = "mcp" // the MCP server's tools in process
 )
-
-// AskedBy finds who asked an interaction recorded in the journal ("" for
-// the chat's agent), so that an answer given after a restart goes back to
-// a program that asked and not to the agent (engine/sqlite implements it).
-type AskedBy interface {
-	AskedBy(ctx context.Context, id string) (string, error)
-}
 
 // maxAsked bounds how many settled outcomes of programs' requests are kept
 // in memory for late long-polls; older ones are read from the journal.
@@ -118,7 +103,7 @@ func (e *Engine) ServesChat(chatID string) error {
 // and returns it and how it ended. resolved is false when ctx ended first
 // (it is still pending), and when leashd is stopping (an interrupted
 // interaction can still be answered after the restart). It finds what programs asked in this run, anything
-// pending in the coordinator, and — with a journal (Outcomes) — what was
+// pending in the coordinator, and — with a Store — what was
 // asked before a restart: one a restart interrupted is waited for until it
 // is answered. Unknown IDs give interactions.ErrNotFound.
 func (e *Engine) Outcome(ctx context.Context, id string) (it interactions.Interaction, res interactions.Resolution, resolved bool, err error) {
@@ -154,14 +139,13 @@ func (e *Engine) Outcome(ctx context.Context, id string) (it interactions.Intera
 			return it, interactions.Resolution{}, false, nil
 		}
 	}
-	o, ok := e.opts.recovery.(Outcomes)
-	if !ok {
+	if !e.opts.persistent {
 		return it, res, false, fmt.Errorf("%w: %q", interactions.ErrNotFound, id)
 	}
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		it, res, found, err := o.Outcome(ctx, id)
+		it, res, found, err := e.store.Outcome(ctx, id)
 		switch {
 		case ctx.Err() != nil:
 			return it, interactions.Resolution{}, false, nil
@@ -211,11 +195,7 @@ func (e *Engine) askedByProgram(ctx context.Context, it interactions.Interaction
 	if it.Asker != "" {
 		return true
 	}
-	a, ok := e.opts.recovery.(AskedBy)
-	if !ok {
-		return false
-	}
-	by, err := a.AskedBy(ctx, it.ID)
+	by, err := e.store.AskedBy(ctx, it.ID)
 	if err != nil {
 		e.log.Warn("looking up who asked an interaction", "id", it.ID, "err", err)
 		return false

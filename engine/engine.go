@@ -5,6 +5,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -25,7 +26,7 @@ type Engine struct {
 	coord   *interactions.Coordinator
 	opts    options
 	log     *slog.Logger
-	store   SessionStore
+	store   Store
 	metrics Metrics
 
 	mu         sync.Mutex
@@ -55,6 +56,8 @@ type Engine struct {
 	running       bool // between Run's start and its shutdown: spares may start
 }
 
+// options are the engine's settings with defaults applied, and the
+// optional collaborators (nil: not used).
 type options struct {
 	defaultMode   agent.Mode
 	workDir       string
@@ -62,11 +65,6 @@ type options struct {
 	maxConcurrent int
 	idleTimeout   time.Duration
 	turnTimeout   time.Duration
-	log           *slog.Logger
-	store         SessionStore
-	recovery      Recovery
-	metrics       Metrics
-	notices       NoticeLog
 	closeTimeout  time.Duration
 	maxTurnOutput int          // bytes of agent text per turn sent to chats; 0: no limit (limits.go)
 	limits        limitOptions // see limit.go
@@ -74,77 +72,91 @@ type options struct {
 	policy        PolicySource // approval policy (policygate.go); nil: none
 	quorum        int          // approvals needed in group chats (quorum.go)
 	prewarm       int          // spare sessions to keep (prewarm.go)
+	persistent    bool         // a Store was given: restarts recover
 }
 
-// Option configures an Engine.
-type Option func(*options)
+// Deps are the engine's collaborators. Agent and Coord are required; the
+// rest may be nil.
+type Deps struct {
+	Agent agent.Agent
+	Coord *interactions.Coordinator
+	// Store keeps sessions, notices and interrupted interactions across
+	// restarts (engine/sqlite). nil keeps sessions in memory and recovers
+	// nothing.
+	Store Store
+	// Policy decides tool requests before anyone is asked
+	// (LEASHD_POLICY_FILE).
+	Policy PolicySource
+	// Worktrees gives each chat its own git worktree.
+	Worktrees Worktrees
+	// Metrics reports turns and sessions.
+	Metrics Metrics
+	Log     *slog.Logger
+	// Clock schedules the resume after a usage limit (tests); nil: the
+	// real clock.
+	Clock Clock
+}
 
-// WithDefaultMode sets the permission mode of new chats (default: default).
-func WithDefaultMode(m agent.Mode) Option { return func(o *options) { o.defaultMode = m } }
+// Config are the engine's settings. The zero value of each means its
+// default, given in its comment.
+type Config struct {
+	DefaultMode agent.Mode // a new chat's permission mode (default: default)
+	WorkDir     string     // the agent's working directory
+	Model       string     // the agent's model ("" for its default)
+	// MaxConcurrent bounds the agent sessions running at once (default 4);
+	// further chats wait in a queue and are told their position.
+	MaxConcurrent int
+	// IdleTimeout closes a session idle this long (0: never); the next
+	// prompt resumes it.
+	IdleTimeout time.Duration
+	// TurnTimeout bounds a turn, not counting time spent waiting for a
+	// person (0: no limit).
+	TurnTimeout time.Duration
+	// CloseTimeout bounds closing agent sessions at shutdown (default 15s).
+	CloseTimeout time.Duration
+	// MaxTurnOutput bounds the agent text of one turn sent to the chats,
+	// in bytes (0: no limit); the rest is left out with a note.
+	MaxTurnOutput int
+	// ResumeAfterLimit resumes a turn a usage limit stopped by itself once
+	// the limit resets (LEASHD_RESUME_AFTER_LIMIT=on).
+	ResumeAfterLimit bool
+	// Prewarm keeps this many initialized spare sessions for new chats,
+	// when the agent is an agent.Prewarmer (prewarm.go).
+	Prewarm int
+	// ApprovalQuorum is how many approvers must approve a plan review or
+	// tool approval in a group chat (default 1).
+	ApprovalQuorum int
+}
 
-// WithWorkDir sets the agent's working directory.
-func WithWorkDir(dir string) Option { return func(o *options) { o.workDir = dir } }
-
-// WithModel sets the agent's model ("" for its default).
-func WithModel(m string) Option { return func(o *options) { o.model = m } }
-
-// WithMaxConcurrent bounds how many agent sessions run at once (default 4);
-// further chats wait in a queue and are told their position.
-func WithMaxConcurrent(n int) Option { return func(o *options) { o.maxConcurrent = n } }
-
-// WithIdleTimeout closes a session idle this long (0: never); the next
-// prompt resumes it.
-func WithIdleTimeout(d time.Duration) Option { return func(o *options) { o.idleTimeout = d } }
-
-// WithTurnTimeout bounds a turn, not counting time spent waiting for a
-// human (0: no limit).
-func WithTurnTimeout(d time.Duration) Option { return func(o *options) { o.turnTimeout = d } }
-
-// WithLogger sets the logger.
-func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
-
-// WithSessionStore keeps sessions across restarts.
-func WithSessionStore(s SessionStore) Option { return func(o *options) { o.store = s } }
-
-// WithRecovery makes interactions interrupted by a restart answerable.
-func WithRecovery(r Recovery) Option { return func(o *options) { o.recovery = r } }
-
-// WithMetrics reports turns and sessions.
-func WithMetrics(m Metrics) Option { return func(o *options) { o.metrics = m } }
-
-// WithCloseTimeout bounds how long closing agent sessions may take at
-// shutdown (default 15s).
-func WithCloseTimeout(d time.Duration) Option { return func(o *options) { o.closeTimeout = d } }
-
-// New returns an Engine running agent, asking people through coord.
-func New(ag agent.Agent, coord *interactions.Coordinator, opts ...Option) *Engine {
-	o := options{defaultMode: agent.ModeDefault, maxConcurrent: 4, closeTimeout: 15 * time.Second}
-	for _, f := range opts {
-		f(&o)
+// New returns an Engine running d.Agent, asking people through d.Coord.
+func New(d Deps, cfg Config) *Engine {
+	o := options{
+		defaultMode: cmp.Or(cfg.DefaultMode, agent.ModeDefault), workDir: cfg.WorkDir, model: cfg.Model,
+		maxConcurrent: cmp.Or(max(cfg.MaxConcurrent, 0), 4), idleTimeout: cfg.IdleTimeout, turnTimeout: cfg.TurnTimeout,
+		closeTimeout: cmp.Or(cfg.CloseTimeout, 15*time.Second), maxTurnOutput: max(cfg.MaxTurnOutput, 0),
+		limits:    limitOptions{resume: cfg.ResumeAfterLimit, clock: d.Clock},
+		worktrees: d.Worktrees, policy: d.Policy, quorum: cfg.ApprovalQuorum, prewarm: max(cfg.Prewarm, 0),
+		persistent: d.Store != nil,
 	}
-	if o.maxConcurrent < 1 {
-		o.maxConcurrent = 1
-	}
-	if o.log == nil {
-		o.log = slog.New(slog.DiscardHandler)
-	}
-	if o.store == nil {
-		o.store = newMemStore()
+	log := cmp.Or(d.Log, slog.New(slog.DiscardHandler))
+	store := d.Store
+	if store == nil {
+		store = NewMemStore()
 	}
 	e := &Engine{
-		agent:   ag,
-		coord:   coord,
+		agent:   d.Agent,
+		coord:   d.Coord,
 		opts:    o,
-		log:     o.log,
-		store:   o.store,
-		metrics: o.metrics,
+		log:     log,
+		store:   store,
+		metrics: d.Metrics,
 		chats:   make(map[string]*chat),
 		closing: make(map[agent.Session]struct{}),
 		owners:  make(map[string]connectors.Connector),
 	}
 	e.agentCtx, e.agentCancel = context.WithCancel(context.Background())
-	e.events, e.unsubscribe = coord.Subscribe()
-	coord.SetPresenter(interactions.PresenterFunc(e.present))
+	e.events, e.unsubscribe = d.Coord.Subscribe()
+	d.Coord.SetPresenter(interactions.PresenterFunc(e.present))
 	return e
 }
 
@@ -467,13 +479,16 @@ func (e *Engine) Reply(_ context.Context, id string, r interactions.Reply) (inte
 	return e.coord.Reply(id, r)
 }
 
-// memStore keeps sessions in memory.
+// memStore keeps sessions in memory for an engine without a Store: it
+// recovers nothing across restarts and keeps no notices.
 type memStore struct {
 	mu sync.Mutex
 	m  map[string]SessionRecord
 }
 
-func newMemStore() *memStore { return &memStore{m: make(map[string]SessionRecord)} }
+// NewMemStore returns a Store that keeps chats' sessions in memory only;
+// tests embed it to fake the parts of a Store they need.
+func NewMemStore() Store { return &memStore{m: make(map[string]SessionRecord)} }
 
 func (s *memStore) LoadSession(_ context.Context, chatID string) (SessionRecord, bool, error) {
 	s.mu.Lock()
@@ -488,3 +503,25 @@ func (s *memStore) SaveSession(_ context.Context, rec SessionRecord) error {
 	s.m[rec.ChatID] = rec
 	return nil
 }
+
+func (s *memStore) Interrupt(context.Context) ([]Interrupted, error) { return nil, nil }
+
+func (s *memStore) Unanswered(context.Context, time.Time) ([]Interrupted, error) { return nil, nil }
+
+func (s *memStore) Recovered(context.Context, string, interactions.Resolution) (bool, error) {
+	return true, nil
+}
+
+func (s *memStore) AllowedAgain(context.Context, interactions.Interaction, interactions.Resolution, string) error {
+	return nil
+}
+
+func (s *memStore) RecordNotice(context.Context, string, string, string, time.Time) error {
+	return nil
+}
+
+func (s *memStore) Outcome(context.Context, string) (interactions.Interaction, interactions.Resolution, bool, error) {
+	return interactions.Interaction{}, interactions.Resolution{}, false, nil
+}
+
+func (s *memStore) AskedBy(context.Context, string) (string, error) { return "", nil }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -126,7 +127,7 @@ func TestPlanReviewDecisions(t *testing.T) {
 	} {
 		t.Run(tc.decision, func(t *testing.T) {
 			got := make(chan agent.PermissionResponse, 1)
-			e, conn, _ := start(t, planTurn(got), nil, engine.WithDefaultMode(agent.ModePlan))
+			e, conn, _ := start(t, planTurn(got), nil, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
 			send(t, e, "c1", "plan it")
 			it := conn.waitShown(t, 1)
 			assert.Equal(t, interactions.KindPlanReview, it.Kind)
@@ -146,7 +147,7 @@ func TestPlanReviewDecisions(t *testing.T) {
 
 func TestPlanReviewAdjustInTwoSteps(t *testing.T) {
 	got := make(chan agent.PermissionResponse, 1)
-	e, conn, coord := start(t, planTurn(got), nil, engine.WithDefaultMode(agent.ModePlan))
+	e, conn, coord := start(t, planTurn(got), nil, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
 	send(t, e, "c1", "plan it")
 	it := conn.waitShown(t, 1)
 	out, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"adjust"}})
@@ -162,7 +163,7 @@ func TestPlanReviewAdjustInTwoSteps(t *testing.T) {
 func TestPlanReviewCleanEditStartsFreshSessionWithPlan(t *testing.T) {
 	got := make(chan agent.PermissionResponse, 1)
 	ag := planTurn(got)
-	e, conn, _ := start(t, ag, nil, engine.WithDefaultMode(agent.ModePlan))
+	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
 	send(t, e, "c1", "plan it")
 	it := conn.waitShown(t, 1)
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"clean_edit"}})
@@ -260,7 +261,7 @@ func TestAcceptEditsAllowsEditsWithoutAsking(t *testing.T) {
 		results <- h.Permission(ctx, bashReq("rm a.go"))
 		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, ag, nil, engine.WithDefaultMode(agent.ModeAcceptEdits))
+	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModeAcceptEdits })
 	send(t, e, "c1", "go")
 	assert.True(t, (<-results).Allow)
 	it := conn.waitShown(t, 1)
@@ -293,7 +294,7 @@ func TestCommands(t *testing.T) {
 	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, ag, nil, engine.WithWorkDir("/srv/proj"))
+	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = "/srv/proj" })
 	assert.Equal(t, connectors.RouteCommand, send(t, e, "c1", "/frobnicate now"))
 	conn.waitSaid(t, "c1|Unknown command /frobnicate — try /help")
 	send(t, e, "c1", "/start")
@@ -429,7 +430,7 @@ func TestConcurrencyLimitQueuesChatsAndTellsPosition(t *testing.T) {
 		}
 		return agent.Result{Text: prompt}, nil
 	}}
-	e, conn, _ := start(t, ag, nil, engine.WithMaxConcurrent(1))
+	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.MaxConcurrent = 1 })
 	send(t, e, "a", "long")
 	conn.waitFor(t, "a running", func() bool { return len(ag.promptsCopy()) == 1 })
 	send(t, e, "b", "short")
@@ -448,7 +449,7 @@ func TestIdleSessionClosedAndResumed(t *testing.T) {
 	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, ag, nil, engine.WithIdleTimeout(20*time.Millisecond))
+	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.IdleTimeout = 20 * time.Millisecond })
 	send(t, e, "c1", "one")
 	conn.waitFor(t, "idle close", func() bool {
 		ag.mu.Lock()
@@ -473,7 +474,7 @@ func TestTurnTimeoutDoesNotCountHumanWait(t *testing.T) {
 		results <- h.Permission(ctx, bashReq("rm x"))
 		return agent.Result{Text: "finished"}, nil
 	}}
-	e, conn, _ := start(t, ag, nil, engine.WithTurnTimeout(150*time.Millisecond))
+	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.TurnTimeout = 150 * time.Millisecond })
 	send(t, e, "c1", "ask")
 	it := conn.waitShown(t, 1)
 	time.Sleep(400 * time.Millisecond) // a slow human: longer than the turn limit
@@ -515,7 +516,7 @@ func TestShutdownInterruptsPendingAndClosesSessions(t *testing.T) {
 		return agent.Result{}, nil
 	}}
 	coord := interactions.New()
-	e := engine.New(ag, coord)
+	e := enginetest.New(ag, coord)
 	conn := newRecConn("web")
 	e.AddConnector(conn)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -544,11 +545,12 @@ func TestShutdownInterruptsPendingAndClosesSessions(t *testing.T) {
 	ag.mu.Unlock()
 }
 
-// fakeRecovery is an in-memory engine.Recovery.
+// fakeRecovery is an in-memory engine.Store that recovers what a crash left.
 type fakeRecovery struct {
-	mu   sync.Mutex
-	done map[string]interactions.Resolution
-	left []engine.Interrupted // what a crash left pending, returned once
+	engine.Store // sessions, notices: in memory
+	mu           sync.Mutex
+	done         map[string]interactions.Resolution
+	left         []engine.Interrupted // what a crash left pending, returned once
 }
 
 func (f *fakeRecovery) Interrupt(context.Context) ([]engine.Interrupted, error) {
@@ -583,11 +585,11 @@ func waitRestored(t *testing.T, e *engine.Engine, id string) interactions.Intera
 func TestTapAfterRestartIsSentToAgent(t *testing.T) {
 	q := interactions.Interaction{ID: "old1", ChatID: "c1", Kind: interactions.KindQuestion,
 		Question: "Which database?", Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}}
-	rec := &fakeRecovery{done: map[string]interactions.Resolution{}, left: []engine.Interrupted{{Ref: "msg-old1", Interaction: q}}}
+	rec := &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{}, left: []engine.Interrupted{{Ref: "msg-old1", Interaction: q}}}
 	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, ag, nil, engine.WithRecovery(rec))
+	e, conn, _ := start(t, ag, nil, func(d *engine.Deps, _ *engine.Config) { d.Store = rec })
 	waitRestored(t, e, "old1")
 	_, err := e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{"MySQL"}})
 	assert.ErrorIs(t, err, interactions.ErrInvalidReply, "answers are checked like live ones")
@@ -623,12 +625,12 @@ func TestTapAfterRestartIsSentToAgent(t *testing.T) {
 func TestMultiSelectAfterRestart(t *testing.T) {
 	q := interactions.Interaction{ID: "ms1", ChatID: "c1", Kind: interactions.KindQuestion, MultiSelect: true,
 		Question: "Which checks?", Options: []interactions.Option{{Label: "lint"}, {Label: "test"}, {Label: "vet"}}}
-	rec := &fakeRecovery{done: map[string]interactions.Resolution{},
+	rec := &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{},
 		left: []engine.Interrupted{{Ref: "msg-ms1", Interaction: q, Selected: []string{"lint"}}}}
 	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, ag, nil, engine.WithRecovery(rec))
+	e, conn, _ := start(t, ag, nil, func(d *engine.Deps, _ *engine.Config) { d.Store = rec })
 	waitRestored(t, e, "ms1")
 	fromChat := func(chat string) func(interactions.Interaction) error {
 		return func(it interactions.Interaction) error {
@@ -658,11 +660,11 @@ func TestMultiSelectAfterRestart(t *testing.T) {
 func TestClearCancelsARestoredInteraction(t *testing.T) {
 	q := interactions.Interaction{ID: "old3", ChatID: "c1", Kind: interactions.KindQuestion, Question: "Which port?",
 		Options: []interactions.Option{{Label: "80"}, {Label: "8080"}}}
-	rec := &fakeRecovery{done: map[string]interactions.Resolution{}, left: []engine.Interrupted{{Ref: "msg-old3", Interaction: q}}}
+	rec := &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{}, left: []engine.Interrupted{{Ref: "msg-old3", Interaction: q}}}
 	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
-	e, _, _ := start(t, ag, nil, engine.WithRecovery(rec))
+	e, _, _ := start(t, ag, nil, func(d *engine.Deps, _ *engine.Config) { d.Store = rec })
 	waitRestored(t, e, "old3")
 	send(t, e, "c1", "/clear")
 	require.Eventually(t, func() bool {
@@ -678,12 +680,12 @@ func TestClearCancelsARestoredInteraction(t *testing.T) {
 func TestStartMarksInteractionsACrashLeftPending(t *testing.T) {
 	q := interactions.Interaction{ID: "old2", ChatID: "c1", Kind: interactions.KindQuestion, Question: "Which port?",
 		Options: []interactions.Option{{Label: "80"}, {Label: "8080"}}}
-	rec := &fakeRecovery{done: map[string]interactions.Resolution{},
+	rec := &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{},
 		left: []engine.Interrupted{{Ref: "msg-old2", Interaction: q}}}
 	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, ag, nil, engine.WithRecovery(rec))
+	e, conn, _ := start(t, ag, nil, func(d *engine.Deps, _ *engine.Config) { d.Store = rec })
 	conn.waitFor(t, "the old message edited", func() bool { return len(conn.updates) == 1 })
 	conn.mu.Lock()
 	ev := conn.updates[0]

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/enginetest"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -79,7 +80,7 @@ func waitReturned(t *testing.T, returned <-chan struct{}) {
 func TestASlowChatDoesNotDelayOtherChatsUpdates(t *testing.T) {
 	coord := interactions.New()
 	conn := &stuckConn{recConn: newRecConn("web"), stuck: "slow", release: make(chan struct{})}
-	e := engine.New(&scriptAgent{}, coord)
+	e := enginetest.New(&scriptAgent{}, coord)
 	e.AddConnector(conn)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -126,7 +127,7 @@ func TestASlowChatDoesNotDelayOtherChatsUpdates(t *testing.T) {
 func TestShutdownGivesUpAStuckUpdateAtTheCloseTimeout(t *testing.T) {
 	coord := interactions.New()
 	conn := &stuckConn{recConn: newRecConn("web"), stuck: "slow", release: make(chan struct{})}
-	e := engine.New(&scriptAgent{}, coord, engine.WithCloseTimeout(200*time.Millisecond))
+	e := enginetest.New(&scriptAgent{}, coord, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 200 * time.Millisecond })
 	e.AddConnector(conn)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

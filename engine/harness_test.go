@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/require"
 
@@ -240,10 +241,10 @@ func (s *scriptSession) isClosed() bool {
 
 // start runs an engine with one recording connector named "web" (it owns
 // every chat) until the test ends.
-func start(t *testing.T, ag agent.Agent, coordOpts []interactions.Opt, opts ...engine.Option) (*engine.Engine, *recConn, *interactions.Coordinator) {
+func start(t *testing.T, ag agent.Agent, coordOpts []interactions.Opt, opts ...enginetest.Setup) (*engine.Engine, *recConn, *interactions.Coordinator) {
 	t.Helper()
 	coord := interactions.New(coordOpts...)
-	e := engine.New(ag, coord, opts...)
+	e := enginetest.New(ag, coord, opts...)
 	conn := newRecConn("web")
 	e.AddConnector(conn)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -36,13 +36,6 @@ type limitOptions struct {
 	clock  Clock
 }
 
-// WithResumeAfterLimit resumes a turn that a usage limit stopped by itself
-// once the limit resets (LEASHD_RESUME_AFTER_LIMIT=on).
-func WithResumeAfterLimit(on bool) Option { return func(o *options) { o.limits.resume = on } }
-
-// WithClock replaces the clock of usage-limit resets and resumes (tests).
-func WithClock(c Clock) Option { return func(o *options) { o.limits.clock = c } }
-
 func (e *Engine) clock() Clock {
 	if e.opts.limits.clock != nil {
 		return e.opts.limits.clock

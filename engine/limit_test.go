@@ -51,7 +51,7 @@ func TestResumeAfterLimitIsCancelledByWhatHappensMeanwhile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := clocktest.New(reset.Add(-90 * time.Minute))
 			ag := &scriptAgent{turn: limited}
-			e, conn, _ := start(t, ag, nil, engine.WithResumeAfterLimit(true), engine.WithClock(clock))
+			e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.ResumeAfterLimit = true }, func(d *engine.Deps, _ *engine.Config) { d.Clock = clock })
 			send(t, e, "c1", "limit me")
 			conn.waitSaid(t, "Usage limit reached (weekly): it resets at 2026-11-25 13:34 UTC (in 1h30m). leashd will resume this turn then by itself.")
 			tc.then(t, e, conn)
@@ -81,7 +81,7 @@ func TestResumeAfterLimitIsCancelledByWhatHappensMeanwhile(t *testing.T) {
 // different call, and not a second time.
 func TestAllowedAfterRestartOnce(t *testing.T) {
 	input := json.RawMessage(`{"command":"make deploy","description":"ship it"}`)
-	rec := &fakeRecovery{done: map[string]interactions.Resolution{}, left: []engine.Interrupted{
+	rec := &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{}, left: []engine.Interrupted{
 		{Ref: "msg-old1", Interaction: interactions.Interaction{ID: "old1", ChatID: "c1", Kind: interactions.KindToolApproval,
 			ToolName: "Bash", ToolInput: input, ToolSummary: "make deploy", Options: interactions.ToolOptions}},
 	}}
@@ -95,7 +95,7 @@ func TestAllowedAfterRestartOnce(t *testing.T) {
 		}
 		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, ag, nil, engine.WithRecovery(rec))
+	e, conn, _ := start(t, ag, nil, func(d *engine.Deps, _ *engine.Config) { d.Store = rec })
 	waitRestored(t, e, "old1")
 	_, err := e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAllow}})
 	require.NoError(t, err)

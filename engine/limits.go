@@ -6,14 +6,6 @@ import (
 	"github.com/leashd/leashd/engine/agent"
 )
 
-// WithMaxTurnOutput bounds the agent text of one turn sent to the chats at
-// n bytes (0: no limit): what comes after is left out, and the turn's
-// output ends with a TruncatedNote. It bounds the messages a hostile or
-// runaway agent makes leashd post (Telegram splits at 4,096 characters, so
-// 64 KiB of plain text is about 16 messages) and the memory connectors keep
-// per turn.
-func WithMaxTurnOutput(n int) Option { return func(o *options) { o.maxTurnOutput = max(n, 0) } }
-
 // limitText applies the turn's output limit to text about to be streamed:
 // it returns what may be sent.
 func (t *turn) limitText(text string) string {

@@ -31,7 +31,7 @@ func TestTurnOutputIsCappedWithANote(t *testing.T) {
 		}
 		return agent.Result{Text: strings.Repeat(piece, 100)}, nil
 	}}
-	e, conn, _ := start(t, ag, nil, engine.WithMaxTurnOutput(limit))
+	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.MaxTurnOutput = limit })
 	send(t, e, "c1", "flood")
 	conn.waitFor(t, "the summary", func() bool { return len(conn.done) == 1 })
 

@@ -9,16 +9,6 @@ import (
 	"github.com/leashd/leashd/engine/approval"
 )
 
-// NoticeLog keeps what agents report (AgentNotice) in the audit log; the
-// persistence layer implements it.
-type NoticeLog interface {
-	RecordNotice(ctx context.Context, chatID, kind, text string, at time.Time) error
-}
-
-// WithNoticeLog records agents' notices (auto-denials, lost writes,
-// conversation resets) in l as well as showing them in the chat.
-func WithNoticeLog(l NoticeLog) Option { return func(o *options) { o.notices = l } }
-
 // noticePrefix marks each kind of notice in the chat.
 var noticePrefix = map[string]string{
 	agent.NoticeDenied:     "🚫 ",
@@ -40,8 +30,8 @@ func (e *Engine) agentNotice(chatID string, n agent.Notice) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if e.opts.notices != nil {
-			if err := e.opts.notices.RecordNotice(ctx, chatID, n.Kind, text, at); err != nil {
+		if e.opts.persistent {
+			if err := e.store.RecordNotice(ctx, chatID, n.Kind, text, at); err != nil {
 				e.log.Error("recording an agent notice in the audit log", "chat", chatID, "kind", n.Kind, "err", err)
 			}
 		}

@@ -20,8 +20,9 @@ type noticeRec struct {
 }
 
 type noticeLog struct {
-	mu  sync.Mutex
-	got []noticeRec
+	engine.Store // sessions: in memory
+	mu           sync.Mutex
+	got          []noticeRec
 }
 
 func (l *noticeLog) RecordNotice(_ context.Context, chatID, kind, text string, at time.Time) error {
@@ -47,8 +48,8 @@ func TestAgentNoticesAreShownAndAudited(t *testing.T) {
 		o.Notice(agent.Notice{Kind: agent.NoticeWritesLost, Text: "Claude Code could not save the session transcript (the disk is full)"})
 		return agent.Result{Text: "ok"}, nil
 	}}
-	log := &noticeLog{}
-	e, conn, _ := start(t, ag, nil, engine.WithNoticeLog(log))
+	log := &noticeLog{Store: engine.NewMemStore()}
+	e, conn, _ := start(t, ag, nil, func(d *engine.Deps, _ *engine.Config) { d.Store = log })
 	send(t, e, "c1", "go")
 	conn.waitSaid(t, "🚫 Claude Code denied Bash without asking: rule")
 	conn.waitSaid(t, "⚠️ Claude Code could not save the session transcript (the disk is full)")

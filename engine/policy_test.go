@@ -11,6 +11,7 @@ import (
 
 	"github.com/leashd/leashd/engine/agent"
 	"github.com/leashd/leashd/engine/approval"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,7 +55,7 @@ type policyRun struct {
 	got   chan agent.PermissionResponse
 }
 
-func startPolicy(t *testing.T, src string, reqs []agent.PermissionRequest, opts ...engine.Option) *policyRun {
+func startPolicy(t *testing.T, src string, reqs []agent.PermissionRequest, opts ...enginetest.Setup) *policyRun {
 	t.Helper()
 	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "leashd.db"))
 	require.NoError(t, err)
@@ -66,7 +67,7 @@ func startPolicy(t *testing.T, src string, reqs []agent.PermissionRequest, opts 
 		}
 		return agent.Result{Text: "done"}, nil
 	}}
-	opts = append([]engine.Option{engine.WithPolicy(holder(t, src)), engine.WithWorkDir("/repo")}, opts...)
+	opts = append([]enginetest.Setup{func(d *engine.Deps, _ *engine.Config) { d.Policy = holder(t, src) }, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = "/repo" }}, opts...)
 	r.e, r.conn, r.coord = start(t, ag, []interactions.Opt{interactions.WithJournal(db)}, opts...)
 	return r
 }
@@ -145,7 +146,7 @@ func TestPolicyAllowRunsWithoutAsking(t *testing.T) {
 // allows only this call.
 func TestPolicyQuorumOnInteraction(t *testing.T) {
 	write := agent.PermissionRequest{ToolName: "Write", Input: mustJSON(map[string]string{"file_path": "/repo/deploy/app.yaml", "content": "x"})}
-	r := startPolicy(t, testPolicy, []agent.PermissionRequest{write, write}, engine.WithDefaultMode(agent.ModeAcceptEdits))
+	r := startPolicy(t, testPolicy, []agent.PermissionRequest{write, write}, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModeAcceptEdits })
 	send(t, r.e, "group:1", "go")
 	it := r.conn.waitShown(t, 1)
 	assert.Equal(t, interactions.KindToolApproval, it.Kind)
@@ -180,7 +181,7 @@ func TestPolicyQuorumOnInteraction(t *testing.T) {
 func TestPolicyAskRuleBeatsMode(t *testing.T) {
 	edit := agent.PermissionRequest{ToolName: "Edit", Input: mustJSON(map[string]string{"file_path": "/repo/a.go", "old_string": "a", "new_string": "b"})}
 	write := agent.PermissionRequest{ToolName: "Write", Input: mustJSON(map[string]string{"file_path": "/repo/src/a.go", "content": "x"})}
-	r := startPolicy(t, testPolicy, []agent.PermissionRequest{write, edit}, engine.WithDefaultMode(agent.ModeAcceptEdits))
+	r := startPolicy(t, testPolicy, []agent.PermissionRequest{write, edit}, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModeAcceptEdits })
 	send(t, r.e, "web:1", "go")
 	assert.True(t, r.next(t).Allow, "no rule matches: acceptEdits allows the write")
 	it := r.conn.waitShown(t, 1)
@@ -192,7 +193,7 @@ func TestPolicyAskRuleBeatsMode(t *testing.T) {
 
 // A deny rule wins over bypassPermissions mode.
 func TestPolicyDenyBeatsBypass(t *testing.T) {
-	r := startPolicy(t, testPolicy, []agent.PermissionRequest{bash("git push")}, engine.WithDefaultMode(agent.ModeBypass))
+	r := startPolicy(t, testPolicy, []agent.PermissionRequest{bash("git push")}, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModeBypass })
 	send(t, r.e, "web:1", "go")
 	resp := r.next(t)
 	assert.False(t, resp.Allow)
@@ -209,7 +210,7 @@ func TestPolicyAgentSignalsWinOverAllow(t *testing.T) {
 		{"matched_ask_rule", agent.PermissionRequest{ToolName: "Bash", Input: mustJSON(map[string]string{"command": "npm test"}), AskRule: "Bash(npm test) from userSettings"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := startPolicy(t, testPolicy, []agent.PermissionRequest{c.req}, engine.WithDefaultMode(agent.ModeBypass))
+			r := startPolicy(t, testPolicy, []agent.PermissionRequest{c.req}, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModeBypass })
 			send(t, r.e, "web:1", "go")
 			it := r.conn.waitShown(t, 1)
 			assert.Equal(t, "npm test", it.ToolSummary)
@@ -254,7 +255,7 @@ func TestPolicyReloadAppliesToNextRequest(t *testing.T) {
 		got <- th.Permission(ctx, bash("ls"))
 		return agent.Result{Text: "done"}, nil
 	}}
-	e, _, _ := start(t, ag, nil, engine.WithPolicy(h))
+	e, _, _ := start(t, ag, nil, func(d *engine.Deps, _ *engine.Config) { d.Policy = h })
 	send(t, e, "web:1", "go")
 	r := &policyRun{got: got}
 	assert.True(t, r.next(t).Allow)
@@ -281,7 +282,7 @@ func TestPolicyThroughDemoAgent(t *testing.T) {
     decision: {quorum: 3}
 `
 	e, conn, coord := start(t, demo.New(demo.WithDelay(0)), nil,
-		engine.WithPolicy(holder(t, src)), engine.WithWorkDir(t.TempDir()), engine.WithCloseTimeout(5*time.Second))
+		func(d *engine.Deps, _ *engine.Config) { d.Policy = holder(t, src) }, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = t.TempDir() }, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 5 * time.Second })
 	send(t, e, "group:1", "edit and bash")
 	it := conn.waitShown(t, 1)
 	assert.Equal(t, "Write", it.ToolName)

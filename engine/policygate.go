@@ -17,10 +17,6 @@ type PolicySource interface {
 	Policy() *policy.Policy
 }
 
-// WithPolicy decides tool permission requests by an approval policy
-// before anyone is asked (LEASHD_POLICY_FILE).
-func WithPolicy(p PolicySource) Option { return func(o *options) { o.policy = p } }
-
 // policyDecision evaluates the policy in force for a tool request.
 func (t *turn) policyDecision(req agent.PermissionRequest) policy.Result {
 	if t.e.opts.policy == nil {

@@ -7,14 +7,6 @@ import (
 	"github.com/leashd/leashd/engine/agent"
 )
 
-// WithPrewarm keeps n initialized spare agent sessions (0: none) for new
-// chats, when the agent is a Prewarmer. Spares hold concurrency slots
-// (WithMaxConcurrent) like any session, are started in the background,
-// serve only new sessions (not resumed ones) in the default mode and the
-// working directory (so none are kept with per-chat worktrees), and give
-// their slot up at once to a chat that needs one when every slot is taken.
-func WithPrewarm(n int) Option { return func(o *options) { o.prewarm = max(n, 0) } }
-
 // spare is a session opened ahead of its chat. It holds a slot from the
 // moment it is created until it is claimed (the slot passes to the chat)
 // or retired (the slot is freed once its process has exited).

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -83,7 +84,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // Spares hold slots: the chat's session and the new spare are two.
 func TestPrewarmedSessionServesANewChat(t *testing.T) {
 	a, ran := newWarmAgent()
-	e, conn, _ := start(t, a, nil, engine.WithPrewarm(1), engine.WithMaxConcurrent(3), engine.WithWorkDir("/srv"), engine.WithDefaultMode(agent.ModeAcceptEdits))
+	e, conn, _ := start(t, a, nil, func(_ *engine.Deps, c *engine.Config) { c.Prewarm = 1 }, func(_ *engine.Deps, c *engine.Config) { c.MaxConcurrent = 3 }, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = "/srv" }, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModeAcceptEdits })
 	eventually(t, "a spare is started", func() bool { return len(a.openedCopy()) == 1 })
 	spare := a.openedCopy()[0]
 	assert.Equal(t, agent.SessionOptions{Mode: agent.ModeAcceptEdits, WorkDir: "/srv"}, withoutNotice(spare), "a spare starts in the default mode and the working directory, with no chat yet")
@@ -107,11 +108,11 @@ func withoutNotice(o agent.SessionOptions) agent.SessionOptions {
 // and the spare waits for the next new chat.
 func TestPrewarmedSessionNotForResumedOrOtherModeChats(t *testing.T) {
 	a, ran := newWarmAgent()
-	st := &recordStore{recs: map[string]engine.SessionRecord{
+	st := &recordStore{Store: engine.NewMemStore(), recs: map[string]engine.SessionRecord{
 		"web:old":  {ChatID: "web:old", AgentSessionID: "resume-me", Mode: agent.ModeDefault},
 		"web:plan": {ChatID: "web:plan", Mode: agent.ModePlan},
 	}}
-	e, conn, _ := start(t, a, nil, engine.WithPrewarm(1), engine.WithMaxConcurrent(4), engine.WithSessionStore(st))
+	e, conn, _ := start(t, a, nil, func(_ *engine.Deps, c *engine.Config) { c.Prewarm = 1 }, func(_ *engine.Deps, c *engine.Config) { c.MaxConcurrent = 4 }, func(d *engine.Deps, _ *engine.Config) { d.Store = st })
 	eventually(t, "a spare is started", func() bool { return len(a.openedCopy()) == 1 })
 
 	send(t, e, "web:old", "resumed")
@@ -135,8 +136,8 @@ func TestPrewarmedSessionNotForResumedOrOtherModeChats(t *testing.T) {
 // told that every slot is busy.
 func TestPrewarmedSessionGivesItsSlotUpAtTheLimit(t *testing.T) {
 	a, ran := newWarmAgent()
-	st := &recordStore{recs: map[string]engine.SessionRecord{"web:plan": {ChatID: "web:plan", Mode: agent.ModePlan}}}
-	e, conn, _ := start(t, a, nil, engine.WithPrewarm(1), engine.WithMaxConcurrent(1), engine.WithSessionStore(st))
+	st := &recordStore{Store: engine.NewMemStore(), recs: map[string]engine.SessionRecord{"web:plan": {ChatID: "web:plan", Mode: agent.ModePlan}}}
+	e, conn, _ := start(t, a, nil, func(_ *engine.Deps, c *engine.Config) { c.Prewarm = 1 }, func(_ *engine.Deps, c *engine.Config) { c.MaxConcurrent = 1 }, func(d *engine.Deps, _ *engine.Config) { d.Store = st })
 	eventually(t, "a spare is started", func() bool { return len(a.openedCopy()) == 1 })
 	a.mu.Lock()
 	spare := a.live[0]
@@ -154,8 +155,8 @@ func TestPrewarmedSessionGivesItsSlotUpAtTheLimit(t *testing.T) {
 func TestPrewarmStartingSpareGivesItsSlotUp(t *testing.T) {
 	a, ran := newWarmAgent()
 	a.hold = true
-	st := &recordStore{recs: map[string]engine.SessionRecord{"web:plan": {ChatID: "web:plan", Mode: agent.ModePlan}}}
-	e, conn, _ := start(t, a, nil, engine.WithPrewarm(1), engine.WithMaxConcurrent(1), engine.WithSessionStore(st))
+	st := &recordStore{Store: engine.NewMemStore(), recs: map[string]engine.SessionRecord{"web:plan": {ChatID: "web:plan", Mode: agent.ModePlan}}}
+	e, conn, _ := start(t, a, nil, func(_ *engine.Deps, c *engine.Config) { c.Prewarm = 1 }, func(_ *engine.Deps, c *engine.Config) { c.MaxConcurrent = 1 }, func(d *engine.Deps, _ *engine.Config) { d.Store = st })
 	eventually(t, "the spare holds the only slot", func() bool { return e.SessionsActive() == 1 })
 
 	send(t, e, "web:plan", "planning")
@@ -168,9 +169,9 @@ func TestPrewarmStartingSpareGivesItsSlotUp(t *testing.T) {
 // With worktrees every chat works in a directory of its own: no spares.
 // Without LEASHD_PREWARM, or with an agent that does not prewarm, none.
 func TestPrewarmOffWhenSparesCannotServe(t *testing.T) {
-	for name, opts := range map[string][]engine.Option{
-		"prewarm 0": {engine.WithPrewarm(0)},
-		"worktrees": {engine.WithPrewarm(2), engine.WithWorktrees(nopTrees{})},
+	for name, opts := range map[string][]enginetest.Setup{
+		"prewarm 0": {func(_ *engine.Deps, c *engine.Config) { c.Prewarm = 0 }},
+		"worktrees": {func(_ *engine.Deps, c *engine.Config) { c.Prewarm = 2 }, func(d *engine.Deps, _ *engine.Config) { d.Worktrees = nopTrees{} }},
 	} {
 		t.Run(name, func(t *testing.T) {
 			a, _ := newWarmAgent()
@@ -184,7 +185,7 @@ func TestPrewarmOffWhenSparesCannotServe(t *testing.T) {
 	}
 	t.Run("agent without prewarm", func(t *testing.T) {
 		a, _ := newWarmAgent()
-		e, conn, _ := start(t, a.scriptAgent, nil, engine.WithPrewarm(2))
+		e, conn, _ := start(t, a.scriptAgent, nil, func(_ *engine.Deps, c *engine.Config) { c.Prewarm = 2 })
 		send(t, e, "web:a", "hi")
 		conn.waitFor(t, "the turn's summary", func() bool { return len(conn.done) == 1 })
 		require.Len(t, a.openedCopy(), 1)
@@ -194,7 +195,7 @@ func TestPrewarmOffWhenSparesCannotServe(t *testing.T) {
 // Stopping the engine closes its spares.
 func TestPrewarmedSessionsClosedAtShutdown(t *testing.T) {
 	a, _ := newWarmAgent()
-	e := engine.New(a, interactions.New(), engine.WithPrewarm(2), engine.WithMaxConcurrent(4))
+	e := enginetest.New(a, interactions.New(), func(_ *engine.Deps, c *engine.Config) { c.Prewarm = 2 }, func(_ *engine.Deps, c *engine.Config) { c.MaxConcurrent = 4 })
 	e.AddConnector(newRecConn("web"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -2,11 +2,6 @@ package engine
 
 import "github.com/leashd/leashd/connectors"
 
-// WithApprovalQuorum sets how many distinct approvers must approve a plan
-// review or tool approval in a group chat (one its connector reports as a
-// group, connectors.GroupTeller); 0 or 1: one. Other chats need one.
-func WithApprovalQuorum(n int) Option { return func(o *options) { o.quorum = n } }
-
 // quorumFor is the quorum of a plan review or tool approval in chatID: the
 // configured one in a group chat, else 0 (one approver).
 func (e *Engine) quorumFor(chatID string) int {

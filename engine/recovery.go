@@ -32,24 +32,22 @@ import (
 // markInterrupted edits them) and the ones the last shutdown interrupted
 // (shown again to watchers by relistUnanswered).
 func (e *Engine) restore(ctx context.Context) (crashed, stopped []Interrupted) {
-	if e.opts.recovery == nil {
+	if !e.opts.persistent {
 		return nil, nil
 	}
-	crashed, err := e.opts.recovery.Interrupt(ctx)
+	crashed, err := e.store.Interrupt(ctx)
 	if err != nil {
 		e.log.Error("marking interactions left pending by the last run as interrupted", "err", err)
 	}
 	all := slices.Clone(crashed)
-	if lister, ok := e.opts.recovery.(UnansweredLister); ok {
-		open, err := lister.Unanswered(ctx, time.Now().Add(-RelistWindow))
-		if err != nil {
-			e.log.Error("listing interactions interrupted by the last shutdown", "err", err)
-		}
-		for _, in := range open {
-			if !slices.ContainsFunc(crashed, func(c Interrupted) bool { return c.Interaction.ID == in.Interaction.ID }) {
-				stopped = append(stopped, in)
-				all = append(all, in)
-			}
+	open, err := e.store.Unanswered(ctx, time.Now().Add(-RelistWindow))
+	if err != nil {
+		e.log.Error("listing interactions interrupted by the last shutdown", "err", err)
+	}
+	for _, in := range open {
+		if !slices.ContainsFunc(crashed, func(c Interrupted) bool { return c.Interaction.ID == in.Interaction.ID }) {
+			stopped = append(stopped, in)
+			all = append(all, in)
 		}
 	}
 	var restored []Interrupted
@@ -83,7 +81,7 @@ func (e *Engine) settleRestored(it interactions.Interaction, done <-chan interac
 		return
 	}
 	ctx := context.WithoutCancel(e.agentCtx)
-	first, err := e.opts.recovery.Recovered(ctx, it.ID, res)
+	first, err := e.store.Recovered(ctx, it.ID, res)
 	switch {
 	case err != nil:
 		// The answer still reaches the agent: losing it would be worse

@@ -8,13 +8,6 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-// UnansweredLister is implemented by a Recovery that can list the
-// interactions earlier runs left interrupted and nobody has answered yet
-// (engine/sqlite does).
-type UnansweredLister interface {
-	Unanswered(ctx context.Context, since time.Time) ([]Interrupted, error)
-}
-
 // RelistWindow is how far back the start-up looks for interactions an
 // earlier shutdown interrupted: those interrupted longer ago are not
 // restored (their buttons answer "no longer active").

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,7 +45,7 @@ func TestStartShowsUnansweredInterruptionsToWatchersOnly(t *testing.T) {
 	crash := interactions.Interaction{ID: "crash1", ChatID: "telegram:42", Kind: interactions.KindQuestion, Question: "Which host?",
 		Options: []interactions.Option{{Label: "a"}, {Label: "b"}}}
 	rec := &listingRecovery{
-		fakeRecovery: &fakeRecovery{done: map[string]interactions.Resolution{},
+		fakeRecovery: &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{},
 			left: []engine.Interrupted{{Ref: "tg-8", Interaction: crash}}},
 		unanswered: []engine.Interrupted{{Ref: "tg-7", Interaction: shut}},
 		since:      make(chan time.Time, 1),
@@ -52,7 +53,7 @@ func TestStartShowsUnansweredInterruptionsToWatchersOnly(t *testing.T) {
 	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
-	e := engine.New(ag, interactions.New(), engine.WithRecovery(rec))
+	e := enginetest.New(ag, interactions.New(), func(d *engine.Deps, _ *engine.Config) { d.Store = rec })
 	tg := newRecConn("telegram")
 	web := watcherConn{newRecConn("web")}
 	e.AddConnector(tg)

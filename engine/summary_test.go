@@ -74,7 +74,7 @@ func TestPlanReadFromPlanFileWhenPlanIsEmpty(t *testing.T) {
 	for _, path := range []string{"plan.md", filepath.Join(dir, "plan.md")} { // relative to the work dir, and absolute
 		t.Run(path, func(t *testing.T) {
 			got := make(chan agent.PermissionResponse, 1)
-			e, conn, _ := start(t, planFileAgent(path, got), nil, engine.WithWorkDir(dir), engine.WithDefaultMode(agent.ModePlan))
+			e, conn, _ := start(t, planFileAgent(path, got), nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
 			send(t, e, "c1", "plan it")
 			it := conn.waitShown(t, 1)
 			assert.Equal(t, "# Plan from the file\n- step", it.Plan)
@@ -92,7 +92,7 @@ func TestPlanReadFromPlanFileWhenPlanIsEmpty(t *testing.T) {
 func TestPlanFileMissingIsToldToChatAndAgent(t *testing.T) {
 	dir := t.TempDir()
 	got := make(chan agent.PermissionResponse, 1)
-	e, conn, _ := start(t, planFileAgent("gone.md", got), nil, engine.WithWorkDir(dir), engine.WithDefaultMode(agent.ModePlan))
+	e, conn, _ := start(t, planFileAgent("gone.md", got), nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
 	send(t, e, "c1", "plan it")
 	resp := <-got
 	assert.False(t, resp.Allow)
@@ -111,7 +111,7 @@ func TestPlanFileOversizedIsShownCutWithANote(t *testing.T) {
 	body := "# Big plan\n" + strings.Repeat("ü", limit) // 2 bytes each: the cut falls inside a rune
 	require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
 	got := make(chan agent.PermissionResponse, 1)
-	e, conn, _ := start(t, planFileAgent(path, got), nil, engine.WithWorkDir(dir), engine.WithDefaultMode(agent.ModePlan))
+	e, conn, _ := start(t, planFileAgent(path, got), nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
 	send(t, e, "c1", "plan it")
 	it := conn.waitShown(t, 1)
 	note := "\n\n… (plan cut at 256 KiB for display; the full plan is in " + path + ")"
@@ -136,7 +136,7 @@ func TestInlinePlanOversizedIsShownCutWithANote(t *testing.T) {
 		got <- h.Permission(ctx, agent.PermissionRequest{ToolName: agent.ToolExitPlanMode, Input: mustJSON(map[string]string{"plan": plan})})
 		return agent.Result{}, nil
 	}}
-	e, conn, _ := start(t, ag, nil, engine.WithDefaultMode(agent.ModePlan))
+	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
 	send(t, e, "c1", "plan it")
 	it := conn.waitShown(t, 1)
 	shown, note, ok := strings.Cut(it.Plan, "\n\n… truncated (")

@@ -20,9 +20,6 @@ type Worktrees interface {
 	Discard(ctx context.Context, chatID string) error
 }
 
-// WithWorktrees runs each chat's agent in its own worktree (LEASHD_WORKTREES=on).
-func WithWorktrees(w Worktrees) Option { return func(o *options) { o.worktrees = w } }
-
 // Labels of the /discard confirmation.
 const (
 	DiscardConfirm = "Discard"

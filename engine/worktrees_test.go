@@ -41,7 +41,7 @@ func startWithWorktrees(t *testing.T, ag *scriptAgent) (*engine.Engine, *recConn
 	repo := gittest.Repo(t)
 	m, err := worktree.New(context.Background(), repo, t.TempDir(), worktree.WithAuthor(worktree.Identity{Name: "Leash Bot", Email: "bot@example.com"}))
 	require.NoError(t, err)
-	e, conn, _ := start(t, ag, nil, engine.WithWorkDir(repo), engine.WithWorktrees(m))
+	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = repo }, func(d *engine.Deps, _ *engine.Config) { d.Worktrees = m })
 	return e, conn, repo, m
 }
 
@@ -171,7 +171,7 @@ func TestClearKeepsTheWorktree(t *testing.T) {
 
 func TestWorktreeCommandsSayHowToTurnThemOnWhenOff(t *testing.T) {
 	dir := t.TempDir()
-	e, conn, coord := start(t, writerAgent(), nil, engine.WithWorkDir(dir))
+	e, conn, coord := start(t, writerAgent(), nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir })
 	for _, cmd := range []string{"/worktree", "/merge", "/discard"} {
 		send(t, e, "web:a", cmd)
 	}
@@ -183,13 +183,13 @@ func TestWorktreeCommandsSayHowToTurnThemOnWhenOff(t *testing.T) {
 }
 
 func TestADiscardConfirmationInterruptedByARestartIsNotSentToTheAgent(t *testing.T) {
-	rec := &fakeRecovery{done: map[string]interactions.Resolution{}, left: []engine.Interrupted{
+	rec := &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{}, left: []engine.Interrupted{
 		{Ref: "msg-old1", Interaction: interactions.Interaction{ID: "old1", ChatID: "web:a", Kind: interactions.KindQuestion,
 			Header: engine.DiscardHeader, Question: "Discard this chat's worktree …?", Approval: true, Index: 1, Total: 1,
 			Options: []interactions.Option{{Label: engine.DiscardConfirm}, {Label: engine.DiscardKeep}}}},
 	}}
 	ag := writerAgent()
-	e, conn, _ := start(t, ag, nil, engine.WithRecovery(rec))
+	e, conn, _ := start(t, ag, nil, func(d *engine.Deps, _ *engine.Config) { d.Store = rec })
 	waitRestored(t, e, "old1")
 	_, err := e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{engine.DiscardConfirm}})
 	require.NoError(t, err)
@@ -203,12 +203,12 @@ func TestADiscardConfirmationInterruptedByARestartIsNotSentToTheAgent(t *testing
 // says it worked in its worktree works in LEASHD_WORKDIR once worktrees
 // are off.
 func TestTurningWorktreesOffBringsChatsBackToTheWorkdir(t *testing.T) {
-	store := &recordStore{recs: map[string]engine.SessionRecord{
+	store := &recordStore{Store: engine.NewMemStore(), recs: map[string]engine.SessionRecord{
 		"web:a": {ChatID: "web:a", AgentSessionID: "s1", Mode: agent.ModeDefault, WorkDir: "/state/worktrees/repo-1/web-a-12345678"},
 	}}
 	dir := t.TempDir()
 	ag := writerAgent()
-	e, conn, _ := start(t, ag, nil, engine.WithWorkDir(dir), engine.WithSessionStore(store))
+	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }, func(d *engine.Deps, _ *engine.Config) { d.Store = store })
 	send(t, e, "web:a", "hello")
 	conn.waitDone(t, 1)
 	opened := ag.openedCopy()
@@ -219,8 +219,9 @@ func TestTurningWorktreesOffBringsChatsBackToTheWorkdir(t *testing.T) {
 
 // recordStore is an engine.SessionStore holding given records.
 type recordStore struct {
-	mu   sync.Mutex
-	recs map[string]engine.SessionRecord
+	engine.Store // recovery: nothing
+	mu           sync.Mutex
+	recs         map[string]engine.SessionRecord
 }
 
 func (s *recordStore) LoadSession(_ context.Context, chatID string) (engine.SessionRecord, bool, error) {

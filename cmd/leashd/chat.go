@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leashd/leashd/engine/agent"
-
 	"golang.org/x/term"
 
 	"github.com/leashd/leashd/config"
@@ -88,27 +86,20 @@ func runChat(ctx context.Context, cfg config.Config, args []string, stdin io.Rea
 		interactions.WithTimeout(time.Duration(cfg.ApprovalTimeoutSeconds)*time.Second),
 		interactions.WithLogger(log),
 	)
-	opts := []engine.Option{
-		engine.WithDefaultMode(agent.Mode(cfg.DefaultMode)),
-		engine.WithWorkDir(cfg.Workdir),
-		engine.WithModel(cfg.ClaudeModel),
-		engine.WithMaxConcurrent(cfg.MaxConcurrentAgents),
-		engine.WithPrewarm(cfg.Prewarm),
-		engine.WithIdleTimeout(time.Duration(cfg.AgentIdleSeconds) * time.Second),
-		engine.WithTurnTimeout(time.Duration(cfg.AgentTimeoutSeconds) * time.Second),
-		engine.WithResumeAfterLimit(cfg.ResumeAfterLimitOn()),
-		engine.WithCloseTimeout(time.Duration(max(cfg.ShutdownTimeoutSeconds, 1)) * time.Second),
-		engine.WithLogger(log),
-	}
+	deps := engine.Deps{Agent: ag, Coord: coord, Log: log}
+	ecfg := engineConfig(cfg)
+	ecfg.CloseTimeout = time.Duration(max(cfg.ShutdownTimeoutSeconds, 1)) * time.Second
 	if cfg.WorktreesOn() {
 		trees, err := worktreesFor(ctx, cfg)
 		if err != nil {
 			return err
 		}
-		opts = append(opts, engine.WithWorktrees(trees))
+		deps.Worktrees = trees
 	}
-	opts = append(opts, engine.WithPolicy(pol)) // nil: none
-	eng := engine.New(ag, coord, opts...)
+	if pol != nil {
+		deps.Policy = pol
+	}
+	eng := engine.New(deps, ecfg)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	eng.AddConnector(&quitting{term, cancel})

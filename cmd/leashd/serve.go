@@ -87,39 +87,22 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	waitWatch := m.Watch(watchCtx, coord)
 	defer func() { stopWatch(); waitWatch() }()
 
-	opts := []engine.Option{
-		engine.WithDefaultMode(agent.Mode(cfg.DefaultMode)),
-		engine.WithWorkDir(cfg.Workdir),
-		engine.WithModel(cfg.ClaudeModel),
-		engine.WithMaxConcurrent(cfg.MaxConcurrentAgents),
-		engine.WithPrewarm(cfg.Prewarm),
-		engine.WithIdleTimeout(cfg.AgentIdle()),
-		engine.WithTurnTimeout(cfg.AgentTimeout()),
-		engine.WithLogger(log),
-		engine.WithSessionStore(db),
-		engine.WithRecovery(db),
-		engine.WithNoticeLog(db), // auto-denials, lost writes, resets
-		engine.WithMetrics(m),
-		engine.WithMaxTurnOutput(cfg.MaxTurnOutputBytes),
-		engine.WithResumeAfterLimit(cfg.ResumeAfterLimitOn()),
-	}
+	deps := engine.Deps{Agent: ag, Coord: coord, Store: db, Metrics: m, Log: log}
+	ecfg := engineConfig(cfg)
 	if d := cfg.ShutdownTimeout(); d > 0 {
 		// Leave a quarter for the chats' last edits and the database.
-		opts = append(opts, engine.WithCloseTimeout(d*3/4))
-	}
-	if cfg.ApprovalQuorum > 1 {
-		opts = append(opts, engine.WithApprovalQuorum(cfg.ApprovalQuorum))
+		ecfg.CloseTimeout = d * 3 / 4
 	}
 	if trees != nil {
-		opts = append(opts, engine.WithWorktrees(trees))
+		deps.Worktrees = trees
 		log.Info("each chat works in its own git worktree", "repo", trees.Repo(), "worktrees", trees.Root())
 	}
 	if pol != nil {
-		opts = append(opts, engine.WithPolicy(pol))
+		deps.Policy = pol
 		watchPolicy(ctx, pol, log)
 		log.Info("approval policy in force; SIGHUP reloads it", "file", pol.File(), "rules", len(pol.Policy().Rules()))
 	}
-	eng := engine.New(ag, coord, opts...)
+	eng := engine.New(deps, ecfg)
 
 	// Programs that leashd did not start ask through the MCP server at
 	// /mcp, behind the API's token.

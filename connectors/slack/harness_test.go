@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/require"
 
@@ -234,7 +235,7 @@ type envOpt struct {
 	approvers []string
 	opts      []slack.Option
 	timeout   time.Duration
-	recovery  engine.Recovery
+	recovery  engine.Store
 	agent     agent.Agent             // default: the scripted agent
 	before    func(*slackfake.Server) // runs before leashd starts
 }
@@ -267,15 +268,15 @@ func start(t testing.TB, o envOpt) *env {
 		copts = append(copts, interactions.WithTimeout(o.timeout))
 	}
 	e.coord = interactions.New(copts...)
-	eopts := []engine.Option{engine.WithLogger(log), engine.WithCloseTimeout(2 * time.Second)}
+	eopts := []enginetest.Setup{func(d *engine.Deps, _ *engine.Config) { d.Log = log }, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 2 * time.Second }}
 	if o.recovery != nil {
-		eopts = append(eopts, engine.WithRecovery(o.recovery))
+		eopts = append(eopts, func(d *engine.Deps, _ *engine.Config) { d.Store = o.recovery })
 	}
 	var ag agent.Agent = e.agent
 	if o.agent != nil {
 		ag = o.agent
 	}
-	eng := engine.New(ag, e.coord, eopts...)
+	eng := enginetest.New(ag, e.coord, eopts...)
 	eng.AddConnector(e.conn)
 	if o.httpMode {
 		mux := http.NewServeMux()

@@ -19,9 +19,10 @@ import (
 
 // memRecovery is what the persistence layer would keep across a restart.
 type memRecovery struct {
-	mu   sync.Mutex
-	left []engine.Interrupted
-	done map[string]interactions.Resolution
+	engine.Store // sessions: in memory
+	mu           sync.Mutex
+	left         []engine.Interrupted
+	done         map[string]interactions.Resolution
 }
 
 func (m *memRecovery) Interrupt(context.Context) ([]engine.Interrupted, error) {
@@ -46,7 +47,7 @@ func TestButtonsWorkAfterRestart(t *testing.T) {
 	qBlocks := json.RawMessage(`[{"type":"actions","elements":[{"type":"button","action_id":"leashd:qOld:1","value":"qOld:1","text":{"type":"plain_text","text":"SQLite"}}]}]`)
 	tBlocks := json.RawMessage(`[{"type":"actions","elements":[{"type":"button","action_id":"leashd:tOld:t0","value":"tOld:t0","text":{"type":"plain_text","text":"Allow"}}]}]`)
 	var qMsg, tMsg slackfake.Message
-	rec := &memRecovery{done: map[string]interactions.Resolution{}}
+	rec := &memRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{}}
 	e := start(t, envOpt{recovery: rec, before: func(fake *slackfake.Server) {
 		// What the last run posted, and what the store kept of it.
 		qMsg = fake.Seed(slackfake.Message{Channel: "D1", Text: "Question", Blocks: qBlocks})
@@ -113,7 +114,7 @@ func TestMultiSelectWorksAfterRestart(t *testing.T) {
 		{"type":"button","action_id":"leashd:ms1:2","value":"ms1:2","text":{"type":"plain_text","text":"☐ vet"}},
 		{"type":"button","action_id":"leashd:ms1:done","value":"ms1:done","text":{"type":"plain_text","text":"Done"}}]}]`)
 	var msg slackfake.Message
-	rec := &memRecovery{done: map[string]interactions.Resolution{}}
+	rec := &memRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{}}
 	e := start(t, envOpt{recovery: rec, before: func(fake *slackfake.Server) {
 		msg = fake.Seed(slackfake.Message{Channel: "D1", Text: "Which checks?", Blocks: blocks})
 		rec.left = []engine.Interrupted{{Interaction: interactions.Interaction{ID: "ms1", ChatID: "slack:D1", Kind: interactions.KindQuestion,

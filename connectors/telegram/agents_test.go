@@ -15,6 +15,7 @@ import (
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent/claude"
 	"github.com/leashd/leashd/engine/agent/demo"
+	"github.com/leashd/leashd/engine/enginetest"
 	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 )
 
@@ -100,7 +101,7 @@ func claudeHarness(t *testing.T) (*harness, *fakeapi.Server, string) {
 	api := fakeapi.New(t)
 	ag := claude.New(cli, claude.WithEnv(api.Env(t.TempDir())), claude.WithCloseTimeout(3*time.Second))
 	dir := t.TempDir()
-	h := newHarness(t, setup{agent: ag, engineOpts: []engine.Option{engine.WithWorkDir(dir)}})
+	h := newHarness(t, setup{agent: ag, engineOpts: []enginetest.Setup{func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }}})
 	return h, api, dir
 }
 

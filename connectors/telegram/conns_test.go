@@ -11,8 +11,8 @@ import (
 
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
-	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent/demo"
+	"github.com/leashd/leashd/engine/enginetest"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -26,7 +26,7 @@ func TestConcurrentSendsReuseConnections(t *testing.T) {
 	fake := tgfake.New()
 	defer fake.Close()
 	conn := telegram.New(fake.Token(), telegram.WithAPIURL(fake.URL()), telegram.WithLimits(telegram.Limits{}))
-	eng := engine.New(demo.New(), interactions.New())
+	eng := enginetest.New(demo.New(), interactions.New())
 	eng.AddConnector(conn)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -40,7 +40,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"io"
 	"log/slog"
 	"net/http"
@@ -55,6 +54,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 	"github.com/stretchr/testify/assert"
@@ -245,7 +247,7 @@ func newE2ERigMode(b testing.TB, n int, logger *slog.Logger, db string, webhook 
 		rig.conn = telegram.New(fake.Token(), opts...)
 	}
 	coordOpts := []interactions.Opt{interactions.WithTimeout(10 * time.Minute)}
-	engOpts := []engine.Option{engine.WithLogger(quiet), engine.WithMaxConcurrent(n), engine.WithMetrics(m)}
+	engOpts := []enginetest.Setup{func(d *engine.Deps, _ *engine.Config) { d.Log = quiet }, func(_ *engine.Deps, c *engine.Config) { c.MaxConcurrent = n }, func(d *engine.Deps, _ *engine.Config) { d.Metrics = m }}
 	if db != "" {
 		st, err := sqlite.Open(context.Background(), db)
 		if err != nil {
@@ -253,10 +255,10 @@ func newE2ERigMode(b testing.TB, n int, logger *slog.Logger, db string, webhook 
 		}
 		b.Cleanup(func() { _ = st.Close() })
 		coordOpts = append(coordOpts, interactions.WithJournal(st))
-		engOpts = append(engOpts, engine.WithSessionStore(st), engine.WithRecovery(st))
+		engOpts = append(engOpts, func(d *engine.Deps, _ *engine.Config) { d.Store = st })
 	}
 	coord := interactions.New(coordOpts...)
-	eng := engine.New(&e2eAgent{Agent: demo.New(demo.WithDelay(0)), rig: rig}, coord, engOpts...)
+	eng := enginetest.New(&e2eAgent{Agent: demo.New(demo.WithDelay(0)), rig: rig}, coord, engOpts...)
 	eng.AddConnector(rig.conn)
 	ctx, cancel := context.WithCancel(context.Background())
 	// The watcher outlives the engine, to see what shutdown interrupts.

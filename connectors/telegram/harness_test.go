@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/require"
 
@@ -137,7 +138,7 @@ type setup struct {
 	noRun      bool
 	limits     *telegram.Limits
 	fakeServer *tgfake.Server
-	engineOpts []engine.Option
+	engineOpts []enginetest.Setup
 	agent      agent.Agent // instead of the scripted agent
 }
 
@@ -178,7 +179,7 @@ func newHarness(t testing.TB, s setup) *harness {
 	if s.agent != nil {
 		ag = s.agent
 	}
-	eng := engine.New(ag, coord, append([]engine.Option{engine.WithLogger(logger), engine.WithWorkDir(t.TempDir())}, s.engineOpts...)...)
+	eng := enginetest.New(ag, coord, append([]enginetest.Setup{func(d *engine.Deps, _ *engine.Config) { d.Log = logger }, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = t.TempDir() }}, s.engineOpts...)...)
 	eng.AddConnector(conn)
 	h := &harness{t: t, fake: fake, conn: conn, coord: coord, eng: eng, agent: script, log: log, logs: logs}
 	t.Cleanup(func() {

@@ -2,9 +2,11 @@ package telegram_test
 
 import (
 	"context"
-	"github.com/leashd/leashd/engine/agent"
 	"strings"
 	"testing"
+
+	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 
@@ -24,7 +26,7 @@ func TestGroupApproversAndQuorum(t *testing.T) {
 	h = newHarness(t, setup{
 		allowed:    []int64{dev},
 		connOpts:   []telegram.Option{telegram.WithApprovers([]int64{alice, bob})},
-		engineOpts: []engine.Option{engine.WithApprovalQuorum(2)},
+		engineOpts: []enginetest.Setup{func(_ *engine.Deps, c *engine.Config) { c.ApprovalQuorum = 2 }},
 		turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
 			ask(ctx, h.log, th, "Bash", map[string]any{"command": "rm -rf build"})
 			return agent.Result{}, nil

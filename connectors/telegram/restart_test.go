@@ -2,12 +2,14 @@ package telegram_test
 
 import (
 	"context"
-	"github.com/leashd/leashd/engine/agent"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
@@ -41,7 +43,7 @@ func TestMultiSelectSurvivesARestart(t *testing.T) {
 			fakeServer: fake,
 			turn:       turn,
 			coordOpts:  []interactions.Opt{interactions.WithJournal(st)},
-			engineOpts: []engine.Option{engine.WithRecovery(st), engine.WithSessionStore(st)},
+			engineOpts: []enginetest.Setup{func(d *engine.Deps, _ *engine.Config) { d.Store = st }},
 		})
 	}
 
@@ -106,7 +108,7 @@ func TestShutdownDoesNotWaitPastTheCloseTimeoutForAPausedChat(t *testing.T) {
 	var h *harness
 	h = newHarness(t, setup{
 		turn:       askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() }),
-		engineOpts: []engine.Option{engine.WithCloseTimeout(300 * time.Millisecond)},
+		engineOpts: []enginetest.Setup{func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 300 * time.Millisecond }},
 	})
 	h.fake.Text(me, me, "pick")
 	m := h.botMessage(me, "Which database")

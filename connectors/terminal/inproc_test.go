@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -108,7 +109,7 @@ func startInproc(t *testing.T, turns map[string]turnFunc, topts ...terminal.Opti
 		terminal.WithWidth(func() int { return cols }), terminal.WithSpinnerInterval(10 * time.Millisecond), terminal.WithChat("t")}, topts...)...)
 	ag := &scriptAgent{turns: turns}
 	coord := interactions.New()
-	e := engine.New(ag, coord, engine.WithCloseTimeout(5*time.Second))
+	e := enginetest.New(ag, coord, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 5 * time.Second })
 	e.AddConnector(conn)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -19,6 +19,7 @@ import (
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent/demo"
+	"github.com/leashd/leashd/engine/enginetest"
 	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/interactions"
 )
@@ -47,12 +48,12 @@ type setup struct {
 	db        string        // a SQLite file for sessions and recovery (default: none)
 	crash     bool          // with db: the shutdown is not recorded, as after a crash
 	delay     time.Duration // the demo agent's streaming delay
-	engOpts   []engine.Option
+	engOpts   []enginetest.Setup
 }
 
 func start(t testing.TB, s setup) *env {
 	t.Helper()
-	engOpts := []engine.Option{engine.WithWorkDir("/w"), engine.WithCloseTimeout(2 * time.Second)}
+	engOpts := []enginetest.Setup{func(_ *engine.Deps, c *engine.Config) { c.WorkDir = "/w" }, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 2 * time.Second }}
 	engOpts = append(engOpts, s.engOpts...)
 	coordOpts := s.coordOpts
 	var st *sqlite.Store
@@ -65,10 +66,10 @@ func start(t testing.TB, s setup) *env {
 			j = crashJournal{st}
 		}
 		coordOpts = append(coordOpts, interactions.WithJournal(j))
-		engOpts = append(engOpts, engine.WithSessionStore(st), engine.WithRecovery(st))
+		engOpts = append(engOpts, func(d *engine.Deps, _ *engine.Config) { d.Store = st })
 	}
 	coord := interactions.New(coordOpts...)
-	eng := engine.New(demo.New(demo.WithDelay(s.delay)), coord, engOpts...)
+	eng := enginetest.New(demo.New(demo.WithDelay(s.delay)), coord, engOpts...)
 	addr := s.addr
 	if addr == "" {
 		addr = "127.0.0.1:0"

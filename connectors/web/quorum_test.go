@@ -10,6 +10,7 @@ import (
 
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/enginetest"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -25,7 +26,7 @@ func (g *groupConn) IsGroupChat(string) bool { return true }
 // it; the resolved event names both.
 func TestWebIsOneApproverOfAQuorum(t *testing.T) {
 	g := &groupConn{}
-	e := start(t, setup{extra: []connectors.Connector{g}, engOpts: []engine.Option{engine.WithApprovalQuorum(2)}})
+	e := start(t, setup{extra: []connectors.Connector{g}, engOpts: []enginetest.Setup{func(_ *engine.Deps, c *engine.Config) { c.ApprovalQuorum = 2 }}})
 	s := e.subscribe("")
 	_, err := e.eng.HandleMessage(context.Background(), connectors.Incoming{ChatID: "telegram:-5", UserID: "7", Text: "bash"})
 	require.NoError(t, err)

@@ -8,7 +8,7 @@ import (
 	"fmt"
 )
 
-// AskedBy implements engine.AskedBy: who asked interaction id when it was
+// AskedBy implements engine.Store: who asked interaction id when it was
 // not the chat's agent (Interaction.Asker, kept with its requested event),
 // "" when the agent did or the interaction is not recorded.
 func (s *Store) AskedBy(ctx context.Context, id string) (string, error) {

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/leashd/leashd/engine/agent"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -75,7 +77,7 @@ func crashChild(path, when string) {
 	}
 	coord := interactions.New(interactions.WithJournal(tellingJournal{st}))
 	a := newAgent("sess")
-	e := engine.New(a, coord, engine.WithSessionStore(st), engine.WithRecovery(st))
+	e := enginetest.New(a, coord, func(d *engine.Deps, _ *engine.Config) { d.Store = st })
 	c := stallingConn{conn: newConn(), stall: when == "sending"}
 	e.AddConnector(c)
 	go func() { _ = e.Run(ctx) }()

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/sqlite"
@@ -29,7 +30,7 @@ func Example() {
 	defer st.Close()
 	coord := interactions.New(interactions.WithJournal(st))
 	var ag agent.Agent // engine/agent/claude or engine/agent/demo
-	e := engine.New(ag, coord, engine.WithSessionStore(st), engine.WithRecovery(st), engine.WithNoticeLog(st))
+	e := enginetest.New(ag, coord, func(d *engine.Deps, _ *engine.Config) { d.Store = st }, func(d *engine.Deps, _ *engine.Config) { d.Store = st })
 	_ = e // add connectors, then e.Run(ctx); close the store after Run returns
 
 	recs, err := st.Audit(ctx, sqlite.AuditFilter{})

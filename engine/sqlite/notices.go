@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
-
-	"github.com/leashd/leashd/engine"
 )
 
 // Notice is something an agent reported beside its interactions (see
@@ -19,9 +17,7 @@ type Notice struct {
 	At     time.Time `json:"at"`
 }
 
-var _ engine.NoticeLog = (*Store)(nil)
-
-// RecordNotice implements engine.NoticeLog: it appends the notice to the
+// RecordNotice implements engine.Store: it appends the notice to the
 // audit log.
 func (s *Store) RecordNotice(ctx context.Context, chatID, kind, text string, at time.Time) error {
 	if at.IsZero() {

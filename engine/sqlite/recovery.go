@@ -13,13 +13,11 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-var _ engine.Recovery = (*Store)(nil)
-
 // InterruptedText is the reason recorded on interactions that were still
 // pending when leashd stopped.
 const InterruptedText = "leashd stopped before anyone answered"
 
-// Interrupt implements engine.Recovery: every interaction an earlier run
+// Interrupt implements engine.Store: every interaction an earlier run
 // left pending (it crashed, or could not record the shutdown) is marked
 // interrupted, in one transaction with an event each, and returned with its
 // message reference, oldest first. Interactions requested since this Store
@@ -89,7 +87,7 @@ func (s *Store) lookupInterrupted(ctx context.Context, id string) (engine.Interr
 	return engine.Interrupted{Interaction: recs[0].Interaction, Ref: recs[0].Ref}, true, nil
 }
 
-// Recovered implements engine.Recovery: it records the answer given after
+// Recovered implements engine.Store: it records the answer given after
 // the restart as the interaction's outcome, exactly once (or how it ended
 // unanswered: expired, or cancelled by /clear or /stop). It reports false
 // when the answer was already recorded (a duplicate tap), and an error when
@@ -192,9 +190,7 @@ func (s *Store) Unanswered(ctx context.Context, since time.Time) ([]engine.Inter
 	return out, nil
 }
 
-var _ engine.AllowedAgainRecorder = (*Store)(nil)
-
-// AllowedAgain implements engine.AllowedAgainRecorder: it records a tool
+// AllowedAgain implements engine.Store: it records a tool
 // call the engine allowed without asking, because a person allowed the
 // identical call (interaction from) after a restart, as an answered
 // interaction linked to from (AuditRecord.RecoveredFrom).

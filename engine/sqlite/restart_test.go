@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -263,16 +264,16 @@ type leashd struct {
 
 // startLeashd starts a run on path; wrap, when given, stands between the
 // engine and the store's recovery (to delay it).
-func startLeashd(t testing.TB, path string, a *scriptAgent, wrap ...func(engine.Recovery) engine.Recovery) *leashd {
+func startLeashd(t testing.TB, path string, a *scriptAgent, wrap ...func(engine.Store) engine.Store) *leashd {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), path)
 	require.NoError(t, err)
 	coord := interactions.New(interactions.WithJournal(st))
-	var rec engine.Recovery = st
+	var rec engine.Store = st
 	for _, w := range wrap {
 		rec = w(rec)
 	}
-	e := engine.New(a, coord, engine.WithSessionStore(st), engine.WithRecovery(rec), engine.WithCloseTimeout(5*time.Second))
+	e := enginetest.New(a, coord, func(d *engine.Deps, _ *engine.Config) { d.Store = st }, func(d *engine.Deps, _ *engine.Config) { d.Store = rec }, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 5 * time.Second })
 	c := newConn()
 	e.AddConnector(c)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -454,7 +455,7 @@ func TestRestartKeepsSessionsAndQuestionsAskedAfterIt(t *testing.T) {
 
 // slowRecovery holds the start-up Interrupt until released.
 type slowRecovery struct {
-	engine.Recovery
+	engine.Store
 	release <-chan struct{}
 	called  chan<- struct{}
 }
@@ -462,7 +463,7 @@ type slowRecovery struct {
 func (r slowRecovery) Interrupt(ctx context.Context) ([]engine.Interrupted, error) {
 	r.called <- struct{}{}
 	<-r.release
-	return r.Recovery.Interrupt(ctx)
+	return r.Store.Interrupt(ctx)
 }
 
 // TestTapArrivingBeforeStartupRecovery: after a crash, the tap a person
@@ -482,8 +483,8 @@ func TestTapArrivingBeforeStartupRecovery(t *testing.T) {
 
 	release, called := make(chan struct{}), make(chan struct{}, 1)
 	a := newAgent("new")
-	l := startLeashd(t, path, a, func(r engine.Recovery) engine.Recovery {
-		return slowRecovery{Recovery: r, release: release, called: called}
+	l := startLeashd(t, path, a, func(r engine.Store) engine.Store {
+		return slowRecovery{Store: r, release: release, called: called}
 	})
 	var once sync.Once
 	unblock := func() { once.Do(func() { close(release) }) }

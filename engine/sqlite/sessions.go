@@ -10,9 +10,10 @@ import (
 	"github.com/leashd/leashd/engine"
 )
 
-var _ engine.SessionStore = (*Store)(nil)
+// Store is all the engine keeps across restarts.
+var _ engine.Store = (*Store)(nil)
 
-// LoadSession implements engine.SessionStore.
+// LoadSession implements engine.Store.
 func (s *Store) LoadSession(ctx context.Context, chatID string) (engine.SessionRecord, bool, error) {
 	var rec engine.SessionRecord
 	var mode string
@@ -32,7 +33,7 @@ func (s *Store) LoadSession(ctx context.Context, chatID string) (engine.SessionR
 	return rec, true, nil
 }
 
-// SaveSession implements engine.SessionStore: it inserts or replaces the
+// SaveSession implements engine.Store: it inserts or replaces the
 // chat's session (sessions are current state, not history).
 func (s *Store) SaveSession(ctx context.Context, rec engine.SessionRecord) error {
 	if rec.ChatID == "" {

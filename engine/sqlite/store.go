@@ -1,10 +1,9 @@
-// Package store keeps leashd's state in a SQLite file (modernc.org/sqlite,
+// Package sqlite keeps leashd's state in a SQLite file (modernc.org/sqlite,
 // pure Go, no cgo): chats' agent sessions, an append-only audit log of every
 // interaction, and what restart recovery needs.
 //
-// It implements interactions.Journal, engine.SessionStore and
-// engine.Recovery, and offers Audit for reading the log, also from another
-// process while leashd runs.
+// It implements interactions.Journal and engine.Store, and offers Audit for
+// reading the log, also from another process while leashd runs.
 //
 // # Writes
 //

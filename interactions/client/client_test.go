@@ -18,6 +18,7 @@ import (
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent/demo"
+	"github.com/leashd/leashd/engine/enginetest"
 	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/interactions"
 	"github.com/leashd/leashd/interactions/client"
@@ -28,7 +29,7 @@ func leashdDB(t *testing.T, addr, db string) (url string, coord *interactions.Co
 	st, err := sqlite.Open(context.Background(), db)
 	require.NoError(t, err)
 	coord = interactions.New(interactions.WithJournal(st))
-	eng := engine.New(demo.New(), coord, engine.WithCloseTimeout(2*time.Second), engine.WithRecovery(st), engine.WithSessionStore(st))
+	eng := enginetest.New(demo.New(), coord, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 2 * time.Second }, func(d *engine.Deps, _ *engine.Config) { d.Store = st })
 	ln, err := net.Listen("tcp", addr)
 	require.NoError(t, err)
 	w := web.New(web.WithListener(ln), web.WithToken(token))
@@ -86,7 +87,7 @@ func TestLongPollReconnectsAfterARestart(t *testing.T) {
 // examples; stop it with the returned function.
 func leashd(token string, opts ...interactions.Opt) (url string, coord *interactions.Coordinator, stop func()) {
 	coord = interactions.New(opts...)
-	eng := engine.New(demo.New(), coord, engine.WithCloseTimeout(2*time.Second))
+	eng := enginetest.New(demo.New(), coord, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 2 * time.Second })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(err)

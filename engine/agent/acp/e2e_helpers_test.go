@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/require"
 
@@ -95,7 +96,7 @@ func (s *stack) unscriptedCalls() int {
 	return s.unscripted
 }
 
-func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
+func newStack(t *testing.T, engineOpts ...enginetest.Setup) *stack {
 	t.Helper()
 	real := testenv.ACPAgent(t)
 	// A wrapper that logs each start's pid, then becomes the agent.
@@ -115,7 +116,7 @@ func newStack(t *testing.T, engineOpts ...engine.Option) *stack {
 }
 
 // buildStack runs agent behind the engine and the Telegram connector.
-func buildStack(t *testing.T, ag agent.Agent, logs *testenv.Buffer, log *slog.Logger, coordOpts []interactions.Opt, engineOpts ...engine.Option) *stack {
+func buildStack(t *testing.T, ag agent.Agent, logs *testenv.Buffer, log *slog.Logger, coordOpts []interactions.Opt, engineOpts ...enginetest.Setup) *stack {
 	t.Helper()
 	dir := t.TempDir()
 	fake := tgfake.New()
@@ -125,7 +126,7 @@ func buildStack(t *testing.T, ag agent.Agent, logs *testenv.Buffer, log *slog.Lo
 		telegram.WithLimits(telegram.Limits{}), telegram.WithPollTimeout(time.Second),
 		telegram.WithStreamInterval(10*time.Millisecond), telegram.WithRetryDelay(20*time.Millisecond))
 	coord := interactions.New(coordOpts...)
-	eng := engine.New(ag, coord, append([]engine.Option{engine.WithLogger(log), engine.WithWorkDir(dir), engine.WithCloseTimeout(15 * time.Second)}, engineOpts...)...)
+	eng := enginetest.New(ag, coord, append([]enginetest.Setup{func(d *engine.Deps, _ *engine.Config) { d.Log = log }, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 15 * time.Second }}, engineOpts...)...)
 	eng.AddConnector(conn)
 	s := &stack{t: t, fake: fake, conn: conn, coord: coord, eng: eng, dir: dir, logs: logs}
 	ctx, cancel := context.WithCancel(context.Background())

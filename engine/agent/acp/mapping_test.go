@@ -360,7 +360,7 @@ func TestResumeAfterIdleShutdown(t *testing.T) {
 				a.update(map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": "re: " + text}})
 				return "end_turn"
 			}}
-			s, _ := newScriptedStackWith(t, sa, nil, engine.WithIdleTimeout(50*time.Millisecond))
+			s, _ := newScriptedStackWith(t, sa, nil, func(_ *engine.Deps, c *engine.Config) { c.IdleTimeout = 50 * time.Millisecond })
 			s.say("first")
 			s.botMessage("re: first")
 			s.waitFor("the idle agent to be shut down", func() bool {
@@ -433,7 +433,7 @@ func TestPolicyDecidesTheAgentsOptions(t *testing.T) {
 				answers <- a.call("session/request_permission", permissionParams(fourOptions))
 				return "end_turn"
 			}}
-			s, _ := newScriptedStackWith(t, sa, nil, engine.WithPolicy(policy.NewHolder("", p)))
+			s, _ := newScriptedStackWith(t, sa, nil, func(d *engine.Deps, _ *engine.Config) { d.Policy = policy.NewHolder("", p) })
 			s.say("build it")
 			r := <-answers
 			require.Nil(t, r.Error)

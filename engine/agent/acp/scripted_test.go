@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/leashd/leashd/config/testenv"
-	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -298,7 +298,7 @@ func newScriptedStack(t *testing.T, onPrompt func(a *scripted, text string) stri
 }
 
 // newScriptedStackWith runs sa (its t and log filled in) with options.
-func newScriptedStackWith(t *testing.T, sa *scriptedAgent, coordOpts []interactions.Opt, engineOpts ...engine.Option) (*stack, *scriptedAgent) {
+func newScriptedStackWith(t *testing.T, sa *scriptedAgent, coordOpts []interactions.Opt, engineOpts ...enginetest.Setup) (*stack, *scriptedAgent) {
 	t.Helper()
 	logs := &testenv.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -227,7 +227,7 @@ func TestE2EStopInterruptsTheTurn(t *testing.T) {
 }
 
 func TestE2EResumeAfterIdleClose(t *testing.T) {
-	s := newStack(t, engine.WithIdleTimeout(300*time.Millisecond))
+	s := newStack(t, func(_ *engine.Deps, c *engine.Config) { c.IdleTimeout = 300 * time.Millisecond })
 	s.api.Reply(fakeapi.Text("first answer"), fakeapi.Text("second answer"))
 	s.send(t, "remember the word pelican")
 	assert.Equal(t, "first answer", s.conn.waitDone(t, 1).Result)
@@ -278,7 +278,7 @@ func TestE2EKilledMidQuestion(t *testing.T) {
 }
 
 func TestE2ETurnTimeout(t *testing.T) {
-	s := newStack(t, engine.WithTurnTimeout(1500*time.Millisecond))
+	s := newStack(t, func(_ *engine.Deps, c *engine.Config) { c.TurnTimeout = 1500 * time.Millisecond })
 	hold := make(chan struct{})
 	t.Cleanup(func() { close(hold) })
 	s.api.Reply(fakeapi.Reply{Hold: hold}, fakeapi.Text("quick one"))

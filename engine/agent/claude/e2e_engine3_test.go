@@ -36,7 +36,7 @@ func lastPrompt(r *fakeapi.Request) string {
 
 func TestE2ESeveralChatsAtOnce(t *testing.T) {
 	const limit = 2
-	s := newStack(t, engine.WithMaxConcurrent(limit))
+	s := newStack(t, func(_ *engine.Deps, c *engine.Config) { c.MaxConcurrent = limit })
 	peak := s.countProcesses(t)
 	s.api.Otherwise(func(r *fakeapi.Request) fakeapi.Reply {
 		p := lastPrompt(r)

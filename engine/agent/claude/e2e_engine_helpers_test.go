@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/require"
 
@@ -55,13 +56,13 @@ func (s *stack) waitTranscript(t testing.TB, text string) {
 	}, 30*time.Second, 20*time.Millisecond, "the CLI wrote its transcript")
 }
 
-func newStack(t testing.TB, engineOpts ...engine.Option) *stack {
+func newStack(t testing.TB, engineOpts ...enginetest.Setup) *stack {
 	t.Helper()
 	return newStackWith(t, nil, engineOpts...)
 }
 
 // newStackWith is newStack with coordinator options.
-func newStackWith(t testing.TB, coordOpts []interactions.Opt, engineOpts ...engine.Option) *stack {
+func newStackWith(t testing.TB, coordOpts []interactions.Opt, engineOpts ...enginetest.Setup) *stack {
 	t.Helper()
 	s, stop := newStoppableStack(t, coordOpts, engineOpts...)
 	t.Cleanup(func() { require.NoError(t, stop()) })
@@ -70,13 +71,13 @@ func newStackWith(t testing.TB, coordOpts []interactions.Opt, engineOpts ...engi
 
 // newStoppableStack is newStack whose engine the test stops itself (stop
 // is idempotent and also runs at cleanup).
-func newStoppableStack(t testing.TB, coordOpts []interactions.Opt, engineOpts ...engine.Option) (*stack, func() error) {
+func newStoppableStack(t testing.TB, coordOpts []interactions.Opt, engineOpts ...enginetest.Setup) (*stack, func() error) {
 	t.Helper()
 	return newAgentStack(t, nil, coordOpts, engineOpts...)
 }
 
 // newAgentStack is newStoppableStack with options for the Claude agent.
-func newAgentStack(t testing.TB, agentOpts []claude.Option, coordOpts []interactions.Opt, engineOpts ...engine.Option) (*stack, func() error) {
+func newAgentStack(t testing.TB, agentOpts []claude.Option, coordOpts []interactions.Opt, engineOpts ...enginetest.Setup) (*stack, func() error) {
 	t.Helper()
 	real := testenv.Claude(t)
 	api := fakeapi.New(t)
@@ -92,14 +93,14 @@ func newAgentStack(t testing.TB, agentOpts []claude.Option, coordOpts []interact
 
 // restartStack starts a new engine, coordinator and connector (a restarted
 // leashd) on base's fake API, HOME, working directory and CLI wrapper.
-func restartStack(t testing.TB, base *stack, agentOpts []claude.Option, coordOpts []interactions.Opt, engineOpts ...engine.Option) (*stack, func() error) {
+func restartStack(t testing.TB, base *stack, agentOpts []claude.Option, coordOpts []interactions.Opt, engineOpts ...enginetest.Setup) (*stack, func() error) {
 	t.Helper()
 	api, home, dir, logFile, real := base.api, base.home, base.dir, base.log, base.cli
 	wrapper := filepath.Join(filepath.Dir(logFile), "claude")
 	ag := &spyAgent{Agent: claude.New(wrapper, append([]claude.Option{claude.WithEnv(api.Env(home)), claude.WithLogger(testLogger(t)), claude.WithCloseTimeout(3 * time.Second)}, agentOpts...)...)}
 	coord := interactions.New(coordOpts...)
-	opts := append([]engine.Option{engine.WithWorkDir(dir), engine.WithLogger(testLogger(t)), engine.WithCloseTimeout(15 * time.Second)}, engineOpts...)
-	e := engine.New(ag, coord, opts...)
+	opts := append([]enginetest.Setup{func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }, func(d *engine.Deps, _ *engine.Config) { d.Log = testLogger(t) }, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 15 * time.Second }}, engineOpts...)
+	e := enginetest.New(ag, coord, opts...)
 	conn := newRecConn("web")
 	e.AddConnector(conn)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -23,7 +23,7 @@ func TestE2EUsageLimitResetIsShownAndTheTurnResumes(t *testing.T) {
 		t.Run(map[bool]string{true: "resume on", false: "resume off"}[resume], func(t *testing.T) {
 			clock := clocktest.New(reset.Add(-2*time.Hour - 5*time.Minute))
 			s, _ := newAgentStack(t, []claude.Option{claude.WithEnv(fakeapi.Subscriber())}, nil,
-				engine.WithResumeAfterLimit(resume), engine.WithClock(clock))
+				func(_ *engine.Deps, c *engine.Config) { c.ResumeAfterLimit = resume }, func(d *engine.Deps, _ *engine.Config) { d.Clock = clock })
 			// Every call of the first turn meets the limit (newer CLIs may
 			// try again); the resume prompt finds it lifted.
 			s.api.Otherwise(func(r *fakeapi.Request) fakeapi.Reply {

@@ -29,7 +29,7 @@ func TestE2EPolicyDeniesAndRequiresQuorum(t *testing.T) {
     decision: {quorum: 2}
 `))
 	require.NoError(t, perr)
-	s := newStack(t, engine.WithPolicy(policy.NewHolder("", p)))
+	s := newStack(t, func(d *engine.Deps, _ *engine.Config) { d.Policy = policy.NewHolder("", p) })
 	s.conn.group = true // a team's chat: a quorum can be met there
 	s.api.Reply(bash("git push origin main"), bash("touch deployed.txt"), fakeapi.Text("Done."))
 	s.send(t, "ship it")

@@ -76,7 +76,7 @@ func allowedAfterRestart(t *testing.T, kill bool) {
 	}
 	first := &deadJournal{Store: open()}
 	s1, stop1 := newAgentStack(t, nil, []interactions.Opt{interactions.WithJournal(first)},
-		engine.WithSessionStore(first), engine.WithRecovery(first.Store))
+		func(d *engine.Deps, _ *engine.Config) { d.Store = first }, func(d *engine.Deps, _ *engine.Config) { d.Store = first.Store })
 	bash := func() fakeapi.Reply { return fakeapi.Tool("Bash", map[string]string{"command": touch}) }
 	s1.api.Reply(bash())
 	s1.send(t, "touch the file")
@@ -96,7 +96,7 @@ func allowedAfterRestart(t *testing.T, kill bool) {
 	// The next leashd opens the database anew, as a new process does.
 	st := open()
 	s2, stop2 := restartStack(t, s1, nil, []interactions.Opt{interactions.WithJournal(st)},
-		engine.WithSessionStore(st), engine.WithRecovery(st))
+		func(d *engine.Deps, _ *engine.Config) { d.Store = st })
 	t.Cleanup(func() { require.NoError(t, stop2()) })
 	s2.api.Then(func(r *fakeapi.Request) fakeapi.Reply {
 		if !r.HasUserText(agent.RecoveredPromptPrefix) || !r.HasUserText("Run it again to continue") {

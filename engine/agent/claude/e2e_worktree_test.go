@@ -26,7 +26,7 @@ func TestE2EWorktreePerChat(t *testing.T) {
 	repo := gittest.Repo(t)
 	m, err := worktree.New(ctx, repo, t.TempDir(), worktree.WithAuthor(worktree.Identity{Name: "Leash Bot", Email: "bot@example.com"}))
 	require.NoError(t, err)
-	s := newStack(t, engine.WithWorkDir(repo), engine.WithWorktrees(m), engine.WithDefaultMode(agent.ModeAcceptEdits))
+	s := newStack(t, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = repo }, func(d *engine.Deps, _ *engine.Config) { d.Worktrees = m }, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModeAcceptEdits })
 	send := func(chat, text string) {
 		t.Helper()
 		_, err := s.e.HandleMessage(ctx, connectors.Incoming{ChatID: chat, UserID: "u1", Text: text})

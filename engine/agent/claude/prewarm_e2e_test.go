@@ -24,7 +24,7 @@ func (a *spyAgent) opened() []string {
 // before anyone writes; a new chat's first prompt is answered by it (the
 // chat opens no process of its own) and another spare takes its place.
 func TestE2EPrewarmedCLIAnswersANewChat(t *testing.T) {
-	s := newStack(t, engine.WithPrewarm(1), engine.WithMaxConcurrent(3))
+	s := newStack(t, func(_ *engine.Deps, c *engine.Config) { c.Prewarm = 1 }, func(_ *engine.Deps, c *engine.Config) { c.MaxConcurrent = 3 })
 	s.api.Otherwise(func(*fakeapi.Request) fakeapi.Reply { return fakeapi.Text("ok from the spare") })
 	require.Eventually(t, func() bool { return len(s.starts(t)) == 1 }, 30*time.Second, 10*time.Millisecond, "the spare CLI is started")
 
@@ -46,7 +46,7 @@ func TestE2EPrewarmedCLIAnswersANewChat(t *testing.T) {
 func BenchmarkE2ENewChatFirstText(b *testing.B) {
 	for _, prewarm := range []int{0, 1} {
 		b.Run(fmt.Sprintf("prewarm=%d", prewarm), func(b *testing.B) {
-			s := newStack(b, engine.WithPrewarm(prewarm), engine.WithMaxConcurrent(2), engine.WithIdleTimeout(100*time.Millisecond))
+			s := newStack(b, func(_ *engine.Deps, c *engine.Config) { c.Prewarm = prewarm }, func(_ *engine.Deps, c *engine.Config) { c.MaxConcurrent = 2 }, func(_ *engine.Deps, c *engine.Config) { c.IdleTimeout = 100 * time.Millisecond })
 			s.api.Otherwise(func(*fakeapi.Request) fakeapi.Reply { return fakeapi.Text("first words") })
 			var total time.Duration
 			n := 0

@@ -15,12 +15,12 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/connectors"
-	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -179,7 +179,7 @@ func TestMissingProgram(t *testing.T) {
 
 func TestMissingProgramThroughTheEngine(t *testing.T) {
 	coord := interactions.New()
-	e := engine.New(New("/nonexistent/claude"), coord)
+	e := enginetest.New(New("/nonexistent/claude"), coord)
 	out := &sayConn{said: make(chan string, 10)}
 	e.AddConnector(out)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -13,6 +13,7 @@ import (
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent/demo"
+	"github.com/leashd/leashd/engine/enginetest"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -62,7 +63,7 @@ func planReview(t *testing.T, decide func(e *engine.Engine, it interactions.Inte
 	t.Helper()
 	c := &chat{asked: make(chan interactions.Interaction, 1), done: make(chan connectors.Summary, 1)}
 	coord := interactions.New(copts...)
-	e := engine.New(demo.New(demo.WithDelay(0)), coord, engine.WithCloseTimeout(5*time.Second))
+	e := enginetest.New(demo.New(demo.WithDelay(0)), coord, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 5 * time.Second })
 	e.AddConnector(c)
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
