@@ -119,37 +119,40 @@ func TestPlanReviewAdjustInTwoSteps(t *testing.T) {
 			assert.Equal(t, interactions.EventResolved, ev.Type, "the repeated adjust tap published nothing more")
 		})
 	}
+}
 
-	t.Run("approve after adjust was tapped", func(t *testing.T) {
-		c, p := newCoord(t)
-		done := request(t.Context(), c, planReview("c"))
-		it := p.Next(t)
-		out, err := c.Reply(it.ID, interactions.Reply{Answers: []string{"adjust"}})
-		require.NoError(t, err)
-		require.Equal(t, interactions.AwaitingFeedback, out)
-		out, err = c.Reply(it.ID, interactions.Reply{Answers: []string{"default"}})
-		require.NoError(t, err)
-		assert.Equal(t, interactions.Resolved, out)
-		r := await(t, done)
-		assert.Equal(t, interactions.StatusAnswered, r.res.Status)
-		assert.Equal(t, interactions.DecisionDefault, r.res.Decision)
-	})
+// After adjust was tapped, an approval still resolves the plan review.
+func TestPlanReviewAdjustThenApprove(t *testing.T) {
+	c, p := newCoord(t)
+	done := request(t.Context(), c, planReview("c"))
+	it := p.Next(t)
+	out, err := c.Reply(it.ID, interactions.Reply{Answers: []string{"adjust"}})
+	require.NoError(t, err)
+	require.Equal(t, interactions.AwaitingFeedback, out)
+	out, err = c.Reply(it.ID, interactions.Reply{Answers: []string{"default"}})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.Resolved, out)
+	r := await(t, done)
+	assert.Equal(t, interactions.StatusAnswered, r.res.Status)
+	assert.Equal(t, interactions.DecisionDefault, r.res.Decision)
+}
 
-	t.Run("feedback text goes to the plan waiting for it, not an older question", func(t *testing.T) {
-		c, p := newCoord(t)
-		q := request(t.Context(), c, question("c", "Which database?", "Postgres", "SQLite"))
-		p.Next(t)
-		plan := request(t.Context(), c, planReview("c"))
-		it := p.Next(t)
-		out, err := c.Reply(it.ID, interactions.Reply{Answers: []string{"adjust"}})
-		require.NoError(t, err)
-		require.Equal(t, interactions.AwaitingFeedback, out)
+// Feedback text goes to the plan review waiting for it, not to an older
+// question in the same chat.
+func TestPlanReviewFeedbackText(t *testing.T) {
+	c, p := newCoord(t)
+	q := request(t.Context(), c, question("c", "Which database?", "Postgres", "SQLite"))
+	p.Next(t)
+	plan := request(t.Context(), c, planReview("c"))
+	it := p.Next(t)
+	out, err := c.Reply(it.ID, interactions.Reply{Answers: []string{"adjust"}})
+	require.NoError(t, err)
+	require.Equal(t, interactions.AwaitingFeedback, out)
 
-		got, out, err := c.ReplyText("c", interactions.Reply{Text: "drop step 3"})
-		require.NoError(t, err)
-		assert.Equal(t, it.ID, got.ID)
-		assert.Equal(t, interactions.Resolved, out)
-		assert.Equal(t, "drop step 3", await(t, plan).res.Text)
-		notYet(t, q)
-	})
+	got, out, err := c.ReplyText("c", interactions.Reply{Text: "drop step 3"})
+	require.NoError(t, err)
+	assert.Equal(t, it.ID, got.ID)
+	assert.Equal(t, interactions.Resolved, out)
+	assert.Equal(t, "drop step 3", await(t, plan).res.Text)
+	notYet(t, q)
 }

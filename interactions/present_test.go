@@ -130,44 +130,48 @@ func TestPresentFailure(t *testing.T) {
 	mu.Lock()
 	assert.Equal(t, n, len(attempts), "no attempt after it was shown")
 	mu.Unlock()
+}
 
-	t.Run("failing for good: answered elsewhere, retries stop", func(t *testing.T) {
-		var calls atomic.Int32
-		p := newPresenter()
-		p.OnPresent = func(context.Context, *interactions.Interaction) (string, error) {
-			calls.Add(1)
-			return "", errors.New("telegram: 400 Bad Request: chat not found")
-		}
-		c := interactions.New(interactions.WithPresenter(p), interactions.WithPresentRetry(time.Millisecond, 2*time.Millisecond))
-		t.Cleanup(func() { c.Interrupt("test over") })
-		done := request(t.Context(), c, toolApproval("c"))
-		require.Eventually(t, func() bool { return calls.Load() >= 2 }, wait, time.Millisecond)
-		it := c.Pending("c")[0]
-		_, err := c.Reply(it.ID, interactions.Reply{Answers: []string{"deny"}, Text: "not now"})
-		require.NoError(t, err)
-		r := await(t, done)
-		assert.Equal(t, interactions.StatusRejected, r.res.Status)
-		assert.Equal(t, "not now", r.res.Text)
-		time.Sleep(10 * time.Millisecond)
-		n := calls.Load()
-		time.Sleep(20 * time.Millisecond)
-		assert.Equal(t, n, calls.Load(), "retries end with the interaction")
-	})
+// A Present that never succeeds: the interaction is answered elsewhere and
+// the retries stop with it.
+func TestPresentFailingForGood(t *testing.T) {
+	var calls atomic.Int32
+	p := newPresenter()
+	p.OnPresent = func(context.Context, *interactions.Interaction) (string, error) {
+		calls.Add(1)
+		return "", errors.New("telegram: 400 Bad Request: chat not found")
+	}
+	c := interactions.New(interactions.WithPresenter(p), interactions.WithPresentRetry(time.Millisecond, 2*time.Millisecond))
+	t.Cleanup(func() { c.Interrupt("test over") })
+	done := request(t.Context(), c, toolApproval("c"))
+	require.Eventually(t, func() bool { return calls.Load() >= 2 }, wait, time.Millisecond)
+	it := c.Pending("c")[0]
+	_, err := c.Reply(it.ID, interactions.Reply{Answers: []string{"deny"}, Text: "not now"})
+	require.NoError(t, err)
+	r := await(t, done)
+	assert.Equal(t, interactions.StatusRejected, r.res.Status)
+	assert.Equal(t, "not now", r.res.Text)
+	time.Sleep(10 * time.Millisecond)
+	n := calls.Load()
+	time.Sleep(20 * time.Millisecond)
+	assert.Equal(t, n, calls.Load(), "retries end with the interaction")
+}
 
-	t.Run("no presenter", func(t *testing.T) {
-		c := interactions.New()
-		r := await(t, request(t.Context(), c, toolApproval("c")))
-		require.NoError(t, r.err)
-		assert.Equal(t, interactions.StatusCancelled, r.res.Status)
-		assert.Contains(t, r.res.Text, "No chat connector")
-		assert.Zero(t, c.PendingCount())
-		// SetPresenter wires one later.
-		p := newPresenter()
-		c.SetPresenter(p)
-		done := request(t.Context(), c, toolApproval("c"))
-		it := p.Next(t)
-		_, err := c.Reply(it.ID, interactions.Reply{Answers: []string{"allow"}})
-		require.NoError(t, err)
-		assert.Equal(t, interactions.StatusAnswered, await(t, done).res.Status)
-	})
+// Without a presenter nobody could answer: the request is cancelled, until
+// SetPresenter wires one.
+func TestNoPresenter(t *testing.T) {
+	c := interactions.New()
+	r := await(t, request(t.Context(), c, toolApproval("c")))
+	require.NoError(t, r.err)
+	assert.Equal(t, interactions.StatusCancelled, r.res.Status)
+	assert.Contains(t, r.res.Text, "No chat connector")
+	assert.Zero(t, c.PendingCount())
+	// SetPresenter wires one later.
+	p := newPresenter()
+	c.SetPresenter(p)
+	done := request(t.Context(), c, toolApproval("c"))
+	it := p.Next(t)
+	_, err := c.Reply(it.ID, interactions.Reply{Answers: []string{"allow"}})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.StatusAnswered, await(t, done).res.Status)
 }

@@ -8,53 +8,54 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestQuestionReplies covers every way to answer (or fail to answer) one
-// question: what the agent receives, or the error the person is given.
+// questionReplies are every way to answer (or fail to answer) one question:
+// what the agent receives, or the error the person is given.
+var questionReplies = []struct {
+	name    string
+	it      interactions.Interaction
+	toggle  []string // multi-select taps before the reply
+	confirm bool     // finish with Confirm instead of Reply
+	reply   interactions.Reply
+	wantErr error
+	errHas  []string
+	status  interactions.Status
+	answer  string
+	text    string
+}{
+	{name: "option tap", it: question("c", "Which database?", "Postgres", "SQLite"),
+		reply: interactions.Reply{Answers: []string{"SQLite"}}, status: interactions.StatusAnswered, answer: "SQLite"},
+	{name: "typed text is the free-text Other answer", it: question("c", "Which database?", "Postgres", "SQLite"),
+		reply: interactions.Reply{Text: "  CockroachDB  "}, status: interactions.StatusAnswered, answer: "CockroachDB"},
+	{name: "free-text question", it: question("c", "Name the project"),
+		reply: interactions.Reply{Text: "leashd"}, status: interactions.StatusAnswered, answer: "leashd"},
+	{name: "multi-select toggles and confirm, in option order", it: multi("c", "Features?", "Auth", "Search", "Billing", "Admin"),
+		toggle: []string{"Admin", "Auth", "Billing"}, confirm: true, status: interactions.StatusAnswered, answer: "Auth, Billing, Admin"},
+	{name: "multi-select toggled twice is off again", it: multi("c", "Features?", "Auth", "Search", "Billing"),
+		toggle: []string{"Search", "Auth", "Search"}, confirm: true, status: interactions.StatusAnswered, answer: "Auth"},
+	{name: "multi-select answered in one reply", it: multi("c", "Features?", "Auth", "Search", "Billing"),
+		reply: interactions.Reply{Answers: []string{"Billing", "Auth"}}, status: interactions.StatusAnswered, answer: "Auth, Billing"},
+	{name: "multi-select answered by text", it: multi("c", "Features?", "Auth", "Search"),
+		reply: interactions.Reply{Text: "all of them"}, status: interactions.StatusAnswered, answer: "all of them"},
+	{name: "single-select refuses two answers", it: question("c", "Which database?", "Postgres", "SQLite"),
+		reply: interactions.Reply{Answers: []string{"Postgres", "SQLite"}}, wantErr: interactions.ErrInvalidReply, errHas: []string{"takes one option", "Which database?"}},
+	{name: "unknown label names the accepted labels", it: question("c", "Which database?", "Postgres", "SQLite"),
+		reply: interactions.Reply{Answers: []string{"Oracle"}}, wantErr: interactions.ErrInvalidReply, errHas: []string{`"Oracle"`, `"Postgres"`, `"SQLite"`}},
+	{name: "labels are exact", it: question("c", "Which database?", "Postgres", "SQLite"),
+		reply: interactions.Reply{Answers: []string{"postgres"}}, wantErr: interactions.ErrInvalidReply, errHas: []string{`"postgres"`, `"Postgres"`}},
+	{name: "empty reply", it: question("c", "Which database?", "Postgres", "SQLite"),
+		reply: interactions.Reply{Text: "   "}, wantErr: interactions.ErrInvalidReply, errHas: []string{"option, text, or reject"}},
+	{name: "confirm with nothing toggled", it: multi("c", "Features?", "Auth", "Search"),
+		confirm: true, wantErr: interactions.ErrInvalidReply, errHas: []string{"select at least one"}},
+	{name: "confirm on a single-select question", it: question("c", "Which database?", "Postgres", "SQLite"),
+		confirm: true, wantErr: interactions.ErrInvalidReply, errHas: []string{"multi-select"}},
+	{name: "reject", it: question("c", "Which database?", "Postgres", "SQLite"),
+		reply: interactions.Reply{Reject: true}, status: interactions.StatusRejected, text: "The user rejected this request."},
+	{name: "reject with a reason", it: question("c", "Which database?", "Postgres", "SQLite"),
+		reply: interactions.Reply{Reject: true, Text: "stop asking"}, status: interactions.StatusRejected, text: "stop asking"},
+}
+
 func TestQuestionReplies(t *testing.T) {
-	tests := []struct {
-		name    string
-		it      interactions.Interaction
-		toggle  []string // multi-select taps before the reply
-		confirm bool     // finish with Confirm instead of Reply
-		reply   interactions.Reply
-		wantErr error
-		errHas  []string
-		status  interactions.Status
-		answer  string
-		text    string
-	}{
-		{name: "option tap", it: question("c", "Which database?", "Postgres", "SQLite"),
-			reply: interactions.Reply{Answers: []string{"SQLite"}}, status: interactions.StatusAnswered, answer: "SQLite"},
-		{name: "typed text is the free-text Other answer", it: question("c", "Which database?", "Postgres", "SQLite"),
-			reply: interactions.Reply{Text: "  CockroachDB  "}, status: interactions.StatusAnswered, answer: "CockroachDB"},
-		{name: "free-text question", it: question("c", "Name the project"),
-			reply: interactions.Reply{Text: "leashd"}, status: interactions.StatusAnswered, answer: "leashd"},
-		{name: "multi-select toggles and confirm, in option order", it: multi("c", "Features?", "Auth", "Search", "Billing", "Admin"),
-			toggle: []string{"Admin", "Auth", "Billing"}, confirm: true, status: interactions.StatusAnswered, answer: "Auth, Billing, Admin"},
-		{name: "multi-select toggled twice is off again", it: multi("c", "Features?", "Auth", "Search", "Billing"),
-			toggle: []string{"Search", "Auth", "Search"}, confirm: true, status: interactions.StatusAnswered, answer: "Auth"},
-		{name: "multi-select answered in one reply", it: multi("c", "Features?", "Auth", "Search", "Billing"),
-			reply: interactions.Reply{Answers: []string{"Billing", "Auth"}}, status: interactions.StatusAnswered, answer: "Auth, Billing"},
-		{name: "multi-select answered by text", it: multi("c", "Features?", "Auth", "Search"),
-			reply: interactions.Reply{Text: "all of them"}, status: interactions.StatusAnswered, answer: "all of them"},
-		{name: "single-select refuses two answers", it: question("c", "Which database?", "Postgres", "SQLite"),
-			reply: interactions.Reply{Answers: []string{"Postgres", "SQLite"}}, wantErr: interactions.ErrInvalidReply, errHas: []string{"takes one option", "Which database?"}},
-		{name: "unknown label names the accepted labels", it: question("c", "Which database?", "Postgres", "SQLite"),
-			reply: interactions.Reply{Answers: []string{"Oracle"}}, wantErr: interactions.ErrInvalidReply, errHas: []string{`"Oracle"`, `"Postgres"`, `"SQLite"`}},
-		{name: "labels are exact", it: question("c", "Which database?", "Postgres", "SQLite"),
-			reply: interactions.Reply{Answers: []string{"postgres"}}, wantErr: interactions.ErrInvalidReply, errHas: []string{`"postgres"`, `"Postgres"`}},
-		{name: "empty reply", it: question("c", "Which database?", "Postgres", "SQLite"),
-			reply: interactions.Reply{Text: "   "}, wantErr: interactions.ErrInvalidReply, errHas: []string{"option, text, or reject"}},
-		{name: "confirm with nothing toggled", it: multi("c", "Features?", "Auth", "Search"),
-			confirm: true, wantErr: interactions.ErrInvalidReply, errHas: []string{"select at least one"}},
-		{name: "confirm on a single-select question", it: question("c", "Which database?", "Postgres", "SQLite"),
-			confirm: true, wantErr: interactions.ErrInvalidReply, errHas: []string{"multi-select"}},
-		{name: "reject", it: question("c", "Which database?", "Postgres", "SQLite"),
-			reply: interactions.Reply{Reject: true}, status: interactions.StatusRejected, text: "The user rejected this request."},
-		{name: "reject with a reason", it: question("c", "Which database?", "Postgres", "SQLite"),
-			reply: interactions.Reply{Reject: true, Text: "stop asking"}, status: interactions.StatusRejected, text: "stop asking"},
-	}
-	for _, tt := range tests {
+	for _, tt := range questionReplies {
 		t.Run(tt.name, func(t *testing.T) {
 			c, p := newCoord(t)
 			done := request(t.Context(), c, tt.it)

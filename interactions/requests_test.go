@@ -1,6 +1,7 @@
 package interactions_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -148,4 +149,79 @@ func TestRequestRefusesBadInteractions(t *testing.T) {
 	}
 	p.NothingShown(t)
 	assert.Zero(t, c.PendingCount())
+}
+
+// Request returns the interaction as it was asked: its ID, who asked (from
+// the context), when, its deadline and its options.
+func TestRequestCompletesTheInteraction(t *testing.T) {
+	c, p := newCoord(t, interactions.WithTimeout(time.Hour))
+	ctx := interactions.WithAsker(t.Context(), "api")
+	done := request(ctx, c, interactions.Interaction{ChatID: "c1", Kind: interactions.KindToolApproval, ToolName: "Bash", ToolSummary: "rm -rf build"})
+	shown := p.Next(t)
+	_, err := c.Reply(shown.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAllow}})
+	require.NoError(t, err)
+	r := await(t, done)
+	require.NoError(t, r.err)
+
+	assert.Equal(t, interactions.StatusAnswered, r.res.Status)
+	assert.Equal(t, "u1", r.res.By)
+	assert.Equal(t, shown.ID, r.it.ID)
+	assert.Equal(t, "api", r.it.Asker)
+	assert.False(t, r.it.AskedAt.IsZero())
+	assert.Equal(t, r.it.AskedAt.Add(time.Hour), r.it.Deadline)
+	assert.Equal(t, interactions.ToolOptions, r.it.Options)
+	assert.Equal(t, shown, r.it, "what was shown is what Request returns")
+}
+
+// Many askers at once while other goroutines answer, type, toggle, cancel,
+// list and let some expire: every request returns, and nothing stays
+// pending (go test -race checks that no state is shared unguarded).
+func TestRequestsUnderConcurrentReplies(t *testing.T) {
+	c, p := newCoord(t, interactions.WithTimeout(2*time.Millisecond)) // some expire: a late timer too
+	const askers, rounds = 8, 50
+	var people sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		people.Go(func() { replyAnyhow(c, p, stop) })
+	}
+	var asking sync.WaitGroup
+	for a := range askers {
+		asking.Go(func() {
+			for r := range rounds {
+				it := question("chat"+string(rune('a'+a)), "Which?", "x", "y")
+				it.MultiSelect = r%2 == 0
+				if _, _, err := c.Request(t.Context(), it); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	asking.Wait()
+	close(stop)
+	people.Wait()
+	assert.Empty(t, c.Pending(""))
+}
+
+// replyAnyhow answers what is shown one way or another until stop.
+func replyAnyhow(c *interactions.Coordinator, p *fakePresenter, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case it := <-p.ch:
+			switch it.ID[0] % 4 {
+			case 0:
+				_, _ = c.Reply(it.ID, interactions.Reply{By: "u", Answers: []string{it.Options[0].Label}})
+			case 1:
+				_, _, _ = c.ReplyText(it.ChatID, interactions.Reply{By: "u", Text: "because"})
+			case 2:
+				_, _ = c.Toggle(it.ID, it.Options[0].Label, interactions.Reply{By: "u"})
+				c.CancelPending(it.ChatID, "gone")
+			default:
+				_ = c.Pending("")
+				c.Cancel(it.ID, "withdrawn")
+			}
+		}
+	}
 }
