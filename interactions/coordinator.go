@@ -210,7 +210,9 @@ func (c *Coordinator) announce(ctx context.Context, p *pending) {
 	if c.log.Enabled(ctx, slog.LevelInfo) { // skip building the attributes when they go nowhere
 		c.log.Info("interaction asked", "id", p.it.ID, "chat", p.it.ChatID, "kind", p.it.Kind)
 	}
-	c.publish(&Event{Type: EventRequested, Interaction: p.it})
+	if c.subs.any() { // an event nobody would receive is not built
+		c.subs.publish(&Event{Type: EventRequested, Interaction: p.it})
+	}
 }
 
 // addLocked makes p pending: findable by ID and by chat, expiring after
@@ -329,13 +331,6 @@ func (c *Coordinator) publishResolved(p *pending) {
 	c.mu.Unlock()
 	c.subs.publish(&Event{Type: EventResolved, Interaction: p.it, Resolution: p.res, Ref: ref,
 		Selected: p.selectedLabels(), Approvals: p.res.Approvals})
-}
-
-// publish announces e to the subscribers, if there are any.
-func (c *Coordinator) publish(e *Event) {
-	if c.subs.any() {
-		c.subs.publish(e)
-	}
 }
 
 // validate checks *it and completes it: the options of a plan review or
