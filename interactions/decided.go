@@ -11,7 +11,7 @@ import (
 // pending and not published to subscribers — the caller tells the chat
 // what happened. It returns the interaction with its ID and times.
 func (c *Coordinator) Decided(ctx context.Context, it Interaction, res Resolution) (Interaction, error) {
-	if err := validate(&it, nil); err != nil {
+	if err := validate(&it); err != nil {
 		return it, err
 	}
 	if !validDecidedStatus(res.Status) {
@@ -22,7 +22,7 @@ func (c *Coordinator) Decided(ctx context.Context, it Interaction, res Resolutio
 		c.mu.Unlock()
 		return it, ErrClosed
 	}
-	it.ID = c.unusedIDLocked(newID())
+	it.ID = c.newIDLocked()
 	c.gone.add(it.ID, res.Status) // a tap on this ID finds it is over
 	c.mu.Unlock()
 	it.AskedAt = c.now()

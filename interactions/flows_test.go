@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -128,35 +129,37 @@ func TestAskStops(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, p := newCoord(t, interactions.WithTimeout(tt.timeout))
-			ctx, cancel := context.WithCancel(t.Context())
-			defer cancel()
-			done := ask(ctx, c, "c", qs)
-			first := p.Next(t)
-			if tt.timeout == 0 {
-				_, err := c.Reply(first.ID, interactions.Reply{Answers: []string{"b"}})
-				require.NoError(t, err)
-			} else {
-				// With a timeout this short the first question expires
-				// first; that is the flow under test.
-				tt.stop(c, first, cancel)
+			synctest.Test(t, func(t *testing.T) {
+				c, p := newCoord(t, interactions.WithTimeout(tt.timeout))
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				done := ask(ctx, c, "c", qs)
+				first := p.Next(t)
+				if tt.timeout == 0 {
+					_, err := c.Reply(first.ID, interactions.Reply{Answers: []string{"b"}})
+					require.NoError(t, err)
+				} else {
+					// With a timeout this short the first question expires
+					// first; that is the flow under test.
+					tt.stop(c, first, cancel)
+					r := await(t, done)
+					require.NoError(t, r.err)
+					assert.Equal(t, tt.status, r.res.Last.Status)
+					assert.Empty(t, r.res.Answers)
+					assert.Len(t, r.res.Asked, 1)
+					return
+				}
+				second := p.Next(t)
+				assert.Equal(t, "Second?", second.Question)
+				tt.stop(c, second, cancel)
 				r := await(t, done)
 				require.NoError(t, r.err)
+				assert.False(t, r.res.Complete())
 				assert.Equal(t, tt.status, r.res.Last.Status)
-				assert.Empty(t, r.res.Answers)
-				assert.Len(t, r.res.Asked, 1)
-				return
-			}
-			second := p.Next(t)
-			assert.Equal(t, "Second?", second.Question)
-			tt.stop(c, second, cancel)
-			r := await(t, done)
-			require.NoError(t, r.err)
-			assert.False(t, r.res.Complete())
-			assert.Equal(t, tt.status, r.res.Last.Status)
-			assert.Equal(t, map[string]string{"First?": "b"}, r.res.Answers, "only answered questions appear")
-			assert.Len(t, r.res.Asked, 2)
-			p.NothingShown(t) // the third is never asked
+				assert.Equal(t, map[string]string{"First?": "b"}, r.res.Answers, "only answered questions appear")
+				assert.Len(t, r.res.Asked, 2)
+				p.NothingShown(t) // the third is never asked
+			})
 		})
 	}
 }
@@ -225,70 +228,76 @@ type inputResult struct {
 	err  error
 }
 
-func TestRequestInput(t *testing.T) {
-	tests := []struct {
-		name   string
-		req    interactions.InputRequest
-		mode   interactions.Mode
-		answer func(c *interactions.Coordinator, it interactions.Interaction) error
-		want   interactions.InputResponse
-	}{
-		{
-			name: "no options is free text",
-			req:  interactions.InputRequest{ChatID: "c", Prompt: "Commit message?"},
-			mode: interactions.ModeText,
-			answer: func(c *interactions.Coordinator, it interactions.Interaction) error {
-				_, _, err := c.ReplyText("c", interactions.Reply{By: "u", Text: "fix: races"})
-				return err
-			},
-			want: interactions.InputResponse{Value: "fix: races", By: "u"},
+// inputCase is a RequestInput and how the person answers it.
+type inputCase struct {
+	name   string
+	req    interactions.InputRequest
+	mode   interactions.Mode
+	answer func(c *interactions.Coordinator, it interactions.Interaction) error
+	want   interactions.InputResponse
+}
+
+var inputCases = []inputCase{
+	{
+		name: "no options is free text",
+		req:  interactions.InputRequest{ChatID: "c", Prompt: "Commit message?"},
+		mode: interactions.ModeText,
+		answer: func(c *interactions.Coordinator, it interactions.Interaction) error {
+			_, _, err := c.ReplyText("c", interactions.Reply{By: "u", Text: "fix: races"})
+			return err
 		},
-		{
-			name: "two options is an approval",
-			req:  interactions.InputRequest{ChatID: "c", Prompt: "Push to main?", Options: opts("yes", "no")},
-			mode: interactions.ModeApproval,
-			answer: func(c *interactions.Coordinator, it interactions.Interaction) error {
-				_, err := c.Reply(it.ID, interactions.Reply{By: "u", Answers: []string{"no"}})
-				return err
-			},
-			want: interactions.InputResponse{Value: "no", By: "u"},
+		want: interactions.InputResponse{Value: "fix: races", By: "u"},
+	},
+	{
+		name: "two options is an approval",
+		req:  interactions.InputRequest{ChatID: "c", Prompt: "Push to main?", Options: opts("yes", "no")},
+		mode: interactions.ModeApproval,
+		answer: func(c *interactions.Coordinator, it interactions.Interaction) error {
+			_, err := c.Reply(it.ID, interactions.Reply{By: "u", Answers: []string{"no"}})
+			return err
 		},
-		{
-			name: "more options is a choice",
-			req:  interactions.InputRequest{ChatID: "c", Header: "Env", Prompt: "Deploy where?", Options: opts("dev", "staging", "prod")},
-			mode: interactions.ModeChoice,
-			answer: func(c *interactions.Coordinator, it interactions.Interaction) error {
-				_, err := c.Reply(it.ID, interactions.Reply{By: "u", Answers: []string{"staging"}})
-				return err
-			},
-			want: interactions.InputResponse{Value: "staging", By: "u"},
+		want: interactions.InputResponse{Value: "no", By: "u"},
+	},
+	{
+		name: "more options is a choice",
+		req:  interactions.InputRequest{ChatID: "c", Header: "Env", Prompt: "Deploy where?", Options: opts("dev", "staging", "prod")},
+		mode: interactions.ModeChoice,
+		answer: func(c *interactions.Coordinator, it interactions.Interaction) error {
+			_, err := c.Reply(it.ID, interactions.Reply{By: "u", Answers: []string{"staging"}})
+			return err
 		},
-		{
-			name: "multi-select",
-			req:  interactions.InputRequest{ChatID: "c", Prompt: "Which?", Options: opts("a", "b", "c"), MultiSelect: true},
-			mode: interactions.ModeChoice,
-			answer: func(c *interactions.Coordinator, it interactions.Interaction) error {
-				for _, l := range []string{"c", "a"} {
-					if _, err := c.Toggle(it.ID, l, interactions.Reply{By: "u"}); err != nil {
-						return err
-					}
+		want: interactions.InputResponse{Value: "staging", By: "u"},
+	},
+	{
+		name: "multi-select",
+		req:  interactions.InputRequest{ChatID: "c", Prompt: "Which?", Options: opts("a", "b", "c"), MultiSelect: true},
+		mode: interactions.ModeChoice,
+		answer: func(c *interactions.Coordinator, it interactions.Interaction) error {
+			for _, l := range []string{"c", "a"} {
+				if _, err := c.Toggle(it.ID, l, interactions.Reply{By: "u"}); err != nil {
+					return err
 				}
-				return c.Confirm(it.ID, interactions.Reply{By: "u"})
-			},
-			want: interactions.InputResponse{Value: "a, c", By: "u"},
+			}
+			return c.Confirm(it.ID, interactions.Reply{By: "u"})
 		},
-		{
-			name: "rejected",
-			req:  interactions.InputRequest{ChatID: "c", Prompt: "Push?", Options: opts("yes", "no")},
-			mode: interactions.ModeApproval,
-			answer: func(c *interactions.Coordinator, it interactions.Interaction) error {
-				_, err := c.Reply(it.ID, interactions.Reply{By: "u", Reject: true, Text: "not today"})
-				return err
-			},
-			want: interactions.InputResponse{Rejected: true, Reason: "not today", By: "u"},
+		want: interactions.InputResponse{Value: "a, c", By: "u"},
+	},
+	{
+		name: "rejected",
+		req:  interactions.InputRequest{ChatID: "c", Prompt: "Push?", Options: opts("yes", "no")},
+		mode: interactions.ModeApproval,
+		answer: func(c *interactions.Coordinator, it interactions.Interaction) error {
+			_, err := c.Reply(it.ID, interactions.Reply{By: "u", Reject: true, Text: "not today"})
+			return err
 		},
-	}
-	for _, tt := range tests {
+		want: interactions.InputResponse{Rejected: true, Reason: "not today", By: "u"},
+	},
+}
+
+// RequestInput shows each kind of input request as its mode says and hands
+// back what the person answered.
+func TestRequestInputAnswered(t *testing.T) {
+	for _, tt := range inputCases {
 		t.Run(tt.name, func(t *testing.T) {
 			c, p := newCoord(t)
 			var h interactions.InputHandler = c
@@ -310,13 +319,19 @@ func TestRequestInput(t *testing.T) {
 			assert.Equal(t, tt.want, r.resp)
 		})
 	}
+}
 
+// RequestInput says why nobody answered: expired, cancelled (with the
+// context's error when that was the cause), or the coordinator closed.
+func TestRequestInputUnanswered(t *testing.T) {
 	t.Run("expired", func(t *testing.T) {
-		c, _ := newCoord(t, interactions.WithTimeout(5*time.Millisecond))
-		_, err := c.RequestInput(t.Context(), interactions.InputRequest{ChatID: "c", Prompt: "Still there?"})
-		require.ErrorIs(t, err, interactions.ErrExpired)
-		assert.NotErrorIs(t, err, interactions.ErrCancelled)
-		assert.Contains(t, err.Error(), "No answer came within 5ms")
+		synctest.Test(t, func(t *testing.T) {
+			c, _ := newCoord(t, interactions.WithTimeout(5*time.Millisecond))
+			_, err := c.RequestInput(t.Context(), interactions.InputRequest{ChatID: "c", Prompt: "Still there?"})
+			require.ErrorIs(t, err, interactions.ErrExpired)
+			assert.NotErrorIs(t, err, interactions.ErrCancelled)
+			assert.Contains(t, err.Error(), "No answer came within 5ms")
+		})
 	})
 
 	t.Run("context done", func(t *testing.T) {
@@ -336,12 +351,14 @@ func TestRequestInput(t *testing.T) {
 	})
 
 	t.Run("deadline exceeded", func(t *testing.T) {
-		c, _ := newCoord(t)
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
-		defer cancel()
-		_, err := c.RequestInput(ctx, interactions.InputRequest{ChatID: "c", Prompt: "?"})
-		require.ErrorIs(t, err, interactions.ErrCancelled)
-		require.ErrorIs(t, err, context.DeadlineExceeded)
+		synctest.Test(t, func(t *testing.T) {
+			c, _ := newCoord(t)
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
+			defer cancel()
+			_, err := c.RequestInput(ctx, interactions.InputRequest{ChatID: "c", Prompt: "?"})
+			require.ErrorIs(t, err, interactions.ErrCancelled)
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+		})
 	})
 
 	t.Run("cancelled by the chat", func(t *testing.T) {

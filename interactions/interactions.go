@@ -80,15 +80,11 @@ var ToolOptions = []Option{
 // ToolOptions without DecisionAllowSession when it.NoSessionAllow, with
 // DecisionDeny first when it.DefaultToNo.
 func ToolOptionsFor(it Interaction) []Option {
-	return toolOptions(nil, it.NoSessionAllow, it.DefaultToNo)
+	return toolOptions(it.NoSessionAllow, it.DefaultToNo)
 }
 
-// toolOptions appends them to buf[:0].
-func toolOptions(buf []Option, noSessionAllow, defaultToNo bool) []Option {
-	if buf == nil {
-		buf = make([]Option, 0, len(ToolOptions))
-	}
-	opts := buf[:0]
+func toolOptions(noSessionAllow, defaultToNo bool) []Option {
+	opts := make([]Option, 0, len(ToolOptions))
 	for _, o := range ToolOptions {
 		if !(noSessionAllow && o.Label == DecisionAllowSession) {
 			opts = append(opts, o)

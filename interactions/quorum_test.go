@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -150,27 +151,29 @@ func TestQuorumOneAndQuestions(t *testing.T) {
 // Timeout and /clear end an interaction waiting for more approvals like
 // any other, and the approvals so far are in its resolution.
 func TestQuorumExpiresAndClears(t *testing.T) {
-	c, p := newCoord(t, interactions.WithTimeout(200*time.Millisecond))
-	it := toolApproval("telegram:-1")
-	it.Quorum = 2
-	done := request(t.Context(), c, it)
-	shown := p.Next(t)
-	_, err := c.Reply(shown.ID, interactions.Reply{By: "alice", Answers: []string{interactions.DecisionAllow}})
-	require.NoError(t, err)
-	r := await(t, done)
-	assert.Equal(t, interactions.StatusExpired, r.res.Status)
-	assert.Equal(t, []string{"alice"}, byOf(r.res.Approvals))
+	synctest.Test(t, func(t *testing.T) {
+		c, p := newCoord(t, interactions.WithTimeout(200*time.Millisecond))
+		it := toolApproval("telegram:-1")
+		it.Quorum = 2
+		done := request(t.Context(), c, it)
+		shown := p.Next(t)
+		_, err := c.Reply(shown.ID, interactions.Reply{By: "alice", Answers: []string{interactions.DecisionAllow}})
+		require.NoError(t, err)
+		r := await(t, done)
+		assert.Equal(t, interactions.StatusExpired, r.res.Status)
+		assert.Equal(t, []string{"alice"}, byOf(r.res.Approvals))
 
-	c2, p2 := newCoord(t)
-	done = request(t.Context(), c2, it)
-	shown = p2.Next(t)
-	_, err = c2.Reply(shown.ID, interactions.Reply{By: "alice", Answers: []string{interactions.DecisionAllow}})
-	require.NoError(t, err)
-	require.Len(t, c2.CancelPending("telegram:-1", "cleared"), 1)
-	r = await(t, done)
-	assert.Equal(t, interactions.StatusCancelled, r.res.Status)
-	_, err = c2.Reply(shown.ID, interactions.Reply{By: "bob", Answers: []string{interactions.DecisionAllow}})
-	assert.ErrorIs(t, err, interactions.ErrNotPending)
+		c2, p2 := newCoord(t)
+		done = request(t.Context(), c2, it)
+		shown = p2.Next(t)
+		_, err = c2.Reply(shown.ID, interactions.Reply{By: "alice", Answers: []string{interactions.DecisionAllow}})
+		require.NoError(t, err)
+		require.Len(t, c2.CancelPending("telegram:-1", "cleared"), 1)
+		r = await(t, done)
+		assert.Equal(t, interactions.StatusCancelled, r.res.Status)
+		_, err = c2.Reply(shown.ID, interactions.Reply{By: "bob", Answers: []string{interactions.DecisionAllow}})
+		assert.ErrorIs(t, err, interactions.ErrNotPending)
+	})
 }
 
 // An unauthorized person's approval is not counted.

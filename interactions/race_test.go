@@ -32,68 +32,13 @@ func TestThousandsOfChats(t *testing.T) {
 	stopPeople := make(chan struct{})
 	errs := make(chan error, chats*2)
 	for range 8 {
-		people.Add(1)
-		go func() {
-			defer people.Done()
-			for {
-				var it interactions.Interaction
-				select {
-				case it = <-p.ch:
-				case <-stopPeople:
-					return
-				}
-				var err error
-				switch {
-				case it.MultiSelect:
-					// Toggle the last and the first, then confirm.
-					if _, err = c.Toggle(it.ID, it.Options[2].Label, interactions.Reply{By: it.ChatID}); err == nil {
-						if _, err = c.Toggle(it.ID, it.Options[0].Label, interactions.Reply{By: it.ChatID}); err == nil {
-							err = c.Confirm(it.ID, interactions.Reply{By: it.ChatID})
-						}
-					}
-				case len(it.ChatID)%2 == 0:
-					_, err = c.Reply(it.ID, interactions.Reply{By: it.ChatID, Answers: []string{it.Options[1].Label}})
-				default:
-					_, _, err = c.ReplyText(it.ChatID, interactions.Reply{By: it.ChatID, Text: "typed in " + it.ChatID})
-				}
-				if err != nil {
-					errs <- fmt.Errorf("%s %q: %w", it.ChatID, it.Question, err)
-				}
-			}
-		}()
+		people.Go(func() { answerWhatIsShown(c, p, stopPeople, errs) })
 	}
 
 	var askers sync.WaitGroup
 	for i := range chats {
 		chat := fmt.Sprintf("chat:%d", i*7) // ids of varying length: both answer styles
-		askers.Add(1)
-		go func() {
-			defer askers.Done()
-			res, err := c.Ask(ctx, chat, []interactions.Question{
-				{Question: "Pick for " + chat, Options: opts("x-"+chat, "y-"+chat)},
-				{Question: "Features for " + chat, Options: opts("a-"+chat, "b-"+chat, "c-"+chat), MultiSelect: true},
-			})
-			if err != nil {
-				errs <- err
-				return
-			}
-			first := "y-" + chat
-			if len(chat)%2 != 0 {
-				first = "typed in " + chat
-			}
-			want := map[string]string{
-				"Pick for " + chat:     first,
-				"Features for " + chat: "a-" + chat + ", c-" + chat,
-			}
-			if !res.Complete() || !assert.ObjectsAreEqual(want, res.Answers) {
-				errs <- fmt.Errorf("%s: got %v (%s), want %v", chat, res.Answers, res.Last.Status, want)
-			}
-			for _, it := range res.Asked {
-				if it.ChatID != chat {
-					errs <- fmt.Errorf("%s was asked %s's question", chat, it.ChatID)
-				}
-			}
-		}()
+		askers.Go(func() { askTwoAndCheck(ctx, c, chat, errs) })
 	}
 	askersDone := make(chan struct{})
 	go func() { askers.Wait(); close(askersDone) }()
@@ -106,6 +51,66 @@ func TestThousandsOfChats(t *testing.T) {
 	}
 	assert.Zero(t, c.PendingCount())
 	assert.Len(t, p.Shown(), 2*chats)
+}
+
+// answerWhatIsShown is a person in TestThousandsOfChats: it answers
+// whatever is shown until stop, a multi-select question by toggling the last
+// and the first option, others by a tap or typed text (by the chat ID's
+// length).
+func answerWhatIsShown(c *interactions.Coordinator, p *fakePresenter, stop <-chan struct{}, errs chan<- error) {
+	for {
+		var it interactions.Interaction
+		select {
+		case it = <-p.ch:
+		case <-stop:
+			return
+		}
+		var err error
+		switch {
+		case it.MultiSelect:
+			if _, err = c.Toggle(it.ID, it.Options[2].Label, interactions.Reply{By: it.ChatID}); err == nil {
+				if _, err = c.Toggle(it.ID, it.Options[0].Label, interactions.Reply{By: it.ChatID}); err == nil {
+					err = c.Confirm(it.ID, interactions.Reply{By: it.ChatID})
+				}
+			}
+		case len(it.ChatID)%2 == 0:
+			_, err = c.Reply(it.ID, interactions.Reply{By: it.ChatID, Answers: []string{it.Options[1].Label}})
+		default:
+			_, _, err = c.ReplyText(it.ChatID, interactions.Reply{By: it.ChatID, Text: "typed in " + it.ChatID})
+		}
+		if err != nil {
+			errs <- fmt.Errorf("%s %q: %w", it.ChatID, it.Question, err)
+		}
+	}
+}
+
+// askTwoAndCheck asks chat's two questions in TestThousandsOfChats and
+// reports any answer that is not the chat's own.
+func askTwoAndCheck(ctx context.Context, c *interactions.Coordinator, chat string, errs chan<- error) {
+	res, err := c.Ask(ctx, chat, []interactions.Question{
+		{Question: "Pick for " + chat, Options: opts("x-"+chat, "y-"+chat)},
+		{Question: "Features for " + chat, Options: opts("a-"+chat, "b-"+chat, "c-"+chat), MultiSelect: true},
+	})
+	if err != nil {
+		errs <- err
+		return
+	}
+	first := "y-" + chat
+	if len(chat)%2 != 0 {
+		first = "typed in " + chat
+	}
+	want := map[string]string{
+		"Pick for " + chat:     first,
+		"Features for " + chat: "a-" + chat + ", c-" + chat,
+	}
+	if !res.Complete() || !assert.ObjectsAreEqual(want, res.Answers) {
+		errs <- fmt.Errorf("%s: got %v (%s), want %v", chat, res.Answers, res.Last.Status, want)
+	}
+	for _, it := range res.Asked {
+		if it.ChatID != chat {
+			errs <- fmt.Errorf("%s was asked %s's question", chat, it.ChatID)
+		}
+	}
 }
 
 // racer resolves an interaction by other means while a tap arrives.

@@ -58,7 +58,7 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	if it.ID == "" {
 		return nil, fmt.Errorf("%w: the restored interaction has no ID", ErrInvalidReply)
 	}
-	if err := validate(&it, nil); err != nil {
+	if err := validate(&it); err != nil {
 		return nil, err
 	}
 	it.Restored = true
@@ -66,26 +66,12 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	if c.timeout > 0 {
 		it.Deadline = c.now().Add(c.timeout)
 	}
-	p := &pending{done: make(chan struct{})}
-	if r.Ref != "" {
-		p.setRef(r.Ref)
-	}
-	if it.NeedsQuorum() {
-		for _, a := range r.Approvals {
-			if !slices.ContainsFunc(p.approvals, func(b Approver) bool { return b.By == a.By }) {
-				p.approvals = append(p.approvals, a)
-			}
-		}
-		if len(p.approvals) >= it.Quorum { // cannot happen: the last one resolves it
-			p.approvals = p.approvals[:it.Quorum-1]
-		}
-	}
-	if it.MultiSelect {
-		p.selected = make([]bool, len(it.Options))
-		for _, l := range r.Selected {
-			if i := optionIndex(it, l); i >= 0 {
-				p.selected[i] = true
-			}
+	p := newPending(&it)
+	p.restored, p.ref = true, r.Ref
+	p.approvals = restoredApprovals(it, r.Approvals)
+	for _, l := range r.Selected {
+		if i := optionIndex(it, l); i >= 0 && it.MultiSelect {
+			p.selected[i] = true
 		}
 	}
 
@@ -98,13 +84,7 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 		c.mu.Unlock()
 		return nil, fmt.Errorf("%w: interaction %s is already pending", ErrInvalidReply, it.ID)
 	}
-	c.inflight.Add(1)
-	p.it = &it
-	c.byID[it.ID] = p
-	c.byChat.add(p)
-	if c.timeout > 0 {
-		c.expireLocked(p, c.timeout, time.Now())
-	}
+	c.addLocked(p, c.timeout)
 	sel := p.selectedLabels() // a tap may toggle as soon as the lock is let go
 	approvals := slices.Clone(p.approvals)
 	c.mu.Unlock()
@@ -113,38 +93,49 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	c.subs.publish(&Event{Type: EventRequested, Interaction: it, Ref: r.Ref, Selected: sel, Approvals: approvals})
 
 	out := make(chan Resolution, 1)
-	go func() {
-		defer c.inflight.Done()
-		c.await(ctx, p)
-		res := p.res
-		c.log.Info("interaction resolved", "id", it.ID, "chat", it.ChatID, "kind", it.Kind,
-			"status", res.Status, "by", res.By, "restored", true)
-		c.publishResolved(p)
-		out <- res
-	}()
+	go func() { out <- c.wait(ctx, p) }()
 	return out, nil
 }
 
-// journalSelection records p's current selection (SelectionJournal).
+// restoredApprovals are the approvals an earlier run counted for it, each
+// person once, fewer than its quorum (the last one needed would have
+// resolved it).
+func restoredApprovals(it Interaction, given []Approver) []Approver {
+	if !it.NeedsQuorum() {
+		return nil
+	}
+	var out []Approver
+	for _, a := range given {
+		if !slices.ContainsFunc(out, func(b Approver) bool { return b.By == a.By }) {
+			out = append(out, a)
+		}
+	}
+	if len(out) >= it.Quorum {
+		out = out[:it.Quorum-1]
+	}
+	return out
+}
+
+// journalSelection records p's current selection (SelectionJournal), unless
+// p has ended: its outcome is recorded then.
 func (c *Coordinator) journalSelection(p *pending) {
 	sj, ok := c.journal.(SelectionJournal)
 	if !ok {
 		return
 	}
-	p.selMu.Lock()
-	defer p.selMu.Unlock()
+	p.journalMu.Lock()
+	defer p.journalMu.Unlock()
 	c.mu.Lock()
-	if p.settled { // its outcome is recorded; *p.it may be its asker's again
-		c.mu.Unlock()
+	settled, sel := p.settled, p.selectedLabels()
+	c.mu.Unlock()
+	if settled {
 		return
 	}
-	sel, id := p.selectedLabels(), p.it.ID
-	c.mu.Unlock()
 	if sel == nil {
 		sel = []string{}
 	}
-	if err := sj.Selected(context.Background(), id, sel); err != nil {
-		c.log.Error("recording a multi-select selection", "id", id, "err", err)
+	if err := sj.Selected(context.Background(), p.it.ID, sel); err != nil {
+		c.log.Error("recording a multi-select selection", "id", p.it.ID, "err", err)
 	}
 }
 
@@ -154,8 +145,8 @@ func (c *Coordinator) journalApprovals(p *pending) {
 	if !ok {
 		return
 	}
-	p.selMu.Lock()
-	defer p.selMu.Unlock()
+	p.journalMu.Lock()
+	defer p.journalMu.Unlock()
 	c.mu.Lock()
 	approvals := slices.Clone(p.approvals)
 	c.mu.Unlock()
@@ -196,8 +187,7 @@ func PresentAttempt(ctx context.Context) int {
 }
 
 // retryPresent shows p again, with backoff, until it is shown or resolved.
-// it is p's interaction, copied before the asker could have it back.
-func (c *Coordinator) retryPresent(ctx context.Context, p *pending, it *Interaction, presenter Presenter) {
+func (c *Coordinator) retryPresent(ctx context.Context, p *pending, presenter Presenter) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -216,10 +206,11 @@ func (c *Coordinator) retryPresent(ctx context.Context, p *pending, it *Interact
 			return
 		case <-t.C:
 		}
+		it := &p.it
 		ref, err := presenter.Present(withAttempt(ctx, attempt), it)
 		if err == nil {
 			c.log.Info("interaction shown after earlier attempts failed", "id", it.ID, "chat", it.ChatID, "attempt", attempt)
-			c.shown(context.WithoutCancel(ctx), p, it.ID, ref)
+			c.shown(context.WithoutCancel(ctx), p, ref)
 			return
 		}
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {

@@ -18,23 +18,14 @@ func (c *Coordinator) Start(ctx context.Context, it Interaction, timeout time.Du
 	if timeout <= 0 {
 		timeout = c.timeout
 	}
-	shown := make(chan Interaction, 1)
-	out := make(chan Resolution, 1)
-	errc := make(chan error, 1)
-	go func(it Interaction) {
-		p, err := c.request(ctx, &it, timeout, shown)
-		if err != nil {
-			errc <- err
-			return
-		}
-		out <- p.res
-	}(it)
-	select {
-	case it := <-shown:
-		return it, out, nil
-	case err := <-errc:
+	asked := it
+	p, err := c.ask(ctx, &asked, timeout)
+	if err != nil {
 		return it, nil, err
 	}
+	out := make(chan Resolution, 1)
+	go func() { out <- c.wait(ctx, p) }()
+	return p.it, out, nil
 }
 
 // Await waits, until ctx is done, for the pending interaction id to be
@@ -51,7 +42,7 @@ func (c *Coordinator) Await(ctx context.Context, id string) (Resolution, error) 
 	}
 	select {
 	case <-p.done:
-		return p.res, nil // written once before done was closed
+		return p.res, nil
 	case <-ctx.Done():
 		return Resolution{}, ctx.Err()
 	}
