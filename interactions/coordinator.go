@@ -166,13 +166,18 @@ func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction,
 // timeout 0 means none. Unless it fails, the caller must then wait (c.wait)
 // for the outcome.
 func (c *Coordinator) ask(ctx context.Context, it *Interaction, timeout time.Duration) (*pending, error) {
-	if err := validate(it); err != nil {
-		return nil, err
-	}
-	it.AskedAt = c.now()
 	if it.Asker == "" {
 		it.Asker = askerOf(ctx)
 	}
+	if err := validate(it); err != nil {
+		return nil, err
+	}
+	if it.Asker != "" {
+		if err := checkProgramLimits(it); err != nil {
+			return nil, err
+		}
+	}
+	it.AskedAt = c.now()
 	if timeout > 0 {
 		it.Deadline = it.AskedAt.Add(timeout)
 	}

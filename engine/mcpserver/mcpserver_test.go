@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -232,4 +233,23 @@ func TestPermissionPrompt(t *testing.T) {
 	text, isErr := call(t, cs, mcpserver.ToolPermissionPrompt, map[string]any{"tool_name": "Bash", "input": "rm"})
 	assert.True(t, isErr)
 	assert.Equal(t, "permission_prompt: input: must be the tool's input object", text)
+}
+
+// ask_user is held to the same limits as the HTTP API: eleven options are
+// refused with what is accepted, and nothing is shown in the chat.
+func TestAskUserHeldToProgramLimits(t *testing.T) {
+	coord, shown := newCoord()
+	cs := connect(t, coord)
+	var opts []map[string]string
+	for i := range 11 {
+		opts = append(opts, map[string]string{"label": fmt.Sprintf("option %d", i)})
+	}
+	out, isErr := call(t, cs, mcpserver.ToolAskUser, map[string]any{"questions": []map[string]any{{"question": "Which?", "options": opts}}})
+	assert.True(t, isErr)
+	assert.Contains(t, out, "options: 11 options; at most 10")
+	select {
+	case it := <-shown:
+		t.Fatalf("shown anyway: %+v", it)
+	default:
+	}
 }
