@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/engine/agent"
 	"github.com/leashd/leashd/engine/enginetest"
 
@@ -48,24 +49,6 @@ const (
 )
 
 const wait = 10 * time.Second
-
-// syncBuf is a log sink shared by goroutines.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type stats struct{ out, limited atomic.Int64 }
 
@@ -221,7 +204,7 @@ type env struct {
 	conn   *slack.Connector
 	agent  *scriptAgent
 	coord  *interactions.Coordinator
-	logs   *syncBuf
+	logs   *testenv.Buffer
 	stats  *stats
 	http   *httptest.Server // HTTP mode only
 	runErr chan error
@@ -242,7 +225,7 @@ type envOpt struct {
 
 func start(t testing.TB, o envOpt) *env {
 	t.Helper()
-	e := &env{t: t, fake: slackfake.New(botToken, appToken), agent: newAgent(), logs: &syncBuf{}, stats: &stats{}, runErr: make(chan error, 1)}
+	e := &env{t: t, fake: slackfake.New(botToken, appToken), agent: newAgent(), logs: &testenv.Buffer{}, stats: &stats{}, runErr: make(chan error, 1)}
 	e.tsSeq.Store(1800000000)
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := []slack.Option{
@@ -527,7 +510,7 @@ func (e *env) settle() {
 
 var _ connectors.Stats = (*stats)(nil)
 
-func slogTo(w *syncBuf) *slog.Logger {
+func slogTo(w *testenv.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 

@@ -3,11 +3,12 @@ package slack_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/leashd/leashd/engine/agent"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

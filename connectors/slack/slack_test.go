@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
@@ -486,7 +487,7 @@ func TestReadyAndBadTokens(t *testing.T) {
 
 	fake := slackfake.New(botToken, appToken)
 	defer fake.Close()
-	logs := &syncBuf{}
+	logs := &testenv.Buffer{}
 	bad := slack.New("xoxb-wrong-SECRETTOKEN", slack.WithAppToken("xapp-SECRETAPP2"), slack.WithAPIURL(fake.APIURL()), slack.WithLogger(slogTo(logs)))
 	err := bad.Run(t.Context(), nil)
 	require.Error(t, err)

@@ -2,12 +2,13 @@ package web_test
 
 import (
 	"encoding/json"
-	"github.com/leashd/leashd/engine/agent"
 	"io"
 	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/interactions"
 )
@@ -135,7 +136,7 @@ func TestEventStreamsAreCapped(t *testing.T) {
 // restarted" notice, and shown again with it (its buttons work after the
 // restart) — and a last server.stopping event, then they end.
 func TestShutdownEventsReachOpenStreams(t *testing.T) {
-	var logs syncBuf
+	var logs testenv.Buffer
 	e := start(t, setup{webOpts: []web.Option{web.WithLogger(slog.New(slog.NewTextHandler(&logs, nil)))}})
 	s := e.subscribe("?chat=sd")
 	all := e.subscribe("")

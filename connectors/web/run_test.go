@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/interactions"
@@ -40,14 +40,6 @@ func (nopHandler) Interaction(string) (interactions.Interaction, bool) {
 }
 func (nopHandler) Pending(string) []interactions.Interaction { return nil }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 func run(t *testing.T, c *web.Connector) (stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -65,7 +57,7 @@ func run(t *testing.T, c *web.Connector) (stop func() error) {
 }
 
 func TestRunLogsOneLineWithTheURL(t *testing.T) {
-	var logs syncBuf
+	var logs testenv.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	c := web.New(web.WithAddr("127.0.0.1:0"), web.WithLogger(log), web.WithAgentName("demo agent"))
 	assert.Equal(t, "", c.URL(), "no URL before listening")
@@ -89,7 +81,7 @@ func TestRunLogsOneLineWithTheURL(t *testing.T) {
 }
 
 func TestRunWithTokenSaysHowToUseItWithoutLoggingIt(t *testing.T) {
-	var logs syncBuf
+	var logs testenv.Buffer
 	c := web.New(web.WithAddr("127.0.0.1:0"), web.WithToken("sup3rsecret"), web.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	run(t, c)
 	assert.Contains(t, logs.String(), "/?token=<LEASHD_WEB_TOKEN>")
