@@ -187,7 +187,6 @@ func bashReq(cmd string) agent.PermissionRequest {
 }
 
 func TestToolApproval(t *testing.T) {
-	type step struct{ resp agent.PermissionResponse }
 	results := make(chan agent.PermissionResponse, 4)
 	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		for _, cmd := range strings.Split(prompt, ";") {

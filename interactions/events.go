@@ -22,12 +22,11 @@ func (s *subscribers) any() bool {
 }
 
 type subscriber struct {
-	mu     sync.Mutex
-	queue  []*Event      // shared by every subscriber's queue; never modified
-	wake   chan struct{} // capacity 1
-	stop   chan struct{}
-	out    chan Event
-	closed bool
+	mu    sync.Mutex
+	queue []*Event      // shared by every subscriber's queue; never modified
+	wake  chan struct{} // capacity 1
+	stop  chan struct{}
+	out   chan Event
 }
 
 func (s *subscribers) subscribe() (<-chan Event, func()) {

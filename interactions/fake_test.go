@@ -150,32 +150,6 @@ func toolApproval(chat string) interactions.Interaction {
 		ToolInput: []byte(`{"command":"rm -rf build"}`), ToolSummary: "rm -rf build"}
 }
 
-// recorder is a subscriber that collects every event until it is stopped.
-type recorder struct {
-	stop func()
-	done chan []interactions.Event
-}
-
-func record(c *interactions.Coordinator) *recorder {
-	ch, stop := c.Subscribe()
-	r := &recorder{stop: stop, done: make(chan []interactions.Event, 1)}
-	go func() {
-		var evs []interactions.Event
-		for e := range ch {
-			evs = append(evs, e)
-		}
-		r.done <- evs
-	}()
-	return r
-}
-
-// Events stops the subscription and returns everything it received.
-func (r *recorder) Events(t testing.TB) []interactions.Event {
-	t.Helper()
-	r.stop()
-	return await(t, r.done)
-}
-
 // eventsFor waits until the subscription has delivered n events (it does
 // not stop it).
 func eventsFor(t testing.TB, ch <-chan interactions.Event, n int) []interactions.Event {

@@ -69,11 +69,11 @@ func TestWaitAfterInterruptDeliversEveryResolvedEvent(t *testing.T) {
 // Wait gives up when its context ends while a request is still being
 // resolved, saying so.
 func TestWaitIsBoundedByItsContext(t *testing.T) {
-	c, p := newCoord(t)
+	_, p := newCoord(t)
 	release := make(chan struct{})
 	defer close(release)
 	j := &blockingJournal{release: release}
-	c = interactions.New(interactions.WithPresenter(p), interactions.WithJournal(j))
+	c := interactions.New(interactions.WithPresenter(p), interactions.WithJournal(j))
 	request(t.Context(), c, question("a", "Q?", "x", "y"))
 	p.Next(t)
 	c.Interrupt("restarting") // the Request now blocks writing its resolution

@@ -44,7 +44,7 @@ func Load(file string) (*Policy, error) {
 func Parse(source string, data []byte) (*Policy, error) {
 	p := &Policy{Source: source}
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("%s: the policy is empty; expected a list under rules:, e.g.\nrules:\n  - tool: Bash\n    command: '^git push'\n    decision: deny\n    reason: Pushing is done by CI.", source)
+		return nil, fmt.Errorf("%s: the policy is empty; expected a list under rules:, e.g.\nrules:\n  - tool: Bash\n    command: '^git push'\n    decision: deny\n    reason: Pushing is done by CI", source)
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -54,7 +54,7 @@ func Parse(source string, data []byte) (*Policy, error) {
 		return fmt.Errorf("%s:%d: %s", source, n.Line, fmt.Sprintf(format, args...))
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return nil, fmt.Errorf("%s: expected one YAML document with rules:", source)
+		return nil, fmt.Errorf("%s: expected one YAML document with a list of rules", source)
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
