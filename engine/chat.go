@@ -32,7 +32,7 @@ type chat struct {
 	gen     int // bumped by /clear: a running turn's results no longer count
 	allowed *approval.Rules
 	again   *approval.Again // the next turn's, taken by runTurn
-	limit   *limited        // a usage limit stopped the last turn; see limit.go
+	limit   *limited        // a usage limit stopped the last turn; see usagelimit.go
 	// lastPrompt is the last prompt a person sent: /merge's commit message.
 	lastPrompt string
 }

@@ -66,8 +66,8 @@ type options struct {
 	idleTimeout   time.Duration
 	turnTimeout   time.Duration
 	closeTimeout  time.Duration
-	maxTurnOutput int          // bytes of agent text per turn sent to chats; 0: no limit (limits.go)
-	limits        limitOptions // see limit.go
+	maxTurnOutput int          // bytes of agent text per turn sent to chats; 0: no limit (outputlimit.go)
+	limits        limitOptions // see usagelimit.go
 	worktrees     Worktrees    // nil: every chat works in workDir (worktrees.go)
 	policy        PolicySource // approval policy (policygate.go); nil: none
 	quorum        int          // approvals needed in group chats (quorum.go)

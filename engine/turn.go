@@ -30,7 +30,7 @@ type turn struct {
 	// fresh session with; the rest of this turn is stopped.
 	cleanPlan *string
 	rules     *approval.Rules
-	shown     int             // bytes of agent text streamed to the chats (limits.go)
+	shown     int             // bytes of agent text streamed to the chats (outputlimit.go)
 	cut       int             // bytes left out over the turn's output limit
 	again     *approval.Again // see allowedAgain; used once
 }
