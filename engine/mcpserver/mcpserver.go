@@ -37,9 +37,9 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-// Asker asks people: *interactions.Coordinator in process, or
+// Flows is how the tools ask people: *interactions.Coordinator in process, or
 // interactions/client over a running leashd's API.
-type Asker interface {
+type Flows interface {
 	approval.Flows
 	interactions.InputHandler
 }
@@ -72,7 +72,7 @@ type Options struct {
 }
 
 // New returns an MCP server whose tools ask in chatID through a.
-func New(a Asker, chatID string, o Options) *mcp.Server {
+func New(a Flows, chatID string, o Options) *mcp.Server {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
@@ -113,7 +113,7 @@ const approvalSchema = `{"type":"object","properties":{"action":{"type":"string"
 const permissionSchema = `{"type":"object","properties":{"tool_name":{"type":"string"},"input":{"type":"object"},"tool_use_id":{"type":"string"}},"required":["tool_name","input"]}`
 
 type tools struct {
-	a       Asker
+	a       Flows
 	chat    string
 	workDir string
 	result  func(json.RawMessage, agent.PermissionResponse) any
@@ -307,7 +307,7 @@ func (t tools) permissionPrompt(ctx context.Context, req *mcp.CallToolRequest) (
 // Handler serves the MCP server over streamable HTTP (mount it at /mcp
 // behind the API's token check). The chat is ?chat= (default "mcp"); one
 // that no connector serves gets 404 (serves returns why).
-func Handler(a Asker, serves func(chatID string) error, o Options) http.Handler {
+func Handler(a Flows, serves func(chatID string) error, o Options) http.Handler {
 	servers := newServerCache(func(chat string) *mcp.Server { return New(a, chat, o) })
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return servers.get(chatOf(r))
