@@ -137,6 +137,12 @@ func runAsk(ctx context.Context, cfg config.Config, args []string, stdout, stder
 		fmt.Fprintln(stderr, "leashd ask:", err)
 		return askError
 	}
+	return printOutcome(o, stdout, stderr)
+}
+
+// printOutcome prints the answer on stdout and anything else on stderr,
+// and returns the exit code that says how the question ended.
+func printOutcome(o client.Outcome, stdout, stderr io.Writer) error {
 	switch {
 	case o.Status == string(interactions.StatusAnswered) && o.Approved:
 		fmt.Fprintln(stdout, oneLine(o.Answer))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -48,73 +49,97 @@ Flags:
 
 // runWorktrees is `leashd worktrees [prune]`.
 func runWorktrees(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) error {
+	action, db, err := worktreesArgs(args, stderr)
+	if err != nil || action == "help" {
+		return err
+	}
+	path := cmp.Or(db, cfg.DBPath)
+	m, err := openWorktrees(ctx, cfg, filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	workdirs, err := chatWorkdirs(ctx, path, action == "prune", stderr)
+	if err != nil {
+		return err
+	}
+	inUse := func(t worktree.Tree) bool { return t.Chat != "" && workdirs[t.Chat] == t.Path }
+	if action == "prune" {
+		return pruneWorktrees(ctx, m, inUse, stdout)
+	}
+	return listWorktrees(ctx, m, inUse, stdout)
+}
+
+// worktreesArgs reads the action ("", "prune", or "help" after -h) and
+// --db; the action may come before or after the flags.
+func worktreesArgs(args []string, stderr io.Writer) (action, db string, err error) {
 	fs := flag.NewFlagSet("leashd worktrees", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	db := fs.String("db", "", "")
-	// The action may come before or after the flags.
-	var action string
+	dbFlag := fs.String("db", "", "")
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		action, args = args[0], args[1:]
 	}
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprint(stderr, worktreesUsage)
 		if errors.Is(err, flag.ErrHelp) {
-			return nil
+			return "help", "", nil
 		}
-		return fmt.Errorf("leashd worktrees: %w", err)
+		return "", "", fmt.Errorf("leashd worktrees: %w", err)
 	}
 	if action == "" && fs.NArg() > 0 {
 		action = fs.Arg(0)
 	} else if fs.NArg() > 0 {
-		return fmt.Errorf("leashd worktrees: unexpected argument %q (see leashd worktrees -h)", fs.Arg(0))
+		return "", "", fmt.Errorf("leashd worktrees: unexpected argument %q (see leashd worktrees -h)", fs.Arg(0))
 	}
 	if action != "" && action != "prune" {
-		return fmt.Errorf("leashd worktrees: unknown action %q (accepted: prune, or nothing to list)", action)
+		return "", "", fmt.Errorf("leashd worktrees: unknown action %q (accepted: prune, or nothing to list)", action)
 	}
-	path := cfg.DBPath
-	if *db != "" {
-		path = *db
-	}
-	m, err := openWorktrees(ctx, cfg, filepath.Dir(path))
-	if err != nil {
-		return err
-	}
+	return action, *dbFlag, nil
+}
 
-	// Which chat works where, from the database.
+// chatWorkdirs reads which chat works where from the database at path. No
+// database means no chat is known; pruning then refuses, since it could
+// not tell which chats are gone.
+func chatWorkdirs(ctx context.Context, path string, prune bool, stderr io.Writer) (map[string]string, error) {
 	workdirs := map[string]string{}
 	s, err := sqlite.Open(ctx, path, sqlite.ReadOnly())
 	switch {
-	case sqlite.IsNotExist(err) && action == "prune":
-		return fmt.Errorf("no database at %s: leashd cannot tell which chats are gone, so it prunes nothing (set --db or LEASHD_DB_PATH)", path)
+	case sqlite.IsNotExist(err) && prune:
+		return nil, fmt.Errorf("no database at %s: leashd cannot tell which chats are gone, so it prunes nothing (set --db or LEASHD_DB_PATH)", path)
 	case sqlite.IsNotExist(err):
 		fmt.Fprintf(stderr, "no database at %s: no chat is known\n", path)
+		return workdirs, nil
 	case err != nil:
-		return err
-	default:
-		recs, err := s.Sessions(ctx)
-		_ = s.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		for _, r := range recs {
-			workdirs[r.ChatID] = r.WorkDir
-		}
+		return nil, err
 	}
-	inUse := func(t worktree.Tree) bool { return t.Chat != "" && workdirs[t.Chat] == t.Path }
+	recs, err := s.Sessions(ctx)
+	_ = s.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, r := range recs {
+		workdirs[r.ChatID] = r.WorkDir
+	}
+	return workdirs, nil
+}
 
-	if action == "prune" {
-		removed, err := m.Prune(ctx, inUse)
-		for _, t := range removed {
-			fmt.Fprintf(stdout, "removed %s (branch %s, chat %s)\n", t.Path, t.Branch, orDash(t.Chat))
-		}
-		if err != nil {
-			return err
-		}
-		if len(removed) == 0 {
-			fmt.Fprintln(stdout, "nothing to prune: every worktree's chat still works there")
-		}
-		return nil
+// pruneWorktrees removes the worktrees whose chat is gone, saying which.
+func pruneWorktrees(ctx context.Context, m *worktree.Manager, inUse func(worktree.Tree) bool, stdout io.Writer) error {
+	removed, err := m.Prune(ctx, inUse)
+	for _, t := range removed {
+		fmt.Fprintf(stdout, "removed %s (branch %s, chat %s)\n", t.Path, t.Branch, orDash(t.Chat))
 	}
+	if err != nil {
+		return err
+	}
+	if len(removed) == 0 {
+		fmt.Fprintln(stdout, "nothing to prune: every worktree's chat still works there")
+	}
+	return nil
+}
+
+// listWorktrees prints every worktree with its chat and whether the chat
+// still works there.
+func listWorktrees(ctx context.Context, m *worktree.Manager, inUse func(worktree.Tree) bool, stdout io.Writer) error {
 	trees, err := m.List(ctx)
 	if err != nil {
 		return err
