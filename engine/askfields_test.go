@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,8 +16,8 @@ import (
 
 // reqAgent puts each request sent on calls to the engine and reports the
 // decision on results; a zero request ends the turn.
-func reqAgent(engineRules bool, calls <-chan agent.PermissionRequest, results chan<- agent.PermissionResponse) *scriptAgent {
-	return &scriptAgent{engineRules: engineRules, turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+func reqAgent(engineRules bool, calls <-chan agent.PermissionRequest, results chan<- agent.PermissionResponse) *enginetest.ScriptAgent {
+	return &enginetest.ScriptAgent{EngineRules: engineRules, Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		for req := range calls {
 			if req.ToolName == "" {
 				break
@@ -41,7 +42,7 @@ func TestToolApprovalCarriesTheAgentsFields(t *testing.T) {
 		DefaultToNo: true, NoSessionAllow: true, RequiresDetails: true,
 	}
 	calls <- req
-	it := conn.waitShown(t, 1)
+	it := conn.WaitShown(t, 1)
 	assert.Equal(t, "Why it asks: Creates an issue in a public repo\nPath: /etc/passwd", it.Reason)
 	assert.Equal(t, "github (user)", it.MCPServer)
 	assert.True(t, it.DefaultToNo)
@@ -72,7 +73,7 @@ func TestDecisionClassification(t *testing.T) {
 		{interactions.Reply{Reject: true}, agent.ClassUserReject, false},
 	} {
 		calls <- bashReq("make " + string(rune('a'+i)))
-		it := conn.waitShown(t, i+1)
+		it := conn.WaitShown(t, i+1)
 		tc.reply.By = "u1"
 		_, err := e.Reply(context.Background(), it.ID, tc.reply)
 		require.NoError(t, err)
@@ -97,7 +98,7 @@ func TestAskRuleIsNeverAutoApproved(t *testing.T) {
 	e, conn, _ := start(t, reqAgent(true, calls, results), nil, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModeAcceptEdits })
 	send(t, e, "c1", "go")
 	calls <- bashReq("npm test")
-	it := conn.waitShown(t, 1)
+	it := conn.WaitShown(t, 1)
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAllowSession}})
 	require.NoError(t, err)
 	require.True(t, (<-results).Allow)
@@ -106,7 +107,7 @@ func TestAskRuleIsNeverAutoApproved(t *testing.T) {
 	forced := bashReq("npm test")
 	forced.AskRule = "Bash(npm test)"
 	calls <- forced
-	it = conn.waitShown(t, 2)
+	it = conn.WaitShown(t, 2)
 	assert.Equal(t, "Your ask rule Bash(npm test) requires a person to decide.", it.Reason)
 	assert.False(t, it.HasOption(interactions.DecisionAllowSession))
 	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionDeny}})
@@ -116,7 +117,7 @@ func TestAskRuleIsNeverAutoApproved(t *testing.T) {
 	// An edit in acceptEdits mode, forced by an ask rule.
 	edit := agent.PermissionRequest{ToolName: "Write", Input: mustJSON(map[string]string{"file_path": "a.txt", "content": "x"}), AskRule: "Write"}
 	calls <- edit
-	it = conn.waitShown(t, 3)
+	it = conn.WaitShown(t, 3)
 	assert.Equal(t, "Write", it.ToolName)
 	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAllow}})
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/enginetest"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -17,11 +18,11 @@ import (
 // refused with ErrNoPresenter; an interaction interrupted by a shutdown is
 // not an outcome (it can still be answered after the restart).
 func TestProgramAsksThroughTheEngine(t *testing.T) {
-	e, conn, coord := start(t, &scriptAgent{}, nil)
+	e, conn, coord := start(t, &enginetest.ScriptAgent{}, nil)
 	it, err := e.Ask(context.Background(), interactions.Interaction{ChatID: "ops", Kind: interactions.KindQuestion, Question: "Ship?",
 		Options: []interactions.Option{{Label: "Yes"}, {Label: "No"}}}, time.Minute)
 	require.NoError(t, err)
-	shown := conn.waitShown(t, 1)
+	shown := conn.WaitShown(t, 1)
 	assert.Equal(t, it.ID, shown.ID)
 	assert.Equal(t, engine.AskerAPI, shown.Asker)
 	assert.False(t, shown.Deadline.IsZero(), "its own timeout")

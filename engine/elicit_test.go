@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,8 +16,8 @@ import (
 )
 
 // elicitAgent elicits each request sent on calls and reports the answer.
-func elicitAgent(calls <-chan agent.ElicitationRequest, results chan<- agent.ElicitationResponse) *scriptAgent {
-	return &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+func elicitAgent(calls <-chan agent.ElicitationRequest, results chan<- agent.ElicitationResponse) *enginetest.ScriptAgent {
+	return &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		el, ok := h.(agent.Elicitor)
 		if !ok {
 			return agent.Result{Text: "the engine cannot elicit"}, nil
@@ -44,9 +45,9 @@ func TestElicitationFormIsAskedAndAccepted(t *testing.T) {
 	e, conn, _ := start(t, elicitAgent(calls, results), nil)
 	send(t, e, "c1", "go")
 	calls <- agent.ElicitationRequest{Server: "deployer", Message: "Configure the deploy", Schema: form}
-	conn.waitSaid(t, "MCP server deployer asks: Configure the deploy")
+	conn.WaitSaid(t, "MCP server deployer asks: Configure the deploy")
 
-	it := conn.waitShown(t, 1)
+	it := conn.WaitShown(t, 1)
 	assert.Equal(t, "Deploy where?", it.Question)
 	assert.Equal(t, 1, it.Index)
 	assert.Equal(t, 3, it.Total)
@@ -54,18 +55,18 @@ func TestElicitationFormIsAskedAndAccepted(t *testing.T) {
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"Production"}})
 	require.NoError(t, err)
 
-	it = conn.waitShown(t, 2)
+	it = conn.WaitShown(t, 2)
 	assert.True(t, it.MultiSelect)
 	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"Lint", "Tests"}})
 	require.NoError(t, err)
 
-	it = conn.waitShown(t, 3)
+	it = conn.WaitShown(t, 3)
 	assert.Equal(t, "How many replicas? (integer)", it.Question)
 	assert.Empty(t, it.Options)
 	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Text: "three"})
 	require.NoError(t, err)
-	conn.waitSaid(t, `"three" is not a whole number`)
-	it = conn.waitShown(t, 4)
+	conn.WaitSaid(t, `"three" is not a whole number`)
+	it = conn.WaitShown(t, 4)
 	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Text: "3"})
 	require.NoError(t, err)
 
@@ -83,13 +84,13 @@ func TestElicitationDeclineTimeoutAndLink(t *testing.T) {
 	send(t, e, "c1", "go")
 
 	calls <- agent.ElicitationRequest{Server: "deployer", Schema: form}
-	it := conn.waitShown(t, 1)
+	it := conn.WaitShown(t, 1)
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Reject: true})
 	require.NoError(t, err)
 	assert.Equal(t, agent.ElicitationResponse{Action: agent.ElicitDecline}, <-results)
 
 	calls <- agent.ElicitationRequest{Server: "auth", Message: "Sign in to continue", URL: "https://auth.example/login?x=1"}
-	it = conn.waitShown(t, 2)
+	it = conn.WaitShown(t, 2)
 	assert.Contains(t, it.Question, "Sign in to continue")
 	assert.Contains(t, it.Question, "https://auth.example/login?x=1")
 	assert.Equal(t, "MCP server auth", it.Header)
@@ -98,11 +99,11 @@ func TestElicitationDeclineTimeoutAndLink(t *testing.T) {
 	assert.Equal(t, agent.ElicitAccept, (<-results).Action)
 
 	calls <- agent.ElicitationRequest{Server: "deployer", Schema: form}
-	conn.waitShown(t, 3)
+	conn.WaitShown(t, 3)
 	assert.Equal(t, agent.ElicitationResponse{Action: agent.ElicitCancel}, <-results, "expired: cancel")
 
 	calls <- agent.ElicitationRequest{Server: "bad", Schema: json.RawMessage(`{"properties":{"x":{"type":"object"}}}`)}
 	assert.Equal(t, agent.ElicitDecline, (<-results).Action)
-	conn.waitSaid(t, `MCP server bad asked for input leashd could not show (field "x": type "object" cannot be asked`)
+	conn.WaitSaid(t, `MCP server bad asked for input leashd could not show (field "x": type "object" cannot be asked`)
 	close(calls)
 }

@@ -32,7 +32,7 @@ var twoQuestions = mustJSON(map[string]any{
 })
 
 func TestPromptStreamsTextAndSummary(t *testing.T) {
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		h.Text("Hello ")
 		h.ToolUse("Bash", mustJSON(map[string]string{"command": "ls"}))
 		h.ToolUse("Bash", mustJSON(map[string]string{"command": "pwd"}))
@@ -42,25 +42,25 @@ func TestPromptStreamsTextAndSummary(t *testing.T) {
 	}}
 	e, conn, _ := start(t, ag, nil)
 	assert.Equal(t, connectors.RouteAgent, send(t, e, "c1", "hi there"))
-	conn.waitFor(t, "summary", func() bool { return len(conn.done) == 1 })
-	assert.Equal(t, []string{"hi there"}, ag.promptsCopy())
-	conn.mu.Lock()
-	defer conn.mu.Unlock()
-	assert.Equal(t, []string{"c1|Hello ", "c1|world"}, conn.stream)
-	assert.Equal(t, "Done · tools: Bash×2, Read · $0.0123 · 2 turns", conn.done[0].Line())
-	assert.Equal(t, "Hello world", conn.done[0].Result)
+	conn.WaitFor(t, "summary", func() bool { return len(conn.Summaries) == 1 })
+	assert.Equal(t, []string{"hi there"}, ag.Prompts())
+	conn.Lock()
+	defer conn.Unlock()
+	assert.Equal(t, []string{"c1|Hello ", "c1|world"}, conn.Streamed)
+	assert.Equal(t, "Done · tools: Bash×2, Read · $0.0123 · 2 turns", conn.Summaries[0].Line())
+	assert.Equal(t, "Hello world", conn.Summaries[0].Result)
 }
 
 func TestAskUserQuestionByTapAndTypedText(t *testing.T) {
 	got := make(chan agent.PermissionResponse, 1)
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		got <- h.Permission(ctx, agent.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions})
 		return agent.Result{Text: "ok"}, nil
 	}}
 	e, conn, _ := start(t, ag, nil)
 	send(t, e, "c1", "ask me")
 
-	q1 := conn.waitShown(t, 1)
+	q1 := conn.WaitShown(t, 1)
 	assert.Equal(t, "Which database?", q1.Question)
 	assert.Equal(t, 1, q1.Index)
 	assert.Equal(t, 2, q1.Total)
@@ -68,11 +68,11 @@ func TestAskUserQuestionByTapAndTypedText(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, interactions.Resolved, out)
 
-	q2 := conn.waitShown(t, 2)
+	q2 := conn.WaitShown(t, 2)
 	assert.Equal(t, "Which features?", q2.Question)
 	assert.True(t, q2.MultiSelect)
 	assert.Equal(t, connectors.RouteInteraction, send(t, e, "c1", "Auth and a bit of Billing"))
-	conn.waitSaid(t, "Response received.")
+	conn.WaitSaid(t, "Response received.")
 
 	resp := <-got
 	require.True(t, resp.Allow)
@@ -85,7 +85,7 @@ func TestAskUserQuestionByTapAndTypedText(t *testing.T) {
 
 func TestAskUserQuestionMalformedInputIsDeniedWithReason(t *testing.T) {
 	got := make(chan agent.PermissionResponse, 1)
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		got <- h.Permission(ctx, agent.PermissionRequest{ToolName: "AskUserQuestion", Input: json.RawMessage(`{"questions":"nope"}`)})
 		return agent.Result{}, nil
 	}}
@@ -94,11 +94,11 @@ func TestAskUserQuestionMalformedInputIsDeniedWithReason(t *testing.T) {
 	resp := <-got
 	assert.False(t, resp.Allow)
 	assert.Contains(t, resp.Message, "could not read the AskUserQuestion input")
-	conn.waitSaid(t, "could not read")
+	conn.WaitSaid(t, "could not read")
 }
 
-func planTurn(got chan<- agent.PermissionResponse) *scriptAgent {
-	return &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+func planTurn(got chan<- agent.PermissionResponse) *enginetest.ScriptAgent {
+	return &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if strings.HasPrefix(prompt, "Implement the following plan") {
 			return agent.Result{Text: "implemented"}, nil
 		}
@@ -108,9 +108,9 @@ func planTurn(got chan<- agent.PermissionResponse) *scriptAgent {
 }
 
 // waitOrDone ends a turn at once unless the engine interrupts it first.
-func waitOrDone(ctx context.Context, s *scriptSession) (agent.Result, error) {
+func waitOrDone(ctx context.Context, s *enginetest.ScriptSession) (agent.Result, error) {
 	select {
-	case <-s.interrupt:
+	case <-s.Interrupted():
 		return agent.Result{Subtype: "error_during_execution", IsError: true}, nil
 	case <-time.After(50 * time.Millisecond):
 		return agent.Result{Text: "after plan"}, nil
@@ -129,7 +129,7 @@ func TestPlanReviewDecisions(t *testing.T) {
 			got := make(chan agent.PermissionResponse, 1)
 			e, conn, _ := start(t, planTurn(got), nil, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
 			send(t, e, "c1", "plan it")
-			it := conn.waitShown(t, 1)
+			it := conn.WaitShown(t, 1)
 			assert.Equal(t, interactions.KindPlanReview, it.Kind)
 			assert.Equal(t, "# Plan\n- step", it.Plan)
 			_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{tc.decision}})
@@ -138,9 +138,9 @@ func TestPlanReviewDecisions(t *testing.T) {
 			require.True(t, resp.Allow)
 			require.Len(t, resp.UpdatedPermissions, 1)
 			assert.Equal(t, agent.PermissionUpdate{Type: "setMode", Mode: tc.mode, Destination: "session"}, resp.UpdatedPermissions[0])
-			conn.waitSaid(t, "Mode: "+string(tc.mode))
+			conn.WaitSaid(t, "Mode: "+string(tc.mode))
 			send(t, e, "c1", "/status")
-			conn.waitSaid(t, "Mode: "+string(tc.mode)+"\n")
+			conn.WaitSaid(t, "Mode: "+string(tc.mode)+"\n")
 		})
 	}
 }
@@ -149,7 +149,7 @@ func TestPlanReviewAdjustInTwoSteps(t *testing.T) {
 	got := make(chan agent.PermissionResponse, 1)
 	e, conn, coord := start(t, planTurn(got), nil, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
 	send(t, e, "c1", "plan it")
-	it := conn.waitShown(t, 1)
+	it := conn.WaitShown(t, 1)
 	out, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"adjust"}})
 	require.NoError(t, err)
 	assert.Equal(t, interactions.AwaitingFeedback, out)
@@ -165,21 +165,21 @@ func TestPlanReviewCleanEditStartsFreshSessionWithPlan(t *testing.T) {
 	ag := planTurn(got)
 	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
 	send(t, e, "c1", "plan it")
-	it := conn.waitShown(t, 1)
+	it := conn.WaitShown(t, 1)
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"clean_edit"}})
 	require.NoError(t, err)
 	assert.True(t, (<-got).Allow)
-	conn.waitFor(t, "the plan implemented", func() bool { return len(conn.done) == 1 })
-	opened := ag.openedCopy()
+	conn.WaitFor(t, "the plan implemented", func() bool { return len(conn.Summaries) == 1 })
+	opened := ag.Opened()
 	require.Len(t, opened, 2)
 	assert.Equal(t, agent.ModePlan, opened[0].Mode)
 	assert.Equal(t, "", opened[1].ResumeID, "a fresh session, not a resume")
 	assert.Equal(t, agent.ModeAcceptEdits, opened[1].Mode)
-	prompts := ag.promptsCopy()
+	prompts := ag.Prompts()
 	require.Len(t, prompts, 2)
 	assert.Equal(t, "Implement the following plan, which the user has approved:\n\n# Plan\n- step", prompts[1])
-	assert.Contains(t, conn.saidText(), "Starting a fresh session")
-	assert.Equal(t, "implemented", conn.done[0].Result)
+	assert.Contains(t, conn.SaidText(), "Starting a fresh session")
+	assert.Equal(t, "implemented", conn.Summaries[0].Result)
 }
 
 func bashReq(cmd string) agent.PermissionRequest {
@@ -188,17 +188,17 @@ func bashReq(cmd string) agent.PermissionRequest {
 
 func TestToolApproval(t *testing.T) {
 	results := make(chan agent.PermissionResponse, 4)
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		for _, cmd := range strings.Split(prompt, ";") {
 			results <- h.Permission(ctx, bashReq(cmd))
 		}
 		return agent.Result{}, nil
-	}, engineRules: true}
+	}, EngineRules: true}
 	e, conn, _ := start(t, ag, nil)
 
 	// allow
 	send(t, e, "c1", "rm a")
-	it := conn.waitShown(t, 1)
+	it := conn.WaitShown(t, 1)
 	assert.Equal(t, interactions.KindToolApproval, it.Kind)
 	assert.Equal(t, "Bash", it.ToolName)
 	assert.Equal(t, "rm a", it.ToolSummary)
@@ -211,7 +211,7 @@ func TestToolApproval(t *testing.T) {
 
 	// allow for the session: the same command is not asked again
 	send(t, e, "c1", "npm test;npm test")
-	it = conn.waitShown(t, 2)
+	it = conn.WaitShown(t, 2)
 	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"allow_session"}})
 	require.NoError(t, err)
 	r = <-results
@@ -219,12 +219,12 @@ func TestToolApproval(t *testing.T) {
 	assert.Equal(t, []agent.PermissionUpdate{{Type: "addRules", Rules: []agent.Rule{{ToolName: "Bash", RuleContent: "npm test"}}, Behavior: "allow", Destination: "session"}}, r.UpdatedPermissions)
 	r = <-results
 	assert.True(t, r.Allow, "second identical call allowed")
-	conn.waitFor(t, "two summaries", func() bool { return len(conn.done) == 2 })
-	assert.Len(t, conn.shown, 2, "the second call was not asked")
+	conn.WaitFor(t, "two summaries", func() bool { return len(conn.Summaries) == 2 })
+	assert.Len(t, conn.Shown, 2, "the second call was not asked")
 
 	// deny with a typed reason
 	send(t, e, "c1", "rm -rf /")
-	conn.waitShown(t, 3)
+	conn.WaitShown(t, 3)
 	assert.Equal(t, connectors.RouteInteraction, send(t, e, "c1", "never do that"))
 	r = <-results
 	assert.False(t, r.Allow)
@@ -233,16 +233,16 @@ func TestToolApproval(t *testing.T) {
 
 func TestAllowSessionUsesAgentSuggestionWithSessionDestination(t *testing.T) {
 	results := make(chan agent.PermissionResponse, 1)
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		req := bashReq("npm test --watch")
 		req.Suggestions = []agent.PermissionUpdate{{Type: "addRules", Rules: []agent.Rule{{ToolName: "Bash", RuleContent: "npm test:*"}}, Behavior: "allow", Destination: "localSettings"}}
 		results <- h.Permission(ctx, req)
 		results <- h.Permission(ctx, bashReq("npm test -- foo"))
 		return agent.Result{}, nil
-	}, engineRules: true}
+	}, EngineRules: true}
 	e, conn, _ := start(t, ag, nil)
 	send(t, e, "c1", "go")
-	it := conn.waitShown(t, 1)
+	it := conn.WaitShown(t, 1)
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"allow_session"}})
 	require.NoError(t, err)
 	r := <-results
@@ -250,12 +250,12 @@ func TestAllowSessionUsesAgentSuggestionWithSessionDestination(t *testing.T) {
 	assert.Equal(t, "session", r.UpdatedPermissions[0].Destination, "never write settings files")
 	assert.Equal(t, []agent.Rule{{ToolName: "Bash", RuleContent: "npm test:*"}}, r.UpdatedPermissions[0].Rules)
 	assert.True(t, (<-results).Allow)
-	assert.Len(t, conn.shown, 1)
+	assert.Len(t, conn.Shown, 1)
 }
 
 func TestAcceptEditsAllowsEditsWithoutAsking(t *testing.T) {
 	results := make(chan agent.PermissionResponse, 2)
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		results <- h.Permission(ctx, agent.PermissionRequest{ToolName: "Write", Input: mustJSON(map[string]string{"file_path": "a.go", "content": "x"})})
 		results <- h.Permission(ctx, bashReq("rm a.go"))
 		return agent.Result{}, nil
@@ -263,7 +263,7 @@ func TestAcceptEditsAllowsEditsWithoutAsking(t *testing.T) {
 	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModeAcceptEdits })
 	send(t, e, "c1", "go")
 	assert.True(t, (<-results).Allow)
-	it := conn.waitShown(t, 1)
+	it := conn.WaitShown(t, 1)
 	assert.Equal(t, "Bash", it.ToolName, "only the command asks")
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Reject: true})
 	require.NoError(t, err)
@@ -272,7 +272,7 @@ func TestAcceptEditsAllowsEditsWithoutAsking(t *testing.T) {
 
 func TestMessageWhileBusyIsQueuedAsNextTurn(t *testing.T) {
 	release := make(chan struct{})
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if prompt == "first" {
 			<-release
 		}
@@ -280,51 +280,51 @@ func TestMessageWhileBusyIsQueuedAsNextTurn(t *testing.T) {
 	}}
 	e, conn, _ := start(t, ag, nil)
 	send(t, e, "c1", "first")
-	conn.waitFor(t, "first turn running", func() bool { return len(ag.promptsCopy()) == 1 })
+	conn.WaitFor(t, "first turn running", func() bool { return len(ag.Prompts()) == 1 })
 	assert.Equal(t, connectors.RouteAgent, send(t, e, "c1", "second"))
-	conn.waitSaid(t, "queued and will be sent as the next turn (1st in the queue)")
+	conn.WaitSaid(t, "queued and will be sent as the next turn (1st in the queue)")
 	close(release)
-	conn.waitFor(t, "both turns", func() bool { return len(conn.done) == 2 })
-	assert.Equal(t, []string{"first", "second"}, ag.promptsCopy())
-	assert.Equal(t, "did second", conn.done[1].Result)
+	conn.WaitFor(t, "both turns", func() bool { return len(conn.Summaries) == 2 })
+	assert.Equal(t, []string{"first", "second"}, ag.Prompts())
+	assert.Equal(t, "did second", conn.Summaries[1].Result)
 }
 
 func TestCommands(t *testing.T) {
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
 	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = "/srv/proj" })
 	assert.Equal(t, connectors.RouteCommand, send(t, e, "c1", "/frobnicate now"))
-	conn.waitSaid(t, "c1|Unknown command /frobnicate — try /help")
+	conn.WaitSaid(t, "c1|Unknown command /frobnicate — try /help")
 	send(t, e, "c1", "/start")
-	conn.waitSaid(t, "Your user ID is u1.")
+	conn.WaitSaid(t, "Your user ID is u1.")
 	send(t, e, "c1", "/help@leashd_bot")
-	conn.waitSaid(t, "/clear — Cancel everything")
+	conn.WaitSaid(t, "/clear — Cancel everything")
 	send(t, e, "c1", "/status")
-	conn.waitSaid(t, "Working directory: /srv/proj")
-	assert.Contains(t, conn.saidText(), "Mode: default\n")
-	assert.Contains(t, conn.saidText(), "Pending: nothing")
+	conn.WaitSaid(t, "Working directory: /srv/proj")
+	assert.Contains(t, conn.SaidText(), "Mode: default\n")
+	assert.Contains(t, conn.SaidText(), "Pending: nothing")
 	send(t, e, "c1", "/plan")
-	conn.waitSaid(t, "Mode: plan — ")
+	conn.WaitSaid(t, "Mode: plan — ")
 	send(t, e, "c1", "/stop")
-	conn.waitSaid(t, "Nothing is running.")
-	assert.Empty(t, ag.promptsCopy(), "no command reached the agent")
+	conn.WaitSaid(t, "Nothing is running.")
+	assert.Empty(t, ag.Prompts(), "no command reached the agent")
 }
 
 func TestModeCommandWithTextRunsPromptInThatMode(t *testing.T) {
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
 	e, conn, _ := start(t, ag, nil)
 	send(t, e, "c1", "/plan design a cache")
-	conn.waitFor(t, "turn", func() bool { return len(conn.done) == 1 })
-	assert.Equal(t, []string{"design a cache"}, ag.promptsCopy())
-	assert.Equal(t, agent.ModePlan, ag.openedCopy()[0].Mode)
+	conn.WaitFor(t, "turn", func() bool { return len(conn.Summaries) == 1 })
+	assert.Equal(t, []string{"design a cache"}, ag.Prompts())
+	assert.Equal(t, agent.ModePlan, ag.Opened()[0].Mode)
 }
 
 func TestClearDuringPendingQuestion(t *testing.T) {
 	got := make(chan agent.PermissionResponse, 1)
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if prompt == "ask" {
 			got <- h.Permission(ctx, agent.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions})
 			<-ctx.Done()
@@ -334,14 +334,14 @@ func TestClearDuringPendingQuestion(t *testing.T) {
 	}}
 	e, conn, coord := start(t, ag, nil)
 	send(t, e, "c1", "ask")
-	it := conn.waitShown(t, 1)
+	it := conn.WaitShown(t, 1)
 	send(t, e, "c1", "/clear")
 	resp := <-got
 	assert.False(t, resp.Allow)
 	assert.Equal(t, "Cancelled by /clear.", resp.Message)
-	conn.waitSaid(t, "Cleared.")
-	conn.waitFor(t, "cancelled update", func() bool {
-		for _, u := range conn.updates {
+	conn.WaitSaid(t, "Cleared.")
+	conn.WaitFor(t, "cancelled update", func() bool {
+		for _, u := range conn.Updates {
 			if u.Interaction.ID == it.ID && u.Resolution.Status == interactions.StatusCancelled && u.Ref == "msg-"+it.ID {
 				return true
 			}
@@ -353,34 +353,34 @@ func TestClearDuringPendingQuestion(t *testing.T) {
 	assert.ErrorIs(t, err, interactions.ErrNotPending, "a stale tap is an error, never text")
 
 	send(t, e, "c1", "again")
-	conn.waitFor(t, "fresh turn", func() bool { return len(conn.done) == 1 })
-	opened := ag.openedCopy()
+	conn.WaitFor(t, "fresh turn", func() bool { return len(conn.Summaries) == 1 })
+	opened := ag.Opened()
 	require.Len(t, opened, 2)
 	assert.Equal(t, "", opened[1].ResumeID, "/clear starts a fresh session")
 }
 
 func TestStopDuringPendingQuestionInterruptsTurn(t *testing.T) {
 	got := make(chan agent.PermissionResponse, 1)
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		go func() {
 			got <- h.Permission(ctx, agent.PermissionRequest{ToolName: "AskUserQuestion", Input: twoQuestions})
 		}()
-		return waitInterrupt(ctx, s)
+		return enginetest.WaitInterrupt(ctx, s)
 	}}
 	e, conn, _ := start(t, ag, nil)
 	send(t, e, "c1", "ask")
-	conn.waitShown(t, 1)
+	conn.WaitShown(t, 1)
 	send(t, e, "c1", "/stop")
-	conn.waitSaid(t, "Stopped. 1 pending request(s) cancelled.")
+	conn.WaitSaid(t, "Stopped. 1 pending request(s) cancelled.")
 	resp := <-got
 	assert.Equal(t, "Cancelled by /stop.", resp.Message)
-	conn.waitFor(t, "turn ended", func() bool { return len(conn.done) == 1 })
-	assert.True(t, conn.done[0].IsError)
+	conn.WaitFor(t, "turn ended", func() bool { return len(conn.Summaries) == 1 })
+	assert.True(t, conn.Summaries[0].IsError)
 }
 
 func TestAgentDyingMidQuestionTellsChatAndCancels(t *testing.T) {
 	got := make(chan agent.PermissionResponse, 1)
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if prompt != "ask" {
 			return agent.Result{Text: "back"}, nil
 		}
@@ -395,19 +395,19 @@ func TestAgentDyingMidQuestionTellsChatAndCancels(t *testing.T) {
 	}}
 	e, conn, coord := start(t, ag, nil)
 	send(t, e, "c1", "ask")
-	conn.waitSaid(t, "The agent stopped unexpectedly: agent session ended: exit status 137")
+	conn.WaitSaid(t, "The agent stopped unexpectedly: agent session ended: exit status 137")
 	assert.False(t, (<-got).Allow)
 	assert.Empty(t, coord.Pending("c1"))
 	send(t, e, "c1", "continue")
-	conn.waitFor(t, "next turn", func() bool { return len(conn.done) == 1 })
-	opened := ag.openedCopy()
+	conn.WaitFor(t, "next turn", func() bool { return len(conn.Summaries) == 1 })
+	opened := ag.Opened()
 	require.Len(t, opened, 2)
 	assert.Equal(t, "sess-1", opened[1].ResumeID, "the next message resumes the conversation")
 }
 
 func TestInteractionTimeoutTellsAgent(t *testing.T) {
 	got := make(chan agent.PermissionResponse, 1)
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		got <- h.Permission(ctx, bashReq("rm x"))
 		return agent.Result{}, nil
 	}}
@@ -416,14 +416,14 @@ func TestInteractionTimeoutTellsAgent(t *testing.T) {
 	resp := <-got
 	assert.False(t, resp.Allow)
 	assert.Contains(t, resp.Message, "No answer came within 30ms")
-	conn.waitFor(t, "expired update", func() bool {
-		return len(conn.updates) > 0 && conn.updates[0].Resolution.Status == interactions.StatusExpired
+	conn.WaitFor(t, "expired update", func() bool {
+		return len(conn.Updates) > 0 && conn.Updates[0].Resolution.Status == interactions.StatusExpired
 	})
 }
 
 func TestConcurrencyLimitQueuesChatsAndTellsPosition(t *testing.T) {
 	release := make(chan struct{})
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if prompt == "long" {
 			<-release
 		}
@@ -431,78 +431,75 @@ func TestConcurrencyLimitQueuesChatsAndTellsPosition(t *testing.T) {
 	}}
 	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.MaxConcurrent = 1 })
 	send(t, e, "a", "long")
-	conn.waitFor(t, "a running", func() bool { return len(ag.promptsCopy()) == 1 })
+	conn.WaitFor(t, "a running", func() bool { return len(ag.Prompts()) == 1 })
 	send(t, e, "b", "short")
-	conn.waitSaid(t, "b|All 1 agent slots are busy; you are number 1 in the queue.")
+	conn.WaitSaid(t, "b|All 1 agent slots are busy; you are number 1 in the queue.")
 	assert.Equal(t, 1, e.SessionsActive())
 	close(release)
-	conn.waitFor(t, "both done", func() bool { return len(conn.done) == 2 })
-	assert.Equal(t, []string{"long", "short"}, ag.promptsCopy())
+	conn.WaitFor(t, "both done", func() bool { return len(conn.Summaries) == 2 })
+	assert.Equal(t, []string{"long", "short"}, ag.Prompts())
 	assert.Equal(t, 1, e.SessionsActive(), "a's idle session was closed to make room")
-	ag.mu.Lock()
-	assert.True(t, ag.live[0].isClosed())
-	ag.mu.Unlock()
+	assert.True(t, ag.Sessions()[0].Closed())
 }
 
 func TestIdleSessionClosedAndResumed(t *testing.T) {
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
 	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.IdleTimeout = 20 * time.Millisecond })
 	send(t, e, "c1", "one")
-	conn.waitFor(t, "idle close", func() bool {
-		ag.mu.Lock()
-		defer ag.mu.Unlock()
-		return len(ag.live) == 1 && ag.live[0].isClosed()
+	conn.WaitFor(t, "idle close", func() bool {
+		live := ag.Sessions()
+		return len(live) == 1 && live[0].Closed()
 	})
 	// the slot is freed once Close has returned
 	require.Eventually(t, func() bool { return e.SessionsActive() == 0 }, 5*time.Second, time.Millisecond)
 	send(t, e, "c1", "two")
-	conn.waitFor(t, "second turn", func() bool { return len(conn.done) == 2 })
-	opened := ag.openedCopy()
+	conn.WaitFor(t, "second turn", func() bool { return len(conn.Summaries) == 2 })
+	opened := ag.Opened()
 	require.Len(t, opened, 2)
 	assert.Equal(t, "sess-1", opened[1].ResumeID)
 }
 
 func TestTurnTimeoutDoesNotCountHumanWait(t *testing.T) {
 	results := make(chan agent.PermissionResponse, 1)
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if prompt == "spin" {
-			return waitInterrupt(ctx, s)
+			return enginetest.WaitInterrupt(ctx, s)
 		}
 		results <- h.Permission(ctx, bashReq("rm x"))
 		return agent.Result{Text: "finished"}, nil
 	}}
 	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.TurnTimeout = 150 * time.Millisecond })
 	send(t, e, "c1", "ask")
-	it := conn.waitShown(t, 1)
+	it := conn.WaitShown(t, 1)
 	time.Sleep(400 * time.Millisecond) // a slow human: longer than the turn limit
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"allow"}})
 	require.NoError(t, err)
 	assert.True(t, (<-results).Allow)
-	conn.waitFor(t, "done", func() bool { return len(conn.done) == 1 })
-	assert.Equal(t, "finished", conn.done[0].Result)
-	assert.NotContains(t, conn.saidText(), "took longer than")
+	conn.WaitFor(t, "done", func() bool { return len(conn.Summaries) == 1 })
+	assert.Equal(t, "finished", conn.Summaries[0].Result)
+	assert.NotContains(t, conn.SaidText(), "took longer than")
 
 	send(t, e, "c1", "spin")
-	conn.waitSaid(t, "The turn took longer than 150ms (not counting time waiting for you); stopping it.")
-	conn.waitFor(t, "spin ended", func() bool { return len(conn.done) == 2 })
+	conn.WaitSaid(t, "The turn took longer than 150ms (not counting time waiting for you); stopping it.")
+	conn.WaitFor(t, "spin ended", func() bool { return len(conn.Summaries) == 2 })
 }
 
 func TestUnauthorizedTypedAnswerIsRefusedAndKept(t *testing.T) {
 	got := make(chan agent.PermissionResponse, 1)
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		got <- h.Permission(ctx, bashReq("rm x"))
 		return agent.Result{}, nil
 	}}
 	e, conn, coord := start(t, ag, nil)
 	send(t, e, "c1", "go")
-	conn.waitShown(t, 1)
+	conn.WaitShown(t, 1)
 	route, err := e.HandleMessage(context.Background(), connectors.Incoming{ChatID: "c1", UserID: "stranger", Text: "no",
 		Authorize: func(interactions.Interaction) error { return errors.New("only approvers decide tools") }})
 	assert.Equal(t, connectors.RouteInteraction, route)
 	assert.ErrorIs(t, err, interactions.ErrUnauthorized)
-	conn.waitSaid(t, "only approvers decide tools")
+	conn.WaitSaid(t, "only approvers decide tools")
 	assert.Len(t, coord.Pending("c1"), 1, "still pending")
 	send(t, e, "c1", "no way")
 	assert.Equal(t, "no way", (<-got).Message)
@@ -510,38 +507,36 @@ func TestUnauthorizedTypedAnswerIsRefusedAndKept(t *testing.T) {
 
 func TestShutdownInterruptsPendingAndClosesSessions(t *testing.T) {
 	got := make(chan agent.PermissionResponse, 1)
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		got <- h.Permission(ctx, bashReq("rm x"))
 		return agent.Result{}, nil
 	}}
 	coord := interactions.New()
 	e := enginetest.New(ag, coord)
-	conn := newRecConn("web")
+	conn := enginetest.NewConn("web")
 	e.AddConnector(conn)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
 	send(t, e, "c1", "go")
-	it := conn.waitShown(t, 1)
+	it := conn.WaitShown(t, 1)
 	cancel()
 	require.NoError(t, <-done)
 	resp := <-got
 	assert.False(t, resp.Allow)
 	assert.True(t, resp.Interrupt)
 	assert.Contains(t, resp.Message, "leashd is restarting")
-	conn.mu.Lock()
+	conn.Lock()
 	var res interactions.Resolution
-	for _, u := range conn.updates {
+	for _, u := range conn.Updates {
 		if u.Interaction.ID == it.ID {
 			res = u.Resolution
 		}
 	}
-	conn.mu.Unlock()
+	conn.Unlock()
 	assert.Equal(t, interactions.StatusInterrupted, res.Status, "the chat was told before Run returned")
 	assert.Equal(t, "leashd restarted — tap again to send this answer to the agent", res.Text, "the buttons keep working: the message says so")
-	ag.mu.Lock()
-	assert.True(t, ag.live[0].isClosed())
-	ag.mu.Unlock()
+	assert.True(t, ag.Sessions()[0].Closed())
 }
 
 // fakeRecovery is an in-memory engine.Store that recovers what a crash left.
@@ -585,7 +580,7 @@ func TestTapAfterRestartIsSentToAgent(t *testing.T) {
 	q := interactions.Interaction{ID: "old1", ChatID: "c1", Kind: interactions.KindQuestion,
 		Question: "Which database?", Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}}
 	rec := &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{}, left: []engine.Interrupted{{Ref: "msg-old1", Interaction: q}}}
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
 	e, conn, _ := start(t, ag, nil, func(d *engine.Deps, _ *engine.Config) { d.Store = rec })
@@ -595,12 +590,12 @@ func TestTapAfterRestartIsSentToAgent(t *testing.T) {
 	out, err := e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{"SQLite"}})
 	require.NoError(t, err)
 	assert.Equal(t, interactions.Resolved, out)
-	conn.waitFor(t, "turn", func() bool { return len(conn.done) == 1 })
-	prompts := ag.promptsCopy()
+	conn.WaitFor(t, "turn", func() bool { return len(conn.Summaries) == 1 })
+	prompts := ag.Prompts()
 	require.Len(t, prompts, 1)
 	assert.Equal(t, agent.RecoveredPromptPrefix+"\nBefore leashd restarted you asked: \"Which database?\" (options: Postgres, SQLite).\nThe user answered: \"SQLite\". Continue with that answer.", prompts[0])
-	conn.waitFor(t, "the old message shows the answer", func() bool {
-		for _, u := range conn.updates {
+	conn.WaitFor(t, "the old message shows the answer", func() bool {
+		for _, u := range conn.Updates {
 			if u.Resolution.Status == interactions.StatusAnswered && u.Ref == "msg-old1" {
 				return true
 			}
@@ -614,7 +609,7 @@ func TestTapAfterRestartIsSentToAgent(t *testing.T) {
 	assert.ErrorIs(t, err, interactions.ErrNotPending, "a duplicate tap is not sent twice")
 	_, err = e.Reply(context.Background(), "nope", interactions.Reply{By: "u1", Answers: []string{"SQLite"}})
 	assert.ErrorIs(t, err, interactions.ErrNotFound)
-	assert.Len(t, ag.promptsCopy(), 1)
+	assert.Len(t, ag.Prompts(), 1)
 }
 
 // A multi-select left pending by a crash is pending again with its
@@ -626,7 +621,7 @@ func TestMultiSelectAfterRestart(t *testing.T) {
 		Question: "Which checks?", Options: []interactions.Option{{Label: "lint"}, {Label: "test"}, {Label: "vet"}}}
 	rec := &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{},
 		left: []engine.Interrupted{{Ref: "msg-ms1", Interaction: q, Selected: []string{"lint"}}}}
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
 	e, conn, _ := start(t, ag, nil, func(d *engine.Deps, _ *engine.Config) { d.Store = rec })
@@ -646,11 +641,11 @@ func TestMultiSelectAfterRestart(t *testing.T) {
 	sel, err := e.Toggle(ctx, "ms1", "vet", interactions.Reply{By: "u1", Authorize: fromChat("c1")})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"lint", "vet"}, sel, "the journaled selection plus this toggle")
-	assert.Empty(t, ag.promptsCopy(), "a toggle answers nothing")
+	assert.Empty(t, ag.Prompts(), "a toggle answers nothing")
 	require.NoError(t, e.Confirm(ctx, "ms1", interactions.Reply{By: "u1", Authorize: fromChat("c1")}))
-	conn.waitFor(t, "turn", func() bool { return len(conn.done) == 1 })
-	require.Len(t, ag.promptsCopy(), 1)
-	assert.Contains(t, ag.promptsCopy()[0], `The user answered: "lint, vet"`)
+	conn.WaitFor(t, "turn", func() bool { return len(conn.Summaries) == 1 })
+	require.Len(t, ag.Prompts(), 1)
+	assert.Contains(t, ag.Prompts()[0], `The user answered: "lint, vet"`)
 }
 
 // /clear cancels a restored interaction like a live one, and how it ended
@@ -660,7 +655,7 @@ func TestClearCancelsARestoredInteraction(t *testing.T) {
 	q := interactions.Interaction{ID: "old3", ChatID: "c1", Kind: interactions.KindQuestion, Question: "Which port?",
 		Options: []interactions.Option{{Label: "80"}, {Label: "8080"}}}
 	rec := &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{}, left: []engine.Interrupted{{Ref: "msg-old3", Interaction: q}}}
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
 	e, _, _ := start(t, ag, nil, func(d *engine.Deps, _ *engine.Config) { d.Store = rec })
@@ -673,7 +668,7 @@ func TestClearCancelsARestoredInteraction(t *testing.T) {
 	}, 10*time.Second, time.Millisecond, "the cancellation is recorded")
 	_, pending := e.Interaction("old3")
 	assert.False(t, pending)
-	assert.Empty(t, ag.promptsCopy())
+	assert.Empty(t, ag.Prompts())
 }
 
 func TestStartMarksInteractionsACrashLeftPending(t *testing.T) {
@@ -681,23 +676,23 @@ func TestStartMarksInteractionsACrashLeftPending(t *testing.T) {
 		Options: []interactions.Option{{Label: "80"}, {Label: "8080"}}}
 	rec := &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{},
 		left: []engine.Interrupted{{Ref: "msg-old2", Interaction: q}}}
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
 	e, conn, _ := start(t, ag, nil, func(d *engine.Deps, _ *engine.Config) { d.Store = rec })
-	conn.waitFor(t, "the old message edited", func() bool { return len(conn.updates) == 1 })
-	conn.mu.Lock()
-	ev := conn.updates[0]
-	conn.mu.Unlock()
+	conn.WaitFor(t, "the old message edited", func() bool { return len(conn.Updates) == 1 })
+	conn.Lock()
+	ev := conn.Updates[0]
+	conn.Unlock()
 	assert.Equal(t, "msg-old2", ev.Ref)
 	assert.Equal(t, interactions.StatusInterrupted, ev.Resolution.Status)
 	assert.Equal(t, interactions.InterruptedNotice, ev.Resolution.Text)
 	out, err := e.Reply(context.Background(), "old2", interactions.Reply{By: "u1", Answers: []string{"8080"}})
 	require.NoError(t, err, "its buttons keep working")
 	assert.Equal(t, interactions.Resolved, out)
-	conn.waitFor(t, "turn", func() bool { return len(conn.done) == 1 })
-	require.Len(t, ag.promptsCopy(), 1)
-	assert.Contains(t, ag.promptsCopy()[0], `The user answered: "8080"`)
+	conn.WaitFor(t, "turn", func() bool { return len(conn.Summaries) == 1 })
+	require.Len(t, ag.Prompts(), 1)
+	assert.Contains(t, ag.Prompts()[0], `The user answered: "8080"`)
 }
 
 // A person who rejects a request outright may say why (the page's reject
@@ -705,14 +700,14 @@ func TestStartMarksInteractionsACrashLeftPending(t *testing.T) {
 // rejection and the reason, not the reason alone as if it were feedback.
 func TestRejectionWithAReasonTellsTheAgentBoth(t *testing.T) {
 	results := make(chan agent.PermissionResponse, 2)
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		results <- h.Permission(ctx, bashReq(prompt))
 		return agent.Result{}, nil
 	}}
 	e, conn, _ := start(t, ag, nil)
 
 	send(t, e, "c1", "rm -rf build")
-	it := conn.waitShown(t, 1)
+	it := conn.WaitShown(t, 1)
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Reject: true, Text: "not on a Friday"})
 	require.NoError(t, err)
 	r := <-results
@@ -720,7 +715,7 @@ func TestRejectionWithAReasonTellsTheAgentBoth(t *testing.T) {
 	assert.Equal(t, "The user rejected this request: not on a Friday", r.Message)
 
 	send(t, e, "c1", "rm -rf dist")
-	it = conn.waitShown(t, 2)
+	it = conn.WaitShown(t, 2)
 	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Reject: true})
 	require.NoError(t, err)
 	r = <-results

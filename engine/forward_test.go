@@ -18,7 +18,7 @@ import (
 // Slack chat.update waiting out a long 429 would) until released or until
 // its context is done.
 type stuckConn struct {
-	*recConn
+	*enginetest.Conn
 	stuck   string
 	release chan struct{}
 
@@ -41,7 +41,7 @@ func (c *stuckConn) Update(ctx context.Context, ev interactions.Event) error {
 			return ctx.Err()
 		}
 	}
-	return c.recConn.Update(ctx, ev)
+	return c.Conn.Update(ctx, ev)
 }
 
 func (c *stuckConn) receivedCopy() []string {
@@ -53,7 +53,7 @@ func (c *stuckConn) receivedCopy() []string {
 // ask starts a question in chat and returns once it is shown. The channel
 // is closed when Request has returned, that is once the question's resolved
 // event has been published.
-func ask(t *testing.T, coord *interactions.Coordinator, conn *recConn, chat string, n int) (interactions.Interaction, <-chan struct{}) {
+func ask(t *testing.T, coord *interactions.Coordinator, conn *enginetest.Conn, chat string, n int) (interactions.Interaction, <-chan struct{}) {
 	t.Helper()
 	returned := make(chan struct{})
 	go func() {
@@ -63,7 +63,7 @@ func ask(t *testing.T, coord *interactions.Coordinator, conn *recConn, chat stri
 			Options: []interactions.Option{{Label: "A"}, {Label: "B"}},
 		})
 	}()
-	return conn.waitShown(t, n), returned
+	return conn.WaitShown(t, n), returned
 }
 
 func waitReturned(t *testing.T, returned <-chan struct{}) {
@@ -79,8 +79,8 @@ func waitReturned(t *testing.T, returned <-chan struct{}) {
 // other chats, and its own updates still arrive in order once it is free.
 func TestASlowChatDoesNotDelayOtherChatsUpdates(t *testing.T) {
 	coord := interactions.New()
-	conn := &stuckConn{recConn: newRecConn("web"), stuck: "slow", release: make(chan struct{})}
-	e := enginetest.New(&scriptAgent{}, coord)
+	conn := &stuckConn{Conn: enginetest.NewConn("web"), stuck: "slow", release: make(chan struct{})}
+	e := enginetest.New(&enginetest.ScriptAgent{}, coord)
 	e.AddConnector(conn)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -94,16 +94,16 @@ func TestASlowChatDoesNotDelayOtherChatsUpdates(t *testing.T) {
 	// settles, not from Reply or Cancel, so events of two questions are
 	// published in a known order only once the first Request has returned.
 	// What this test holds the engine to is that it keeps that order.
-	slow1, slow1Returned := ask(t, coord, conn.recConn, "slow", 1)
+	slow1, slow1Returned := ask(t, coord, conn.Conn, "slow", 1)
 	require.NoError(t, ignoreOutcome(coord.Reply(slow1.ID, interactions.Reply{By: "u", Answers: []string{"A"}})))
 	waitReturned(t, slow1Returned)
-	slow2, _ := ask(t, coord, conn.recConn, "slow", 2)
+	slow2, _ := ask(t, coord, conn.Conn, "slow", 2)
 	require.True(t, coord.Cancel(slow2.ID, "cancelled by /stop"))
-	fast, _ := ask(t, coord, conn.recConn, "fast", 3)
+	fast, _ := ask(t, coord, conn.Conn, "fast", 3)
 	require.NoError(t, ignoreOutcome(coord.Reply(fast.ID, interactions.Reply{By: "u", Answers: []string{"B"}})))
 
-	conn.waitFor(t, "the fast chat's answer shown while the slow chat is stuck", func() bool {
-		for _, u := range conn.updates {
+	conn.WaitFor(t, "the fast chat's answer shown while the slow chat is stuck", func() bool {
+		for _, u := range conn.Updates {
 			if u.Interaction.ID == fast.ID && u.Resolution.Status == interactions.StatusAnswered {
 				return true
 			}
@@ -111,7 +111,7 @@ func TestASlowChatDoesNotDelayOtherChatsUpdates(t *testing.T) {
 		return false
 	})
 	close(conn.release)
-	conn.waitFor(t, "both slow updates", func() bool { return len(conn.updates) == 3 })
+	conn.WaitFor(t, "both slow updates", func() bool { return len(conn.Updates) == 3 })
 	var slow []string
 	for _, r := range conn.receivedCopy() {
 		if r[:4] == "slow" {
@@ -126,14 +126,14 @@ func TestASlowChatDoesNotDelayOtherChatsUpdates(t *testing.T) {
 // waiting out the 30 s an update may otherwise take.
 func TestShutdownGivesUpAStuckUpdateAtTheCloseTimeout(t *testing.T) {
 	coord := interactions.New()
-	conn := &stuckConn{recConn: newRecConn("web"), stuck: "slow", release: make(chan struct{})}
-	e := enginetest.New(&scriptAgent{}, coord, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 200 * time.Millisecond })
+	conn := &stuckConn{Conn: enginetest.NewConn("web"), stuck: "slow", release: make(chan struct{})}
+	e := enginetest.New(&enginetest.ScriptAgent{}, coord, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 200 * time.Millisecond })
 	e.AddConnector(conn)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
 
-	q, _ := ask(t, coord, conn.recConn, "slow", 1)
+	q, _ := ask(t, coord, conn.Conn, "slow", 1)
 	cancel()
 	select {
 	case err := <-done:
@@ -141,8 +141,8 @@ func TestShutdownGivesUpAStuckUpdateAtTheCloseTimeout(t *testing.T) {
 	case <-time.After(15 * time.Second): // far below the 30 s an unbounded update takes
 		t.Fatal("engine did not stop: a stuck update held the shutdown")
 	}
-	conn.mu.Lock()
-	defer conn.mu.Unlock()
+	conn.Lock()
+	defer conn.Unlock()
 	assert.Equal(t, []string{q.ID}, conn.gaveUp, "the interrupted question's update was attempted, then given up")
 }
 

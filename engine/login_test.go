@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 
@@ -23,23 +24,23 @@ var scriptLogin = agent.About{
 // with the agent's own words on how to give it its credentials, not
 // "Unknown command".
 func TestLoginCommandSaysHowToLogIn(t *testing.T) {
-	ag := &scriptAgent{about: scriptLogin, turn: func(context.Context, *scriptSession, string, agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Info: scriptLogin, Turn: func(context.Context, *enginetest.ScriptSession, string, agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
 	e, conn, _ := start(t, ag, nil)
 	assert.Equal(t, connectors.RouteCommand, send(t, e, "c1", "/login"))
-	conn.waitSaid(t, "c1|The script agent logs in on the machine that runs leashd: set SCRIPT_KEY there.")
-	assert.NotContains(t, conn.saidText(), "Unknown command")
-	assert.Empty(t, ag.promptsCopy(), "/login is not sent to the agent")
+	conn.WaitSaid(t, "c1|The script agent logs in on the machine that runs leashd: set SCRIPT_KEY there.")
+	assert.NotContains(t, conn.SaidText(), "Unknown command")
+	assert.Empty(t, ag.Prompts(), "/login is not sent to the agent")
 
 	send(t, e, "c1", "/help")
-	conn.waitSaid(t, "/login — How to give the agent its credentials")
+	conn.WaitSaid(t, "/login — How to give the agent its credentials")
 }
 
 // A turn the agent could not run for want of credentials ends with how to
 // log in; another failed turn does not.
 func TestNotLoggedInSaysHowToLogIn(t *testing.T) {
-	ag := &scriptAgent{about: scriptLogin, turn: func(_ context.Context, _ *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Info: scriptLogin, Turn: func(_ context.Context, _ *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if prompt == "broken" {
 			h.Text("API Error: 500")
 			return agent.Result{Text: "API Error: 500", IsError: true, NumTurns: 1}, nil
@@ -49,9 +50,9 @@ func TestNotLoggedInSaysHowToLogIn(t *testing.T) {
 	}}
 	e, conn, _ := start(t, ag, nil)
 	send(t, e, "c1", "broken")
-	conn.waitFor(t, "the failed turn", func() bool { return len(conn.done) == 1 })
+	conn.WaitFor(t, "the failed turn", func() bool { return len(conn.Summaries) == 1 })
 	send(t, e, "c1", "hello")
-	conn.waitSaid(t, "c1|The script agent is not logged in. Set SCRIPT_KEY on the machine.")
-	conn.waitFor(t, "both summaries", func() bool { return len(conn.done) == 2 })
-	assert.Equal(t, 1, strings.Count(conn.saidText(), "is not logged in"), "said once, after the turn that could not log in, not after the other failure")
+	conn.WaitSaid(t, "c1|The script agent is not logged in. Set SCRIPT_KEY on the machine.")
+	conn.WaitFor(t, "both summaries", func() bool { return len(conn.Summaries) == 2 })
+	assert.Equal(t, 1, strings.Count(conn.SaidText(), "is not logged in"), "said once, after the turn that could not log in, not after the other failure")
 }

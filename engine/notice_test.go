@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,9 +42,9 @@ func (l *noticeLog) records() []noticeRec {
 // What the agent reports outside its text — an auto-denial, lost writes —
 // is said in the chat and kept in the audit log, terminal escapes dropped.
 func TestAgentNoticesAreShownAndAudited(t *testing.T) {
-	var ag *scriptAgent
-	ag = &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
-		o := ag.openedCopy()[0]
+	var ag *enginetest.ScriptAgent
+	ag = &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		o := ag.Opened()[0]
 		o.Notice(agent.Notice{Kind: agent.NoticeDenied, Text: "Claude Code denied Bash without asking: \x1b[31mrule\x1b[0m"})
 		o.Notice(agent.Notice{Kind: agent.NoticeWritesLost, Text: "Claude Code could not save the session transcript (the disk is full)"})
 		return agent.Result{Text: "ok"}, nil
@@ -51,8 +52,8 @@ func TestAgentNoticesAreShownAndAudited(t *testing.T) {
 	log := &noticeLog{Store: engine.NewMemStore()}
 	e, conn, _ := start(t, ag, nil, func(d *engine.Deps, _ *engine.Config) { d.Store = log })
 	send(t, e, "c1", "go")
-	conn.waitSaid(t, "🚫 Claude Code denied Bash without asking: rule")
-	conn.waitSaid(t, "⚠️ Claude Code could not save the session transcript (the disk is full)")
+	conn.WaitSaid(t, "🚫 Claude Code denied Bash without asking: rule")
+	conn.WaitSaid(t, "⚠️ Claude Code could not save the session transcript (the disk is full)")
 	require.Eventually(t, func() bool { return len(log.records()) == 2 }, 10*time.Second, 5*time.Millisecond)
 	recs := log.records()
 	kinds := map[string]string{}

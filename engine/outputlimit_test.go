@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 
@@ -21,7 +22,7 @@ import (
 func TestTurnOutputIsCappedWithANote(t *testing.T) {
 	const limit = 1000
 	piece := strings.Repeat("é", 50) + "\n" // 101 bytes
-	ag := &scriptAgent{turn: func(_ context.Context, _ *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(_ context.Context, _ *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if prompt == "small" {
 			h.Text("short answer")
 			return agent.Result{Text: "short answer"}, nil
@@ -33,10 +34,10 @@ func TestTurnOutputIsCappedWithANote(t *testing.T) {
 	}}
 	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.MaxTurnOutput = limit })
 	send(t, e, "c1", "flood")
-	conn.waitFor(t, "the summary", func() bool { return len(conn.done) == 1 })
+	conn.WaitFor(t, "the summary", func() bool { return len(conn.Summaries) == 1 })
 
 	var shown strings.Builder
-	for _, s := range conn.stream {
+	for _, s := range conn.Streamed {
 		shown.WriteString(strings.TrimPrefix(s, "c1|"))
 	}
 	out := shown.String()
@@ -50,12 +51,12 @@ func TestTurnOutputIsCappedWithANote(t *testing.T) {
 	}
 	assert.True(t, strings.HasPrefix(body, piece), "the first part is shown as written")
 	assert.True(t, strings.ToValidUTF8(body, "?") == body, "never cut inside a character")
-	res := conn.done[0].Result
+	res := conn.Summaries[0].Result
 	assert.LessOrEqual(t, len(res), limit+40)
 	assert.Contains(t, res, "… truncated (9101 bytes)")
 
 	send(t, e, "c1", "small")
-	conn.waitFor(t, "the second summary", func() bool { return len(conn.done) == 2 })
-	assert.Equal(t, "c1|short answer", conn.stream[len(conn.stream)-1], "a new turn, a new allowance")
-	assert.Equal(t, "short answer", conn.done[1].Result)
+	conn.WaitFor(t, "the second summary", func() bool { return len(conn.Summaries) == 2 })
+	assert.Equal(t, "c1|short answer", conn.Streamed[len(conn.Streamed)-1], "a new turn, a new allowance")
+	assert.Equal(t, "short answer", conn.Summaries[1].Result)
 }

@@ -17,11 +17,11 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-// warmAgent is a scriptAgent whose sessions are worth prewarming; while
+// warmAgent is a script agent whose sessions are worth prewarming; while
 // hold is set, spares (opened without a chat) do not finish starting
 // until their context ends.
 type warmAgent struct {
-	*scriptAgent
+	*enginetest.ScriptAgent
 	mu   sync.Mutex
 	hold bool
 	// cancelled counts spare starts that were cancelled.
@@ -41,7 +41,7 @@ func (a *warmAgent) Open(ctx context.Context, o agent.SessionOptions) (agent.Ses
 		a.mu.Unlock()
 		return nil, ctx.Err()
 	}
-	return a.scriptAgent.Open(ctx, o)
+	return a.ScriptAgent.Open(ctx, o)
 }
 
 func (a *warmAgent) cancelledCount() int {
@@ -58,14 +58,14 @@ type ranIn struct {
 
 func newWarmAgent() (*warmAgent, *ranIn) {
 	r := &ranIn{m: map[string]string{}}
-	a := &scriptAgent{turn: func(_ context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	a := &enginetest.ScriptAgent{Turn: func(_ context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		r.mu.Lock()
-		r.m[prompt] = s.id
+		r.m[prompt] = s.ID()
 		r.mu.Unlock()
 		h.Text("ok")
 		return agent.Result{Text: "ok", Subtype: "success"}, nil
 	}}
-	return &warmAgent{scriptAgent: a}, r
+	return &warmAgent{ScriptAgent: a}, r
 }
 
 func (r *ranIn) get(prompt string) string {
@@ -85,16 +85,16 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestPrewarmedSessionServesANewChat(t *testing.T) {
 	a, ran := newWarmAgent()
 	e, conn, _ := start(t, a, nil, func(_ *engine.Deps, c *engine.Config) { c.Prewarm = 1 }, func(_ *engine.Deps, c *engine.Config) { c.MaxConcurrent = 3 }, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = "/srv" }, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModeAcceptEdits })
-	eventually(t, "a spare is started", func() bool { return len(a.openedCopy()) == 1 })
-	spare := a.openedCopy()[0]
+	eventually(t, "a spare is started", func() bool { return len(a.Opened()) == 1 })
+	spare := a.Opened()[0]
 	assert.Equal(t, agent.SessionOptions{Mode: agent.ModeAcceptEdits, WorkDir: "/srv"}, withoutNotice(spare), "a spare starts in the default mode and the working directory, with no chat yet")
 	assert.Equal(t, 1, e.SessionsActive(), "the spare holds a slot")
 
 	send(t, e, "web:a", "first prompt")
-	conn.waitFor(t, "the turn's summary", func() bool { return len(conn.done) == 1 })
+	conn.WaitFor(t, "the turn's summary", func() bool { return len(conn.Summaries) == 1 })
 	assert.Equal(t, "sess-1", ran.get("first prompt"), "the chat's first turn ran in the spare")
-	eventually(t, "a new spare replaces the used one", func() bool { return len(a.openedCopy()) == 2 })
-	assert.Empty(t, a.openedCopy()[1].ChatID, "the second session opened is a spare too: the chat opened none of its own")
+	eventually(t, "a new spare replaces the used one", func() bool { return len(a.Opened()) == 2 })
+	assert.Empty(t, a.Opened()[1].ChatID, "the second session opened is a spare too: the chat opened none of its own")
 	eventually(t, "the chat's session and the new spare hold two slots", func() bool { return e.SessionsActive() == 2 })
 }
 
@@ -113,21 +113,21 @@ func TestPrewarmedSessionNotForResumedOrOtherModeChats(t *testing.T) {
 		"web:plan": {ChatID: "web:plan", Mode: agent.ModePlan},
 	}}
 	e, conn, _ := start(t, a, nil, func(_ *engine.Deps, c *engine.Config) { c.Prewarm = 1 }, func(_ *engine.Deps, c *engine.Config) { c.MaxConcurrent = 4 }, func(d *engine.Deps, _ *engine.Config) { d.Store = st })
-	eventually(t, "a spare is started", func() bool { return len(a.openedCopy()) == 1 })
+	eventually(t, "a spare is started", func() bool { return len(a.Opened()) == 1 })
 
 	send(t, e, "web:old", "resumed")
-	conn.waitFor(t, "the resumed turn's summary", func() bool { return len(conn.done) == 1 })
+	conn.WaitFor(t, "the resumed turn's summary", func() bool { return len(conn.Summaries) == 1 })
 	assert.Equal(t, "resume-me", ran.get("resumed"))
 	send(t, e, "web:plan", "planning")
-	conn.waitFor(t, "the plan turn's summary", func() bool { return len(conn.done) == 2 })
+	conn.WaitFor(t, "the plan turn's summary", func() bool { return len(conn.Summaries) == 2 })
 	assert.NotEqual(t, "sess-1", ran.get("planning"))
-	opened := a.openedCopy()
+	opened := a.Opened()
 	require.Len(t, opened, 3, "the spare and one session of each chat's own")
 	assert.Equal(t, "resume-me", opened[1].ResumeID)
 	assert.Equal(t, agent.ModePlan, opened[2].Mode)
 
 	send(t, e, "web:new", "fresh")
-	conn.waitFor(t, "the new chat's summary", func() bool { return len(conn.done) == 3 })
+	conn.WaitFor(t, "the new chat's summary", func() bool { return len(conn.Summaries) == 3 })
 	assert.Equal(t, "sess-1", ran.get("fresh"), "the spare served the next new chat")
 }
 
@@ -138,16 +138,14 @@ func TestPrewarmedSessionGivesItsSlotUpAtTheLimit(t *testing.T) {
 	a, ran := newWarmAgent()
 	st := &recordStore{Store: engine.NewMemStore(), recs: map[string]engine.SessionRecord{"web:plan": {ChatID: "web:plan", Mode: agent.ModePlan}}}
 	e, conn, _ := start(t, a, nil, func(_ *engine.Deps, c *engine.Config) { c.Prewarm = 1 }, func(_ *engine.Deps, c *engine.Config) { c.MaxConcurrent = 1 }, func(d *engine.Deps, _ *engine.Config) { d.Store = st })
-	eventually(t, "a spare is started", func() bool { return len(a.openedCopy()) == 1 })
-	a.mu.Lock()
-	spare := a.live[0]
-	a.mu.Unlock()
+	eventually(t, "a spare is started", func() bool { return len(a.Opened()) == 1 })
+	spare := a.Sessions()[0]
 
 	send(t, e, "web:plan", "planning")
-	conn.waitFor(t, "the turn's summary", func() bool { return len(conn.done) == 1 })
-	assert.True(t, spare.isClosed(), "the spare was closed for the chat's slot")
+	conn.WaitFor(t, "the turn's summary", func() bool { return len(conn.Summaries) == 1 })
+	assert.True(t, spare.Closed(), "the spare was closed for the chat's slot")
 	assert.Equal(t, "sess-2", ran.get("planning"))
-	assert.NotContains(t, conn.saidText(), "agent slots are busy")
+	assert.NotContains(t, conn.SaidText(), "agent slots are busy")
 	assert.Equal(t, 1, e.SessionsActive(), "never more than the limit")
 }
 
@@ -160,10 +158,10 @@ func TestPrewarmStartingSpareGivesItsSlotUp(t *testing.T) {
 	eventually(t, "the spare holds the only slot", func() bool { return e.SessionsActive() == 1 })
 
 	send(t, e, "web:plan", "planning")
-	conn.waitFor(t, "the turn's summary", func() bool { return len(conn.done) == 1 })
+	conn.WaitFor(t, "the turn's summary", func() bool { return len(conn.Summaries) == 1 })
 	assert.Equal(t, 1, a.cancelledCount(), "the spare's start was cancelled")
 	assert.Equal(t, "sess-1", ran.get("planning"), "the chat's own session")
-	assert.NotContains(t, conn.saidText(), "agent slots are busy")
+	assert.NotContains(t, conn.SaidText(), "agent slots are busy")
 }
 
 // With worktrees every chat works in a directory of its own: no spares.
@@ -177,18 +175,18 @@ func TestPrewarmOffWhenSparesCannotServe(t *testing.T) {
 			a, _ := newWarmAgent()
 			e, conn, _ := start(t, a, nil, opts...)
 			send(t, e, "web:a", "hi")
-			conn.waitFor(t, "the turn's summary", func() bool { return len(conn.done) == 1 })
-			opened := a.openedCopy()
+			conn.WaitFor(t, "the turn's summary", func() bool { return len(conn.Summaries) == 1 })
+			opened := a.Opened()
 			require.Len(t, opened, 1)
 			assert.Equal(t, "web:a", opened[0].ChatID)
 		})
 	}
 	t.Run("agent without prewarm", func(t *testing.T) {
 		a, _ := newWarmAgent()
-		e, conn, _ := start(t, a.scriptAgent, nil, func(_ *engine.Deps, c *engine.Config) { c.Prewarm = 2 })
+		e, conn, _ := start(t, a.ScriptAgent, nil, func(_ *engine.Deps, c *engine.Config) { c.Prewarm = 2 })
 		send(t, e, "web:a", "hi")
-		conn.waitFor(t, "the turn's summary", func() bool { return len(conn.done) == 1 })
-		require.Len(t, a.openedCopy(), 1)
+		conn.WaitFor(t, "the turn's summary", func() bool { return len(conn.Summaries) == 1 })
+		require.Len(t, a.Opened(), 1)
 	})
 }
 
@@ -196,17 +194,15 @@ func TestPrewarmOffWhenSparesCannotServe(t *testing.T) {
 func TestPrewarmedSessionsClosedAtShutdown(t *testing.T) {
 	a, _ := newWarmAgent()
 	e := enginetest.New(a, interactions.New(), func(_ *engine.Deps, c *engine.Config) { c.Prewarm = 2 }, func(_ *engine.Deps, c *engine.Config) { c.MaxConcurrent = 4 })
-	e.AddConnector(newRecConn("web"))
+	e.AddConnector(enginetest.NewConn("web"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
-	eventually(t, "two spares are started", func() bool { return len(a.openedCopy()) == 2 })
+	eventually(t, "two spares are started", func() bool { return len(a.Opened()) == 2 })
 	cancel()
 	require.NoError(t, <-done)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, s := range a.live {
-		assert.True(t, s.isClosed(), "spare %s closed", s.id)
+	for _, s := range a.Sessions() {
+		assert.True(t, s.Closed(), "spare %s closed", s.ID())
 	}
 }
 

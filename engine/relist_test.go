@@ -30,7 +30,7 @@ func (l *listingRecovery) Unanswered(_ context.Context, since time.Time) ([]engi
 
 // watcherConn is a recording connector that watches every chat, like the
 // web page.
-type watcherConn struct{ *recConn }
+type watcherConn struct{ *enginetest.Conn }
 
 func (watcherConn) WatchesAll() bool { return true }
 
@@ -50,12 +50,12 @@ func TestStartShowsUnansweredInterruptionsToWatchersOnly(t *testing.T) {
 		unanswered: []engine.Interrupted{{Ref: "tg-7", Interaction: shut}},
 		since:      make(chan time.Time, 1),
 	}
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
 	}}
 	e := enginetest.New(ag, interactions.New(), func(d *engine.Deps, _ *engine.Config) { d.Store = rec })
-	tg := newRecConn("telegram")
-	web := watcherConn{newRecConn("web")}
+	tg := enginetest.NewConn("telegram")
+	web := watcherConn{enginetest.NewConn("web")}
 	e.AddConnector(tg)
 	e.AddConnector(web)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -69,21 +69,21 @@ func TestStartShowsUnansweredInterruptionsToWatchersOnly(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Unanswered was not asked at start")
 	}
-	web.waitFor(t, "both shown on the page", func() bool { return len(web.updates) == 2 })
-	tg.waitFor(t, "the crash leftover edited in Telegram", func() bool { return len(tg.updates) == 1 })
-	web.mu.Lock()
-	assert.Equal(t, "shut1", web.updates[0].Interaction.ID, "what the shutdown interrupted comes first")
-	assert.Equal(t, interactions.StatusInterrupted, web.updates[0].Resolution.Status)
-	assert.Equal(t, interactions.InterruptedNotice, web.updates[0].Resolution.Text)
-	assert.Equal(t, "crash1", web.updates[1].Interaction.ID)
-	web.mu.Unlock()
-	tg.mu.Lock()
-	assert.Equal(t, "crash1", tg.updates[0].Interaction.ID, "Telegram is not told again about shut1")
-	assert.Equal(t, "tg-8", tg.updates[0].Ref)
-	tg.mu.Unlock()
+	web.WaitFor(t, "both shown on the page", func() bool { return len(web.Updates) == 2 })
+	tg.WaitFor(t, "the crash leftover edited in Telegram", func() bool { return len(tg.Updates) == 1 })
+	web.Lock()
+	assert.Equal(t, "shut1", web.Updates[0].Interaction.ID, "what the shutdown interrupted comes first")
+	assert.Equal(t, interactions.StatusInterrupted, web.Updates[0].Resolution.Status)
+	assert.Equal(t, interactions.InterruptedNotice, web.Updates[0].Resolution.Text)
+	assert.Equal(t, "crash1", web.Updates[1].Interaction.ID)
+	web.Unlock()
+	tg.Lock()
+	assert.Equal(t, "crash1", tg.Updates[0].Interaction.ID, "Telegram is not told again about shut1")
+	assert.Equal(t, "tg-8", tg.Updates[0].Ref)
+	tg.Unlock()
 
 	out, err := e.Reply(context.Background(), "shut1", interactions.Reply{By: "web", Answers: []string{"8080"}})
 	require.NoError(t, err, "answered on the page after the restart")
 	assert.Equal(t, interactions.Resolved, out)
-	tg.waitFor(t, "the Telegram message shows the answer", func() bool { return len(tg.updates) == 2 })
+	tg.WaitFor(t, "the Telegram message shows the answer", func() bool { return len(tg.Updates) == 2 })
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leashd/leashd/engine/agent"
 	"github.com/leashd/leashd/engine/approval"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,8 +62,8 @@ func TestToolSummary(t *testing.T) {
 
 // planFileAgent asks for review of a plan given only as a plan file (the
 // plan argument empty), as newer CLIs may.
-func planFileAgent(path string, got chan<- agent.PermissionResponse) *scriptAgent {
-	return &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+func planFileAgent(path string, got chan<- agent.PermissionResponse) *enginetest.ScriptAgent {
+	return &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		got <- h.Permission(ctx, agent.PermissionRequest{ToolName: agent.ToolExitPlanMode, Input: mustJSON(map[string]string{"plan": " \n", "planFilePath": path})})
 		return agent.Result{}, nil
 	}}
@@ -76,7 +77,7 @@ func TestPlanReadFromPlanFileWhenPlanIsEmpty(t *testing.T) {
 			got := make(chan agent.PermissionResponse, 1)
 			e, conn, _ := start(t, planFileAgent(path, got), nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
 			send(t, e, "c1", "plan it")
-			it := conn.waitShown(t, 1)
+			it := conn.WaitShown(t, 1)
 			assert.Equal(t, "# Plan from the file\n- step", it.Plan)
 			_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionDefault}})
 			require.NoError(t, err)
@@ -98,10 +99,10 @@ func TestPlanFileMissingIsToldToChatAndAgent(t *testing.T) {
 	assert.False(t, resp.Allow)
 	missing := filepath.Join(dir, "gone.md")
 	assert.Equal(t, "leashd could not read the plan file (open "+missing+": no such file or directory); call ExitPlanMode again with the whole plan in \"plan\".", resp.Message)
-	conn.waitSaid(t, "c1|The agent's plan file could not be read (open "+missing+": no such file or directory); it was told to send the plan as text.")
-	conn.mu.Lock()
-	assert.Empty(t, conn.shown, "nothing to review was shown")
-	conn.mu.Unlock()
+	conn.WaitSaid(t, "c1|The agent's plan file could not be read (open "+missing+": no such file or directory); it was told to send the plan as text.")
+	conn.Lock()
+	assert.Empty(t, conn.Shown, "nothing to review was shown")
+	conn.Unlock()
 }
 
 func TestPlanFileOversizedIsShownCutWithANote(t *testing.T) {
@@ -113,7 +114,7 @@ func TestPlanFileOversizedIsShownCutWithANote(t *testing.T) {
 	got := make(chan agent.PermissionResponse, 1)
 	e, conn, _ := start(t, planFileAgent(path, got), nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
 	send(t, e, "c1", "plan it")
-	it := conn.waitShown(t, 1)
+	it := conn.WaitShown(t, 1)
 	note := "\n\n… (plan cut at 256 KiB for display; the full plan is in " + path + ")"
 	require.True(t, strings.HasSuffix(it.Plan, note), "the plan says it was cut and where the rest is: %q", it.Plan[len(it.Plan)-200:])
 	shown := strings.TrimSuffix(it.Plan, note)
@@ -132,13 +133,13 @@ func TestInlinePlanOversizedIsShownCutWithANote(t *testing.T) {
 	const limit = 256 << 10
 	plan := "# Huge plan\n" + strings.Repeat("ü", 2<<20) // 4 MiB
 	got := make(chan agent.PermissionResponse, 1)
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		got <- h.Permission(ctx, agent.PermissionRequest{ToolName: agent.ToolExitPlanMode, Input: mustJSON(map[string]string{"plan": plan})})
 		return agent.Result{}, nil
 	}}
 	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
 	send(t, e, "c1", "plan it")
-	it := conn.waitShown(t, 1)
+	it := conn.WaitShown(t, 1)
 	shown, note, ok := strings.Cut(it.Plan, "\n\n… truncated (")
 	require.True(t, ok, "a note says the plan was cut: %q", it.Plan[max(0, len(it.Plan)-200):])
 	assert.Equal(t, strconv.Itoa(len(plan)-len(shown))+" bytes) — the plan is longer than leashd shows for review", note)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,7 +22,7 @@ import (
 // reset, or /clear, cancels it; a limit hit again replaces it.
 func TestResumeAfterLimitIsCancelledByWhatHappensMeanwhile(t *testing.T) {
 	reset := time.Date(2026, 11, 25, 13, 34, 0, 0, time.UTC)
-	limited := func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	limited := func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if strings.HasPrefix(prompt, "limit") {
 			return agent.Result{Text: "You've hit your limit", IsError: true, UsageLimit: &agent.UsageLimit{ResetsAt: reset, Kind: "seven_day"}}, nil
 		}
@@ -29,31 +30,31 @@ func TestResumeAfterLimitIsCancelledByWhatHappensMeanwhile(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name     string
-		then     func(t *testing.T, e *engine.Engine, conn *recConn)
+		then     func(t *testing.T, e *engine.Engine, conn *enginetest.Conn)
 		timers   int
 		resumes  bool
 		stopped0 bool
 	}{
-		{"nothing meanwhile", func(*testing.T, *engine.Engine, *recConn) {}, 1, true, false},
-		{"a turn ran", func(t *testing.T, e *engine.Engine, conn *recConn) {
+		{"nothing meanwhile", func(*testing.T, *engine.Engine, *enginetest.Conn) {}, 1, true, false},
+		{"a turn ran", func(t *testing.T, e *engine.Engine, conn *enginetest.Conn) {
 			send(t, e, "c1", "go on")
-			conn.waitFor(t, "second turn", func() bool { return len(conn.done) == 2 })
+			conn.WaitFor(t, "second turn", func() bool { return len(conn.Summaries) == 2 })
 		}, 1, false, true},
-		{"limit again", func(t *testing.T, e *engine.Engine, conn *recConn) {
+		{"limit again", func(t *testing.T, e *engine.Engine, conn *enginetest.Conn) {
 			send(t, e, "c1", "limit again")
-			conn.waitFor(t, "second turn", func() bool { return len(conn.done) == 2 })
+			conn.WaitFor(t, "second turn", func() bool { return len(conn.Summaries) == 2 })
 		}, 2, false, true},
-		{"/clear", func(t *testing.T, e *engine.Engine, conn *recConn) {
+		{"/clear", func(t *testing.T, e *engine.Engine, conn *enginetest.Conn) {
 			send(t, e, "c1", "/clear")
-			conn.waitSaid(t, "fresh")
+			conn.WaitSaid(t, "fresh")
 		}, 1, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := clocktest.New(reset.Add(-90 * time.Minute))
-			ag := &scriptAgent{turn: limited}
+			ag := &enginetest.ScriptAgent{Turn: limited}
 			e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.ResumeAfterLimit = true }, func(d *engine.Deps, _ *engine.Config) { d.Clock = clock })
 			send(t, e, "c1", "limit me")
-			conn.waitSaid(t, "Usage limit reached (weekly): it resets at 2026-11-25 13:34 UTC (in 1h30m). leashd will resume this turn then by itself.")
+			conn.WaitSaid(t, "Usage limit reached (weekly): it resets at 2026-11-25 13:34 UTC (in 1h30m). leashd will resume this turn then by itself.")
 			tc.then(t, e, conn)
 			// The turn's summary goes out before the engine settles the
 			// scheduled resume (afterLimit runs after done): wait for it.
@@ -64,14 +65,14 @@ func TestResumeAfterLimitIsCancelledByWhatHappensMeanwhile(t *testing.T) {
 			timers := clock.Timers()
 			timers[0].Fire()
 			if tc.resumes {
-				conn.waitFor(t, "the resumed turn", func() bool { return len(conn.done) == 2 })
-				assert.Equal(t, engine.ResumeAfterLimitPrompt, ag.promptsCopy()[1])
+				conn.WaitFor(t, "the resumed turn", func() bool { return len(conn.Summaries) == 2 })
+				assert.Equal(t, engine.ResumeAfterLimitPrompt, ag.Prompts()[1])
 				return
 			}
-			for _, p := range ag.promptsCopy() {
+			for _, p := range ag.Prompts() {
 				assert.NotEqual(t, engine.ResumeAfterLimitPrompt, p, "no resume after %s", tc.name)
 			}
-			assert.NotContains(t, conn.saidText(), "resuming")
+			assert.NotContains(t, conn.SaidText(), "resuming")
 		})
 	}
 }
@@ -86,7 +87,7 @@ func TestAllowedAfterRestartOnce(t *testing.T) {
 			ToolName: "Bash", ToolInput: input, ToolSummary: "make deploy", Options: interactions.ToolOptions}},
 	}}
 	results := make(chan agent.PermissionResponse, 3)
-	ag := &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if strings.HasPrefix(prompt, agent.RecoveredPromptPrefix) {
 			// the same call, keys in another order; a different one; the same again
 			for _, in := range []string{`{"description":"ship it", "command":"make deploy"}`, `{"command":"make clean"}`, string(input)} {
@@ -103,7 +104,7 @@ func TestAllowedAfterRestartOnce(t *testing.T) {
 	assert.True(t, r.Allow, "the re-issued call is allowed")
 	// without asking: the first call shown is the next one
 	for i, want := range []string{"make clean", "make deploy"} {
-		it := conn.waitShown(t, i+1)
+		it := conn.WaitShown(t, i+1)
 		assert.Contains(t, it.ToolSummary, want, "asked as usual")
 		_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionDeny}})
 		require.NoError(t, err)

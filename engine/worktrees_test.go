@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,11 +24,11 @@ import (
 // writerAgent's turns write the file the prompt names ("write NAME
 // CONTENT") in the session's working directory, as an agent editing
 // files would.
-func writerAgent() *scriptAgent {
-	return &scriptAgent{turn: func(ctx context.Context, s *scriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+func writerAgent() *enginetest.ScriptAgent {
+	return &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		if rest, ok := strings.CutPrefix(prompt, "write "); ok {
 			name, content, _ := strings.Cut(rest, " ")
-			if err := os.WriteFile(filepath.Join(s.workDir, name), []byte(content+"\n"), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(s.WorkDir, name), []byte(content+"\n"), 0o644); err != nil {
 				return agent.Result{}, err
 			}
 			h.Text("wrote " + name)
@@ -36,7 +37,7 @@ func writerAgent() *scriptAgent {
 	}}
 }
 
-func startWithWorktrees(t *testing.T, ag *scriptAgent) (*engine.Engine, *recConn, string, *worktree.Manager) {
+func startWithWorktrees(t *testing.T, ag *enginetest.ScriptAgent) (*engine.Engine, *enginetest.Conn, string, *worktree.Manager) {
 	t.Helper()
 	repo := gittest.Repo(t)
 	m, err := worktree.New(context.Background(), repo, t.TempDir(), worktree.WithAuthor(worktree.Identity{Name: "Leash Bot", Email: "bot@example.com"}))
@@ -45,21 +46,16 @@ func startWithWorktrees(t *testing.T, ag *scriptAgent) (*engine.Engine, *recConn
 	return e, conn, repo, m
 }
 
-func (r *recConn) waitDone(t *testing.T, n int) {
-	t.Helper()
-	r.waitFor(t, "turn summaries", func() bool { return len(r.done) >= n })
-}
-
 func TestEachChatsAgentWorksInItsOwnWorktreeAndMergeBringsOneIn(t *testing.T) {
 	ag := writerAgent()
 	e, conn, repo, m := startWithWorktrees(t, ag)
 
 	send(t, e, "web:a", "write a.txt from chat a")
-	conn.waitDone(t, 1)
+	conn.WaitDone(t, 1)
 	send(t, e, "web:b", "write b.txt from chat b")
-	conn.waitDone(t, 2)
+	conn.WaitDone(t, 2)
 
-	opened := ag.openedCopy()
+	opened := ag.Opened()
 	require.Len(t, opened, 2)
 	a, ok, err := m.Lookup(context.Background(), "web:a")
 	require.NoError(t, err)
@@ -77,38 +73,38 @@ func TestEachChatsAgentWorksInItsOwnWorktreeAndMergeBringsOneIn(t *testing.T) {
 	assert.Empty(t, gittest.Git(t, repo, "status", "--porcelain"), "the main checkout is untouched")
 
 	send(t, e, "web:a", "/status")
-	conn.waitSaid(t, "Working directory: "+a.Path)
+	conn.WaitSaid(t, "Working directory: "+a.Path)
 	send(t, e, "web:a", "/worktree")
-	conn.waitSaid(t, "Worktree: "+a.Path+"\nBranch: "+a.Branch+"\nBase: main\nChanges against main:\n a.txt | 1 +")
+	conn.WaitSaid(t, "Worktree: "+a.Path+"\nBranch: "+a.Branch+"\nBase: main\nChanges against main:\n a.txt | 1 +")
 
 	send(t, e, "web:a", "/merge")
-	conn.waitSaid(t, "Merged "+a.Branch+" into main")
+	conn.WaitSaid(t, "Merged "+a.Branch+" into main")
 	assert.Equal(t, "from chat a\n", gittest.Read(t, repo, "a.txt"))
 	assert.NoFileExists(t, filepath.Join(repo, "b.txt"))
 	assert.Equal(t, "write a.txt from chat a", gittest.Git(t, repo, "log", "-1", "--format=%B", a.Branch), "the commit message is the chat's last prompt")
 	assert.Equal(t, "Leash Bot", gittest.Git(t, repo, "log", "-1", "--format=%an", "main"))
 
 	send(t, e, "web:a", "/merge")
-	conn.waitSaid(t, "Nothing to merge: main already has everything on "+a.Branch)
+	conn.WaitSaid(t, "Nothing to merge: main already has everything on "+a.Branch)
 }
 
 func TestMergeConflictOrDirtyMainCheckoutChangesNothingAndSaysWhy(t *testing.T) {
 	e, conn, repo, _ := startWithWorktrees(t, writerAgent())
 	send(t, e, "web:a", "write f.txt chat's version")
-	conn.waitDone(t, 1)
+	conn.WaitDone(t, 1)
 	gittest.Write(t, repo, "f.txt", "base's version\n")
 	gittest.Git(t, repo, "commit", "-q", "-am", "base edit")
 	head := gittest.Git(t, repo, "rev-parse", "HEAD")
 
 	send(t, e, "web:a", "/merge")
-	conn.waitSaid(t, "Not merged: leashd/"+worktree.Slug("web:a")+" conflicts with main in f.txt. Nothing in the main checkout was changed.")
+	conn.WaitSaid(t, "Not merged: leashd/"+worktree.Slug("web:a")+" conflicts with main in f.txt. Nothing in the main checkout was changed.")
 	assert.Equal(t, head, gittest.Git(t, repo, "rev-parse", "HEAD"))
 	assert.Equal(t, "base's version\n", gittest.Read(t, repo, "f.txt"))
 	assert.Empty(t, gittest.Git(t, repo, "status", "--porcelain"))
 
 	gittest.Write(t, repo, "README", "uncommitted\n")
 	send(t, e, "web:a", "/merge")
-	conn.waitSaid(t, "has uncommitted changes in README. Nothing there was changed.")
+	conn.WaitSaid(t, "has uncommitted changes in README. Nothing there was changed.")
 	assert.Equal(t, head, gittest.Git(t, repo, "rev-parse", "HEAD"))
 	assert.Equal(t, "uncommitted\n", gittest.Read(t, repo, "README"))
 }
@@ -117,33 +113,33 @@ func TestDiscardAsksWithButtonsThenRemovesTheWorktreeAndBranch(t *testing.T) {
 	ag := writerAgent()
 	e, conn, repo, m := startWithWorktrees(t, ag)
 	send(t, e, "web:a", "write junk.txt junk")
-	conn.waitDone(t, 1)
+	conn.WaitDone(t, 1)
 	tr, _, err := m.Lookup(context.Background(), "web:a")
 	require.NoError(t, err)
 
 	send(t, e, "web:a", "/discard")
-	it := conn.waitShown(t, 1)
+	it := conn.WaitShown(t, 1)
 	assert.Equal(t, interactions.ModeApproval, it.Mode(), "two buttons: discard or keep")
 	assert.Equal(t, []string{engine.DiscardConfirm, engine.DiscardKeep}, []string{it.Options[0].Label, it.Options[1].Label})
 	assert.Contains(t, it.Question, tr.Path)
 	assert.Contains(t, it.Question, "1 file changed")
 	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{engine.DiscardKeep}})
 	require.NoError(t, err)
-	conn.waitSaid(t, "Kept the worktree "+tr.Path)
+	conn.WaitSaid(t, "Kept the worktree "+tr.Path)
 	assert.DirExists(t, tr.Path)
 
 	send(t, e, "web:a", "/discard")
-	it = conn.waitShown(t, 2)
+	it = conn.WaitShown(t, 2)
 	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{engine.DiscardConfirm}})
 	require.NoError(t, err)
-	conn.waitSaid(t, "Discarded the worktree and the branch "+tr.Branch)
+	conn.WaitSaid(t, "Discarded the worktree and the branch "+tr.Branch)
 	assert.NoDirExists(t, tr.Path)
 	assert.Empty(t, gittest.Git(t, repo, "branch", "--list", tr.Branch))
 
 	// The next prompt: a fresh session in a new worktree from the base.
 	send(t, e, "web:a", "write other.txt x")
-	conn.waitDone(t, 2)
-	opened := ag.openedCopy()
+	conn.WaitDone(t, 2)
+	opened := ag.Opened()
 	require.Len(t, opened, 2)
 	assert.Empty(t, opened[1].ResumeID)
 	assert.Equal(t, tr.Path, opened[1].WorkDir)
@@ -155,14 +151,14 @@ func TestClearKeepsTheWorktree(t *testing.T) {
 	ag := writerAgent()
 	e, conn, _, m := startWithWorktrees(t, ag)
 	send(t, e, "web:a", "write kept.txt kept")
-	conn.waitDone(t, 1)
+	conn.WaitDone(t, 1)
 	send(t, e, "web:a", "/clear")
-	conn.waitSaid(t, "This chat's worktree and its changes are kept")
+	conn.WaitSaid(t, "This chat's worktree and its changes are kept")
 	send(t, e, "web:a", "hello")
-	conn.waitDone(t, 2)
+	conn.WaitDone(t, 2)
 	tr, _, err := m.Lookup(context.Background(), "web:a")
 	require.NoError(t, err)
-	opened := ag.openedCopy()
+	opened := ag.Opened()
 	require.Len(t, opened, 2)
 	assert.Empty(t, opened[1].ResumeID, "a fresh agent session")
 	assert.Equal(t, tr.Path, opened[1].WorkDir, "on the same files")
@@ -175,8 +171,8 @@ func TestWorktreeCommandsSayHowToTurnThemOnWhenOff(t *testing.T) {
 	for _, cmd := range []string{"/worktree", "/merge", "/discard"} {
 		send(t, e, "web:a", cmd)
 	}
-	conn.waitFor(t, "three answers", func() bool { return len(conn.said) == 3 })
-	for _, s := range strings.Split(conn.saidText(), "\n") {
+	conn.WaitFor(t, "three answers", func() bool { return len(conn.Said) == 3 })
+	for _, s := range strings.Split(conn.SaidText(), "\n") {
 		assert.Equal(t, "web:a|Worktrees are off: every chat's agent works in "+dir+". Set LEASHD_WORKTREES=on (with LEASHD_WORKDIR inside a git repository) to give each chat its own worktree and branch, with /worktree, /merge and /discard.", s)
 	}
 	assert.Empty(t, coord.Pending("web:a"))
@@ -193,10 +189,10 @@ func TestADiscardConfirmationInterruptedByARestartIsNotSentToTheAgent(t *testing
 	waitRestored(t, e, "old1")
 	_, err := e.Reply(context.Background(), "old1", interactions.Reply{By: "u1", Answers: []string{engine.DiscardConfirm}})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return strings.Contains(conn.saidText(), "send /discard again") }, 10*time.Second, 5*time.Millisecond,
-		"the chat is told to ask again: %s", conn.saidText())
-	assert.Contains(t, conn.saidText(), "nothing was removed")
-	assert.Empty(t, ag.promptsCopy(), "the agent never sees leashd's own confirmation")
+	require.Eventually(t, func() bool { return strings.Contains(conn.SaidText(), "send /discard again") }, 10*time.Second, 5*time.Millisecond,
+		"the chat is told to ask again: %s", conn.SaidText())
+	assert.Contains(t, conn.SaidText(), "nothing was removed")
+	assert.Empty(t, ag.Prompts(), "the agent never sees leashd's own confirmation")
 }
 
 // TestTurningWorktreesOffBringsChatsBackToTheWorkdir: a chat whose record
@@ -210,8 +206,8 @@ func TestTurningWorktreesOffBringsChatsBackToTheWorkdir(t *testing.T) {
 	ag := writerAgent()
 	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }, func(d *engine.Deps, _ *engine.Config) { d.Store = store })
 	send(t, e, "web:a", "hello")
-	conn.waitDone(t, 1)
-	opened := ag.openedCopy()
+	conn.WaitDone(t, 1)
+	opened := ag.Opened()
 	require.Len(t, opened, 1)
 	assert.Equal(t, dir, opened[0].WorkDir)
 	assert.Equal(t, "s1", opened[0].ResumeID)

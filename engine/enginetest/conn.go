@@ -1,0 +1,148 @@
+package enginetest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/interactions"
+)
+
+// Conn is a connector that records what people would see. Its fields are
+// guarded by its lock (Lock, Unlock); WaitFor's condition runs under it.
+type Conn struct {
+	name string
+
+	sync.Mutex
+	Said      []string // chat|text
+	Streamed  []string // chat|text
+	Summaries []connectors.Summary
+	Shown     []interactions.Interaction
+	Updates   []interactions.Event
+	changed   chan struct{}
+}
+
+// NewConn returns a recording connector with the given name.
+func NewConn(name string) *Conn {
+	return &Conn{name: name, changed: make(chan struct{}, 1)}
+}
+
+// Name implements connectors.Connector.
+func (r *Conn) Name() string { return r.name }
+
+// IsGroupChat implements connectors.GroupTeller: chats named group:… are
+// shared by several people.
+func (r *Conn) IsGroupChat(chatID string) bool { return strings.HasPrefix(chatID, "group:") }
+
+// Run implements connectors.Connector: it waits for ctx.
+func (r *Conn) Run(ctx context.Context, _ connectors.Handler) error {
+	<-ctx.Done()
+	return nil
+}
+
+// note records under the lock and wakes a waiter.
+func (r *Conn) note(f func()) {
+	r.Lock()
+	f()
+	r.Unlock()
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Say implements connectors.Connector.
+func (r *Conn) Say(_ context.Context, chatID, text string) error {
+	r.note(func() { r.Said = append(r.Said, chatID+"|"+text) })
+	return nil
+}
+
+// StreamText implements connectors.Connector.
+func (r *Conn) StreamText(_ context.Context, chatID, text string) error {
+	r.note(func() { r.Streamed = append(r.Streamed, chatID+"|"+text) })
+	return nil
+}
+
+// Done implements connectors.Connector.
+func (r *Conn) Done(_ context.Context, _ string, s connectors.Summary) error {
+	r.note(func() { r.Summaries = append(r.Summaries, s) })
+	return nil
+}
+
+// Present implements interactions.Presenter; the message ref is "msg-<ID>".
+func (r *Conn) Present(_ context.Context, it *interactions.Interaction) (string, error) {
+	r.note(func() { r.Shown = append(r.Shown, *it) })
+	return "msg-" + it.ID, nil
+}
+
+// Update implements connectors.Connector.
+func (r *Conn) Update(_ context.Context, ev interactions.Event) error {
+	r.note(func() { r.Updates = append(r.Updates, ev) })
+	return nil
+}
+
+// WaitFor polls cond (under the lock) until it holds or 10 s pass; the
+// deadline only bounds waiting, it is not what is tested.
+func (r *Conn) WaitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		r.Lock()
+		ok := cond()
+		r.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-r.changed:
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			r.Lock()
+			defer r.Unlock()
+			t.Fatalf("timed out waiting for %s; said=%q shown=%d stream=%q", what, r.Said, len(r.Shown), r.Streamed)
+		}
+	}
+}
+
+// WaitSaid waits for a message containing substr.
+func (r *Conn) WaitSaid(t testing.TB, substr string) {
+	t.Helper()
+	r.WaitFor(t, "a message containing "+substr, func() bool {
+		for _, s := range r.Said {
+			if strings.Contains(s, substr) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// WaitShown waits for the n-th (1-based) interaction shown and returns it.
+func (r *Conn) WaitShown(t testing.TB, n int) interactions.Interaction {
+	t.Helper()
+	r.WaitFor(t, fmt.Sprintf("interaction #%d", n), func() bool { return len(r.Shown) >= n })
+	r.Lock()
+	defer r.Unlock()
+	return r.Shown[n-1]
+}
+
+// SaidText is every message said, one per line.
+func (r *Conn) SaidText() string {
+	r.Lock()
+	defer r.Unlock()
+	return strings.Join(r.Said, "\n")
+}
+
+// WaitDone waits until n turns have ended with a summary and returns the
+// n-th.
+func (r *Conn) WaitDone(t testing.TB, n int) connectors.Summary {
+	t.Helper()
+	r.WaitFor(t, fmt.Sprintf("%d turn summaries", n), func() bool { return len(r.Summaries) >= n })
+	r.Lock()
+	defer r.Unlock()
+	return r.Summaries[n-1]
+}
