@@ -106,5 +106,3 @@ func prepare(req *Request, reply Reply) ([]Reply, Reply) {
 	reply.Tools = tools
 	return steps, reply
 }
-
-// texts are the request's system prompt and message texts.

@@ -118,6 +118,7 @@ func (r *Request) HasUserText(s string) bool {
 	return false
 }
 
+// texts are the request's system prompt and message texts.
 func (r *Request) texts() []string {
 	var out []string
 	sys := bytes.TrimSpace(r.System)
