@@ -250,6 +250,14 @@ func TestWatchCountsAndLogsEachInteractionOnce(t *testing.T) {
 	assert.GreaterOrEqual(t, sum, 0.015)
 
 	// Each interaction is logged once when asked and once when resolved.
+	assertLoggedOnce(t, logs, byKind)
+}
+
+// assertLoggedOnce checks that each of the interactions in byKind was
+// logged once when asked and once when resolved: the question answered
+// by "7" after about 20ms, the plan review interrupted.
+func assertLoggedOnce(t *testing.T, logs *testenv.Buffer, byKind map[interactions.Kind]interactions.Interaction) {
+	t.Helper()
 	lines := logLines(t, logs)
 	require.Len(t, lines, 6)
 	asked := map[string]map[string]any{}

@@ -19,21 +19,31 @@ import (
 // be. What the agent receives — the prompt, which session (resumed or
 // fresh) and the mode — is asserted.
 func TestRestartRecoversPlanDecisionsAndToolDenials(t *testing.T) {
-	const chat = "web:phone"
+	for _, tc := range decisionCases() {
+		t.Run(tc.name, func(t *testing.T) { runDecisionCase(t, tc) })
+	}
+}
+
+// decisionCase is a question pending at the restart, the tap on it after
+// the restart, and what the agent is then sent.
+type decisionCase struct {
+	name      string
+	mode      string // command before the prompt in run 1
+	prompt    string // run 1's prompt, which asks
+	reply     interactions.Reply
+	out       interactions.Outcome
+	feedback  string // run 2: the next message, after AwaitingFeedback
+	said      string // a message the chat is told ("" nothing checked)
+	prompts   []string
+	opened    []agent.SessionOptions // ChatID/WorkDir/Model ignored
+	savedMode agent.Mode
+}
+
+// decisionCases are the plan decisions and the tool denial.
+func decisionCases() []decisionCase {
 	const plan = "# Plan\n- add the cache"
 	reviewed := agent.RecoveredPromptPrefix + "\nBefore leashd restarted you asked the user to review your plan:\n\n" + plan + "\n\n"
-	for _, tc := range []struct {
-		name      string
-		mode      string // command before the prompt in run 1
-		prompt    string // run 1's prompt, which asks
-		reply     interactions.Reply
-		out       interactions.Outcome
-		feedback  string // run 2: the next message, after AwaitingFeedback
-		said      string // a message the chat is told ("" nothing checked)
-		prompts   []string
-		opened    []agent.SessionOptions // ChatID/WorkDir/Model ignored
-		savedMode agent.Mode
-	}{
+	return []decisionCase{
 		{
 			name: "clean_edit starts a fresh session with the plan", mode: "/plan", prompt: "plan",
 			reply: interactions.Reply{By: "u1", Answers: []string{interactions.DecisionCleanEdit}}, out: interactions.Resolved,
@@ -73,62 +83,65 @@ func TestRestartRecoversPlanDecisionsAndToolDenials(t *testing.T) {
 			opened:    []agent.SessionOptions{{ResumeID: "sess-1", Mode: agent.ModeDefault}},
 			savedMode: agent.ModeDefault,
 		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			path := dbPath(t)
-			a1 := newAgent("sess")
-			l1 := startLeashd(t, path, a1)
-			l1.send(t, chat, tc.mode)
-			l1.conn.waitFor(t, "the mode reply", func() bool { return len(l1.conn.said) > 0 })
-			l1.send(t, chat, tc.prompt) // the chat's first turn asks
-			q := l1.conn.waitShown(t, 1)
-			l1.stop()
-			a1.waitFor(t, "the agent told of the shutdown", func() bool { return len(a1.responses) == 1 })
-			assert.False(t, a1.responses[0].Allow, "nothing was decided before the restart")
+	}
+}
 
-			a2 := newAgent("new")
-			l2 := startLeashd(t, path, a2)
-			l2.waitPending(t, q.ID)
-			out, err := l2.e.Reply(context.Background(), q.ID, tc.reply)
-			require.NoError(t, err)
-			assert.Equal(t, tc.out, out)
-			if tc.feedback != "" {
-				assert.Empty(t, a2.promptsCopy(), "nothing is sent before the feedback")
-				l2.send(t, chat, tc.feedback)
-			}
-			a2.waitFor(t, "the prompts", func() bool { return len(a2.prompts) == len(tc.prompts) })
-			assert.Equal(t, tc.prompts, a2.promptsCopy())
-			opened := a2.openedCopy()
-			require.Len(t, opened, len(tc.opened))
-			for i, want := range tc.opened {
-				assert.Equal(t, want.ResumeID, opened[i].ResumeID, "session %d resumed", i+1)
-				assert.Equal(t, want.Mode, opened[i].Mode, "session %d mode", i+1)
-			}
-			if tc.said != "" {
-				l2.conn.waitFor(t, "the chat told", func() bool {
-					for _, s := range l2.conn.said {
-						if s == chat+"|"+tc.said {
-							return true
-						}
-					}
-					return false
-				})
-			}
-			ev := l2.conn.resolvedUpdate(t, q.ID)
-			assert.Equal(t, "msg-"+q.ID, ev.Ref, "the old message is edited")
-			l2.stop()
+// runDecisionCase stops leashd with tc's question pending, taps it after
+// the restart and checks what the agent and the store got.
+func runDecisionCase(t *testing.T, tc decisionCase) {
+	const chat = "web:phone"
+	path := dbPath(t)
+	a1 := newAgent("sess")
+	l1 := startLeashd(t, path, a1)
+	l1.send(t, chat, tc.mode)
+	l1.conn.waitFor(t, "the mode reply", func() bool { return len(l1.conn.said) > 0 })
+	l1.send(t, chat, tc.prompt) // the chat's first turn asks
+	q := l1.conn.waitShown(t, 1)
+	l1.stop()
+	a1.waitFor(t, "the agent told of the shutdown", func() bool { return len(a1.responses) == 1 })
+	assert.False(t, a1.responses[0].Allow, "nothing was decided before the restart")
 
-			ro := open(t, path)
-			rec, found, err := ro.LoadSession(context.Background(), chat)
-			require.NoError(t, err)
-			require.True(t, found)
-			assert.Equal(t, tc.savedMode, rec.Mode)
-			last := opened[len(opened)-1]
-			wantID := last.ResumeID
-			if wantID == "" {
-				wantID = "new-" + itoa(len(opened))
+	a2 := newAgent("new")
+	l2 := startLeashd(t, path, a2)
+	l2.waitPending(t, q.ID)
+	out, err := l2.e.Reply(context.Background(), q.ID, tc.reply)
+	require.NoError(t, err)
+	assert.Equal(t, tc.out, out)
+	if tc.feedback != "" {
+		assert.Empty(t, a2.promptsCopy(), "nothing is sent before the feedback")
+		l2.send(t, chat, tc.feedback)
+	}
+	a2.waitFor(t, "the prompts", func() bool { return len(a2.prompts) == len(tc.prompts) })
+	assert.Equal(t, tc.prompts, a2.promptsCopy())
+	opened := a2.openedCopy()
+	require.Len(t, opened, len(tc.opened))
+	for i, want := range tc.opened {
+		assert.Equal(t, want.ResumeID, opened[i].ResumeID, "session %d resumed", i+1)
+		assert.Equal(t, want.Mode, opened[i].Mode, "session %d mode", i+1)
+	}
+	if tc.said != "" {
+		l2.conn.waitFor(t, "the chat told", func() bool {
+			for _, s := range l2.conn.said {
+				if s == chat+"|"+tc.said {
+					return true
+				}
 			}
-			assert.Equal(t, wantID, rec.AgentSessionID, "the session to resume next")
+			return false
 		})
 	}
+	ev := l2.conn.resolvedUpdate(t, q.ID)
+	assert.Equal(t, "msg-"+q.ID, ev.Ref, "the old message is edited")
+	l2.stop()
+
+	ro := open(t, path)
+	rec, found, err := ro.LoadSession(context.Background(), chat)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, tc.savedMode, rec.Mode)
+	last := opened[len(opened)-1]
+	wantID := last.ResumeID
+	if wantID == "" {
+		wantID = "new-" + itoa(len(opened))
+	}
+	assert.Equal(t, wantID, rec.AgentSessionID, "the session to resume next")
 }

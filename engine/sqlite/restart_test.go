@@ -355,31 +355,7 @@ func TestRestartRecoversAPendingQuestion(t *testing.T) {
 	a2 := newAgent("new")
 	l2 := startLeashd(t, path, a2)
 	l2.waitPending(t, q.ID) // registered again at start-up
-	const taps = 8
-	var wg sync.WaitGroup
-	errs := make([]error, taps)
-	for i := range taps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out, err := l2.e.Reply(context.Background(), q.ID, interactions.Reply{By: fmt.Sprintf("tapper-%d", i), Answers: []string{"SQLite"}})
-			if err == nil {
-				assert.Equal(t, interactions.Resolved, out)
-			}
-			errs[i] = err
-		}()
-	}
-	wg.Wait()
-	ok, winner := 0, ""
-	for i, err := range errs {
-		if err == nil {
-			ok++
-			winner = fmt.Sprintf("tapper-%d", i)
-			continue
-		}
-		assert.ErrorIs(t, err, interactions.ErrNotPending, "a duplicate tap is told it was answered")
-	}
-	require.Equal(t, 1, ok, "exactly one tap counts: %v", errs)
+	winner := tapAtOnce(t, l2, q.ID, 8)
 
 	a2.waitFor(t, "the recovered prompt", func() bool { return len(a2.prompts) >= 1 })
 	prompts := a2.promptsCopy()
@@ -411,6 +387,37 @@ func TestRestartRecoversAPendingQuestion(t *testing.T) {
 	a2.waitFor(t, "the recovered turn to finish", func() bool { return len(a2.prompts) == 1 })
 	l2.stop()
 	assert.Len(t, a2.promptsCopy(), 1)
+}
+
+// tapAtOnce answers question id with taps concurrent replies and returns
+// who the one that counted was; every other tap must be refused.
+func tapAtOnce(t *testing.T, l *leashd, id string, taps int) string {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, taps)
+	for i := range taps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := l.e.Reply(context.Background(), id, interactions.Reply{By: fmt.Sprintf("tapper-%d", i), Answers: []string{"SQLite"}})
+			if err == nil {
+				assert.Equal(t, interactions.Resolved, out)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	ok, winner := 0, ""
+	for i, err := range errs {
+		if err == nil {
+			ok++
+			winner = fmt.Sprintf("tapper-%d", i)
+			continue
+		}
+		assert.ErrorIs(t, err, interactions.ErrNotPending, "a duplicate tap is told it was answered")
+	}
+	require.Equal(t, 1, ok, "exactly one tap counts: %v", errs)
+	return winner
 }
 
 // TestRestartKeepsSessionsAndQuestionsAskedAfterIt: sessions survive a

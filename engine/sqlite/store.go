@@ -112,17 +112,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("no database path given (set LEASHD_DB_PATH)")
 	}
-	if rest, ok := strings.CutPrefix(path, "~/"); ok {
-		// Not expanded by systemd's Environment= or a .env file.
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return nil, fmt.Errorf("database path %q: %w", path, err)
-		}
-		path = filepath.Join(home, rest)
-	}
-	abs, err := filepath.Abs(path)
+	abs, err := absPath(path)
 	if err != nil {
-		return nil, fmt.Errorf("database path %q: %w", path, err)
+		return nil, err
 	}
 	s := &Store{path: abs, now: o.now, log: o.log, errs: o.errs}
 	if o.readOnly {
@@ -134,9 +126,48 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := prepareFile(abs); err != nil {
 		return nil, fmt.Errorf("database %s: %w", abs, err)
 	}
-	s.w, err = sql.Open("sqlite", dsn(abs, o.busyTimeout, false))
+	if err := s.openWriter(ctx, o); err != nil {
+		return nil, err
+	}
+	s.r, err = sql.Open("sqlite", dsn(abs, o.busyTimeout, true))
 	if err != nil {
-		return nil, fmt.Errorf("opening database %s: %w", abs, err)
+		s.closePrepared()
+		s.w.Close()
+		return nil, fmt.Errorf("opening database %s for reading: %w", abs, err)
+	}
+	s.r.SetMaxOpenConns(4)
+	if s.h.ident, err = os.Stat(abs); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("database %s: %w", abs, err)
+	}
+	return s, nil
+}
+
+// absPath makes path absolute, "~/" meaning the home directory.
+func absPath(path string) (string, error) {
+	if rest, ok := strings.CutPrefix(path, "~/"); ok {
+		// Not expanded by systemd's Environment= or a .env file.
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("database path %q: %w", path, err)
+		}
+		path = filepath.Join(home, rest)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("database path %q: %w", path, err)
+	}
+	return abs, nil
+}
+
+// openWriter opens the one writing connection, switches the file to WAL,
+// migrates the schema and prepares the statements; on failure nothing is
+// left open.
+func (s *Store) openWriter(ctx context.Context, o options) error {
+	var err error
+	s.w, err = sql.Open("sqlite", dsn(s.path, o.busyTimeout, false))
+	if err != nil {
+		return fmt.Errorf("opening database %s: %w", s.path, err)
 	}
 	s.w.SetMaxOpenConns(1)
 	s.w.SetMaxIdleConns(1)
@@ -151,37 +182,26 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode)
 	}); err != nil {
 		s.w.Close()
-		return nil, fmt.Errorf("opening database %s: %w%s", abs, err, damagedHint(err))
+		return fmt.Errorf("opening database %s: %w%s", s.path, err, damagedHint(err))
 	}
 	if mode != "wal" {
 		s.w.Close()
-		return nil, fmt.Errorf("opening database %s: journal mode is %q, WAL could not be enabled", abs, mode)
+		return fmt.Errorf("opening database %s: journal mode is %q, WAL could not be enabled", s.path, mode)
 	}
 	if err := migrate(ctx, s.w, migrations); err != nil {
 		s.w.Close()
-		return nil, fmt.Errorf("database %s: %w%s", abs, err, damagedHint(err))
+		return fmt.Errorf("database %s: %w%s", s.path, err, damagedHint(err))
 	}
 	if err := s.w.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM interactions`).Scan(&s.orphanSeq); err != nil {
 		s.w.Close()
-		return nil, fmt.Errorf("reading database %s: %w", abs, err)
+		return fmt.Errorf("reading database %s: %w", s.path, err)
 	}
 	if err := s.prepare(ctx); err != nil {
 		s.closePrepared()
 		s.w.Close()
-		return nil, fmt.Errorf("database %s: %w", abs, err)
+		return fmt.Errorf("database %s: %w", s.path, err)
 	}
-	s.r, err = sql.Open("sqlite", dsn(abs, o.busyTimeout, true))
-	if err != nil {
-		s.closePrepared()
-		s.w.Close()
-		return nil, fmt.Errorf("opening database %s for reading: %w", abs, err)
-	}
-	s.r.SetMaxOpenConns(4)
-	if s.h.ident, err = os.Stat(abs); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("database %s: %w", abs, err)
-	}
-	return s, nil
+	return nil
 }
 
 func (s *Store) openReadOnly(ctx context.Context, o options) error {
@@ -229,7 +249,6 @@ func checkReadable(v, latest int) error {
 	return nil
 }
 
-// damagedHint says what to do about a file SQLite cannot read.
 // retryBusy runs f until it does not fail with SQLITE_BUSY, for at most d.
 func retryBusy(ctx context.Context, d time.Duration, f func() error) error {
 	deadline := time.Now().Add(d)
@@ -249,6 +268,7 @@ func retryBusy(ctx context.Context, d time.Duration, f func() error) error {
 	}
 }
 
+// damagedHint says what to do about a file SQLite cannot read.
 func damagedHint(err error) string {
 	msg := err.Error()
 	if strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") {

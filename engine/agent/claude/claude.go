@@ -168,7 +168,7 @@ func notFound(path string, err error) error {
 	return fmt.Errorf("%w: Claude Code CLI %q (%v); %s", agent.ErrAgentNotFound, path, err, InstallHint)
 }
 
-// args are the CLI's arguments for a session.
+// argsFor returns the CLI's arguments for a session.
 func (a *Agent) argsFor(o agent.SessionOptions) []string {
 	mode := o.Mode
 	if mode == "" {

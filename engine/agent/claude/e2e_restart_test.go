@@ -132,17 +132,25 @@ func allowedAfterRestart(t *testing.T, kill bool) {
 	require.True(t, ok)
 	assert.True(t, third.IsError, "the third call was denied: %s", third.ResultText())
 
-	recs, err := st.Audit(ctx, sqlite.AuditFilter{Kind: interactions.KindToolApproval})
+	assertAllowedAgainAudit(t, st, it.ID, again.ID)
+}
+
+// assertAllowedAgainAudit checks the audit after the restart: the tap on
+// the old message (first), the call leashd allowed again, linked to it,
+// and the third call (again), asked about as usual.
+func assertAllowedAgainAudit(t *testing.T, st *sqlite.Store, first, again string) {
+	t.Helper()
+	recs, err := st.Audit(context.Background(), sqlite.AuditFilter{Kind: interactions.KindToolApproval})
 	require.NoError(t, err)
 	require.Len(t, recs, 3)
-	assert.Equal(t, it.ID, recs[0].Interaction.ID)
+	assert.Equal(t, first, recs[0].Interaction.ID)
 	assert.Equal(t, "answered", recs[0].Status())
 	assert.False(t, recs[0].RecoveredAt.IsZero(), "the tap after the restart is recorded")
-	assert.Equal(t, it.ID+".again", recs[1].Interaction.ID)
-	assert.Equal(t, it.ID, recs[1].RecoveredFrom, "the call allowed again links to the tap")
+	assert.Equal(t, first+".again", recs[1].Interaction.ID)
+	assert.Equal(t, first, recs[1].RecoveredFrom, "the call allowed again links to the tap")
 	assert.Equal(t, "answered", recs[1].Status())
 	assert.Equal(t, interactions.DecisionAllow, recs[1].Resolution.Decision)
 	assert.Equal(t, "u1", recs[1].Resolution.By)
-	assert.Equal(t, again.ID, recs[2].Interaction.ID)
+	assert.Equal(t, again, recs[2].Interaction.ID)
 	assert.Empty(t, recs[2].RecoveredFrom)
 }

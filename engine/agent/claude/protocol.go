@@ -224,11 +224,6 @@ type controlResponse struct {
 	Error     string          `json:"error"`
 }
 
-// assistantMessage is the message of an assistant line.
-type assistantMessage struct {
-	Content []contentBlock `json:"content"`
-}
-
 type contentBlock struct {
 	Type  string          `json:"type"`
 	Text  string          `json:"text"`

@@ -1,7 +1,6 @@
 package claude_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -100,12 +99,4 @@ func TestE2EAskUserQuestionByTapsAndTypedText(t *testing.T) {
 			assert.Equal(t, 0, s.api.Unscripted())
 		})
 	}
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
 }
