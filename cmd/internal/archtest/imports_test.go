@@ -87,23 +87,6 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
-// TestConnectorTestImports checks that the test files of the connectors
-// take nothing of the engine but its test doubles (engine/enginetest/...):
-// tests that need the engine itself are end-to-end tests and live outside
-// connectors/.
-func TestConnectorTestImports(t *testing.T) {
-	for _, p := range packages(t) {
-		if !under(p.Path, "connectors") {
-			continue
-		}
-		for _, imp := range p.TestImports {
-			if under(imp, "engine") && !under(imp, "engine/enginetest") {
-				t.Errorf("tests of %s import %s: connector tests use only engine/enginetest of the engine", p.Path, imp)
-			}
-		}
-	}
-}
-
 // layout is the module's package layout, relative to the module path.
 var layout = []string{
 	"interactions", "interactions/client",
