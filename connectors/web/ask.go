@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/leashd/leashd/connectors/web/wire"
 	"github.com/leashd/leashd/interactions"
-	"github.com/leashd/leashd/interactions/client"
 )
 
 // Asker is implemented by a Handler that lets programs ask people (the
@@ -62,8 +62,8 @@ type AskResponse struct {
 }
 
 // Outcome is the body of GET /api/interactions/{id}; its wire type is the
-// Go client's, so the two cannot drift apart.
-type Outcome = client.Outcome
+// wire package's, which the Go client reads too.
+type Outcome = wire.Outcome
 
 // Limits of POST /api/interactions.
 const (
