@@ -1,4 +1,4 @@
-package web
+package httpserver
 
 import (
 	"bytes"
@@ -272,9 +272,10 @@ func (l *limiter) wrap(h http.Handler, bodyTimeout time.Duration) http.Handler {
 	})
 }
 
-// markAuthed notes that the request carried the token: its connection
-// keeps the server's full idle timeout.
-func markAuthed(r *http.Request) {
+// MarkAuthed notes that the request carried the API's token: its
+// connection keeps the server's full idle timeout. Handlers that check the
+// token call it (connectors/web's API and /mcp).
+func MarkAuthed(r *http.Request) {
 	tc, _ := r.Context().Value(connKey{}).(*trackedConn)
 	if tc == nil {
 		return

@@ -660,9 +660,9 @@ func (s *e2eLogSink) String() string {
 func TestE2EMetricsLogsAndShutdown(t *testing.T) {
 	logs := &e2eLogSink{}
 	cfg := config.Defaults()
-	cfg.TelegramBotToken = tgfake.DefaultToken
+	tg := telegram.Config{BotToken: tgfake.DefaultToken}
 	cfg.LogLevel, cfg.LogFormat = "debug", "json"
-	logger, err := config.NewLogger(cfg, logs)
+	logger, err := config.NewLogger(cfg, logs, tg.Secrets()...)
 	require.NoError(t, err)
 	rig := newE2ERigLogged(t, 1, logger, "", nil, telegram.WithLimits(telegram.Limits{}))
 	stopped := false

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config/testenv"
+	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 	"github.com/leashd/leashd/engine"
@@ -167,6 +168,7 @@ func newHarness(t testing.TB, s setup) *harness {
 		telegram.WithPollTimeout(time.Second),
 		telegram.WithStreamInterval(10 * time.Millisecond),
 		telegram.WithRetryDelay(20 * time.Millisecond),
+		telegram.WithCommands(chatCommands()),
 	}, s.connOpts...)
 	conn := telegram.New(fake.Token(), opts...)
 	log := &agentLog{changed: make(chan struct{}, 1)}
@@ -297,4 +299,13 @@ func (h *harness) dump(chat int64) string {
 		fmt.Fprintf(&b, "#%d bot=%v buttons=%q: %s\n", m.ID, m.FromBot, m.Buttons(), m.Text)
 	}
 	return b.String()
+}
+
+// chatCommands are the engine's chat commands as cmd/leashd passes them.
+func chatCommands() []connectors.Command {
+	out := make([]connectors.Command, len(engine.Commands))
+	for i, c := range engine.Commands {
+		out[i] = connectors.Command{Name: c.Name, Help: c.Description}
+	}
+	return out
 }

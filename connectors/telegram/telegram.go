@@ -26,7 +26,6 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/leashd/leashd/connectors"
-	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -79,7 +78,7 @@ type Connector struct {
 	client    HTTPClient
 	stats     connectors.Stats
 	limits    Limits
-	commands  []engine.Command
+	commands  []connectors.Command
 	pollWait  int           // long-poll timeout, seconds
 	streamGap time.Duration // minimum time between edits of a streamed message
 	backoff   time.Duration // first retry delay of the poll loop
@@ -182,9 +181,9 @@ func WithStats(s connectors.Stats) Option { return func(c *Connector) { c.stats 
 // WithLimits overrides the outbound rates (DefaultLimits).
 func WithLimits(l Limits) Option { return func(c *Connector) { c.limits = l } }
 
-// WithCommands sets the commands registered with setMyCommands (default
-// engine.Commands).
-func WithCommands(cmds []engine.Command) Option { return func(c *Connector) { c.commands = cmds } }
+// WithCommands sets the commands registered with setMyCommands (default:
+// none).
+func WithCommands(cmds []connectors.Command) Option { return func(c *Connector) { c.commands = cmds } }
 
 // WithPollTimeout sets the long-poll timeout (default 30s).
 func WithPollTimeout(d time.Duration) Option {
@@ -209,7 +208,6 @@ func New(token string, opts ...Option) *Connector {
 		log:       slog.New(slog.DiscardHandler),
 		client:    NewHTTPClient(),
 		limits:    DefaultLimits,
-		commands:  engine.Commands,
 		pollWait:  30,
 		streamGap: time.Second,
 		backoff:   time.Second,
@@ -269,7 +267,7 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	if c.webhook != "" && c.secret == "" {
 		return errors.New("telegram: webhook mode needs a secret token (LEASHD_TELEGRAM_WEBHOOK_SECRET) so that forged updates can be refused")
 	}
-	if c.webhook != "" && !validSecret(c.secret) {
+	if c.webhook != "" && !telegramAccepts(c.secret) {
 		return errors.New("telegram: the webhook secret (LEASHD_TELEGRAM_WEBHOOK_SECRET) must be 1-256 characters of A-Z, a-z, 0-9, _ and - (Telegram's rule for secret_token)")
 	}
 	if c.webhook != "" {
@@ -336,7 +334,7 @@ func (c *Connector) connect(ctx context.Context) error {
 func (c *Connector) registerCommands(ctx context.Context) {
 	cmds := make([]tgbotapi.BotCommand, 0, len(c.commands))
 	for _, cmd := range c.commands {
-		cmds = append(cmds, tgbotapi.BotCommand{Command: cmd.Name, Description: cmd.Description})
+		cmds = append(cmds, tgbotapi.BotCommand{Command: cmd.Name, Description: cmd.Help})
 	}
 	if err := c.out.direct(ctx, tgbotapi.NewSetMyCommands(cmds...)); err != nil {
 		c.log.Warn("telegram setMyCommands failed; the command menu may be out of date", "err", err)
@@ -603,14 +601,9 @@ func (d *dedupe) add(id int) bool {
 	return true
 }
 
-// validSecret applies Telegram's rule for a webhook's secret_token.
-func validSecret(s string) bool {
-	return len(s) >= 1 && len(s) <= 256 && validID(s)
-}
-
-// ParseUserIDs turns LEASHD_TELEGRAM_ALLOWED_USERS entries into user IDs;
+// parseUserIDs turns LEASHD_TELEGRAM_ALLOWED_USERS entries into user IDs;
 // the error names the entry that is not a number.
-func ParseUserIDs(ids []string) ([]int64, error) {
+func parseUserIDs(ids []string) ([]int64, error) {
 	out := make([]int64, 0, len(ids))
 	for _, s := range ids {
 		s = strings.TrimSpace(s)

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/connectors/httpserver"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -35,26 +36,20 @@ const maxBody = 64 << 10
 // webUser is who answers through the page or the API.
 const webUser = "web"
 
-// Handler returns the HTTP handler: the page, the API, the extra routes
-// and what mounters add. Run serves it. It panics, as http.ServeMux does,
-// when an extra route conflicts with another; Run returns that as an error.
+// Handler returns the page and the API: the routes / and /api/…, which
+// cmd/leashd mounts on its HTTP server.
 func (c *Connector) Handler() http.Handler {
-	h, err := c.buildMux()
-	if err != nil {
-		panic(err)
-	}
-	return h
+	mux := http.NewServeMux()
+	c.Mount(mux)
+	return mux
 }
 
-func (c *Connector) buildMux() (_ http.Handler, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("web: adding routes: %v", p)
-		}
-	}()
-	mux := http.NewServeMux()
+// Mount implements connectors.Mounter: the page and every API route on
+// mux (it panics, as http.ServeMux does, when one conflicts with a route
+// already there).
+func (c *Connector) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", c.page)
-	api := func(pattern string, f http.HandlerFunc) { mux.Handle(pattern, c.auth(f)) }
+	api := func(pattern string, f http.HandlerFunc) { mux.Handle(pattern, c.Protect(f)) }
 	api("GET /api/info", c.info)
 	api("GET /api/events", c.events)
 	api("GET /api/chats", c.listChats)
@@ -70,16 +65,6 @@ func (c *Connector) buildMux() (_ http.Handler, err error) {
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such API route: "+r.Method+" "+r.URL.Path)
 	})
-	for _, rt := range c.routes {
-		mux.Handle(rt.pattern, rt.h)
-	}
-	for _, rt := range c.apiRoutes {
-		mux.Handle(rt.pattern, c.auth(rt.h.ServeHTTP))
-	}
-	for _, m := range c.mounters {
-		m.Mount(mux)
-	}
-	return mux, nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -99,15 +84,15 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody{msg})
 }
 
-// tokenOK compares in constant time (hashing first, so lengths match too).
-func (c *Connector) tokenOK(got string) bool {
-	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(c.token))
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
-}
+// Protect puts h behind the API's rules (RequireToken with this
+// connector's token).
+func (c *Connector) Protect(h http.Handler) http.Handler { return RequireToken(c.token, h) }
 
-// auth checks the token on API routes, and refuses state changes a page of
-// another site makes with this browser's cookie.
-func (c *Connector) auth(next http.HandlerFunc) http.Handler {
+// RequireToken puts h behind the API's rules: the token (when set; without
+// one only localhost host names are answered) and no state changes from a
+// page of another site using this browser's cookie. cmd/leashd puts /mcp
+// behind it too.
+func RequireToken(token string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			if err := sameOrigin(r); err != nil {
@@ -115,39 +100,52 @@ func (c *Connector) auth(next http.HandlerFunc) http.Handler {
 				return
 			}
 		}
-		if c.token == "" && !loopbackHost(r.Host) {
+		if token == "" && !loopbackHost(r.Host) {
 			// Without a token only this machine may use the API; a page
 			// of another site reaching it by DNS rebinding names its own
 			// host.
 			writeError(w, http.StatusForbidden, "requests for host "+quoteShort(r.Host)+" refused: without LEASHD_WEB_TOKEN the API answers only localhost addresses")
 			return
 		}
-		if c.token != "" {
-			got, how := "", ""
-			if h := r.Header.Get("Authorization"); h != "" {
-				scheme, tok, _ := strings.Cut(h, " ")
-				if !strings.EqualFold(scheme, "Bearer") {
-					writeError(w, http.StatusUnauthorized, "unsupported Authorization scheme "+quoteShort(scheme)+": send Authorization: Bearer <LEASHD_WEB_TOKEN>")
-					return
-				}
-				got, how = strings.TrimSpace(tok), "bearer token"
-			} else if ck, err := r.Cookie(cookieName); err == nil {
-				got, how = ck.Value, "token cookie (open /?token=<LEASHD_WEB_TOKEN> again)"
-			}
-			if how == "" {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="leashd"`)
-				writeError(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <LEASHD_WEB_TOKEN>, or open /?token=<LEASHD_WEB_TOKEN> in the browser")
-				return
-			}
-			if !c.tokenOK(got) {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="leashd", error="invalid_token"`)
-				writeError(w, http.StatusUnauthorized, "wrong "+how)
-				return
-			}
-			markAuthed(r)
+		if token != "" && !checkToken(w, r, token) {
+			return
 		}
-		next(w, r)
+		next.ServeHTTP(w, r)
 	})
+}
+
+// checkToken answers 401 unless r carries token, as a bearer token or the
+// page's cookie.
+func checkToken(w http.ResponseWriter, r *http.Request, token string) bool {
+	got, how := "", ""
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, _ := strings.Cut(h, " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			writeError(w, http.StatusUnauthorized, "unsupported Authorization scheme "+quoteShort(scheme)+": send Authorization: Bearer <LEASHD_WEB_TOKEN>")
+			return false
+		}
+		got, how = strings.TrimSpace(tok), "bearer token"
+	} else if ck, err := r.Cookie(cookieName); err == nil {
+		got, how = ck.Value, "token cookie (open /?token=<LEASHD_WEB_TOKEN> again)"
+	}
+	if how == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="leashd"`)
+		writeError(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <LEASHD_WEB_TOKEN>, or open /?token=<LEASHD_WEB_TOKEN> in the browser")
+		return false
+	}
+	if !tokenOK(got, token) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="leashd", error="invalid_token"`)
+		writeError(w, http.StatusUnauthorized, "wrong "+how)
+		return false
+	}
+	httpserver.MarkAuthed(r)
+	return true
+}
+
+// tokenOK compares in constant time (hashing first, so lengths match too).
+func tokenOK(got, token string) bool {
+	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(token))
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 
 // sameOrigin refuses cross-site requests: browsers send Origin (and
@@ -186,7 +184,7 @@ func quoteShort(s string) string { return fmt.Sprintf("%q", connectors.Truncate(
 // cookie and redirects to / so the token leaves the address bar.
 func (c *Connector) page(w http.ResponseWriter, r *http.Request) {
 	if tok := r.URL.Query().Get("token"); tok != "" {
-		if c.token != "" && !c.tokenOK(tok) {
+		if c.token != "" && !tokenOK(tok, c.token) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = io.WriteString(w, "Wrong token. Open this page with ?token=<LEASHD_WEB_TOKEN>, the token leashd was started with.\n")

@@ -53,8 +53,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -66,36 +64,25 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-// Connector serves the page and the API. Create it with New; it implements
-// connectors.Connector, connectors.Watcher and connectors.Readier.
+// Connector serves the page and the API as an http.Handler (Handler),
+// which cmd/leashd mounts on its HTTP server. Create it with New; it
+// implements connectors.Connector, connectors.Watcher and
+// connectors.Readier.
 type Connector struct {
-	addr      string
-	ln        net.Listener
 	token     string
 	agentName string
 	log       *slog.Logger
-	mounters  []connectors.Mounter
-	routes    []route
-	apiRoutes []route // behind the token, like /api
 	heartbeat time.Duration
 	hub       *hub
+	// writeTimeout bounds each write of an event stream, as the server's
+	// WriteTimeout bounds a response.
+	writeTimeout time.Duration
+	connCap      int // the server's connection cap (0: unknown)
 
-	// The HTTP surface's bounds (see connlimit.go).
-	maxConns      int           // 0: derived from the fd limit
-	writeTimeout  time.Duration // per write to a client
-	headerTimeout time.Duration
-	idleTimeout   time.Duration // keep-alive, after a request with the token
-	shortIdle     time.Duration // keep-alive, after a request without it
-	bodyTimeout   time.Duration
-	drainGrace    time.Duration // streams stay open this long after Run without Flush
-	lim           atomic.Pointer[limiter]
-
-	// Shutdown: Run's context ends → stopping; Flush (or drainGrace) →
-	// the streams get what is left and end → drained.
+	// Shutdown: Run's context ends → stopping; Flush → the streams get
+	// what is left and end.
 	stopping  atomic.Bool
-	flushReq  chan struct{}
 	flushOnce sync.Once
-	drained   chan struct{}
 
 	handler atomic.Pointer[connectors.Handler]
 	// quit ends long-polls (GET /api/interactions/{id}?wait=) when the
@@ -123,11 +110,6 @@ type interrupted struct {
 	notice string
 }
 
-type route struct {
-	pattern string
-	h       http.Handler
-}
-
 type streaming struct {
 	id   string
 	at   time.Time // when its first text was shown
@@ -152,11 +134,9 @@ var (
 // Option configures a Connector.
 type Option func(*Connector)
 
-// WithAddr sets the address to listen on (default 127.0.0.1:8080).
-func WithAddr(addr string) Option { return func(c *Connector) { c.addr = addr } }
-
-// WithListener serves on ln instead of listening on the address.
-func WithListener(ln net.Listener) Option { return func(c *Connector) { c.ln = ln } }
+// WithURL sets the base URL the page is served at, which Run logs (e.g.
+// "http://127.0.0.1:8080").
+func WithURL(url string) Option { return func(c *Connector) { c.url = url } }
 
 // WithToken requires this token on every /api route.
 func WithToken(token string) Option { return func(c *Connector) { c.token = token } }
@@ -168,24 +148,6 @@ func WithAgentName(name string) Option { return func(c *Connector) { c.agentName
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) Option { return func(c *Connector) { c.log = l } }
 
-// WithMounter lets another connector serve its endpoints (Telegram
-// webhook, Slack HTTP mode) on this server; they check their own secrets.
-func WithMounter(m connectors.Mounter) Option {
-	return func(c *Connector) { c.mounters = append(c.mounters, m) }
-}
-
-// WithRoute serves h at pattern (http.ServeMux syntax) without the token:
-// /healthz, /readyz, /metrics.
-func WithRoute(pattern string, h http.Handler) Option {
-	return func(c *Connector) { c.routes = append(c.routes, route{pattern, h}) }
-}
-
-// WithAPIRoute serves h at pattern (http.ServeMux syntax) behind the same
-// token rules as /api: the MCP server at /mcp.
-func WithAPIRoute(pattern string, h http.Handler) Option {
-	return func(c *Connector) { c.apiRoutes = append(c.apiRoutes, route{pattern, h}) }
-}
-
 // WithHeartbeat sets how often idle event streams get a comment line
 // (default 15s).
 func WithHeartbeat(d time.Duration) Option { return func(c *Connector) { c.heartbeat = d } }
@@ -194,25 +156,15 @@ func WithHeartbeat(d time.Duration) Option { return func(c *Connector) { c.heart
 // past the cap /api/events answers 503.
 func WithMaxStreams(n int) Option { return func(c *Connector) { c.hub.maxStreams = n } }
 
-// WithMaxConns caps the connections the server holds; 0 (the default)
-// derives the cap from the fd limit, keeping a share of it for the
-// store, outgoing connections and agent processes. A cap above what the
-// fd limit allows is lowered to it (and Run logs so).
-func WithMaxConns(n int) Option { return func(c *Connector) { c.maxConns = n } }
+// WithConnCap tells the connector how many connections the server holds
+// at most: the event streams are kept below it, so that something can
+// always make room for a new client.
+func WithConnCap(n int) Option { return func(c *Connector) { c.connCap = n } }
 
-// WithWriteTimeout bounds writing a response, and each write of an event
-// stream (default 15s): a client that stops reading is cut off after it.
+// WithWriteTimeout bounds each write of an event stream (default 15s): a
+// client that stops reading is cut off after it. Give the server's
+// write timeout.
 func WithWriteTimeout(d time.Duration) Option { return func(c *Connector) { c.writeTimeout = d } }
-
-// WithIdleTimeouts sets how long an idle keep-alive connection stays
-// open after a request that carried the token (default 2m) and after one
-// that did not (default 5s).
-func WithIdleTimeouts(authed, other time.Duration) Option {
-	return func(c *Connector) { c.idleTimeout, c.shortIdle = authed, other }
-}
-
-// maxHeaderBytes bounds a request's header.
-const maxHeaderBytes = 64 << 10
 
 // DefaultMaxStreams is how many event streams are served at once unless
 // WithMaxStreams says otherwise.
@@ -221,19 +173,10 @@ const DefaultMaxStreams = 100
 // New returns a web connector.
 func New(opts ...Option) *Connector {
 	c := &Connector{
-		addr:      "127.0.0.1:8080",
-		agentName: "agent",
-		heartbeat: 15 * time.Second,
-		hub:       newHub(4096, 8<<20, DefaultMaxStreams),
-
-		writeTimeout:  15 * time.Second,
-		headerTimeout: 5 * time.Second,
-		idleTimeout:   2 * time.Minute,
-		shortIdle:     5 * time.Second,
-		bodyTimeout:   30 * time.Second,
-		drainGrace:    30 * time.Second,
-		flushReq:      make(chan struct{}),
-		drained:       make(chan struct{}),
+		agentName:    "agent",
+		heartbeat:    15 * time.Second,
+		hub:          newHub(4096, 8<<20, DefaultMaxStreams),
+		writeTimeout: 15 * time.Second,
 
 		state:     errors.New("web: not listening yet"),
 		streams:   make(map[string]*streaming),
@@ -257,12 +200,6 @@ func New(opts ...Option) *Connector {
 	if c.writeTimeout <= 0 {
 		c.writeTimeout = 15 * time.Second
 	}
-	if c.idleTimeout <= 0 {
-		c.idleTimeout = 2 * time.Minute
-	}
-	if c.shortIdle <= 0 || c.shortIdle > c.idleTimeout {
-		c.shortIdle = min(5*time.Second, c.idleTimeout)
-	}
 	return c
 }
 
@@ -279,123 +216,66 @@ func (c *Connector) Ready() error {
 	return c.state
 }
 
-// URL is the base URL once listening ("" before), e.g.
-// "http://127.0.0.1:8080".
+// URL is the base URL the page is served at (see WithURL).
 func (c *Connector) URL() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.url
 }
 
-// Run serves until ctx is done. It then stops taking connections and
-// returns nil, while the open event streams stay open for what shutdown
-// publishes (the interactions it interrupts); Flush ends them and shuts the
-// server down. Without Flush that happens after drainGrace.
+// Run takes input until ctx is done, then refuses new event streams and
+// ends long-polls, and returns nil; the open event streams stay open for
+// what shutdown publishes (the interactions it interrupts) until Flush.
 func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	c.handler.Store(&h)
-	handler, err := c.buildMux()
-	if err != nil {
-		close(c.drained)
-		return err
-	}
-	ln := c.ln
-	if ln == nil {
-		ln, err = net.Listen("tcp", c.addr)
-		if err != nil {
-			close(c.drained)
-			return fmt.Errorf("web: listening on %s: %w", c.addr, err)
-		}
-	}
-	lim := newLimiter(ln, c.connCap(), c.shortIdle, c.log)
-	c.lim.Store(lim)
-	if c.hub.maxStreams <= 0 || c.hub.maxStreams >= lim.max {
-		// Streams never end by themselves: were they allowed to take every
-		// connection, nothing could make room for a new client.
-		n := max(lim.max/2, 1)
-		c.log.Warn(fmt.Sprintf("web: LEASHD_WEB_MAX_STREAMS=%d leaves no connection for anything else (at most %d connections); serving at most %d event streams", c.hub.maxStreams, lim.max, n))
-		c.hub.mu.Lock()
-		c.hub.maxStreams = n
-		c.hub.mu.Unlock()
-	}
-	srv := &http.Server{
-		Handler:           lim.wrap(handler, c.bodyTimeout),
-		ReadHeaderTimeout: c.headerTimeout,
-		// Headers are held in memory while they arrive: 64 KiB each (not
-		// Go's 1 MiB), so the connection cap bounds them too.
-		MaxHeaderBytes: maxHeaderBytes,
-		IdleTimeout:    c.idleTimeout,
-		// A response must be written within writeTimeout, or a client that
-		// never reads would hold its connection (busy, so never closed to
-		// make room at the cap) for ever. Event streams set their own
-		// deadline before each write.
-		WriteTimeout: c.writeTimeout,
-		ConnState:    lim.connState,
-		ConnContext:  lim.connContext,
-		ErrorLog:     slog.NewLogLogger(c.log.Handler(), slog.LevelWarn),
-	}
-	url := baseURL(ln.Addr())
+	c.fitStreams()
 	c.mu.Lock()
-	c.url, c.state = url, nil
+	url := c.url
+	c.state = nil
 	c.mu.Unlock()
 	if c.token != "" {
 		c.log.Info("leashd web UI at "+url+" (token required: open "+url+"/?token=<LEASHD_WEB_TOKEN> once, or send Authorization: Bearer <LEASHD_WEB_TOKEN>)", "agent", c.agentName)
 	} else {
 		c.log.Info("leashd web UI at "+url, "agent", c.agentName)
 	}
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(lim) }()
-	select {
-	case err := <-errc:
-		c.setState(fmt.Errorf("web: server stopped: %w", err))
-		c.hub.close()
-		_ = srv.Close()
-		close(c.drained)
-		return fmt.Errorf("web: serving on %s: %w", url, err)
-	case <-ctx.Done():
-	}
+	<-ctx.Done()
 	c.setState(errors.New("web: shutting down"))
 	c.stopping.Store(true)
-	c.hub.refuse()                  // no new event streams
-	c.quitPoll()                    // long-polls end now: their clients ask again after the restart
-	srv.SetKeepAlivesEnabled(false) // idle connections close; open ones after their request
-	_ = lim.Close()                 // no new connections
-	go c.drain(srv, errc)
+	c.hub.refuse() // no new event streams
+	c.quitPoll()   // long-polls end now: their clients ask again after the restart
 	return nil
 }
 
-// drain waits for Flush (or drainGrace), ends the event streams after
-// what is left to send, and shuts the server down.
-func (c *Connector) drain(srv *http.Server, errc <-chan error) {
-	defer close(c.drained)
-	select {
-	case <-c.flushReq:
-	case <-time.After(c.drainGrace):
+// fitStreams keeps the event streams below the server's connection cap:
+// streams never end by themselves, so were they allowed to take every
+// connection, nothing could make room for a new client.
+func (c *Connector) fitStreams() {
+	if c.connCap <= 0 {
+		return
 	}
-	c.hub.close() // the streams send what they hold, then end
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		c.log.Warn("web: graceful shutdown timed out; closing connections", "err", err)
-		_ = srv.Close()
+	c.hub.mu.Lock()
+	defer c.hub.mu.Unlock()
+	if c.hub.maxStreams <= 0 || c.hub.maxStreams >= c.connCap {
+		n := max(c.connCap/2, 1)
+		c.log.Warn(fmt.Sprintf("web: LEASHD_WEB_MAX_STREAMS=%d leaves no connection for anything else (at most %d connections); serving at most %d event streams", c.hub.maxStreams, c.connCap, n))
+		c.hub.maxStreams = n
 	}
-	<-errc
 }
 
 // Flush implements connectors.Flusher. The engine calls it at shutdown
 // once the interruptions are published: the event streams get them (and a
-// server.stopping event), then end, and the server stops. It returns when
-// the server has stopped, or with ctx's error.
+// server.stopping event), then end. It returns when they have ended, or
+// with ctx's error.
 func (c *Connector) Flush(ctx context.Context) error {
 	if !c.stopping.Load() {
-		return nil // not stopping (or Run failed): nothing is held back
+		return nil // not stopping: nothing is held back
 	}
 	c.flushOnce.Do(func() {
 		c.hub.publish("server.stopping", "", []byte(`{"notice":"`+stoppingNotice+`"}`), 0)
-		close(c.flushReq)
+		c.hub.close() // the streams send what they hold, then end
 	})
 	select {
-	case <-c.drained:
+	case <-c.hub.ended:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -405,51 +285,13 @@ func (c *Connector) Flush(ctx context.Context) error {
 // stoppingNotice is the last event of every stream when leashd stops.
 const stoppingNotice = "leashd is stopping; pending requests were interrupted and can be answered once it is back"
 
-// connCap is the connection cap: the configured one, lowered to what the
-// fd limit allows, or derived from the fd limit.
-func (c *Connector) connCap() int {
-	fds := fdLimit()
-	if c.maxConns <= 0 {
-		n := autoMaxConns(fds)
-		c.log.Info(fmt.Sprintf("web: serving at most %d connections (LEASHD_WEB_MAX_CONNECTIONS unset: derived from the open-file limit, %d)", n, fds))
-		return n
-	}
-	if room := fdRoom(fds); room > 0 && c.maxConns > room {
-		c.log.Warn(fmt.Sprintf("web: LEASHD_WEB_MAX_CONNECTIONS=%d is more than the open-file limit (%d) allows while keeping room for the store, agents and outgoing connections; serving at most %d", c.maxConns, fds, room))
-		return room
-	}
-	return c.maxConns
-}
-
 // Streams is the number of open event streams.
 func (c *Connector) Streams() int { return c.hub.streams() }
-
-// Conns is the number of connections the server holds (0 before Run).
-func (c *Connector) Conns() int {
-	if l := c.lim.Load(); l != nil {
-		return l.open()
-	}
-	return 0
-}
 
 func (c *Connector) setState(err error) {
 	c.mu.Lock()
 	c.state = err
 	c.mu.Unlock()
-}
-
-// baseURL renders a listener address as a URL a browser on this machine
-// can open (an unspecified address becomes 127.0.0.1).
-func baseURL(a net.Addr) string {
-	tcp, ok := a.(*net.TCPAddr)
-	if !ok {
-		return "http://" + a.String()
-	}
-	host := tcp.IP.String()
-	if tcp.IP == nil || tcp.IP.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, fmt.Sprint(tcp.Port))
 }
 
 // ---- Output: what the engine says, as events ----

@@ -1,0 +1,4 @@
+package telegram
+
+// ParseUserIDs is parseUserIDs, for the external tests.
+var ParseUserIDs = parseUserIDs
