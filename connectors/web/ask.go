@@ -94,140 +94,186 @@ func ParseAsk(b []byte) (interactions.Interaction, time.Duration, error) {
 // Interaction checks the request and returns the interaction it asks for
 // and its timeout; the error names the field.
 func (req AskRequest) Interaction() (interactions.Interaction, time.Duration, error) {
-	fail := func(field, format string, args ...any) (interactions.Interaction, time.Duration, error) {
-		return interactions.Interaction{}, 0, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...))
+	if err := req.checkCommon(); err != nil {
+		return interactions.Interaction{}, 0, err
 	}
-	if req.ChatID == "" {
-		return fail("chat_id", "missing: the chat to ask in, e.g. \"telegram:42\", \"slack:C123\" or a web chat name")
-	}
-	if err := validChatID(req.ChatID); err != nil {
-		return fail("chat_id", "%v", err)
-	}
-	if req.TimeoutSeconds < 0 || req.TimeoutSeconds > MaxAskTimeout {
-		return fail("timeout_seconds", "%d is out of range: 0 (the default, LEASHD_APPROVAL_TIMEOUT_SECONDS) to %d", req.TimeoutSeconds, MaxAskTimeout)
-	}
-	if req.Index < 0 || req.Total < 0 || req.Index > req.Total || req.Total > 20 || (req.Total > 0) != (req.Index > 0) {
-		return fail("index", "%d of %d: index and total go together, 1 ≤ index ≤ total ≤ 20", req.Index, req.Total)
-	}
-	if n := utf8.RuneCountInString(req.Header); n > MaxAskHeader || !utf8.ValidString(req.Header) {
-		return fail("header", "must be UTF-8 of at most %d characters", MaxAskHeader)
-	}
-	it := interactions.Interaction{
-		ChatID: req.ChatID, Header: req.Header, Question: strings.TrimSpace(req.Question),
-		Options: req.Options, MultiSelect: req.MultiSelect, Index: req.Index, Total: req.Total,
-	}
-	if it.Index == 0 {
-		it.Index, it.Total = 1, 1
-	}
-	timeout := time.Duration(req.TimeoutSeconds) * time.Second
 	kind := req.Kind
 	if kind == "" {
 		kind = "question"
 	}
-	needQuestion := func() error {
-		switch {
-		case it.Question == "":
-			return errors.New("question: missing: the text to ask")
-		case len(it.Question) > MaxAskQuestion || !utf8.ValidString(it.Question):
-			return fmt.Errorf("question: must be UTF-8 of at most %d bytes", MaxAskQuestion)
-		}
-		return nil
+	var it interactions.Interaction
+	var err error
+	switch kind {
+	case "question", "text", "approval":
+		it, err = req.question(kind)
+	case "plan_review":
+		it, err = req.planReview(kind)
+	case "tool_approval":
+		it, err = req.toolApproval(kind)
+	default:
+		err = askFieldError("kind", "%s is not a kind (accepted: question, text, approval, plan_review, tool_approval)", quoteShort(kind))
 	}
-	noneOf := func(fields map[string]bool) error {
-		for _, f := range []string{"question", "options", "multi_select", "plan", "tool_name", "tool_input", "tool_summary"} {
-			if fields[f] {
-				return fmt.Errorf("%s: not taken by kind %q", f, kind)
-			}
-		}
-		return nil
+	if err != nil {
+		return interactions.Interaction{}, 0, err
 	}
+	return it, time.Duration(req.TimeoutSeconds) * time.Second, nil
+}
+
+// askFieldError is a problem with a field of POST /api/interactions.
+func askFieldError(field, format string, args ...any) error {
+	return fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...))
+}
+
+// checkCommon checks the fields every kind takes: chat, timeout,
+// position and header.
+func (req AskRequest) checkCommon() error {
+	switch {
+	case req.ChatID == "":
+		return askFieldError("chat_id", "missing: the chat to ask in, e.g. \"telegram:42\", \"slack:C123\" or a web chat name")
+	case validChatID(req.ChatID) != nil:
+		return askFieldError("chat_id", "%v", validChatID(req.ChatID))
+	case req.TimeoutSeconds < 0 || req.TimeoutSeconds > MaxAskTimeout:
+		return askFieldError("timeout_seconds", "%d is out of range: 0 (the default, LEASHD_APPROVAL_TIMEOUT_SECONDS) to %d", req.TimeoutSeconds, MaxAskTimeout)
+	case req.Index < 0 || req.Total < 0 || req.Index > req.Total || req.Total > 20 || (req.Total > 0) != (req.Index > 0):
+		return askFieldError("index", "%d of %d: index and total go together, 1 ≤ index ≤ total ≤ 20", req.Index, req.Total)
+	case utf8.RuneCountInString(req.Header) > MaxAskHeader || !utf8.ValidString(req.Header):
+		return askFieldError("header", "must be UTF-8 of at most %d characters", MaxAskHeader)
+	}
+	return nil
+}
+
+// given says which kind-specific fields the request carries, less those
+// the kind takes.
+func (req AskRequest) given(takes ...string) map[string]bool {
 	given := map[string]bool{
-		"question": it.Question != "", "options": len(req.Options) > 0, "multi_select": req.MultiSelect,
+		"question": strings.TrimSpace(req.Question) != "", "options": len(req.Options) > 0, "multi_select": req.MultiSelect,
 		"plan": req.Plan != "", "tool_name": req.ToolName != "", "tool_input": len(req.ToolInput) > 0 && string(req.ToolInput) != "null",
 		"tool_summary": req.ToolSummary != "",
 	}
-	switch kind {
-	case "question", "text", "approval":
-		if err := needQuestion(); err != nil {
-			return interactions.Interaction{}, 0, err
-		}
-		given["question"], given["options"], given["multi_select"] = false, false, false
-		if err := noneOf(given); err != nil {
-			return interactions.Interaction{}, 0, err
-		}
-		it.Kind = interactions.KindQuestion
-	case "plan_review":
-		if strings.TrimSpace(req.Plan) == "" {
-			return fail("plan", "missing: the plan to review")
-		}
-		given["plan"] = false
-		if err := noneOf(given); err != nil {
-			return interactions.Interaction{}, 0, err
-		}
-		return interactions.Interaction{ChatID: req.ChatID, Kind: interactions.KindPlanReview, Plan: req.Plan}, timeout, nil
-	case "tool_approval":
-		if strings.TrimSpace(req.ToolName) == "" {
-			return fail("tool_name", "missing: the tool that wants to run")
-		}
-		in := req.ToolInput
-		if len(in) == 0 || string(in) == "null" {
-			in = json.RawMessage("{}")
-		} else if t := strings.TrimSpace(string(in)); !strings.HasPrefix(t, "{") {
-			return fail("tool_input", "must be a JSON object")
-		}
-		given["tool_name"], given["tool_input"], given["tool_summary"] = false, false, false
-		if err := noneOf(given); err != nil {
-			return interactions.Interaction{}, 0, err
-		}
-		sum := req.ToolSummary
-		if sum == "" {
-			sum = string(in)
-		}
-		return interactions.Interaction{ChatID: req.ChatID, Kind: interactions.KindToolApproval,
-			ToolName: req.ToolName, ToolInput: in, ToolSummary: sum}, timeout, nil
-	default:
-		return fail("kind", "%s is not a kind (accepted: question, text, approval, plan_review, tool_approval)", quoteShort(kind))
+	for _, f := range takes {
+		given[f] = false
 	}
+	return given
+}
+
+// noneOf refuses the first field given that kind does not take.
+func noneOf(kind string, given map[string]bool) error {
+	for _, f := range []string{"question", "options", "multi_select", "plan", "tool_name", "tool_input", "tool_summary"} {
+		if given[f] {
+			return fmt.Errorf("%s: not taken by kind %q", f, kind)
+		}
+	}
+	return nil
+}
+
+// question is a question, a text question or an approval.
+func (req AskRequest) question(kind string) (interactions.Interaction, error) {
+	it := interactions.Interaction{
+		ChatID: req.ChatID, Header: req.Header, Question: strings.TrimSpace(req.Question),
+		Options: req.Options, MultiSelect: req.MultiSelect, Index: req.Index, Total: req.Total,
+		Kind: interactions.KindQuestion,
+	}
+	if it.Index == 0 {
+		it.Index, it.Total = 1, 1
+	}
+	switch {
+	case it.Question == "":
+		return it, errors.New("question: missing: the text to ask")
+	case len(it.Question) > MaxAskQuestion || !utf8.ValidString(it.Question):
+		return it, fmt.Errorf("question: must be UTF-8 of at most %d bytes", MaxAskQuestion)
+	}
+	if err := noneOf(kind, req.given("question", "options", "multi_select")); err != nil {
+		return it, err
+	}
+	if err := checkKindOptions(kind, &it); err != nil {
+		return it, err
+	}
+	if it.MultiSelect && len(it.Options) == 0 {
+		return it, askFieldError("multi_select", "needs options to select from")
+	}
+	if len(it.Options) > MaxAskOptions {
+		return it, askFieldError("options", "%d options; at most %d", len(it.Options), MaxAskOptions)
+	}
+	return it, checkOptions(it.Options)
+}
+
+// checkKindOptions applies what a text question and an approval ask of
+// the options.
+func checkKindOptions(kind string, it *interactions.Interaction) error {
 	switch kind {
 	case "text":
 		if len(it.Options) > 0 || it.MultiSelect {
-			return fail("options", "a text question takes no options (send kind \"question\" to offer some)")
+			return askFieldError("options", "a text question takes no options (send kind \"question\" to offer some)")
 		}
 	case "approval":
 		if it.MultiSelect {
-			return fail("multi_select", "an approval takes one answer")
+			return askFieldError("multi_select", "an approval takes one answer")
 		}
 		if len(it.Options) == 0 {
 			it.Options = approvalOptions
 		}
 		if len(it.Options) != 2 {
-			return fail("options", "an approval has exactly 2 options, the one that approves first (got %d)", len(it.Options))
+			return askFieldError("options", "an approval has exactly 2 options, the one that approves first (got %d)", len(it.Options))
 		}
 		it.Approval = true
 	}
-	if it.MultiSelect && len(it.Options) == 0 {
-		return fail("multi_select", "needs options to select from")
-	}
-	if len(it.Options) > MaxAskOptions {
-		return fail("options", "%d options; at most %d", len(it.Options), MaxAskOptions)
-	}
+	return nil
+}
+
+// checkOptions trims the labels in place and checks each option.
+func checkOptions(opts []interactions.Option) error {
 	seen := map[string]bool{}
-	for i, o := range it.Options {
+	for i, o := range opts {
 		o.Label = strings.TrimSpace(o.Label)
+		field := fmt.Sprintf("options[%d].label", i)
 		switch {
 		case o.Label == "":
-			return fail(fmt.Sprintf("options[%d].label", i), "missing")
+			return askFieldError(field, "missing")
 		case len(o.Label) > MaxAskLabel || !utf8.ValidString(o.Label):
-			return fail(fmt.Sprintf("options[%d].label", i), "must be UTF-8 of at most %d bytes", MaxAskLabel)
+			return askFieldError(field, "must be UTF-8 of at most %d bytes", MaxAskLabel)
 		case seen[o.Label]:
-			return fail(fmt.Sprintf("options[%d].label", i), "%s is given twice; labels must differ", quoteShort(o.Label))
+			return askFieldError(field, "%s is given twice; labels must differ", quoteShort(o.Label))
 		case len(o.Description) > MaxAskDescription || !utf8.ValidString(o.Description):
-			return fail(fmt.Sprintf("options[%d].description", i), "must be UTF-8 of at most %d bytes", MaxAskDescription)
+			return askFieldError(fmt.Sprintf("options[%d].description", i), "must be UTF-8 of at most %d bytes", MaxAskDescription)
 		}
 		seen[o.Label] = true
-		it.Options[i] = o
+		opts[i] = o
 	}
-	return it, timeout, nil
+	return nil
+}
+
+// planReview is a plan to review.
+func (req AskRequest) planReview(kind string) (interactions.Interaction, error) {
+	if strings.TrimSpace(req.Plan) == "" {
+		return interactions.Interaction{}, askFieldError("plan", "missing: the plan to review")
+	}
+	if err := noneOf(kind, req.given("plan")); err != nil {
+		return interactions.Interaction{}, err
+	}
+	return interactions.Interaction{ChatID: req.ChatID, Kind: interactions.KindPlanReview, Plan: req.Plan}, nil
+}
+
+// toolApproval is a tool that wants to run; its input defaults to {} and
+// its summary to the input.
+func (req AskRequest) toolApproval(kind string) (interactions.Interaction, error) {
+	if strings.TrimSpace(req.ToolName) == "" {
+		return interactions.Interaction{}, askFieldError("tool_name", "missing: the tool that wants to run")
+	}
+	in := req.ToolInput
+	if len(in) == 0 || string(in) == "null" {
+		in = json.RawMessage("{}")
+	} else if t := strings.TrimSpace(string(in)); !strings.HasPrefix(t, "{") {
+		return interactions.Interaction{}, askFieldError("tool_input", "must be a JSON object")
+	}
+	if err := noneOf(kind, req.given("tool_name", "tool_input", "tool_summary")); err != nil {
+		return interactions.Interaction{}, err
+	}
+	sum := req.ToolSummary
+	if sum == "" {
+		sum = string(in)
+	}
+	return interactions.Interaction{ChatID: req.ChatID, Kind: interactions.KindToolApproval,
+		ToolName: req.ToolName, ToolInput: in, ToolSummary: sum}, nil
 }
 
 func (c *Connector) asker(w http.ResponseWriter) (Asker, bool) {
