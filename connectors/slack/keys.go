@@ -19,16 +19,16 @@ type chatRef struct {
 
 func (c chatRef) String() string {
 	if c.thread == "" {
-		return Name + ":" + c.channel
+		return appName + ":" + c.channel
 	}
-	return Name + ":" + c.channel + ":" + c.thread
+	return appName + ":" + c.channel + ":" + c.thread
 }
 
 var errBadChat = errors.New("not a Slack chat ID")
 
 // parseChat decodes a chat ID of this connector.
 func parseChat(id string) (chatRef, error) {
-	rest, ok := strings.CutPrefix(id, Name+":")
+	rest, ok := strings.CutPrefix(id, appName+":")
 	if !ok {
 		return chatRef{}, fmt.Errorf("%w: %q (expected slack:<channel> or slack:<channel>:<thread_ts>)", errBadChat, id)
 	}

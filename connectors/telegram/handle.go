@@ -32,7 +32,7 @@ func (c *Connector) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		if !c.refuseOnce(chat, m.From.ID) {
 			return // told recently: a stranger cannot make the bot flood a chat
 		}
-		if err := c.sayPlain(ctx, chat, NotAllowedText(m.From.ID)); err != nil {
+		if err := c.sayPlain(ctx, chat, notAllowedText(m.From.ID)); err != nil {
 			c.log.Warn("telegram: telling a stranger they are not allowed failed", "chat", chat, "err", err)
 		}
 		return
@@ -53,7 +53,7 @@ func (c *Connector) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		return // a command for another bot in a group
 	}
 	if !c.allowedUser(m.From.ID) && strings.HasPrefix(strings.TrimSpace(text), "/") {
-		if err := c.sayPlain(ctx, chat, ApproverOnlyText); err != nil {
+		if err := c.sayPlain(ctx, chat, approverOnlyText); err != nil {
 			c.log.Warn("telegram: reply failed", "chat", chat, "err", err)
 		}
 		return
@@ -100,7 +100,7 @@ func (c *Connector) stripBotName(text string) (out string, forUs bool) {
 var errForeignChat = errors.New("this button belongs to another chat")
 
 // handleTap answers a button tap. Every callback query is answered
-// exactly once; a stale or forged key only gets StaleText.
+// exactly once; a stale or forged key only gets staleText.
 func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
 	a := &tapAnswer{c: c, ctx: ctx, id: q.ID}
 	defer a.answer("", false)
@@ -110,14 +110,14 @@ func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
 			id = q.From.ID
 		}
 		c.log.Info("telegram: button tap from a user not in LEASHD_TELEGRAM_ALLOWED_USERS ignored", "user", id)
-		a.answer(NotAllowedText(id), true)
+		a.answer(notAllowedText(id), true)
 		return
 	}
 	c.rememberName(q.From)
 	k, err := parseKey(q.Data)
 	if err != nil || q.Message == nil || q.Message.Chat == nil {
 		// leashd's buttons are always on a message it sent in a chat.
-		a.answer(StaleText, false)
+		a.answer(staleText, false)
 		return
 	}
 	h := c.handlerOf()
@@ -135,7 +135,7 @@ func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
 	// left pending is pending again (the engine registers it at start-up).
 	it, pending := h.Interaction(k.id)
 	if !pending || it.ChatID != tapChat {
-		a.answer(StaleText, false)
+		a.answer(staleText, false)
 		return
 	}
 	out, answered, err := c.applyTap(ctx, h, k, it, r, a)
@@ -171,14 +171,14 @@ func (a *tapAnswer) answer(text string, alert bool) {
 func (c *Connector) applyTap(ctx context.Context, h connectors.Handler, k cbKey, it interactions.Interaction, r interactions.Reply, a *tapAnswer) (out interactions.Outcome, answered bool, err error) {
 	if k.done {
 		if !it.MultiSelect {
-			a.answer(StaleText, false)
+			a.answer(staleText, false)
 			return 0, true, nil
 		}
 		return interactions.Resolved, false, h.Confirm(ctx, k.id, r)
 	}
 	label, ok := labelFor(k, it)
 	if !ok {
-		a.answer(StaleText, false)
+		a.answer(staleText, false)
 		return 0, true, nil
 	}
 	if it.MultiSelect {
@@ -197,18 +197,18 @@ func (c *Connector) applyTap(ctx context.Context, h connectors.Handler, k cbKey,
 func (c *Connector) answerTap(ctx context.Context, q *tgbotapi.CallbackQuery, k cbKey, a *tapAnswer, out interactions.Outcome, err error) {
 	switch {
 	case err == nil && out == interactions.AwaitingFeedback:
-		a.answer(FeedbackPrompt, false)
-		if e := c.sayPlain(ctx, q.Message.Chat.ID, FeedbackPrompt); e != nil {
+		a.answer(feedbackPrompt, false)
+		if e := c.sayPlain(ctx, q.Message.Chat.ID, feedbackPrompt); e != nil {
 			c.log.Warn("telegram: asking for plan feedback failed", "err", e)
 		}
 	case err == nil && out == interactions.Counted:
-		a.answer(CountedText, false)
+		a.answer(countedText, false)
 	case err == nil:
 		a.answer("✓", false)
 	case errors.Is(err, interactions.ErrAlreadyApproved):
-		a.answer(AlreadyApprovedText, false)
+		a.answer(alreadyApprovedText, false)
 	case interactions.IsStale(err):
-		a.answer(StaleText, false)
+		a.answer(staleText, false)
 	case errors.Is(err, interactions.ErrUnauthorized), errors.Is(err, interactions.ErrInvalidReply):
 		a.answer(connectors.Truncate(err.Error(), 200), true)
 	default:

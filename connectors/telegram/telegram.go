@@ -32,7 +32,7 @@ type Connector struct {
 	webhook   string
 	secret    string
 	log       *slog.Logger
-	client    HTTPClient
+	client    httpClient
 	stats     connectors.Stats
 	limits    Limits
 	commands  []connectors.Command
@@ -75,11 +75,11 @@ type Connector struct {
 	stopped   bool                   // no new update handlers after Run ends (laneMu)
 }
 
-// NewHTTPClient is the connector's default HTTP client: its own transport
+// newHTTPClient is the connector's default HTTP client: its own transport
 // keeping up to 1,024 idle connections to the Bot API (Go's default keeps
 // 2, so every request beyond two at a time, e.g. several chats' edits and
 // a tap's answerCallbackQuery, opened, and closed, a new TLS connection).
-func NewHTTPClient() *http.Client {
+func newHTTPClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 1024
 	t.MaxIdleConnsPerHost = 1024
@@ -120,7 +120,7 @@ func WithApprovers(ids []int64) Option {
 
 // WithWebhook switches from long polling to a webhook: Telegram posts
 // updates to url (served on the web server at the URL's own path; see
-// WebhookPath), with
+// webhookPath), with
 // secret in the X-Telegram-Bot-Api-Secret-Token header.
 func WithWebhook(url, secret string) Option {
 	return func(c *Connector) { c.webhook, c.secret = url, secret }
@@ -129,13 +129,13 @@ func WithWebhook(url, secret string) Option {
 // WithLogger sets the logger. Errors are logged without the bot token.
 func WithLogger(l *slog.Logger) Option { return func(c *Connector) { c.log = l } }
 
-// WithHTTPClient sets the HTTP client for Bot API calls.
-func WithHTTPClient(h HTTPClient) Option { return func(c *Connector) { c.client = h } }
+// withHTTPClient sets the HTTP client for Bot API calls.
+func withHTTPClient(h httpClient) Option { return func(c *Connector) { c.client = h } }
 
 // WithStats counts sent messages and 429s.
 func WithStats(s connectors.Stats) Option { return func(c *Connector) { c.stats = s } }
 
-// WithLimits overrides the outbound rates (DefaultLimits).
+// WithLimits overrides the outbound rates (defaultLimits).
 func WithLimits(l Limits) Option { return func(c *Connector) { c.limits = l } }
 
 // WithCommands sets the commands registered with setMyCommands (default:
@@ -163,8 +163,8 @@ func New(token string, opts ...Option) *Connector {
 		apiURL:    "https://api.telegram.org",
 		allowed:   make(map[int64]bool),
 		log:       slog.New(slog.DiscardHandler),
-		client:    NewHTTPClient(),
-		limits:    DefaultLimits,
+		client:    newHTTPClient(),
+		limits:    defaultLimits,
 		pollWait:  30,
 		streamGap: time.Second,
 		backoff:   time.Second,
@@ -228,7 +228,7 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 		return errors.New("telegram: the webhook secret (LEASHD_TELEGRAM_WEBHOOK_SECRET) must be 1-256 characters of A-Z, a-z, 0-9, _ and - (Telegram's rule for secret_token)")
 	}
 	if c.webhook != "" {
-		if _, err := WebhookPath(c.webhook); err != nil {
+		if _, err := webhookPath(c.webhook); err != nil {
 			return err
 		}
 	}

@@ -120,8 +120,8 @@ func (c *Connector) refuseOnce(chat, user int64) bool {
 	return true
 }
 
-// NotAllowedText is the one reply a stranger gets.
-func NotAllowedText(userID int64) string {
+// notAllowedText is the one reply a stranger gets.
+func notAllowedText(userID int64) string {
 	return fmt.Sprintf("Not allowed. Your user ID is %d — add it to LEASHD_TELEGRAM_ALLOWED_USERS.", userID)
 }
 

@@ -16,11 +16,11 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 )
 
-// WebhookPath is the path leashd serves Telegram's update posts on in
+// webhookPath is the path leashd serves Telegram's update posts on in
 // webhook mode: the webhook URL's own path ("/" when it has none), so that
 // the URL registered with Telegram and the route served are the same. It
 // fails when the URL cannot be parsed or its path cannot be a route.
-func WebhookPath(webhookURL string) (string, error) {
+func webhookPath(webhookURL string) (string, error) {
 	u, err := url.Parse(webhookURL)
 	if err != nil {
 		return "", fmt.Errorf("telegram: the webhook URL (LEASHD_TELEGRAM_WEBHOOK_URL) is not a URL: %w", err)
@@ -80,20 +80,20 @@ func (c *Connector) runWebhook(ctx context.Context) error {
 		delay = min(delay*2, time.Minute)
 	}
 	c.setReady(nil)
-	path, _ := WebhookPath(c.webhook) // checked by Run
+	path, _ := webhookPath(c.webhook) // checked by Run
 	c.log.Info("telegram webhook set; serving Telegram's posts at "+path+" on the web address (LEASHD_WEB_ADDR)", "url", c.webhook, "path", path)
 	<-ctx.Done()
 	return nil
 }
 
 // Mount implements connectors.Mounter: in webhook mode it serves Telegram's
-// update posts at the webhook URL's path (WebhookPath). A URL whose path
+// update posts at the webhook URL's path (webhookPath). A URL whose path
 // cannot be served is not mounted; Run fails with why.
 func (c *Connector) Mount(mux *http.ServeMux) {
 	if c.webhook == "" {
 		return
 	}
-	path, err := WebhookPath(c.webhook)
+	path, err := webhookPath(c.webhook)
 	if err != nil {
 		return
 	}
