@@ -21,8 +21,14 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-// errNothingToServe is returned when every connector is off.
-var errNothingToServe = errors.New("nothing to serve: LEASHD_WEB_ADDR is off and neither LEASHD_TELEGRAM_BOT_TOKEN nor LEASHD_SLACK_BOT_TOKEN is set; set one of them, or run `leashd chat` to use the terminal")
+// nothingToServe is the error when every chat app is off.
+func nothingToServe(s settings) error {
+	off := "LEASHD_WEB_ADDR is off"
+	if s.web.Serves() {
+		off = "LEASHD_WEB_PAGE is off"
+	}
+	return errors.New("nothing to serve: " + off + " and neither LEASHD_TELEGRAM_BOT_TOKEN nor LEASHD_SLACK_BOT_TOKEN is set; set one of them, or run `leashd chat` to use the terminal")
+}
 
 // serve runs leashd until ctx is done, then shuts down gracefully within
 // LEASHD_SHUTDOWN_TIMEOUT_SECONDS: pending interactions are marked
@@ -31,7 +37,7 @@ var errNothingToServe = errors.New("nothing to serve: LEASHD_WEB_ADDR is off and
 func serve(ctx context.Context, s settings, stderr io.Writer) error {
 	cfg := s.Config
 	if len(s.enabled()) == 0 {
-		return errNothingToServe
+		return nothingToServe(s)
 	}
 	log, err := s.logger(stderr)
 	if err != nil {

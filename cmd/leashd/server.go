@@ -17,10 +17,10 @@ import (
 )
 
 // leashd's one HTTP server, on LEASHD_WEB_ADDR: the web page and API
-// (connectors/web), /mcp, the routes chat apps serve (Telegram's webhook,
-// Slack's events), /healthz, /readyz and /metrics. With LEASHD_WEB_ADDR=off
-// there is none: no page, no probes, no metrics, and Validate refuses the
-// webhook modes that would need it.
+// (connectors/web, unless LEASHD_WEB_PAGE=off), /mcp, the routes chat apps
+// serve (Telegram's webhook, Slack's events), /healthz, /readyz and
+// /metrics. With LEASHD_WEB_ADDR=off there is none: no page, no probes, no
+// metrics, and Validate refuses the webhook modes that would need it.
 
 // listen opens leashd's HTTP server on LEASHD_WEB_ADDR, or returns nil
 // when it is off. Listening before anything runs makes a busy address
@@ -36,6 +36,9 @@ func listen(s settings, log *slog.Logger) (*httpserver.Server, error) {
 	})
 	if err := srv.Listen(); err != nil {
 		return nil, err
+	}
+	if !s.web.PageOn() { // else the page says where it is
+		log.Info("leashd HTTP server at "+srv.URL()+" (LEASHD_WEB_PAGE=off: health, readiness, metrics, /mcp and webhooks; no web page or API)", "connector", "web")
 	}
 	return srv, nil
 }

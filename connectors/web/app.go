@@ -3,7 +3,8 @@ package web
 import "github.com/leashd/leashd/connectors"
 
 // App plugs the web page into leashd (connectors.App): its settings are
-// LEASHD_WEB_*, and it is on whenever leashd serves HTTP.
+// LEASHD_WEB_*, and it is on when leashd serves HTTP (LEASHD_WEB_ADDR is
+// not off) and LEASHD_WEB_PAGE is on.
 type App struct{ Config Config }
 
 var _ connectors.App = (*App)(nil)
@@ -15,7 +16,7 @@ func (a *App) Name() string { return "web" }
 func (a *App) Settings() any { return &a.Config }
 
 // Enabled implements connectors.App.
-func (a *App) Enabled() bool { return a.Config.Serves() }
+func (a *App) Enabled() bool { return a.Config.Serves() && a.Config.PageOn() }
 
 // Validate implements connectors.App.
 func (a *App) Validate(connectors.Host) error { return a.Config.Validate() }

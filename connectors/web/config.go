@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 // LEASHD_WEB_* variables (the field Addr is LEASHD_WEB_ADDR).
 type Config struct {
 	Addr  string `split_words:"true" default:"127.0.0.1:8080" desc:"Address of leashd's HTTP server: the web page and API, /mcp, health, readiness, metrics and the Telegram and Slack webhooks; off: no HTTP server at all (then Telegram needs long polling and Slack Socket Mode)"`
+	Page  string `split_words:"true" default:"on" desc:"on: the web page and its API (/ and /api/…) are served on LEASHD_WEB_ADDR; off: they are not, and the address serves only health, readiness, metrics, /mcp and the Telegram and Slack webhooks"`
 	Token string `split_words:"true" desc:"Bearer token required on /api routes; required when the web address is not loopback, and then at least 16 characters, not one character repeated"`
 	// The server's bounds (issue 15: floods of streams and connections).
 	MaxStreams     int `split_words:"true" default:"100" min:"1" max:"100000" desc:"Event streams (/api/events) served at once; more are refused with 503"`
@@ -24,6 +26,11 @@ func (c Config) Serves() bool {
 	return c.Addr != "" && !strings.EqualFold(c.Addr, "off")
 }
 
+// PageOn reports whether the web page and its API are served
+// (LEASHD_WEB_PAGE is on; empty counts as on). It implies nothing about
+// the server: see Serves.
+func (c Config) PageOn() bool { return c.Page != "off" }
+
 // Secrets lists the secret values set: the token.
 func (c Config) Secrets() []string {
 	if c.Token == "" {
@@ -32,15 +39,28 @@ func (c Config) Secrets() []string {
 	return []string{c.Token}
 }
 
-// Validate checks the address and the token: a non-loopback address needs
-// a strong token. Every problem is returned at once.
+// Validate checks the page switch, the address and the token: a
+// non-loopback address needs a strong token (it serves /mcp even with the
+// page off). Every problem is returned at once.
 func (c Config) Validate() error {
+	var page error
+	if c.Page != "" && c.Page != "on" && c.Page != "off" {
+		page = bad("PAGE", c.Page, "accepted: on, off")
+	}
 	if !c.Serves() {
-		return nil
+		return page
 	}
-	bad := func(name, value, accepted string) error {
-		return fmt.Errorf("LEASHD_WEB_%s=%q is invalid: %s", name, value, accepted)
-	}
+	return errors.Join(page, c.checkAddr())
+}
+
+// bad is the message of an invalid LEASHD_WEB_ variable.
+func bad(name, value, accepted string) error {
+	return fmt.Errorf("LEASHD_WEB_%s=%q is invalid: %s", name, value, accepted)
+}
+
+// checkAddr checks the address, and the token when the address is not
+// loopback.
+func (c Config) checkAddr() error {
 	host, port, err := net.SplitHostPort(c.Addr)
 	switch {
 	case err != nil:

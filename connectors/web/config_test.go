@@ -32,6 +32,10 @@ var webRejects = []struct {
 	mutate func(*web.Config)
 	want   []string
 }{
+	{"page neither on nor off", func(c *web.Config) { c.Page = "yes" },
+		[]string{`LEASHD_WEB_PAGE="yes"`, "accepted: on, off"}},
+	{"page neither on nor off, without a server", func(c *web.Config) { c.Addr = "off"; c.Page = "no" },
+		[]string{`LEASHD_WEB_PAGE="no"`, "accepted: on, off"}},
 	{"no event streams", func(c *web.Config) { c.MaxStreams = 0 },
 		[]string{`LEASHD_WEB_MAX_STREAMS="0"`, "from 1 to 100000"}},
 	{"negative connections", func(c *web.Config) { c.MaxConnections = -1 },
@@ -90,6 +94,8 @@ var webAccepts = []struct {
 	mutate func(*web.Config)
 }{
 	{"defaults", func(*web.Config) {}},
+	{"the page off", func(c *web.Config) { c.Page = "off" }},
+	{"the page off on the network, with a token", func(c *web.Config) { c.Page = "off"; c.Addr = ":8080"; c.Token = strongSecret }},
 	{"non-loopback with a token", func(c *web.Config) { c.Addr = "0.0.0.0:8080"; c.Token = strongSecret }},
 	{"all interfaces with a token", func(c *web.Config) { c.Addr = ":8080"; c.Token = strongSecret }},
 	{"a token of exactly 16 characters", func(c *web.Config) { c.Addr = ":8080"; c.Token = "0123456789abcdef" }},
@@ -124,6 +130,20 @@ func TestConfigServesAndSecrets(t *testing.T) {
 	for _, off := range []string{"off", "OFF", ""} {
 		c.Addr = off
 		assert.False(t, c.Serves(), off)
+	}
+	assert.True(t, c.PageOn())
+	c.Page = "off"
+	assert.False(t, c.PageOn(), "the page can be off while the server serves probes and webhooks")
+}
+
+// The web app is on when leashd serves HTTP and the page is on.
+func TestAppEnabled(t *testing.T) {
+	for _, tt := range []struct {
+		addr, page string
+		want       bool
+	}{{"127.0.0.1:8080", "on", true}, {"127.0.0.1:8080", "off", false}, {"off", "on", false}} {
+		a := &web.App{Config: web.Config{Addr: tt.addr, Page: tt.page}}
+		assert.Equal(t, tt.want, a.Enabled(), "%s %s", tt.addr, tt.page)
 	}
 }
 

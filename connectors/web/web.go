@@ -1,7 +1,11 @@
 // Package web is leashd's web connector: one self-contained page (embedded
 // in the binary) and a JSON + Server-Sent Events API that watch every chat
 // of every connector and answer its questions, plan reviews and tool
-// approvals.
+// approvals. The connector serves no port of its own: cmd/leashd mounts
+// its routes (Mount) on leashd's one HTTP server (connectors/httpserver),
+// beside /mcp, the webhooks, health and metrics. Its settings are
+// LEASHD_WEB_* (Config), which also give the server its address, token and
+// bounds.
 //
 // Routes (all /api routes need the token when one is set: the header
 // "Authorization: Bearer <token>", or the cookie the page gets from
