@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Connection cap.
+// limiter is the connection cap, a net.Listener wrapping the server's.
 //
 // Every connection the web server holds costs a file descriptor, and
 // leashd shares its descriptors with the SQLite store, the connections to

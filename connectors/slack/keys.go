@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Chat IDs. A direct message conversation is one chat, "slack:<channel>"
+// chatRef is a chat ID. A direct message conversation is one chat, "slack:<channel>"
 // (e.g. "slack:D024BE91L"). In a channel, each thread started by mentioning
 // the bot is one chat, "slack:<channel>:<thread_ts>" (e.g.
 // "slack:C123:1700000000.000100"): everything leashd says for that session

@@ -416,10 +416,6 @@ const (
 	errOnlyAllowed  = "only allowed users can answer the agent's questions"
 )
 
-// authorizer decides, under the coordinator's lock, whether user may
-// answer an interaction: questions need an allowed user; plan reviews and
-// tool approvals need an approver, in a DM as in a channel (approvers
-// default to the allowed users, so a solo user decides their own).
 // IsGroupChat implements connectors.GroupTeller: a chat in a channel (a
 // thread) is a group chat; a direct message is not.
 func (c *Connector) IsGroupChat(chatID string) bool {
@@ -427,6 +423,10 @@ func (c *Connector) IsGroupChat(chatID string) bool {
 	return err == nil && ref.thread != ""
 }
 
+// authorizer decides, under the coordinator's lock, whether user may
+// answer an interaction: questions need an allowed user; plan reviews and
+// tool approvals need an approver, in a DM as in a channel (approvers
+// default to the allowed users, so a solo user decides their own).
 func (c *Connector) authorizer(user string) func(interactions.Interaction) error {
 	return func(it interactions.Interaction) error {
 		if !it.Decides() {

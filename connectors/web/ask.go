@@ -76,7 +76,7 @@ const (
 	maxAskWait        = 600    // seconds a GET may wait
 )
 
-// Default options of an approval without options of its own.
+// approvalOptions are the options of an approval that brings none.
 var approvalOptions = []interactions.Option{{Label: "Approve"}, {Label: "Reject"}}
 
 const acceptedAsk = `{"chat_id","kind":"question"|"text"|"approval"|"plan_review"|"tool_approval","question","header","options":[{"label","description"}],"multi_select","timeout_seconds"}`
