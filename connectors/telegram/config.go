@@ -54,10 +54,13 @@ func (c Config) Validate(h connectors.Host) error {
 			bad("API_URL", c.ApiURL, "use an http(s) base URL such as https://api.telegram.org")
 		}
 	}
-	for name, ids := range map[string][]string{"ALLOWED_USERS": c.AllowedUsers, "APPROVERS": c.Approvers} {
-		for _, id := range ids {
+	for _, list := range []struct {
+		name string
+		ids  []string
+	}{{"ALLOWED_USERS", c.AllowedUsers}, {"APPROVERS", c.Approvers}} {
+		for _, id := range list.ids {
 			if _, err := strconv.ParseInt(id, 10, 64); err != nil {
-				bad(name, id, "Telegram user IDs are numbers, comma-separated (e.g. 123456789,987654321)")
+				bad(list.name, id, "Telegram user IDs are numbers, comma-separated (e.g. 123456789,987654321)")
 			}
 		}
 	}
