@@ -63,20 +63,17 @@ func mountRoutes(srv *httpserver.Server, s settings, conns []connectors.Connecto
 		checks = append(checks, metrics.BinaryCheck("claude", a.Path()))
 	}
 	checks = append(checks, metrics.ConnectorChecks(conns...)...)
-	return mountMetrics(srv, f.m, checks)
+	return srv.Mount(metricsRoutes{f.m, checks})
 }
 
-// mountMetrics serves /healthz, /readyz and /metrics (metrics.Mount),
-// turning a conflicting route into an error.
-func mountMetrics(srv *httpserver.Server, m *metrics.Metrics, checks []metrics.Check) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("web: adding routes: %v", p)
-		}
-	}()
-	m.Mount(srv.Mux(), checks...)
-	return nil
+// metricsRoutes are /healthz, /readyz (with its checks) and /metrics
+// (metrics.Mount), mounted like a connector's routes.
+type metricsRoutes struct {
+	m      *metrics.Metrics
+	checks []metrics.Check
 }
+
+func (r metricsRoutes) Mount(mux *http.ServeMux) { r.m.Mount(mux, r.checks...) }
 
 // runUntilStopped runs the engine and the HTTP server (srv may be nil)
 // until ctx is done, then waits for the engine's graceful shutdown within

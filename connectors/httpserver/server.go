@@ -120,10 +120,6 @@ func (s *Server) Mount(m interface{ Mount(*http.ServeMux) }) (err error) {
 	return nil
 }
 
-// Mux is the server's mux, for packages that mount their own routes on
-// an *http.ServeMux (engine/metrics).
-func (s *Server) Mux() *http.ServeMux { return s.mux }
-
 // WriteTimeout is the bound on writing a response.
 func (s *Server) WriteTimeout() time.Duration { return s.o.WriteTimeout }
 

@@ -49,7 +49,7 @@ func (c *Connector) Handler() http.Handler {
 // already there).
 func (c *Connector) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", c.page)
-	api := func(pattern string, f http.HandlerFunc) { mux.Handle(pattern, c.Protect(f)) }
+	api := func(pattern string, f http.HandlerFunc) { mux.Handle(pattern, c.protect(f)) }
 	api("GET /api/info", c.info)
 	api("GET /api/events", c.events)
 	api("GET /api/chats", c.listChats)
@@ -84,9 +84,9 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody{msg})
 }
 
-// Protect puts h behind the API's rules (RequireToken with this
+// protect puts h behind the API's rules (RequireToken with this
 // connector's token).
-func (c *Connector) Protect(h http.Handler) http.Handler { return RequireToken(c.token, h) }
+func (c *Connector) protect(h http.Handler) http.Handler { return RequireToken(c.token, h) }
 
 // RequireToken puts h behind the API's rules: the token (when set; without
 // one only localhost host names are answered) and no state changes from a
