@@ -1,8 +1,6 @@
 package config_test
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config"
-	"github.com/leashd/leashd/engine/worktree"
 )
 
 // cleanEnv unsets every LEASHD_ variable (restored after the test) and
@@ -82,11 +79,7 @@ func TestEveryFieldIsNamedAndDescribed(t *testing.T) {
 	for _, want := range []string{
 		"LEASHD_APPROVAL_TIMEOUT_SECONDS", "LEASHD_AGENT", "LEASHD_CLAUDE_PATH", "LEASHD_CLAUDE_MODEL",
 		"LEASHD_WORKDIR", "LEASHD_DEFAULT_MODE", "LEASHD_DB_PATH", "LEASHD_LOG_LEVEL", "LEASHD_LOG_FORMAT",
-		"LEASHD_WEB_ADDR", "LEASHD_WEB_TOKEN", "LEASHD_TELEGRAM_BOT_TOKEN", "LEASHD_TELEGRAM_API_URL",
-		"LEASHD_TELEGRAM_ALLOWED_USERS", "LEASHD_TELEGRAM_WEBHOOK_URL", "LEASHD_TELEGRAM_WEBHOOK_SECRET",
-		"LEASHD_SLACK_BOT_TOKEN", "LEASHD_SLACK_APP_TOKEN", "LEASHD_SLACK_SIGNING_SECRET",
-		"LEASHD_SLACK_API_URL", "LEASHD_SLACK_ALLOWED_USERS", "LEASHD_SLACK_APPROVERS", "LEASHD_RESUME_AFTER_LIMIT",
-		"LEASHD_WORKTREES", "LEASHD_GIT_AUTHOR",
+		"LEASHD_RESUME_AFTER_LIMIT", "LEASHD_WORKTREES", "LEASHD_GIT_AUTHOR",
 	} {
 		assert.Contains(t, names, want)
 	}
@@ -111,9 +104,6 @@ func TestDefaults(t *testing.T) {
 		LogLevel:               "info",
 		LogFormat:              "text",
 		ShutdownTimeoutSeconds: 20,
-		WebAddr:                "127.0.0.1:8080",
-		WebMaxStreams:          100,
-		TelegramApiURL:         "https://api.telegram.org",
 		MaxAgentMessageBytes:   4 << 20,
 		MaxTurnOutputBytes:     64 << 10,
 		Worktrees:              "off",
@@ -130,13 +120,7 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, 10*time.Minute, loaded.AgentIdle())
 	assert.Equal(t, time.Hour, loaded.AgentTimeout())
 	assert.Equal(t, 20*time.Second, loaded.ShutdownTimeout())
-	assert.True(t, loaded.WebEnabled())
-	assert.False(t, loaded.TelegramEnabled())
-	assert.False(t, loaded.SlackEnabled())
-	assert.Empty(t, loaded.Secrets())
-	assert.Empty(t, loaded.Approvers())
 	assert.False(t, loaded.WorktreesOn())
-	assert.Equal(t, worktree.Identity{Name: "leashd", Email: "leashd@localhost"}, loaded.GitIdentity())
 	assert.Equal(t, filepath.Join(state, "leashd"), loaded.StateDir())
 }
 
@@ -148,61 +132,6 @@ func TestDefaultDBPath(t *testing.T) {
 	assert.Equal(t, filepath.Join(home, ".local", "state", "leashd", "leashd.db"), config.DefaultDBPath())
 	t.Setenv("XDG_STATE_HOME", "/var/lib/x")
 	assert.Equal(t, "/var/lib/x/leashd/leashd.db", config.DefaultDBPath())
-}
-
-// TestDefaultsMatchREADME reads the README's configuration table: every
-// variable is documented, nothing documented is missing, and the defaults
-// agree.
-func TestDefaultsMatchREADME(t *testing.T) {
-	cleanEnv(t)
-	f, err := os.Open(filepath.Join("..", "README.md"))
-	require.NoError(t, err, "the README documents the configuration")
-	defer f.Close()
-	row := regexp.MustCompile("^\\| *`(LEASHD_[A-Z_]+)` *\\|([^|]*)\\|")
-	documented := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if m := row.FindStringSubmatch(sc.Text()); m != nil {
-			documented[m[1]] = strings.TrimSpace(m[2])
-		}
-	}
-	require.NoError(t, sc.Err())
-	require.NotEmpty(t, documented, "no configuration table found in README.md")
-
-	names := envNames(t)
-	defaults := reflect.ValueOf(config.Defaults())
-	for name, field := range names {
-		doc, ok := documented[name]
-		if !assert.True(t, ok, "%s is not in the README's configuration table", name) {
-			continue
-		}
-		tag := field.Tag.Get("default")
-		switch {
-		case regexp.MustCompile("^`[^`]*`$").MatchString(doc):
-			lit := strings.Trim(doc, "`")
-			assert.Equal(t, lit, tag, "%s: the README says %s", name, doc)
-			assert.Equal(t, lit, toString(defaults.FieldByName(field.Name)), "%s: Defaults() disagrees with the README", name)
-		case doc == "":
-			assert.Empty(t, tag, "%s: the README shows no default", name)
-		default:
-			// A described default ("current directory", a path): computed
-			// by Load, never a tag.
-			assert.Empty(t, tag, "%s: the README describes %q but the tag is %q", name, doc, tag)
-		}
-	}
-	for name := range documented {
-		assert.Contains(t, names, name, "the README documents %s, which leashd does not read", name)
-	}
-}
-
-func toString(v reflect.Value) string {
-	switch v.Kind() {
-	case reflect.String:
-		return v.String()
-	case reflect.Int:
-		return strconv.FormatInt(v.Int(), 10)
-	}
-	return v.String()
 }
 
 func TestOnlyPrefixedVariablesAreRead(t *testing.T) {
@@ -241,27 +170,11 @@ func TestEveryVariableIsRead(t *testing.T) {
 		"LEASHD_LOG_LEVEL":                "debug",
 		"LEASHD_LOG_FORMAT":               "json",
 		"LEASHD_SHUTDOWN_TIMEOUT_SECONDS": "5",
-		"LEASHD_WEB_ADDR":                 "0.0.0.0:9000",
-		"LEASHD_WEB_TOKEN":                "w3b-t0ken-9f8e7d6c5b4a",
-		"LEASHD_WEB_MAX_STREAMS":          "7",
-		"LEASHD_WEB_MAX_CONNECTIONS":      "300",
-		"LEASHD_TELEGRAM_BOT_TOKEN":       "123:abc",
-		"LEASHD_TELEGRAM_API_URL":         "http://127.0.0.1:8081",
-		"LEASHD_TELEGRAM_ALLOWED_USERS":   "42",
-		"LEASHD_TELEGRAM_WEBHOOK_URL":     "https://bot.example.com/telegram",
-		"LEASHD_TELEGRAM_WEBHOOK_SECRET":  "s3cr3t_-0123456789",
-		"LEASHD_SLACK_BOT_TOKEN":          "xoxb-1",
-		"LEASHD_SLACK_APP_TOKEN":          "xapp-1",
-		"LEASHD_SLACK_SIGNING_SECRET":     "signing",
-		"LEASHD_SLACK_API_URL":            "http://127.0.0.1:8082/api/",
-		"LEASHD_SLACK_ALLOWED_USERS":      "U1",
-		"LEASHD_SLACK_APPROVERS":          "U2",
 		"LEASHD_MAX_AGENT_MESSAGE_BYTES":  "1048576",
 		"LEASHD_MAX_TURN_OUTPUT_BYTES":    "0",
 		"LEASHD_WORKTREES":                "on",
 		"LEASHD_GIT_AUTHOR":               "Leash Bot <bot@example.com>",
 		"LEASHD_APPROVAL_QUORUM":          "3",
-		"LEASHD_TELEGRAM_APPROVERS":       "43, 44",
 		"LEASHD_PREWARM":                  "3",
 	}
 	names := envNames(t)
@@ -277,66 +190,14 @@ func TestEveryVariableIsRead(t *testing.T) {
 		ApprovalTimeoutSeconds: 0, Agent: "demo", ClaudePath: "/opt/claude/bin/claude", ClaudeModel: "sonnet", ACPCommand: "gemini --acp",
 		Workdir: dir, DefaultMode: "acceptEdits", MaxConcurrentAgents: 2, Prewarm: 3, AgentIdleSeconds: 60, AgentTimeoutSeconds: 0, ResumeAfterLimit: "on",
 		PolicyFile: "/etc/leashd/policy.yaml", DBPath: filepath.Join(dir, "l.db"), LogLevel: "debug", LogFormat: "json", ShutdownTimeoutSeconds: 5,
-		WebAddr: "0.0.0.0:9000", WebToken: "w3b-t0ken-9f8e7d6c5b4a", WebMaxStreams: 7, WebMaxConnections: 300,
-		TelegramBotToken: "123:abc", TelegramApiURL: "http://127.0.0.1:8081", TelegramAllowedUsers: []string{"42"},
-		TelegramWebhookURL: "https://bot.example.com/telegram", TelegramWebhookSecret: "s3cr3t_-0123456789",
-		SlackBotToken: "xoxb-1", SlackAppToken: "xapp-1", SlackSigningSecret: "signing",
-		SlackApiURL: "http://127.0.0.1:8082/api/", SlackAllowedUsers: []string{"U1"}, SlackApprovers: []string{"U2"},
 		MaxAgentMessageBytes: 1 << 20, MaxTurnOutputBytes: 0,
 		Worktrees: "on", GitAuthor: "Leash Bot <bot@example.com>",
-		ApprovalQuorum: 3, TelegramApprovers: []string{"43", "44"},
+		ApprovalQuorum: 3,
 	}, c)
 	require.NoError(t, c.Validate())
 	assert.Zero(t, c.ApprovalTimeout(), "0 waits forever")
-	assert.True(t, c.TelegramEnabled())
-	assert.True(t, c.SlackEnabled())
-	assert.True(t, c.SlackSocketMode())
-	assert.Equal(t, []string{"U2"}, c.Approvers())
-	assert.Equal(t, []string{"43", "44"}, c.TelegramDeciders())
 	assert.True(t, c.ResumeAfterLimitOn())
 	assert.True(t, c.WorktreesOn())
-	assert.Equal(t, worktree.Identity{Name: "Leash Bot", Email: "bot@example.com"}, c.GitIdentity())
-	assert.ElementsMatch(t, []string{"w3b-t0ken-9f8e7d6c5b4a", "123:abc", "s3cr3t_-0123456789", "xoxb-1", "xapp-1", "signing"}, c.Secrets())
-}
-
-func TestLists(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []string
-	}{
-		{"123", []string{"123"}},
-		{"123,456", []string{"123", "456"}},
-		{" 123 , 456 ,789 ", []string{"123", "456", "789"}},
-		{"123,,456,", []string{"123", "456"}},
-		{" , ", nil},
-		{"", nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			cleanEnv(t)
-			t.Setenv("LEASHD_TELEGRAM_ALLOWED_USERS", tt.in)
-			t.Setenv("LEASHD_SLACK_ALLOWED_USERS", strings.ReplaceAll(tt.in, "1", "U1"))
-			t.Setenv("LEASHD_SLACK_APPROVERS", tt.in)
-			c, err := config.Load()
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, c.TelegramAllowedUsers)
-			assert.Equal(t, tt.want, c.SlackApprovers)
-			var slack []string
-			for _, s := range tt.want {
-				slack = append(slack, strings.ReplaceAll(s, "1", "U1"))
-			}
-			assert.Equal(t, slack, c.SlackAllowedUsers)
-			require.NoError(t, c.Validate())
-		})
-	}
-
-	t.Run("approvers default to the allowed users", func(t *testing.T) {
-		cleanEnv(t)
-		t.Setenv("LEASHD_SLACK_ALLOWED_USERS", "U1, U2")
-		c, err := config.Load()
-		require.NoError(t, err)
-		assert.Equal(t, []string{"U1", "U2"}, c.Approvers())
-	})
 }
 
 // numericVars are the integer variables, with their accepted ranges.
@@ -504,160 +365,84 @@ func valid(t *testing.T) config.Config {
 	return c
 }
 
+// rejectCases each make one value of a valid configuration bad; want are
+// substrings of the one error line: variable, value, what is accepted.
+var rejectCases = []struct {
+	name   string
+	mutate func(*config.Config)
+	want   []string
+}{
+	{"negative timeout", func(c *config.Config) { c.ApprovalTimeoutSeconds = -1 },
+		[]string{`LEASHD_APPROVAL_TIMEOUT_SECONDS="-1"`, "from 0 to 604800 (7 days)"}},
+	{"timeout past 7 days", func(c *config.Config) { c.ApprovalTimeoutSeconds = 604801 },
+		[]string{`LEASHD_APPROVAL_TIMEOUT_SECONDS="604801"`, "from 0 to 604800 (7 days)"}},
+	{"timeout whose nanoseconds wrap around", func(c *config.Config) { c.ApprovalTimeoutSeconds = 18446744074 },
+		[]string{`LEASHD_APPROVAL_TIMEOUT_SECONDS="18446744074"`, "from 0 to 604800 (7 days)"}},
+	{"negative idle", func(c *config.Config) { c.AgentIdleSeconds = -5 },
+		[]string{`LEASHD_AGENT_IDLE_SECONDS="-5"`, "from 0 to 86400 (1 day)"}},
+	{"idle past a day", func(c *config.Config) { c.AgentIdleSeconds = 86401 },
+		[]string{`LEASHD_AGENT_IDLE_SECONDS="86401"`, "from 0 to 86400 (1 day)"}},
+	{"negative turn limit", func(c *config.Config) { c.AgentTimeoutSeconds = -1 },
+		[]string{`LEASHD_AGENT_TIMEOUT_SECONDS="-1"`, "from 0 to 604800 (7 days)"}},
+	{"turn limit that wraps to no limit", func(c *config.Config) { c.AgentTimeoutSeconds = 9999999999 },
+		[]string{`LEASHD_AGENT_TIMEOUT_SECONDS="9999999999"`, "from 0 to 604800 (7 days)"}},
+	{"negative shutdown", func(c *config.Config) { c.ShutdownTimeoutSeconds = -20 },
+		[]string{`LEASHD_SHUTDOWN_TIMEOUT_SECONDS="-20"`, "from 0 to 3600 (1 hour)"}},
+	{"shutdown past an hour", func(c *config.Config) { c.ShutdownTimeoutSeconds = 3601 },
+		[]string{`LEASHD_SHUTDOWN_TIMEOUT_SECONDS="3601"`, "from 0 to 3600 (1 hour)"}},
+	{"no agents", func(c *config.Config) { c.MaxConcurrentAgents = 0 },
+		[]string{`LEASHD_MAX_CONCURRENT_AGENTS="0"`, "from 1 to 1000"}},
+	{"too many agents", func(c *config.Config) { c.MaxConcurrentAgents = 1001 },
+		[]string{`LEASHD_MAX_CONCURRENT_AGENTS="1001"`, "from 1 to 1000"}},
+	{"negative prewarm", func(c *config.Config) { c.Prewarm = -1 },
+		[]string{`LEASHD_PREWARM="-1"`, "from 0 to 16"}},
+	{"too many spares", func(c *config.Config) { c.Prewarm = 17 },
+		[]string{`LEASHD_PREWARM="17"`, "from 0 to 16"}},
+	{"unknown agent", func(c *config.Config) { c.Agent = "gpt" },
+		[]string{`LEASHD_AGENT="gpt"`, "auto, claude, acp, demo"}},
+	{"acp without a command", func(c *config.Config) { c.Agent = "acp"; c.ACPCommand = " " },
+		[]string{"LEASHD_AGENT=acp needs LEASHD_ACP_COMMAND", "gemini --acp"}},
+	{"acp command with shell syntax", func(c *config.Config) { c.Agent = "acp"; c.ACPCommand = "gemini --acp | tee log" },
+		[]string{`LEASHD_ACP_COMMAND="gemini --acp | tee log"`, "needs a shell, and none is run"}},
+	{"acp command unterminated", func(c *config.Config) { c.Agent = "acp"; c.ACPCommand = "'gemini --acp" },
+		[]string{`LEASHD_ACP_COMMAND=`, "unterminated single quote"}},
+	{"agent is case-sensitive", func(c *config.Config) { c.Agent = "Claude" },
+		[]string{`LEASHD_AGENT="Claude"`, "auto, claude, acp, demo"}},
+	{"unknown mode", func(c *config.Config) { c.DefaultMode = "yolo" },
+		[]string{`LEASHD_DEFAULT_MODE="yolo"`, "default, plan, acceptEdits"}},
+	{"bypassPermissions is not offered", func(c *config.Config) { c.DefaultMode = "bypassPermissions" },
+		[]string{`LEASHD_DEFAULT_MODE="bypassPermissions"`, "default, plan, acceptEdits"}},
+	{"log level", func(c *config.Config) { c.LogLevel = "loud" },
+		[]string{`LEASHD_LOG_LEVEL="loud"`, "debug, info, warn, error"}},
+	{"resume after limit", func(c *config.Config) { c.ResumeAfterLimit = "yes" },
+		[]string{`LEASHD_RESUME_AFTER_LIMIT="yes"`, "on, off"}},
+	{"worktrees neither on nor off", func(c *config.Config) { c.Worktrees = "yes" },
+		[]string{`LEASHD_WORKTREES="yes"`, "accepted: on, off"}},
+	{"log format", func(c *config.Config) { c.LogFormat = "xml" },
+		[]string{`LEASHD_LOG_FORMAT="xml"`, "text, json"}},
+	{"agent message limit too small", func(c *config.Config) { c.MaxAgentMessageBytes = 1000 },
+		[]string{`LEASHD_MAX_AGENT_MESSAGE_BYTES="1000"`, "from 262144 to 1073741824"}},
+	{"agent message limit of 0", func(c *config.Config) { c.MaxAgentMessageBytes = 0 },
+		[]string{`LEASHD_MAX_AGENT_MESSAGE_BYTES="0"`, "from 262144"}},
+	{"turn output limit too small", func(c *config.Config) { c.MaxTurnOutputBytes = 10 },
+		[]string{`LEASHD_MAX_TURN_OUTPUT_BYTES="10"`, "from 1024", "or 0 for no limit"}},
+	{"negative turn output limit", func(c *config.Config) { c.MaxTurnOutputBytes = -1 },
+		[]string{`LEASHD_MAX_TURN_OUTPUT_BYTES="-1"`, "from 0 to 1073741824"}},
+	{"empty claude path", func(c *config.Config) { c.ClaudePath = "" },
+		[]string{`LEASHD_CLAUDE_PATH=""`, "path or name"}},
+	{"missing workdir", func(c *config.Config) { c.Workdir = "/does/not/exist" },
+		[]string{`LEASHD_WORKDIR="/does/not/exist"`, "existing directory"}},
+}
+
 func TestValidateRejects(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o600))
-	tests := []struct {
+	tests := append(rejectCases, struct {
 		name   string
 		mutate func(*config.Config)
-		want   []string // substrings of the one error line: variable, value, what is accepted
-	}{
-		{"negative timeout", func(c *config.Config) { c.ApprovalTimeoutSeconds = -1 },
-			[]string{`LEASHD_APPROVAL_TIMEOUT_SECONDS="-1"`, "from 0 to 604800 (7 days)"}},
-		{"timeout past 7 days", func(c *config.Config) { c.ApprovalTimeoutSeconds = 604801 },
-			[]string{`LEASHD_APPROVAL_TIMEOUT_SECONDS="604801"`, "from 0 to 604800 (7 days)"}},
-		{"timeout whose nanoseconds wrap around", func(c *config.Config) { c.ApprovalTimeoutSeconds = 18446744074 },
-			[]string{`LEASHD_APPROVAL_TIMEOUT_SECONDS="18446744074"`, "from 0 to 604800 (7 days)"}},
-		{"negative idle", func(c *config.Config) { c.AgentIdleSeconds = -5 },
-			[]string{`LEASHD_AGENT_IDLE_SECONDS="-5"`, "from 0 to 86400 (1 day)"}},
-		{"idle past a day", func(c *config.Config) { c.AgentIdleSeconds = 86401 },
-			[]string{`LEASHD_AGENT_IDLE_SECONDS="86401"`, "from 0 to 86400 (1 day)"}},
-		{"negative turn limit", func(c *config.Config) { c.AgentTimeoutSeconds = -1 },
-			[]string{`LEASHD_AGENT_TIMEOUT_SECONDS="-1"`, "from 0 to 604800 (7 days)"}},
-		{"turn limit that wraps to no limit", func(c *config.Config) { c.AgentTimeoutSeconds = 9999999999 },
-			[]string{`LEASHD_AGENT_TIMEOUT_SECONDS="9999999999"`, "from 0 to 604800 (7 days)"}},
-		{"negative shutdown", func(c *config.Config) { c.ShutdownTimeoutSeconds = -20 },
-			[]string{`LEASHD_SHUTDOWN_TIMEOUT_SECONDS="-20"`, "from 0 to 3600 (1 hour)"}},
-		{"shutdown past an hour", func(c *config.Config) { c.ShutdownTimeoutSeconds = 3601 },
-			[]string{`LEASHD_SHUTDOWN_TIMEOUT_SECONDS="3601"`, "from 0 to 3600 (1 hour)"}},
-		{"no agents", func(c *config.Config) { c.MaxConcurrentAgents = 0 },
-			[]string{`LEASHD_MAX_CONCURRENT_AGENTS="0"`, "from 1 to 1000"}},
-		{"too many agents", func(c *config.Config) { c.MaxConcurrentAgents = 1001 },
-			[]string{`LEASHD_MAX_CONCURRENT_AGENTS="1001"`, "from 1 to 1000"}},
-		{"negative prewarm", func(c *config.Config) { c.Prewarm = -1 },
-			[]string{`LEASHD_PREWARM="-1"`, "from 0 to 16"}},
-		{"too many spares", func(c *config.Config) { c.Prewarm = 17 },
-			[]string{`LEASHD_PREWARM="17"`, "from 0 to 16"}},
-		{"no event streams", func(c *config.Config) { c.WebMaxStreams = 0 },
-			[]string{`LEASHD_WEB_MAX_STREAMS="0"`, "from 1 to 100000"}},
-		{"negative connections", func(c *config.Config) { c.WebMaxConnections = -1 },
-			[]string{`LEASHD_WEB_MAX_CONNECTIONS="-1"`, "from 0 to 1000000"}},
-		{"unknown agent", func(c *config.Config) { c.Agent = "gpt" },
-			[]string{`LEASHD_AGENT="gpt"`, "auto, claude, acp, demo"}},
-		{"acp without a command", func(c *config.Config) { c.Agent = "acp"; c.ACPCommand = " " },
-			[]string{"LEASHD_AGENT=acp needs LEASHD_ACP_COMMAND", "gemini --acp"}},
-		{"acp command with shell syntax", func(c *config.Config) { c.Agent = "acp"; c.ACPCommand = "gemini --acp | tee log" },
-			[]string{`LEASHD_ACP_COMMAND="gemini --acp | tee log"`, "needs a shell, and none is run"}},
-		{"acp command unterminated", func(c *config.Config) { c.Agent = "acp"; c.ACPCommand = "'gemini --acp" },
-			[]string{`LEASHD_ACP_COMMAND=`, "unterminated single quote"}},
-		{"agent is case-sensitive", func(c *config.Config) { c.Agent = "Claude" },
-			[]string{`LEASHD_AGENT="Claude"`, "auto, claude, acp, demo"}},
-		{"unknown mode", func(c *config.Config) { c.DefaultMode = "yolo" },
-			[]string{`LEASHD_DEFAULT_MODE="yolo"`, "default, plan, acceptEdits"}},
-		{"bypassPermissions is not offered", func(c *config.Config) { c.DefaultMode = "bypassPermissions" },
-			[]string{`LEASHD_DEFAULT_MODE="bypassPermissions"`, "default, plan, acceptEdits"}},
-		{"log level", func(c *config.Config) { c.LogLevel = "loud" },
-			[]string{`LEASHD_LOG_LEVEL="loud"`, "debug, info, warn, error"}},
-		{"resume after limit", func(c *config.Config) { c.ResumeAfterLimit = "yes" },
-			[]string{`LEASHD_RESUME_AFTER_LIMIT="yes"`, "on, off"}},
-		{"worktrees neither on nor off", func(c *config.Config) { c.Worktrees = "yes" },
-			[]string{`LEASHD_WORKTREES="yes"`, "accepted: on, off"}},
-		{"git author without an email", func(c *config.Config) { c.GitAuthor = "leashd" },
-			[]string{`LEASHD_GIT_AUTHOR="leashd"`, "has no <email>", `use "Name <email>"`}},
-		{"git author without a name", func(c *config.Config) { c.GitAuthor = "<a@b>" },
-			[]string{`LEASHD_GIT_AUTHOR="<a@b>"`, "has no name"}},
-		{"log format", func(c *config.Config) { c.LogFormat = "xml" },
-			[]string{`LEASHD_LOG_FORMAT="xml"`, "text, json"}},
-		{"agent message limit too small", func(c *config.Config) { c.MaxAgentMessageBytes = 1000 },
-			[]string{`LEASHD_MAX_AGENT_MESSAGE_BYTES="1000"`, "from 262144 to 1073741824"}},
-		{"agent message limit of 0", func(c *config.Config) { c.MaxAgentMessageBytes = 0 },
-			[]string{`LEASHD_MAX_AGENT_MESSAGE_BYTES="0"`, "from 262144"}},
-		{"turn output limit too small", func(c *config.Config) { c.MaxTurnOutputBytes = 10 },
-			[]string{`LEASHD_MAX_TURN_OUTPUT_BYTES="10"`, "from 1024", "or 0 for no limit"}},
-		{"negative turn output limit", func(c *config.Config) { c.MaxTurnOutputBytes = -1 },
-			[]string{`LEASHD_MAX_TURN_OUTPUT_BYTES="-1"`, "from 0 to 1073741824"}},
-		{"empty claude path", func(c *config.Config) { c.ClaudePath = "" },
-			[]string{`LEASHD_CLAUDE_PATH=""`, "path or name"}},
-		{"missing workdir", func(c *config.Config) { c.Workdir = "/does/not/exist" },
-			[]string{`LEASHD_WORKDIR="/does/not/exist"`, "existing directory"}},
-		{"workdir is a file", func(c *config.Config) { c.Workdir = file },
-			[]string{`LEASHD_WORKDIR="` + file + `"`, "existing directory"}},
-		{"non-numeric Telegram user ID", func(c *config.Config) { c.TelegramAllowedUsers = []string{"123", "@alice"} },
-			[]string{`LEASHD_TELEGRAM_ALLOWED_USERS="@alice"`, "numbers"}},
-		{"non-loopback web address without a token", func(c *config.Config) { c.WebAddr = "0.0.0.0:8080" },
-			[]string{`LEASHD_WEB_ADDR="0.0.0.0:8080"`, "LEASHD_WEB_TOKEN", "127.0.0.1"}},
-		{"all interfaces without a token", func(c *config.Config) { c.WebAddr = ":8080" },
-			[]string{`LEASHD_WEB_ADDR=":8080"`, "LEASHD_WEB_TOKEN"}},
-		{"a public name without a token", func(c *config.Config) { c.WebAddr = "leashd.example.com:443" },
-			[]string{`LEASHD_WEB_ADDR="leashd.example.com:443"`, "LEASHD_WEB_TOKEN"}},
-		{"a space as the token", func(c *config.Config) { c.WebAddr = "0.0.0.0:8080"; c.WebToken = " " },
-			[]string{`LEASHD_WEB_TOKEN="…" is invalid`, "LEASHD_WEB_ADDR=0.0.0.0:8080", "weak (it is 1 character long)", "16 or more random characters"}},
-		{"a one-letter token", func(c *config.Config) { c.WebAddr = ":8080"; c.WebToken = "a" },
-			[]string{`LEASHD_WEB_TOKEN="…" is invalid`, "weak (it is 1 character long)"}},
-		{"a 15-character token", func(c *config.Config) { c.WebAddr = "10.0.0.1:8080"; c.WebToken = "0123456789abcde" },
-			[]string{`LEASHD_WEB_TOKEN="…" is invalid`, "weak (it is 15 characters long)"}},
-		{"a token of one repeated character", func(c *config.Config) { c.WebAddr = "0.0.0.0:8080"; c.WebToken = strings.Repeat("a", 64) },
-			[]string{`LEASHD_WEB_TOKEN="…" is invalid`, "weak (it is one character repeated)"}},
-		{"a token of repeated spaces", func(c *config.Config) { c.WebAddr = "0.0.0.0:8080"; c.WebToken = strings.Repeat(" ", 20) },
-			[]string{`LEASHD_WEB_TOKEN="…" is invalid`, "weak (it is one character repeated)"}},
-		{"a token ending in a newline", func(c *config.Config) { c.WebAddr = "0.0.0.0:8080"; c.WebToken = strongSecret + "\n" },
-			[]string{`LEASHD_WEB_TOKEN="…" is invalid`, "ends with a space or holds a control character"}},
-		{"a token of 16 multi-byte characters counts characters", func(c *config.Config) { c.WebAddr = "0.0.0.0:8080"; c.WebToken = strings.Repeat("é", 7) + "a" },
-			[]string{`LEASHD_WEB_TOKEN="…" is invalid`, "it is 8 characters long"}},
-		{"web address without a port", func(c *config.Config) { c.WebAddr = "8080" },
-			[]string{`LEASHD_WEB_ADDR="8080"`, "host:port", "off"}},
-		{"web port by name", func(c *config.Config) { c.WebAddr = "127.0.0.1:http" },
-			[]string{`LEASHD_WEB_ADDR="127.0.0.1:http"`, "0 to 65535"}},
-		{"web port too large", func(c *config.Config) { c.WebAddr = "127.0.0.1:70000" },
-			[]string{`LEASHD_WEB_ADDR="127.0.0.1:70000"`, "0 to 65535"}},
-		{"Telegram API URL without scheme", func(c *config.Config) { c.TelegramBotToken = "1:a"; c.TelegramApiURL = "api.telegram.org" },
-			[]string{`LEASHD_TELEGRAM_API_URL="api.telegram.org"`, "http(s)"}},
-		{"Telegram API URL ftp", func(c *config.Config) { c.TelegramBotToken = "1:a"; c.TelegramApiURL = "ftp://api.telegram.org" },
-			[]string{`LEASHD_TELEGRAM_API_URL="ftp://api.telegram.org"`, "http(s)"}},
-		{"webhook URL without secret", func(c *config.Config) {
-			c.TelegramBotToken = "1:a"
-			c.TelegramWebhookURL = "https://bot.example.com/tg"
-		},
-			[]string{"LEASHD_TELEGRAM_WEBHOOK_SECRET is empty", "A-Z, a-z, 0-9"}},
-		{"webhook URL not https", func(c *config.Config) {
-			c.TelegramBotToken = "1:a"
-			c.TelegramWebhookURL = "http://bot.example.com/tg"
-			c.TelegramWebhookSecret = strongSecret
-		}, []string{`LEASHD_TELEGRAM_WEBHOOK_URL="http://bot.example.com/tg"`, "https://"}},
-		{"webhook with the web page off", func(c *config.Config) {
-			c.WebAddr = "off"
-			c.TelegramBotToken = "1:a"
-			c.TelegramWebhookURL = "https://bot.example.com/tg"
-			c.TelegramWebhookSecret = strongSecret
-		}, []string{`LEASHD_TELEGRAM_WEBHOOK_URL="https://bot.example.com/tg"`, "LEASHD_WEB_ADDR", "off", "long polling"}},
-		{"weak webhook secret", func(c *config.Config) {
-			c.TelegramBotToken = "1:a"
-			c.TelegramWebhookURL = "https://bot.example.com/tg"
-			c.TelegramWebhookSecret = "abc"
-		}, []string{`LEASHD_TELEGRAM_WEBHOOK_SECRET="…" is invalid`, "weak (it is 3 characters long)", "16 to 256"}},
-		{"webhook secret of one repeated character", func(c *config.Config) {
-			c.TelegramBotToken = "1:a"
-			c.TelegramWebhookURL = "https://bot.example.com/tg"
-			c.TelegramWebhookSecret = strings.Repeat("x", 40)
-		}, []string{`LEASHD_TELEGRAM_WEBHOOK_SECRET="…" is invalid`, "one character repeated"}},
-		{"webhook secret with bad characters", func(c *config.Config) { c.TelegramWebhookSecret = "has space!" },
-			[]string{`LEASHD_TELEGRAM_WEBHOOK_SECRET="…"`, "1-256 characters"}},
-		{"webhook secret too long", func(c *config.Config) { c.TelegramWebhookSecret = strings.Repeat("a", 257) },
-			[]string{`LEASHD_TELEGRAM_WEBHOOK_SECRET="…"`, "1-256 characters"}},
-		{"slack bot token alone", func(c *config.Config) { c.SlackBotToken = "xoxb-1" },
-			[]string{"LEASHD_SLACK_BOT_TOKEN is set", "LEASHD_SLACK_APP_TOKEN (Socket Mode)", "LEASHD_SLACK_SIGNING_SECRET (HTTP mode)"}},
-		{"slack app token without bot token", func(c *config.Config) { c.SlackAppToken = "xapp-1" },
-			[]string{"without LEASHD_SLACK_BOT_TOKEN"}},
-		{"slack signing secret without bot token", func(c *config.Config) { c.SlackSigningSecret = "sig" },
-			[]string{"without LEASHD_SLACK_BOT_TOKEN"}},
-		{"slack HTTP mode with the web page off", func(c *config.Config) {
-			c.WebAddr = "off"
-			c.SlackBotToken = "xoxb-1"
-			c.SlackSigningSecret = "sig"
-		}, []string{"LEASHD_SLACK_SIGNING_SECRET=", "LEASHD_WEB_ADDR", "Socket Mode"}},
-		{"slack API URL", func(c *config.Config) { c.SlackApiURL = "slack.com/api" },
-			[]string{`LEASHD_SLACK_API_URL="slack.com/api"`, "http(s)"}},
-	}
+		want   []string
+	}{"workdir is a file", func(c *config.Config) { c.Workdir = file },
+		[]string{`LEASHD_WORKDIR="` + file + `"`, "existing directory"}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := valid(t)
@@ -669,11 +454,6 @@ func TestValidateRejects(t *testing.T) {
 			for _, s := range tt.want {
 				assert.Contains(t, err.Error(), s)
 			}
-			for _, secret := range c.Secrets() {
-				if len(strings.TrimSpace(secret)) >= 6 { // shorter ones occur in any text
-					assert.NotContains(t, err.Error(), secret, "a secret was printed")
-				}
-			}
 		})
 	}
 }
@@ -684,20 +464,6 @@ func TestValidateAccepts(t *testing.T) {
 		mutate func(*config.Config)
 	}{
 		{"defaults", func(*config.Config) {}},
-		{"non-loopback with a token", func(c *config.Config) { c.WebAddr = "0.0.0.0:8080"; c.WebToken = strongSecret }},
-		{"all interfaces with a token", func(c *config.Config) { c.WebAddr = ":8080"; c.WebToken = strongSecret }},
-		{"a token of exactly 16 characters", func(c *config.Config) { c.WebAddr = ":8080"; c.WebToken = "0123456789abcdef" }},
-		{"a token of two characters repeated", func(c *config.Config) { c.WebAddr = ":8080"; c.WebToken = strings.Repeat("ab", 8) }},
-		{"a weak token on loopback", func(c *config.Config) { c.WebToken = "a" }},
-		{"a space as the token on localhost", func(c *config.Config) { c.WebAddr = "localhost:8080"; c.WebToken = " " }},
-		{"a weak token with the web page off", func(c *config.Config) { c.WebAddr = "off"; c.WebToken = "a" }},
-		{"a weak webhook secret without a webhook", func(c *config.Config) { c.TelegramWebhookSecret = "abc" }},
-		{"off", func(c *config.Config) { c.WebAddr = "off" }},
-		{"OFF", func(c *config.Config) { c.WebAddr = "OFF" }},
-		{"localhost", func(c *config.Config) { c.WebAddr = "localhost:8080" }},
-		{"IPv6 loopback", func(c *config.Config) { c.WebAddr = "[::1]:8080" }},
-		{"another loopback address", func(c *config.Config) { c.WebAddr = "127.0.0.2:9000" }},
-		{"port 0", func(c *config.Config) { c.WebAddr = "127.0.0.1:0" }},
 		{"no timeout", func(c *config.Config) { c.ApprovalTimeoutSeconds = 0; c.AgentTimeoutSeconds = 0 }},
 		{"plan mode", func(c *config.Config) { c.DefaultMode = "plan" }},
 		{"acceptEdits mode", func(c *config.Config) { c.DefaultMode = "acceptEdits" }},
@@ -708,23 +474,6 @@ func TestValidateAccepts(t *testing.T) {
 		{"warning", func(c *config.Config) { c.LogLevel = "warning" }},
 		{"output limits at their bounds", func(c *config.Config) { c.MaxAgentMessageBytes = 256 << 10; c.MaxTurnOutputBytes = 1024 }},
 		{"no turn output limit", func(c *config.Config) { c.MaxAgentMessageBytes = 1 << 30; c.MaxTurnOutputBytes = 0 }},
-		{"Telegram long polling", func(c *config.Config) {
-			c.TelegramBotToken = "1:a"
-			c.TelegramAllowedUsers = []string{"123456789", "-100200300"}
-		}},
-		{"Telegram webhook", func(c *config.Config) {
-			c.TelegramBotToken = "1:a"
-			c.TelegramWebhookURL = "https://bot.example.com/tg"
-			c.TelegramWebhookSecret = "Abc_-09" + strings.Repeat("x", 9)
-		}},
-		{"Telegram API URL of a fake server", func(c *config.Config) { c.TelegramBotToken = "1:a"; c.TelegramApiURL = "http://127.0.0.1:1234" }},
-		{"Slack Socket Mode with the web page off", func(c *config.Config) {
-			c.WebAddr = "off"
-			c.SlackBotToken = "xoxb-1"
-			c.SlackAppToken = "xapp-1"
-		}},
-		{"Slack HTTP mode", func(c *config.Config) { c.SlackBotToken = "xoxb-1"; c.SlackSigningSecret = "sig" }},
-		{"Slack API URL", func(c *config.Config) { c.SlackApiURL = "http://127.0.0.1:9/api/" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -732,41 +481,6 @@ func TestValidateAccepts(t *testing.T) {
 			tt.mutate(&c)
 			assert.NoError(t, c.Validate())
 		})
-	}
-}
-
-func TestValidateReportsEverythingAtOnce(t *testing.T) {
-	c := valid(t)
-	c.ApprovalTimeoutSeconds = -1
-	c.Agent = "gpt"
-	c.DefaultMode = "yolo"
-	c.TelegramAllowedUsers = []string{"alice", "bob"}
-	c.WebAddr = "0.0.0.0:8080"
-	c.SlackBotToken = "xoxb-1"
-	err := c.Validate()
-	require.Error(t, err)
-	lines := strings.Split(err.Error(), "\n")
-	assert.Len(t, lines, 7, "%v", err)
-	for _, want := range []string{
-		"LEASHD_APPROVAL_TIMEOUT_SECONDS", "LEASHD_AGENT=", "LEASHD_DEFAULT_MODE", `"alice"`, `"bob"`,
-		"LEASHD_WEB_ADDR", "LEASHD_SLACK_BOT_TOKEN",
-	} {
-		assert.Contains(t, err.Error(), want)
-	}
-	for _, l := range lines {
-		assert.True(t, strings.HasPrefix(l, "LEASHD_"), "each line starts with the variable: %q", l)
-	}
-	var joined interface{ Unwrap() []error }
-	require.True(t, errors.As(err, &joined))
-	assert.Len(t, joined.Unwrap(), 7)
-}
-
-func TestIsLoopback(t *testing.T) {
-	for host, want := range map[string]bool{
-		"localhost": true, "127.0.0.1": true, "127.1.2.3": true, "::1": true,
-		"0.0.0.0": false, "": false, "::": false, "192.168.1.2": false, "example.com": false, "localhost.example.com": false,
-	} {
-		assert.Equal(t, want, config.IsLoopback(host), host)
 	}
 }
 
@@ -797,28 +511,20 @@ func lineWith(out, name string) string {
 	return ""
 }
 
-// LEASHD_APPROVAL_QUORUM is 1 to 20; LEASHD_TELEGRAM_APPROVERS are numbers;
-// without approvers the allowed users decide.
-func TestApprovalQuorumAndTelegramApprovers(t *testing.T) {
-	for _, tc := range []struct{ env, value, want string }{
-		{"LEASHD_APPROVAL_QUORUM", "0", "LEASHD_APPROVAL_QUORUM"},
-		{"LEASHD_APPROVAL_QUORUM", "21", "LEASHD_APPROVAL_QUORUM"},
-		{"LEASHD_APPROVAL_QUORUM", "two", "LEASHD_APPROVAL_QUORUM"},
-		{"LEASHD_TELEGRAM_APPROVERS", "42,@bob", "Telegram user IDs are numbers"},
-	} {
+// LEASHD_APPROVAL_QUORUM is 1 to 20.
+func TestApprovalQuorum(t *testing.T) {
+	for _, value := range []string{"0", "21", "two"} {
 		cleanEnv(t)
-		t.Setenv(tc.env, tc.value)
+		t.Setenv("LEASHD_APPROVAL_QUORUM", value)
 		c, err := config.Load()
 		if err == nil {
 			err = c.Validate()
 		}
-		require.Error(t, err, "%s=%s", tc.env, tc.value)
-		assert.Contains(t, err.Error(), tc.want)
+		require.Error(t, err, "LEASHD_APPROVAL_QUORUM=%s", value)
+		assert.Contains(t, err.Error(), "LEASHD_APPROVAL_QUORUM")
 	}
 	cleanEnv(t)
-	t.Setenv("LEASHD_TELEGRAM_ALLOWED_USERS", "7")
 	c, err := config.Load()
 	require.NoError(t, err)
 	assert.Equal(t, 1, c.ApprovalQuorum)
-	assert.Equal(t, []string{"7"}, c.TelegramDeciders())
 }

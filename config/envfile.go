@@ -10,13 +10,15 @@ import (
 // WriteEnvExample writes an environment file listing every LEASHD_ variable,
 // commented out with its default and preceded by its description: the
 // format of systemd's EnvironmentFile=, docker --env-file and compose's
-// env_file. deploy/leashd.env.example is generated with it.
-func WriteEnvExample(w io.Writer) error {
+// env_file: Config's variables, then each section's.
+// deploy/leashd.env.example is generated with it.
+func WriteEnvExample(w io.Writer, sections ...Section) error {
 	if _, err := io.WriteString(w, envExampleHeader); err != nil {
 		return fmt.Errorf("writing environment example: %w", err)
 	}
-	var c Config
-	if err := envconfig.Usagef(Prefix, &c, w, envExampleFormat); err != nil {
+	if err := eachSection(sections, func(prefix string, spec any) error {
+		return envconfig.Usagef(prefix, spec, w, envExampleFormat)
+	}); err != nil {
 		return fmt.Errorf("writing environment example: %w", err)
 	}
 	return nil

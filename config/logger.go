@@ -17,11 +17,11 @@ import (
 const Redacted = "[REDACTED]"
 
 // NewLogger returns the logger leashd writes to w: text or JSON
-// (LEASHD_LOG_FORMAT), at the level of LEASHD_LOG_LEVEL, with every secret
-// of cfg (tokens, signing and webhook secrets) replaced by [REDACTED]
+// (LEASHD_LOG_FORMAT), at the level of LEASHD_LOG_LEVEL, with every one of
+// secrets (the chat apps' tokens, signing and webhook secrets) replaced by [REDACTED]
 // wherever it appears: the message, attribute keys and values, groups,
 // errors and anything formatted with fmt.
-func NewLogger(cfg Config, w io.Writer) (*slog.Logger, error) {
+func NewLogger(cfg Config, w io.Writer, secrets ...string) (*slog.Logger, error) {
 	level, err := ParseLogLevel(cfg.LogLevel)
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func NewLogger(cfg Config, w io.Writer) (*slog.Logger, error) {
 	default:
 		return nil, fmt.Errorf("%s_LOG_FORMAT=%q is invalid: accepted: text, json", Prefix, cfg.LogFormat)
 	}
-	return slog.New(NewRedactingHandler(h, cfg.Secrets())), nil
+	return slog.New(NewRedactingHandler(h, secrets)), nil
 }
 
 // ParseLogLevel reads a LEASHD_LOG_LEVEL value: debug, info, warn (or

@@ -34,17 +34,16 @@ type field struct {
 }
 
 // fields lists Config's variables with the names envconfig gives them.
-func fields() []field { return fieldsWith(Prefix) }
+func fields() []field { return fieldsOf(Prefix, reflect.TypeFor[Config]()) }
 
-func fieldsWith(prefix string) []field {
-	var c Config
+// fieldsOf lists the variables of the struct type typ read under prefix.
+func fieldsOf(prefix string, typ reflect.Type) []field {
 	var buf bytes.Buffer
 	// The template sees envconfig's own variable list, so the names are
 	// exactly the ones Process reads.
-	if err := envconfig.Usagef(prefix, &c, &buf, "{{range .}}{{.Key}} {{.Name}}\n{{end}}"); err != nil {
-		panic("config: listing variables: " + err.Error()) // Config is a struct: cannot happen
+	if err := envconfig.Usagef(prefix, reflect.New(typ).Interface(), &buf, "{{range .}}{{.Key}} {{.Name}}\n{{end}}"); err != nil {
+		panic("config: listing variables: " + err.Error()) // typ is a struct: cannot happen
 	}
-	typ := reflect.TypeFor[Config]()
 	var out []field
 	for line := range strings.SplitSeq(strings.TrimSpace(buf.String()), "\n") {
 		key, name, _ := strings.Cut(line, " ")
@@ -142,8 +141,13 @@ func readsItself(t reflect.Type) bool {
 // the variable, the value and what is accepted. envconfig still does the
 // rest (names, defaults, lists, strings), on a copy of Config whose numeric
 // and boolean fields are strings.
-func process(prefix string, lookup func(string) (string, bool), c *Config) error {
-	typ := reflect.TypeFor[Config]()
+//
+// dst points to a struct: Config, or a chat app's settings (see Section).
+// A list ([]string) is read comma-separated, each item trimmed of spaces
+// and empty items dropped.
+func process(prefix string, lookup func(string) (string, bool), dst any) error {
+	cv := reflect.ValueOf(dst).Elem()
+	typ := cv.Type()
 	var sfs []reflect.StructField
 	var index []int // index in Config of sfs[i]
 	for i := range typ.NumField() {
@@ -163,15 +167,17 @@ func process(prefix string, lookup func(string) (string, bool), c *Config) error
 		return parseErrorMessage(err)
 	}
 	byName := map[string]field{}
-	for _, f := range fieldsWith(prefix) {
+	for _, f := range fieldsOf(prefix, typ) {
 		byName[f.sf.Name] = f
 	}
-	cv := reflect.ValueOf(c).Elem()
 	var errs []error
 	for i, sf := range sfs {
 		src, dst := raw.Elem().Field(i), cv.Field(index[i])
 		if !readsItself(dst.Type()) {
 			dst.Set(src)
+			if list, ok := dst.Interface().([]string); ok {
+				dst.Set(reflect.ValueOf(trimList(list)))
+			}
 			continue
 		}
 		f, ok := byName[sf.Name]
@@ -247,11 +253,11 @@ func setScalar(f field, dst reflect.Value, value string) error {
 	return nil
 }
 
-// checkRanges returns one error per integer variable outside its range.
-func (c Config) checkRanges() []error {
+// checkRanges returns one error per integer variable of v (a struct read
+// under prefix) outside its range.
+func checkRanges(prefix string, v reflect.Value) []error {
 	var errs []error
-	v := reflect.ValueOf(c)
-	for _, f := range fields() {
+	for _, f := range fieldsOf(prefix, v.Type()) {
 		r, ok := rangeOf(f)
 		if !ok {
 			continue

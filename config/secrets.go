@@ -34,5 +34,5 @@ func WeakSecret(s string) string {
 	return ""
 }
 
-// weakSecretAdvice ends a weak-secret message with how to make a good one.
-const weakSecretAdvice = "random characters (not one repeated), e.g. from `openssl rand -hex 32`"
+// WeakSecretAdvice ends a weak-secret message with how to make a good one.
+const WeakSecretAdvice = "random characters (not one repeated), e.g. from `openssl rand -hex 32`"

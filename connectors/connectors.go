@@ -2,7 +2,10 @@
 // receives people's messages and taps and hands them to a Handler (the
 // engine); the engine sends output back through the Connector's Output
 // methods. Sub-packages implement it for Telegram, Slack, the web page and
-// the terminal. Nothing here knows which agent runs behind the engine.
+// the terminal. A chat app that leashd serves also implements App (its
+// settings, checks, secrets and connector), so that adding one is a
+// package here and one line in cmd/leashd's list of chat apps. Nothing here
+// knows which agent runs behind the engine.
 package connectors
 
 import (
@@ -107,8 +110,9 @@ type GroupTeller interface {
 	IsGroupChat(chatID string) bool
 }
 
-// Mounter is implemented by connectors that serve HTTP endpoints on the web
-// address (Telegram webhooks, Slack HTTP mode).
+// Mounter is implemented by connectors that serve HTTP endpoints on
+// leashd's HTTP server (the web page and API, Telegram webhooks, Slack HTTP
+// mode); cmd/leashd mounts them.
 type Mounter interface {
 	Mount(mux *http.ServeMux)
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"debug/elf"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -22,6 +23,9 @@ import (
 
 	"github.com/leashd/leashd/config"
 	"github.com/leashd/leashd/config/testenv"
+	"github.com/leashd/leashd/connectors/slack"
+	"github.com/leashd/leashd/connectors/telegram"
+	"github.com/leashd/leashd/connectors/web"
 )
 
 var update = flag.Bool("update", false, "rewrite leashd.env.example from config.Config")
@@ -30,7 +34,7 @@ var update = flag.Bool("update", false, "rewrite leashd.env.example from config.
 func knownVars(t *testing.T) map[string]string {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, config.WriteEnvExample(&buf))
+	require.NoError(t, config.WriteEnvExample(&buf, chatAppSections()...))
 	out := map[string]string{}
 	sc := bufio.NewScanner(&buf)
 	for sc.Scan() {
@@ -42,9 +46,20 @@ func knownVars(t *testing.T) map[string]string {
 	return out
 }
 
+// chatAppSections are the chat apps' settings, as cmd/leashd's chatApps
+// lists them (cmd/leashd's TestEnvExampleListsEveryChatApp keeps the two
+// in step).
+func chatAppSections() []config.Section {
+	return []config.Section{
+		{Name: "telegram", Settings: &telegram.Config{}},
+		{Name: "slack", Settings: &slack.Config{}},
+		{Name: "web", Settings: &web.Config{}},
+	}
+}
+
 func TestEnvExampleMatchesConfig(t *testing.T) {
 	var want bytes.Buffer
-	require.NoError(t, config.WriteEnvExample(&want))
+	require.NoError(t, config.WriteEnvExample(&want, chatAppSections()...))
 	if *update {
 		require.NoError(t, os.WriteFile("leashd.env.example", want.Bytes(), 0o644))
 	}
@@ -233,18 +248,18 @@ func k8sEnv(t *testing.T, objs []object, c any, known map[string]string, port in
 // says to put there.
 func k8sPlaceholderTokenRefused(t *testing.T, env map[string]string, sec object) {
 	cfg := config.Defaults()
-	cfg.WebAddr, cfg.WebToken = env["LEASHD_WEB_ADDR"], env["LEASHD_WEB_TOKEN"]
+	webCfg := web.Config{Addr: env["LEASHD_WEB_ADDR"], Token: env["LEASHD_WEB_TOKEN"], MaxStreams: web.DefaultMaxStreams}
 	cfg.LogFormat, cfg.LogLevel = env["LEASHD_LOG_FORMAT"], env["LEASHD_LOG_LEVEL"]
 	cfg.Workdir = t.TempDir()
-	err := cfg.Validate()
+	err := errors.Join(cfg.Validate(), webCfg.Validate())
 	require.Error(t, err, "leashd must refuse to start with the Secret's placeholder token %q", env["LEASHD_WEB_TOKEN"])
 	assert.Contains(t, err.Error(), `LEASHD_WEB_TOKEN="…" is invalid`)
 	assert.Contains(t, err.Error(), "16 or more random characters")
 	secretText, err := os.ReadFile(sec.path)
 	require.NoError(t, err)
 	assert.Contains(t, string(secretText), "openssl rand -hex 32", "secret.yaml says how to make a token")
-	cfg.WebToken = "3f9c2a7be1d04c58a6f1e2d3c4b5a697" // what openssl rand -hex 16 prints
-	require.NoError(t, cfg.Validate())
+	webCfg.Token = "3f9c2a7be1d04c58a6f1e2d3c4b5a697" // what openssl rand -hex 16 prints
+	require.NoError(t, errors.Join(cfg.Validate(), webCfg.Validate()))
 }
 
 // k8sStorage checks that the database lives on the PersistentVolumeClaim,

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leashd/leashd/config"
 	"github.com/leashd/leashd/interactions"
 	"github.com/leashd/leashd/interactions/client"
 )
@@ -73,11 +72,11 @@ func defaultURL(addr string) string {
 }
 
 // runAsk is `leashd ask`. It returns an exitCode (nil: answered).
-func runAsk(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) error {
+func runAsk(ctx context.Context, cfg settings, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("leashd ask", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	url := fs.String("url", "", "")
-	token := fs.String("token", cfg.WebToken, "")
+	token := fs.String("token", cfg.web.Token, "")
 	chat := fs.String("chat", "", "")
 	header := fs.String("header", "", "")
 	multi := fs.Bool("multi", false, "")
@@ -111,10 +110,10 @@ func runAsk(ctx context.Context, cfg config.Config, args []string, stdout, stder
 		return fail("--multi needs --option flags to choose from")
 	}
 	if *url == "" {
-		if !cfg.WebEnabled() {
+		if !cfg.web.Serves() {
 			return fail("LEASHD_WEB_ADDR is off: give leashd's address with --url")
 		}
-		*url = defaultURL(cfg.WebAddr)
+		*url = defaultURL(cfg.web.Addr)
 	}
 	req := client.Request{ChatID: *chat, Kind: "question", Question: question, Header: *header, MultiSelect: *multi,
 		TimeoutSeconds: int((*timeout + time.Second - 1) / time.Second)}

@@ -43,7 +43,8 @@ Flags:
 
 // runChat is `leashd chat`: the terminal connector in front of an engine of
 // its own.
-func runChat(ctx context.Context, cfg config.Config, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func runChat(ctx context.Context, s settings, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg := s.Config
 	fs := flag.NewFlagSet("leashd chat", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	chatID := fs.String("chat", "local", "")
@@ -68,7 +69,7 @@ func runChat(ctx context.Context, cfg config.Config, args []string, stdin io.Rea
 	}
 	term := terminal.New(stdin, stdout, terminal.WithChat(strings.TrimSpace(*chatID)), terminal.WithUser(name, name))
 
-	log, closeLog, err := chatLogger(cfg, *logFile, stderr, term)
+	log, closeLog, err := chatLogger(cfg, s.secrets(), *logFile, stderr, term)
 	if err != nil {
 		return err
 	}
@@ -126,14 +127,14 @@ func (q *quitting) Run(ctx context.Context, h connectors.Handler) error {
 
 // chatLogger logs to file at LEASHD_LOG_LEVEL, or else warnings only: to
 // stderr when it is not the terminal the chat runs in, otherwise above the
-// prompt, never over it.
-func chatLogger(cfg config.Config, file string, stderr io.Writer, t *terminal.Connector) (*slog.Logger, func(), error) {
+// prompt, never over it; secrets are redacted.
+func chatLogger(cfg config.Config, secrets []string, file string, stderr io.Writer, t *terminal.Connector) (*slog.Logger, func(), error) {
 	if file != "" {
 		f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return nil, nil, fmt.Errorf("leashd chat: --log %q: %w", file, err)
 		}
-		log, err := config.NewLogger(cfg, f)
+		log, err := config.NewLogger(cfg, f, secrets...)
 		if err != nil {
 			f.Close()
 			return nil, nil, err
@@ -145,7 +146,7 @@ func chatLogger(cfg config.Config, file string, stderr io.Writer, t *terminal.Co
 		w = t.LogWriter()
 	}
 	cfg.LogLevel = "warn"
-	log, err := config.NewLogger(cfg, w)
+	log, err := config.NewLogger(cfg, w, secrets...)
 	if err != nil {
 		return nil, nil, err
 	}

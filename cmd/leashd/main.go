@@ -65,7 +65,7 @@ Usage:
 
 Environment:
 `)
-	_ = config.Usage(w)
+	_ = config.Usage(w, sections()...)
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -78,7 +78,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runPolicy(args[1:], stdout, stderr)
 		}
 	}
-	cfg, err := config.Load()
+	cfg, err := loadSettings()
 	if len(args) > 0 && args[0] == "ask" {
 		// A client of a running leashd: only the web address and token
 		// matter, and the server's settings need not be valid here.
@@ -107,9 +107,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "chat":
 		return runChat(ctx, cfg, args[1:], stdin, stdout, stderr)
 	case "audit":
-		return runAudit(ctx, cfg, args[1:], stdout, stderr)
+		return runAudit(ctx, cfg.Config, args[1:], stdout, stderr)
 	case "worktrees":
-		return runWorktrees(ctx, cfg, args[1:], stdout, stderr)
+		return runWorktrees(ctx, cfg.Config, args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, ask, mcp, worktrees, policy, -h)\n", args[0])
 		return errUsage

@@ -45,15 +45,27 @@ func cleanEnv(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 }
 
-// variables walks config.Config and returns each field's variable name
-// (envconfig's naming: split_words splits CamelCase, acronyms kept whole)
-// with its field, so a variable missing from -h fails the test.
+// variables walks config.Config and every chat app's settings and returns
+// each field's variable name (envconfig's naming: split_words splits
+// CamelCase, acronyms kept whole; an app's fields are prefixed with
+// LEASHD_<APP>_) with its field, so a variable missing from -h fails the
+// test.
 func variables(t *testing.T) map[string]reflect.StructField {
 	t.Helper()
+	out := map[string]reflect.StructField{}
+	addVariables(out, config.Prefix, reflect.TypeFor[config.Config]())
+	for _, a := range chatApps() {
+		addVariables(out, config.Prefix+"_"+strings.ToUpper(a.Name()), reflect.TypeOf(a.Settings()).Elem())
+	}
+	require.Greater(t, len(out), 30)
+	return out
+}
+
+// addVariables adds the variables of the struct type typ read under
+// prefix to out.
+func addVariables(out map[string]reflect.StructField, prefix string, typ reflect.Type) {
 	gather := regexp.MustCompile("([^A-Z]+|[A-Z]+[^A-Z]+|[A-Z]+)")
 	acronym := regexp.MustCompile("([A-Z]+)([A-Z][^A-Z]+)")
-	out := map[string]reflect.StructField{}
-	typ := reflect.TypeFor[config.Config]()
 	for i := range typ.NumField() {
 		f := typ.Field(i)
 		name := f.Name
@@ -70,10 +82,8 @@ func variables(t *testing.T) map[string]reflect.StructField {
 			}
 			name = strings.Join(words, "_")
 		}
-		out[config.Prefix+"_"+strings.ToUpper(name)] = f
+		out[prefix+"_"+strings.ToUpper(name)] = f
 	}
-	require.Greater(t, len(out), 20)
-	return out
 }
 
 func TestHelpListsEveryVariable(t *testing.T) {

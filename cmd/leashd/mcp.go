@@ -10,7 +10,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/leashd/leashd/config"
 	"github.com/leashd/leashd/engine/agent/claude"
 	"github.com/leashd/leashd/engine/mcpserver"
 	"github.com/leashd/leashd/interactions/client"
@@ -33,11 +32,11 @@ Flags:
 
 // runMCP is `leashd mcp`: an MCP server on stdio, proxying to a running
 // leashd's HTTP API.
-func runMCP(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) error {
+func runMCP(ctx context.Context, cfg settings, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("leashd mcp", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	url := fs.String("url", "", "")
-	token := fs.String("token", cfg.WebToken, "")
+	token := fs.String("token", cfg.web.Token, "")
 	chat := fs.String("chat", mcpserver.DefaultChat, "")
 	wd, _ := os.Getwd()
 	workDir := fs.String("workdir", wd, "")
@@ -55,11 +54,11 @@ func runMCP(ctx context.Context, cfg config.Config, args []string, stdout, stder
 		return errUsage
 	}
 	if *url == "" {
-		if !cfg.WebEnabled() {
+		if !cfg.web.Serves() {
 			fmt.Fprintln(stderr, "leashd mcp: LEASHD_WEB_ADDR is off: give leashd's address with --url")
 			return errUsage
 		}
-		*url = defaultURL(cfg.WebAddr)
+		*url = defaultURL(cfg.web.Addr)
 	}
 	s := mcpserver.New(client.New(*url, *token), *chat, mcpserver.Options{WorkDir: *workDir, PermissionResult: claude.PermissionResult})
 	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {

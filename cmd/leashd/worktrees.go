@@ -23,7 +23,7 @@ func worktreesFor(ctx context.Context, cfg config.Config) (*worktree.Manager, er
 }
 
 func openWorktrees(ctx context.Context, cfg config.Config, stateDir string) (*worktree.Manager, error) {
-	m, err := worktree.New(ctx, cfg.Workdir, stateDir, worktree.WithAuthor(cfg.GitIdentity()))
+	m, err := worktree.New(ctx, cfg.Workdir, stateDir, worktree.WithAuthor(gitIdentity(cfg.GitAuthor)))
 	if errors.Is(err, worktree.ErrNotRepo) {
 		return nil, fmt.Errorf("LEASHD_WORKTREES=on, but LEASHD_WORKDIR=%s is not inside a git repository: run `git init` there and commit, point LEASHD_WORKDIR at a repository, or set LEASHD_WORKTREES=off", cfg.Workdir)
 	}

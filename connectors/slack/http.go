@@ -19,16 +19,16 @@ import (
 const maxBody = 1 << 20
 
 // Mount implements connectors.Mounter: in HTTP mode (a signing secret and
-// no app token) it serves EventsPath, InteractionsPath and CommandsPath.
+// no app token) it serves eventsPath, interactionsPath and commandsPath.
 // Every request's signature is verified over the raw body (bad or stale:
 // 401, nothing processed) and answered at once; the work happens after.
 func (c *Connector) Mount(mux *http.ServeMux) {
 	if c.secret == "" || c.appToken != "" {
 		return
 	}
-	mux.HandleFunc("POST "+EventsPath, c.serveEvents)
-	mux.HandleFunc("POST "+InteractionsPath, c.serveInteractions)
-	mux.HandleFunc("POST "+CommandsPath, c.serveCommands)
+	mux.HandleFunc("POST "+eventsPath, c.serveEvents)
+	mux.HandleFunc("POST "+interactionsPath, c.serveInteractions)
+	mux.HandleFunc("POST "+commandsPath, c.serveCommands)
 }
 
 // verified reads the body and checks Slack's signature and timestamp.

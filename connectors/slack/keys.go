@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Chat IDs. A direct message conversation is one chat, "slack:<channel>"
+// chatRef is a chat ID. A direct message conversation is one chat, "slack:<channel>"
 // (e.g. "slack:D024BE91L"). In a channel, each thread started by mentioning
 // the bot is one chat, "slack:<channel>:<thread_ts>" (e.g.
 // "slack:C123:1700000000.000100"): everything leashd says for that session
@@ -19,16 +19,16 @@ type chatRef struct {
 
 func (c chatRef) String() string {
 	if c.thread == "" {
-		return Name + ":" + c.channel
+		return appName + ":" + c.channel
 	}
-	return Name + ":" + c.channel + ":" + c.thread
+	return appName + ":" + c.channel + ":" + c.thread
 }
 
 var errBadChat = errors.New("not a Slack chat ID")
 
 // parseChat decodes a chat ID of this connector.
 func parseChat(id string) (chatRef, error) {
-	rest, ok := strings.CutPrefix(id, Name+":")
+	rest, ok := strings.CutPrefix(id, appName+":")
 	if !ok {
 		return chatRef{}, fmt.Errorf("%w: %q (expected slack:<channel> or slack:<channel>:<thread_ts>)", errBadChat, id)
 	}

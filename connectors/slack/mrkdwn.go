@@ -4,14 +4,14 @@ import (
 	"strings"
 )
 
-// Mrkdwn converts the agent's Markdown to Slack mrkdwn: **bold** → *bold*,
+// toMrkdwn converts the agent's Markdown to Slack mrkdwn: **bold** → *bold*,
 // *italic* and _italic_ → _italic_, ~~strike~~ → ~strike~, headings →
 // bold lines, list bullets → •, [text](url) → <url|text> (http, https and
 // mailto only; other targets are shown as text), code spans and fenced
 // blocks kept (the fence's language dropped). &, < and > are escaped
 // everywhere else, so agent text can never ping @channel or a user; a ">"
 // at the start of a line stays a quote.
-func Mrkdwn(md string) string {
+func toMrkdwn(md string) string {
 	var b strings.Builder
 	b.Grow(len(md) + len(md)/8)
 	lines := strings.Split(md, "\n")

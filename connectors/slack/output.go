@@ -18,10 +18,10 @@ import (
 
 // Slack's limits.
 const (
-	MaxSection = 3000 // characters of a section's text
-	MaxBlocks  = 50   // blocks per message
-	MaxButton  = 75   // characters of a button's text
-	MaxMessage = 3900 // characters of a plain message leashd posts (Slack shows up to 4000)
+	maxSection = 3000 // characters of a section's text
+	maxBlocks  = 50   // blocks per message
+	maxButton  = 75   // characters of a button's text
+	maxMessage = 3900 // characters of a plain message leashd posts (Slack shows up to 4000)
 )
 
 // retry runs call, an invocation of the Web API method, waiting out 429s
@@ -38,7 +38,7 @@ func (c *Connector) retry(ctx context.Context, method string, call func(context.
 		if !errors.As(err, &rl) {
 			return err
 		}
-		connectors.CountRateLimited(c.stats, Name)
+		connectors.CountRateLimited(c.stats, appName)
 		wait := min(max(rl.RetryAfter, time.Second), c.maxWait)
 		c.pause(method, time.Now().Add(wait))
 		c.log.Warn("rate limited; waiting", "method", method, "retry_after", wait, "attempt", attempt)
@@ -90,7 +90,7 @@ func (c *Connector) post(ctx context.Context, ref chatRef, text string, blocks [
 	if err != nil {
 		return "", fmt.Errorf("slack: chat.postMessage: %s", c.redact(err.Error()))
 	}
-	connectors.CountOutbound(c.stats, Name)
+	connectors.CountOutbound(c.stats, appName)
 	return ts, nil
 }
 
@@ -106,7 +106,7 @@ func (c *Connector) update(ctx context.Context, channel, ts, text string, blocks
 	if err != nil {
 		return fmt.Errorf("slack: chat.update: %s", c.redact(err.Error()))
 	}
-	connectors.CountOutbound(c.stats, Name)
+	connectors.CountOutbound(c.stats, appName)
 	return nil
 }
 
@@ -127,7 +127,7 @@ func (c *Connector) ephemeral(ctx context.Context, channel, thread, user, text s
 		c.log.Warn("sending an ephemeral message", "channel", channel, c.errAttr(err))
 		return
 	}
-	connectors.CountOutbound(c.stats, Name)
+	connectors.CountOutbound(c.stats, appName)
 }
 
 // place is how a chat's interactions are shown: "Only approvers can
@@ -154,7 +154,7 @@ func (c *Connector) outLock(chatID string) *sync.Mutex {
 
 // stream is a chat's running agent output: one message edited at most
 // once per streamGap, continued in a new message before it grows past
-// MaxMessage.
+// maxMessage.
 type stream struct {
 	md       string    // Markdown of the current message
 	ts       string    // the current message, once posted
@@ -226,12 +226,12 @@ func (c *Connector) flush(ctx context.Context, chatID string, seal bool) error {
 
 	var firstErr error
 	sent := false
-	parts := splitMarkdown(md, MaxMessage)
+	parts := splitMarkdown(md, maxMessage)
 	if strings.TrimSpace(md) == "" {
 		parts = nil
 	}
 	for i, part := range parts {
-		text := Mrkdwn(part)
+		text := toMrkdwn(part)
 		switch {
 		case ts != "" && text == shown:
 		case ts != "":
@@ -310,8 +310,8 @@ func (c *Connector) Say(ctx context.Context, chatID, text string) error {
 	l.Lock()
 	defer l.Unlock()
 	ferr := c.flush(ctx, chatID, true)
-	for _, part := range splitMarkdown(text, MaxMessage) {
-		if _, err := c.post(ctx, ref, Mrkdwn(part), nil); err != nil {
+	for _, part := range splitMarkdown(text, maxMessage) {
+		if _, err := c.post(ctx, ref, toMrkdwn(part), nil); err != nil {
 			return errors.Join(ferr, err)
 		}
 	}
@@ -335,8 +335,8 @@ func (c *Connector) Done(ctx context.Context, chatID string, sum connectors.Summ
 	c.mu.Unlock()
 	var texts []string
 	if !streamed && strings.TrimSpace(sum.Result) != "" {
-		for _, p := range splitMarkdown(sum.Result, MaxMessage) {
-			texts = append(texts, Mrkdwn(p))
+		for _, p := range splitMarkdown(sum.Result, maxMessage) {
+			texts = append(texts, toMrkdwn(p))
 		}
 	}
 	texts = append(texts, "_"+escape(sum.Line())+"_")
@@ -429,7 +429,7 @@ func splitMarkdown(md string, max int) []string {
 	}
 	var out []string
 	for _, p := range parts {
-		if utf8.RuneCountInString(Mrkdwn(p)) > max && max > 200 {
+		if utf8.RuneCountInString(toMrkdwn(p)) > max && max > 200 {
 			out = append(out, splitMarkdown(p, max/2)...) // escaping grew it
 			continue
 		}

@@ -20,18 +20,18 @@ type outMsg struct {
 }
 
 func section(id, mrkdwn string) slack.Block {
-	return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, connectors.Truncate(mrkdwn, MaxSection), false, false), nil, nil, slack.SectionBlockOptionBlockID(id))
+	return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, connectors.Truncate(mrkdwn, maxSection), false, false), nil, nil, slack.SectionBlockOptionBlockID(id))
 }
 
 func contextBlock(id, mrkdwn string) slack.Block {
-	return slack.NewContextBlock(id, slack.NewTextBlockObject(slack.MarkdownType, connectors.Truncate(mrkdwn, MaxSection), false, false))
+	return slack.NewContextBlock(id, slack.NewTextBlockObject(slack.MarkdownType, connectors.Truncate(mrkdwn, maxSection), false, false))
 }
 
 func button(k buttonKey, text, style string) *slack.ButtonBlockElement {
 	if strings.TrimSpace(text) == "" {
 		text = "(no label)" // Slack refuses empty button text
 	}
-	b := slack.NewButtonBlockElement(k.actionID(), k.String(), slack.NewTextBlockObject(slack.PlainTextType, connectors.Truncate(text, MaxButton), true, false))
+	b := slack.NewButtonBlockElement(k.actionID(), k.String(), slack.NewTextBlockObject(slack.PlainTextType, connectors.Truncate(text, maxButton), true, false))
 	if style != "" {
 		b.Style = slack.Style(style)
 	}
@@ -95,14 +95,14 @@ func questionTitle(it interactions.Interaction) []string {
 		fmt.Fprintf(&b, " · %d of %d", it.Index, it.Total)
 	}
 	head := b.String()
-	q := Mrkdwn(it.Question)
-	if utf8.RuneCountInString(head)+1+utf8.RuneCountInString(q) <= MaxSection {
+	q := toMrkdwn(it.Question)
+	if utf8.RuneCountInString(head)+1+utf8.RuneCountInString(q) <= maxSection {
 		return []string{head + "\n" + q}
 	}
 	texts := []string{head}
-	for _, p := range splitMarkdown(it.Question, MaxSection) {
+	for _, p := range splitMarkdown(it.Question, maxSection) {
 		if strings.TrimSpace(p) != "" {
-			texts = append(texts, Mrkdwn(p))
+			texts = append(texts, toMrkdwn(p))
 		}
 	}
 	return capTexts(texts, maxTitleSections)
@@ -122,7 +122,7 @@ const (
 func details(it interactions.Interaction) []string {
 	var lines []string
 	for _, o := range it.Options {
-		if o.Description == "" && utf8.RuneCountInString(o.Label) <= MaxButton-2 {
+		if o.Description == "" && utf8.RuneCountInString(o.Label) <= maxButton-2 {
 			continue // the button shows it all
 		}
 		line := "*" + strings.ReplaceAll(escape(o.Label), "*", "") + "*"
@@ -131,11 +131,11 @@ func details(it interactions.Interaction) []string {
 			line += " — " + escape(o.Description)
 			raw += " — " + o.Description
 		}
-		if utf8.RuneCountInString(line) <= MaxSection {
+		if utf8.RuneCountInString(line) <= maxSection {
 			lines = append(lines, line)
 			continue
 		}
-		lines = append(lines, splitFit(raw, MaxSection, escape)...)
+		lines = append(lines, splitFit(raw, maxSection, escape)...)
 	}
 	var texts []string
 	cur := ""
@@ -143,7 +143,7 @@ func details(it interactions.Interaction) []string {
 		switch {
 		case cur == "":
 			cur = l
-		case utf8.RuneCountInString(cur)+1+utf8.RuneCountInString(l) <= MaxSection:
+		case utf8.RuneCountInString(cur)+1+utf8.RuneCountInString(l) <= maxSection:
 			cur += "\n" + l
 		default:
 			texts = append(texts, cur)
@@ -250,21 +250,21 @@ func questionMsg(it interactions.Interaction, pl place, selected []string) outMs
 	return outMsg{text: "Question: " + connectors.Truncate(it.Question, 200), blocks: blocks}
 }
 
-// planMessages are the plan as mrkdwn sections, at most MaxBlocks to a
+// planMessages are the plan as mrkdwn sections, at most maxBlocks to a
 // message.
 func planMessages(it interactions.Interaction) []outMsg {
 	var parts []string
-	for _, p := range splitMarkdown(it.Plan, MaxSection) {
+	for _, p := range splitMarkdown(it.Plan, maxSection) {
 		if strings.TrimSpace(p) != "" { // Slack refuses empty sections
 			parts = append(parts, p)
 		}
 	}
 	var msgs []outMsg
-	for i := 0; i < len(parts); i += MaxBlocks {
-		end := min(i+MaxBlocks, len(parts))
+	for i := 0; i < len(parts); i += maxBlocks {
+		end := min(i+maxBlocks, len(parts))
 		var blocks []slack.Block
 		for j := i; j < end; j++ {
-			blocks = append(blocks, section(it.ID+":plan"+strconv.Itoa(j), Mrkdwn(parts[j])))
+			blocks = append(blocks, section(it.ID+":plan"+strconv.Itoa(j), toMrkdwn(parts[j])))
 		}
 		msgs = append(msgs, outMsg{text: "Plan for review", blocks: blocks})
 	}
@@ -299,8 +299,8 @@ func decisionTitle(it interactions.Interaction) []string {
 	for _, n := range connectors.ToolNotes(it) {
 		head += "\n" + truncEscaped(n, 600)
 	}
-	code := splitFit(summary, MaxSection, codeBlock)
-	if len(code) == 1 && utf8.RuneCountInString(head)+1+utf8.RuneCountInString(code[0]) <= MaxSection {
+	code := splitFit(summary, maxSection, codeBlock)
+	if len(code) == 1 && utf8.RuneCountInString(head)+1+utf8.RuneCountInString(code[0]) <= maxSection {
 		return []string{head + "\n" + code[0]}
 	}
 	return capTexts(append([]string{head}, code...), maxCodeSections)

@@ -37,14 +37,14 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-// Name is the connector's name and chat ID prefix.
-const Name = "slack"
+// appName is the connector's name and chat ID prefix.
+const appName = "slack"
 
 // Paths of the HTTP mode endpoints, served by Mount on the web address.
 const (
-	EventsPath       = "/slack/events"
-	InteractionsPath = "/slack/interactions"
-	CommandsPath     = "/slack/commands"
+	eventsPath       = "/slack/events"
+	interactionsPath = "/slack/interactions"
+	commandsPath     = "/slack/commands"
 )
 
 // Connector is the Slack connector. Create it with New.
@@ -174,7 +174,7 @@ func New(botToken string, opts ...Option) *Connector {
 	if c.approvers == nil {
 		c.approvers = c.allowed
 	}
-	c.log = c.log.With("connector", Name)
+	c.log = c.log.With("connector", appName)
 	apiOpts := []slack.Option{slack.OptionHTTPClient(&http.Client{Timeout: 30 * time.Second})}
 	if c.apiURL != "" {
 		apiOpts = append(apiOpts, slack.OptionAPIURL(c.apiURL))
@@ -187,7 +187,7 @@ func New(botToken string, opts ...Option) *Connector {
 }
 
 // Name implements connectors.Connector.
-func (c *Connector) Name() string { return Name }
+func (c *Connector) Name() string { return appName }
 
 // Ready implements connectors.Readier: nil once the bot is authenticated
 // and (in Socket Mode) connected.
@@ -416,10 +416,6 @@ const (
 	errOnlyAllowed  = "only allowed users can answer the agent's questions"
 )
 
-// authorizer decides, under the coordinator's lock, whether user may
-// answer an interaction: questions need an allowed user; plan reviews and
-// tool approvals need an approver, in a DM as in a channel (approvers
-// default to the allowed users, so a solo user decides their own).
 // IsGroupChat implements connectors.GroupTeller: a chat in a channel (a
 // thread) is a group chat; a direct message is not.
 func (c *Connector) IsGroupChat(chatID string) bool {
@@ -427,6 +423,10 @@ func (c *Connector) IsGroupChat(chatID string) bool {
 	return err == nil && ref.thread != ""
 }
 
+// authorizer decides, under the coordinator's lock, whether user may
+// answer an interaction: questions need an allowed user; plan reviews and
+// tool approvals need an approver, in a DM as in a channel (approvers
+// default to the allowed users, so a solo user decides their own).
 func (c *Connector) authorizer(user string) func(interactions.Interaction) error {
 	return func(it interactions.Interaction) error {
 		if !it.Decides() {

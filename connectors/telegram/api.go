@@ -25,15 +25,15 @@ type api interface {
 	makeRequest(ctx context.Context, endpoint string, params tgbotapi.Params) (*tgbotapi.APIResponse, error)
 }
 
-// HTTPClient is what the connector sends requests with (an *http.Client).
-type HTTPClient interface {
+// httpClient is what the connector sends requests with (an *http.Client).
+type httpClient interface {
 	Do(req *http.Request) (*http.Response, error)
 }
 
 // ctxClient gives the library's context-free requests a context.
 type ctxClient struct {
 	ctx context.Context
-	c   HTTPClient
+	c   httpClient
 }
 
 func (c ctxClient) Do(r *http.Request) (*http.Response, error) { return c.c.Do(r.WithContext(c.ctx)) }
@@ -43,13 +43,13 @@ func (c ctxClient) Do(r *http.Request) (*http.Response, error) { return c.c.Do(r
 // be cancelled and run concurrently.
 type libAPI struct {
 	bot      *tgbotapi.BotAPI
-	client   HTTPClient
+	client   httpClient
 	token    string
 	endpoint string // the library's "…/bot%s/%s"
 }
 
 // dial creates the library's BotAPI (which calls getMe at once).
-func dial(ctx context.Context, token, baseURL string, client HTTPClient) (*libAPI, tgbotapi.User, error) {
+func dial(ctx context.Context, token, baseURL string, client httpClient) (*libAPI, tgbotapi.User, error) {
 	endpoint := strings.TrimRight(baseURL, "/") + "/bot%s/%s"
 	bot, err := tgbotapi.NewBotAPIWithClient(token, endpoint, ctxClient{ctx, client})
 	if err != nil {

@@ -663,9 +663,8 @@ func (s *e2eLogSink) String() string {
 func TestE2EMetricsLogsAndShutdown(t *testing.T) {
 	logs := &e2eLogSink{}
 	cfg := config.Defaults()
-	cfg.TelegramBotToken = tgfake.DefaultToken
 	cfg.LogLevel, cfg.LogFormat = "debug", "json"
-	logger, err := config.NewLogger(cfg, logs)
+	logger, err := config.NewLogger(cfg, logs, telegram.Config{BotToken: tgfake.DefaultToken}.Secrets()...)
 	require.NoError(t, err)
 	rig := newE2ERigLogged(t, 1, logger, "", nil, telegram.WithLimits(telegram.Limits{}))
 	stopped := false

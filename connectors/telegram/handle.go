@@ -32,7 +32,7 @@ func (c *Connector) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		if !c.refuseOnce(chat, m.From.ID) {
 			return // told recently: a stranger cannot make the bot flood a chat
 		}
-		if err := c.sayPlain(ctx, chat, NotAllowedText(m.From.ID)); err != nil {
+		if err := c.sayPlain(ctx, chat, notAllowedText(m.From.ID)); err != nil {
 			c.log.Warn("telegram: telling a stranger they are not allowed failed", "chat", chat, "err", err)
 		}
 		return
@@ -53,7 +53,7 @@ func (c *Connector) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		return // a command for another bot in a group
 	}
 	if !c.allowedUser(m.From.ID) && strings.HasPrefix(strings.TrimSpace(text), "/") {
-		if err := c.sayPlain(ctx, chat, ApproverOnlyText); err != nil {
+		if err := c.sayPlain(ctx, chat, approverOnlyText); err != nil {
 			c.log.Warn("telegram: reply failed", "chat", chat, "err", err)
 		}
 		return
@@ -100,107 +100,120 @@ func (c *Connector) stripBotName(text string) (out string, forUs bool) {
 var errForeignChat = errors.New("this button belongs to another chat")
 
 // handleTap answers a button tap. Every callback query is answered
-// exactly once; a stale or forged key only gets StaleText.
+// exactly once; a stale or forged key only gets staleText.
 func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
-	answered := false
-	answer := func(text string, alert bool) {
-		if answered {
-			return
-		}
-		answered = true
-		cfg := tgbotapi.NewCallback(q.ID, text)
-		cfg.ShowAlert = alert
-		if err := c.out.direct(ctx, cfg); err != nil {
-			c.log.Warn("telegram: answering a button tap failed", "err", err)
-		}
-	}
-	defer answer("", false)
+	a := &tapAnswer{c: c, ctx: ctx, id: q.ID}
+	defer a.answer("", false)
 	if q.From == nil || (!c.allowedUser(q.From.ID) && !c.approver(q.From.ID)) {
 		var id int64
 		if q.From != nil {
 			id = q.From.ID
 		}
 		c.log.Info("telegram: button tap from a user not in LEASHD_TELEGRAM_ALLOWED_USERS ignored", "user", id)
-		answer(NotAllowedText(id), true)
+		a.answer(notAllowedText(id), true)
 		return
 	}
 	c.rememberName(q.From)
 	k, err := parseKey(q.Data)
-	if err != nil {
-		answer(StaleText, false)
+	if err != nil || q.Message == nil || q.Message.Chat == nil {
+		// leashd's buttons are always on a message it sent in a chat.
+		a.answer(staleText, false)
 		return
 	}
 	h := c.handlerOf()
-	by := strconv.FormatInt(q.From.ID, 10)
-	r := interactions.Reply{By: by}
-	if q.Message == nil || q.Message.Chat == nil {
-		// leashd's buttons are always on a message it sent in a chat.
-		answer(StaleText, false)
-		return
-	}
 	// A button answers only the interaction of the chat it was shown in:
 	// forged data naming another chat's interaction is refused.
 	tapChat := chatID(q.Message.Chat.ID)
 	user := q.From.ID
-	r.Authorize = func(it interactions.Interaction) error {
+	r := interactions.Reply{By: strconv.FormatInt(user, 10), Authorize: func(it interactions.Interaction) error {
 		if it.ChatID != tapChat {
 			return errForeignChat
 		}
 		return c.mayAnswer(user, it)
-	}
+	}}
 	// One path before and after a restart: an interaction the last run
 	// left pending is pending again (the engine registers it at start-up).
 	it, pending := h.Interaction(k.id)
 	if !pending || it.ChatID != tapChat {
-		answer(StaleText, false)
+		a.answer(staleText, false)
 		return
 	}
-
-	var out interactions.Outcome
-	switch {
-	case k.done:
-		if !it.MultiSelect {
-			answer(StaleText, false)
-			return
-		}
-		err = h.Confirm(ctx, k.id, r)
-		out = interactions.Resolved
-	default:
-		label, ok := labelFor(k, it)
-		if !ok {
-			answer(StaleText, false)
-			return
-		}
-		if it.MultiSelect {
-			_, err = h.Toggle(ctx, k.id, label, r)
-			if err == nil {
-				answer("", false)
-				return
-			}
-			break
-		}
-		r.Answers = []string{label}
-		out, err = h.Reply(ctx, k.id, r)
+	out, answered, err := c.applyTap(ctx, h, k, it, r, a)
+	if !answered {
+		c.answerTap(ctx, q, k, a, out, err)
 	}
+}
+
+// tapAnswer answers a callback query once: the client spins until it is
+// answered, and a second answer fails.
+type tapAnswer struct {
+	c        *Connector
+	ctx      context.Context
+	id       string
+	answered bool
+}
+
+func (a *tapAnswer) answer(text string, alert bool) {
+	if a.answered {
+		return
+	}
+	a.answered = true
+	cfg := tgbotapi.NewCallback(a.id, text)
+	cfg.ShowAlert = alert
+	if err := a.c.out.direct(a.ctx, cfg); err != nil {
+		a.c.log.Warn("telegram: answering a button tap failed", "err", err)
+	}
+}
+
+// applyTap hands the tap to the engine: Done confirms a multi-select, an
+// option toggles one or answers. answered reports that the tap was
+// answered already (stale, or a toggle that worked).
+func (c *Connector) applyTap(ctx context.Context, h connectors.Handler, k cbKey, it interactions.Interaction, r interactions.Reply, a *tapAnswer) (out interactions.Outcome, answered bool, err error) {
+	if k.done {
+		if !it.MultiSelect {
+			a.answer(staleText, false)
+			return 0, true, nil
+		}
+		return interactions.Resolved, false, h.Confirm(ctx, k.id, r)
+	}
+	label, ok := labelFor(k, it)
+	if !ok {
+		a.answer(staleText, false)
+		return 0, true, nil
+	}
+	if it.MultiSelect {
+		if _, err = h.Toggle(ctx, k.id, label, r); err == nil {
+			a.answer("", false)
+			return 0, true, nil
+		}
+		return 0, false, err
+	}
+	r.Answers = []string{label}
+	out, err = h.Reply(ctx, k.id, r)
+	return out, false, err
+}
+
+// answerTap tells the person what their tap did.
+func (c *Connector) answerTap(ctx context.Context, q *tgbotapi.CallbackQuery, k cbKey, a *tapAnswer, out interactions.Outcome, err error) {
 	switch {
 	case err == nil && out == interactions.AwaitingFeedback:
-		answer(FeedbackPrompt, false)
-		if e := c.sayPlain(ctx, q.Message.Chat.ID, FeedbackPrompt); e != nil {
+		a.answer(feedbackPrompt, false)
+		if e := c.sayPlain(ctx, q.Message.Chat.ID, feedbackPrompt); e != nil {
 			c.log.Warn("telegram: asking for plan feedback failed", "err", e)
 		}
 	case err == nil && out == interactions.Counted:
-		answer(CountedText, false)
+		a.answer(countedText, false)
 	case err == nil:
-		answer("✓", false)
+		a.answer("✓", false)
 	case errors.Is(err, interactions.ErrAlreadyApproved):
-		answer(AlreadyApprovedText, false)
+		a.answer(alreadyApprovedText, false)
 	case interactions.IsStale(err):
-		answer(StaleText, false)
+		a.answer(staleText, false)
 	case errors.Is(err, interactions.ErrUnauthorized), errors.Is(err, interactions.ErrInvalidReply):
-		answer(connectors.Truncate(err.Error(), 200), true)
+		a.answer(connectors.Truncate(err.Error(), 200), true)
 	default:
 		c.log.Warn("telegram: button tap failed", "id", k.id, "err", err)
-		answer(connectors.Truncate("Something went wrong: "+err.Error(), 200), true)
+		a.answer(connectors.Truncate("Something went wrong: "+err.Error(), 200), true)
 	}
 }
 

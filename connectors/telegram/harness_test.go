@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config/testenv"
+	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 	"github.com/leashd/leashd/engine"
@@ -170,6 +171,7 @@ func newHarness(t testing.TB, s setup) *harness {
 		telegram.WithPollTimeout(time.Second),
 		telegram.WithStreamInterval(10 * time.Millisecond),
 		telegram.WithRetryDelay(20 * time.Millisecond),
+		telegram.WithCommands(chatCommands()),
 	}, s.connOpts...)
 	conn := telegram.New(fake.Token(), opts...)
 	log := &agentLog{changed: make(chan struct{}, 1)}
@@ -302,8 +304,15 @@ func (h *harness) dump(chat int64) string {
 	return b.String()
 }
 
-func (a *scriptAgent) About() agent.About {
-	return agent.About{Label: "the script agent", Title: "script agent"}
+// chatCommands are the engine's chat commands as cmd/leashd passes them.
+func chatCommands() []connectors.Command {
+	out := make([]connectors.Command, len(engine.Commands))
+	for i, c := range engine.Commands {
+		out[i] = connectors.Command{Name: c.Name, Help: c.Description}
+	}
+	return out
 }
+
+func (a *scriptAgent) About() agent.About { return agent.About{Label: "the script agent", Title: "script agent"} }
 
 func (a *scriptAgent) Ready() error { return nil }

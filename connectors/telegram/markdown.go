@@ -5,14 +5,14 @@ import (
 	"strings"
 )
 
-// MarkdownToHTML renders Markdown as the agent writes it into Telegram's
+// markdownToHTML renders Markdown as the agent writes it into Telegram's
 // HTML subset: headings become bold lines, list items get bullets, fenced
 // code becomes <pre><code>, `code` becomes <code>, **bold**, *italic*,
 // _italic_, ~~strike~~ and [links](https://…) their tags; everything else is
 // escaped. The result always parses as Telegram HTML: every tag is closed
 // on the line it opens on (except <pre><code>, which closes at the fence or
 // the end), and '<', '>', '&' and '"' in text are entities.
-func MarkdownToHTML(md string) string {
+func markdownToHTML(md string) string {
 	var b strings.Builder
 	lines := strings.Split(strings.ReplaceAll(md, "\r\n", "\n"), "\n")
 	inFence := false

@@ -30,11 +30,11 @@ type Limits struct {
 	Global  Rate // the whole bot
 }
 
-// DefaultLimits are Telegram's published rates, evenly spaced (a burst
+// defaultLimits are Telegram's published rates, evenly spaced (a burst
 // followed by the steady rate would exceed them within a second) and with
 // a margin of about 5% for requests that arrive closer together than they
 // were sent.
-var DefaultLimits = Limits{
+var defaultLimits = Limits{
 	Private: Rate{Every: 1050 * time.Millisecond, Burst: 1},
 	Group:   Rate{Every: 3150 * time.Millisecond, Burst: 1},
 	Global:  Rate{Every: 35 * time.Millisecond, Burst: 1},

@@ -54,7 +54,7 @@ func (c *Connector) Say(ctx context.Context, chat, text string) error {
 	if err != nil {
 		return err
 	}
-	parts := SplitHTML(MarkdownToHTML(text), MaxMessage)
+	parts := splitHTML(markdownToHTML(text), maxMessage)
 	if len(parts) == 0 {
 		return nil
 	}
@@ -338,7 +338,7 @@ func (c *Connector) syncStream(ctx context.Context, send call, chat int64, throt
 			return nil
 		}
 		seg := s.segs[si]
-		parts := SplitHTML(MarkdownToHTML(seg.text), MaxMessage)
+		parts := splitHTML(markdownToHTML(seg.text), maxMessage)
 		msgs, shown := append([]int(nil), seg.msgs...), append([]string(nil), seg.shown...)
 		c.mu.Unlock()
 		for i, p := range parts {
@@ -378,7 +378,7 @@ func (c *Connector) Done(ctx context.Context, chat string, s connectors.Summary)
 	c.mu.Unlock()
 	var parts []string
 	if !streamed && strings.TrimSpace(s.Result) != "" {
-		parts = SplitHTML(MarkdownToHTML(s.Result), MaxMessage)
+		parts = splitHTML(markdownToHTML(s.Result), maxMessage)
 	}
 	line := "<i>" + escape(s.Line()) + "</i>"
 	return c.out.do(ctx, id, func(ctx context.Context, send call) error {

@@ -16,19 +16,19 @@ const checkMark = "✅ "
 
 // Texts people see.
 const (
-	StaleText       = "This question is no longer active"
-	ExpiredText     = "⌛ Expired — the agent was told no answer came"
+	staleText       = "This question is no longer active"
+	expiredText     = "⌛ Expired — the agent was told no answer came"
 	CancelledText   = "Cancelled"
-	InterruptedText = interactions.InterruptedNotice
-	FeedbackPrompt  = "What should change?"
-	// CountedText answers an approval that counted towards a quorum; the
+	interruptedText = interactions.InterruptedNotice
+	feedbackPrompt  = "What should change?"
+	// countedText answers an approval that counted towards a quorum; the
 	// message itself shows how many there are.
-	CountedText = "✓ Your approval is counted; more approvers are needed"
-	// ApproverOnlyText answers a command from an approver who is not an
+	countedText = "✓ Your approval is counted; more approvers are needed"
+	// approverOnlyText answers a command from an approver who is not an
 	// allowed user.
-	ApproverOnlyText = "Approvers who are not allowed users can only decide plan reviews and tool approvals (buttons, or a reason typed while one waits)."
-	// AlreadyApprovedText answers a repeat tap by someone counted already.
-	AlreadyApprovedText = "You approved this already — your approval counts once"
+	approverOnlyText = "Approvers who are not allowed users can only decide plan reviews and tool approvals (buttons, or a reason typed while one waits)."
+	// alreadyApprovedText answers a repeat tap by someone counted already.
+	alreadyApprovedText = "You approved this already — your approval counts once"
 )
 
 // quorumLine is the state of an interaction waiting for more approvals:
@@ -46,7 +46,7 @@ func (c *Connector) pendingText(it interactions.Interaction, approvals []interac
 		return ""
 	}
 	t := parts[len(parts)-1] + "\n\n" + c.quorumLine(it, approvals)
-	if hlen(t) > MaxMessage {
+	if hlen(t) > maxMessage {
 		return ""
 	}
 	return t
@@ -61,9 +61,9 @@ func render(it interactions.Interaction, selected []string) ([]string, *tgbotapi
 	case interactions.KindToolApproval:
 		// Split, never refused by Telegram: the longest command or question
 		// shown (emoji count twice) can pass its 4096-unit limit.
-		return SplitHTML(toolText(it)+"\n\n<i>Tap a button — or type a reason to deny.</i>", MaxMessage), keyboard(it, selected)
+		return splitHTML(toolText(it)+"\n\n<i>Tap a button — or type a reason to deny.</i>", maxMessage), keyboard(it, selected)
 	default:
-		return SplitHTML(questionText(it), MaxMessage), keyboard(it, selected)
+		return splitHTML(questionText(it), maxMessage), keyboard(it, selected)
 	}
 }
 
@@ -109,8 +109,8 @@ func questionText(it interactions.Interaction) string {
 }
 
 func planParts(it interactions.Interaction) []string {
-	html := "<b>📋 Plan review</b>\n\n" + MarkdownToHTML(it.Plan) + "\n\n<i>Tap a decision — or type what should change.</i>"
-	return SplitHTML(html, MaxMessage)
+	html := "<b>📋 Plan review</b>\n\n" + markdownToHTML(it.Plan) + "\n\n<i>Tap a decision — or type what should change.</i>"
+	return splitHTML(html, maxMessage)
 }
 
 // keyboard builds the buttons: one per row, labels shown, keys sent.
@@ -230,14 +230,14 @@ func (c *Connector) statusLine(it interactions.Interaction, res interactions.Res
 	}
 	switch res.Status {
 	case interactions.StatusExpired:
-		return ExpiredText
+		return expiredText
 	case interactions.StatusCancelled:
 		if n := connectors.WithdrawnNote(res); n != "" {
 			return escape(n)
 		}
 		return CancelledText
 	case interactions.StatusInterrupted:
-		return "<b>" + InterruptedText + "</b>"
+		return "<b>" + interruptedText + "</b>"
 	}
 	switch it.Kind {
 	case interactions.KindQuestion:
@@ -282,7 +282,7 @@ func (c *Connector) resolvedText(it interactions.Interaction, res interactions.R
 			last = parts[len(parts)-1]
 		}
 		last = strings.TrimSuffix(last, "\n\n<i>Tap a decision — or type what should change.</i>")
-		if t := last + "\n\n" + status; hlen(t) <= MaxMessage {
+		if t := last + "\n\n" + status; hlen(t) <= maxMessage {
 			return t, false
 		}
 		return status, true
@@ -299,7 +299,7 @@ func (c *Connector) resolvedText(it interactions.Interaction, res interactions.R
 			body = body[:i]
 		}
 	}
-	if t := body + "\n\n" + status; hlen(t) <= MaxMessage {
+	if t := body + "\n\n" + status; hlen(t) <= maxMessage {
 		return t, false
 	}
 	return status, true

@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 )
 
-// MaxMessage is Telegram's limit on a message's text, in UTF-16 units.
-const MaxMessage = 4096
+// maxMessage is Telegram's limit on a message's text, in UTF-16 units.
+const maxMessage = 4096
 
 // hlen is the length Telegram measures (UTF-16 code units). Counting the
 // HTML source, not only the visible text, keeps parts under the limit with
@@ -72,13 +72,13 @@ func tokenize(s string) []token {
 	return out
 }
 
-// SplitHTML cuts Telegram HTML into parts of at most limit UTF-16 units
+// splitHTML cuts Telegram HTML into parts of at most limit UTF-16 units
 // each, breaking at line ends where it can and inside a line only when a
 // line alone is too long. Tags open at a cut are closed at the end of the
 // part and reopened at the start of the next, so every part is valid on its
 // own (a code block split in two shows as two code blocks). Parts without
 // visible text are left out.
-func SplitHTML(s string, limit int) []string {
+func splitHTML(s string, limit int) []string {
 	if hlen(s) <= limit {
 		if visibleEmpty(s) {
 			return nil

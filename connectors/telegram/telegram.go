@@ -13,60 +13,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
-	pathpkg "path"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"github.com/leashd/leashd/connectors"
-	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/interactions"
 )
-
-// WebhookPath is the path leashd serves Telegram's update posts on in
-// webhook mode: the webhook URL's own path ("/" when it has none), so that
-// the URL registered with Telegram and the route served are the same. It
-// fails when the URL cannot be parsed or its path cannot be a route.
-func WebhookPath(webhookURL string) (string, error) {
-	u, err := url.Parse(webhookURL)
-	if err != nil {
-		return "", fmt.Errorf("telegram: the webhook URL (LEASHD_TELEGRAM_WEBHOOK_URL) is not a URL: %w", err)
-	}
-	if u.Scheme == "" || u.Host == "" {
-		return "", fmt.Errorf("telegram: the webhook URL (LEASHD_TELEGRAM_WEBHOOK_URL) %q is not an absolute https:// URL", webhookURL)
-	}
-	p := u.Path
-	if p == "" {
-		p = "/"
-	}
-	if strings.ContainsAny(p, "{}") {
-		return "", fmt.Errorf("telegram: the webhook URL's path %q (LEASHD_TELEGRAM_WEBHOOK_URL) has { or }, which cannot be served; use letters, digits, - _ . and /", p)
-	}
-	clean := pathpkg.Clean(p)
-	if strings.HasSuffix(p, "/") && clean != "/" {
-		clean += "/"
-	}
-	if clean != p || strings.Contains(strings.ToLower(u.EscapedPath()), "%2f") {
-		return "", fmt.Errorf("telegram: the webhook URL's path %q (LEASHD_TELEGRAM_WEBHOOK_URL) has empty, . or .. segments or an escaped /, which the web server would redirect; use a clean path such as /telegram/webhook", p)
-	}
-	return p, nil
-}
-
-// webhookPattern is the http.ServeMux pattern for path: exactly that path
-// (a trailing slash does not make it a prefix of others).
-func webhookPattern(path string) string {
-	if strings.HasSuffix(path, "/") {
-		return "POST " + path + "{$}"
-	}
-	return "POST " + path
-}
 
 // Connector is the Telegram connector. Create it with New.
 type Connector struct {
@@ -76,10 +32,10 @@ type Connector struct {
 	webhook   string
 	secret    string
 	log       *slog.Logger
-	client    HTTPClient
+	client    httpClient
 	stats     connectors.Stats
 	limits    Limits
-	commands  []engine.Command
+	commands  []connectors.Command
 	pollWait  int           // long-poll timeout, seconds
 	streamGap time.Duration // minimum time between edits of a streamed message
 	backoff   time.Duration // first retry delay of the poll loop
@@ -119,11 +75,11 @@ type Connector struct {
 	stopped   bool                   // no new update handlers after Run ends (laneMu)
 }
 
-// NewHTTPClient is the connector's default HTTP client: its own transport
+// newHTTPClient is the connector's default HTTP client: its own transport
 // keeping up to 1,024 idle connections to the Bot API (Go's default keeps
 // 2, so every request beyond two at a time, e.g. several chats' edits and
 // a tap's answerCallbackQuery, opened, and closed, a new TLS connection).
-func NewHTTPClient() *http.Client {
+func newHTTPClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 1024
 	t.MaxIdleConnsPerHost = 1024
@@ -164,7 +120,7 @@ func WithApprovers(ids []int64) Option {
 
 // WithWebhook switches from long polling to a webhook: Telegram posts
 // updates to url (served on the web server at the URL's own path; see
-// WebhookPath), with
+// webhookPath), with
 // secret in the X-Telegram-Bot-Api-Secret-Token header.
 func WithWebhook(url, secret string) Option {
 	return func(c *Connector) { c.webhook, c.secret = url, secret }
@@ -173,18 +129,18 @@ func WithWebhook(url, secret string) Option {
 // WithLogger sets the logger. Errors are logged without the bot token.
 func WithLogger(l *slog.Logger) Option { return func(c *Connector) { c.log = l } }
 
-// WithHTTPClient sets the HTTP client for Bot API calls.
-func WithHTTPClient(h HTTPClient) Option { return func(c *Connector) { c.client = h } }
+// withHTTPClient sets the HTTP client for Bot API calls.
+func withHTTPClient(h httpClient) Option { return func(c *Connector) { c.client = h } }
 
 // WithStats counts sent messages and 429s.
 func WithStats(s connectors.Stats) Option { return func(c *Connector) { c.stats = s } }
 
-// WithLimits overrides the outbound rates (DefaultLimits).
+// WithLimits overrides the outbound rates (defaultLimits).
 func WithLimits(l Limits) Option { return func(c *Connector) { c.limits = l } }
 
-// WithCommands sets the commands registered with setMyCommands (default
-// engine.Commands).
-func WithCommands(cmds []engine.Command) Option { return func(c *Connector) { c.commands = cmds } }
+// WithCommands sets the commands registered with setMyCommands (default:
+// none).
+func WithCommands(cmds []connectors.Command) Option { return func(c *Connector) { c.commands = cmds } }
 
 // WithPollTimeout sets the long-poll timeout (default 30s).
 func WithPollTimeout(d time.Duration) Option {
@@ -207,9 +163,8 @@ func New(token string, opts ...Option) *Connector {
 		apiURL:    "https://api.telegram.org",
 		allowed:   make(map[int64]bool),
 		log:       slog.New(slog.DiscardHandler),
-		client:    NewHTTPClient(),
-		limits:    DefaultLimits,
-		commands:  engine.Commands,
+		client:    newHTTPClient(),
+		limits:    defaultLimits,
 		pollWait:  30,
 		streamGap: time.Second,
 		backoff:   time.Second,
@@ -269,11 +224,11 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	if c.webhook != "" && c.secret == "" {
 		return errors.New("telegram: webhook mode needs a secret token (LEASHD_TELEGRAM_WEBHOOK_SECRET) so that forged updates can be refused")
 	}
-	if c.webhook != "" && !validSecret(c.secret) {
+	if c.webhook != "" && !telegramAccepts(c.secret) {
 		return errors.New("telegram: the webhook secret (LEASHD_TELEGRAM_WEBHOOK_SECRET) must be 1-256 characters of A-Z, a-z, 0-9, _ and - (Telegram's rule for secret_token)")
 	}
 	if c.webhook != "" {
-		if _, err := WebhookPath(c.webhook); err != nil {
+		if _, err := webhookPath(c.webhook); err != nil {
 			return err
 		}
 	}
@@ -336,7 +291,7 @@ func (c *Connector) connect(ctx context.Context) error {
 func (c *Connector) registerCommands(ctx context.Context) {
 	cmds := make([]tgbotapi.BotCommand, 0, len(c.commands))
 	for _, cmd := range c.commands {
-		cmds = append(cmds, tgbotapi.BotCommand{Command: cmd.Name, Description: cmd.Description})
+		cmds = append(cmds, tgbotapi.BotCommand{Command: cmd.Name, Description: cmd.Help})
 	}
 	if err := c.out.direct(ctx, tgbotapi.NewSetMyCommands(cmds...)); err != nil {
 		c.log.Warn("telegram setMyCommands failed; the command menu may be out of date", "err", err)
@@ -428,83 +383,6 @@ func (c *Connector) dropWebhook(ctx context.Context) error {
 	}
 	c.log.Info("telegram: deleting the webhook to switch to long polling", "webhook", info.URL)
 	return c.out.direct(ctx, tgbotapi.DeleteWebhookConfig{})
-}
-
-// runWebhook registers the webhook (with its secret) and waits; updates
-// arrive through ServeHTTP.
-func (c *Connector) runWebhook(ctx context.Context) error {
-	delay := c.backoff
-	for {
-		params := tgbotapi.Params{"url": c.webhook, "secret_token": c.secret}
-		_ = params.AddInterface("allowed_updates", []string{"message", "callback_query"})
-		_, err := c.api().makeRequest(ctx, "setWebhook", params)
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		if code, _, _ := apiCode(err); code == 400 {
-			return fmt.Errorf("telegram: setWebhook refused %s: %w; check LEASHD_TELEGRAM_WEBHOOK_URL", c.webhook, err)
-		}
-		c.setReady(fmt.Errorf("telegram: setWebhook failing: %w", err))
-		d := jitter(delay)
-		c.log.Warn("telegram setWebhook failed; retrying", "in", d, "err", err)
-		if sleepCtx(ctx, d) != nil {
-			return nil
-		}
-		delay = min(delay*2, time.Minute)
-	}
-	c.setReady(nil)
-	path, _ := WebhookPath(c.webhook) // checked by Run
-	c.log.Info("telegram webhook set; serving Telegram's posts at "+path+" on the web address (LEASHD_WEB_ADDR)", "url", c.webhook, "path", path)
-	<-ctx.Done()
-	return nil
-}
-
-// Mount implements connectors.Mounter: in webhook mode it serves Telegram's
-// update posts at the webhook URL's path (WebhookPath). A URL whose path
-// cannot be served is not mounted; Run fails with why.
-func (c *Connector) Mount(mux *http.ServeMux) {
-	if c.webhook == "" {
-		return
-	}
-	path, err := WebhookPath(c.webhook)
-	if err != nil {
-		return
-	}
-	mux.Handle(webhookPattern(path), http.HandlerFunc(c.serveWebhook))
-}
-
-func (c *Connector) serveWebhook(w http.ResponseWriter, r *http.Request) {
-	if !secretEqual(r.Header.Get("X-Telegram-Bot-Api-Secret-Token"), c.secret) {
-		c.log.Warn("telegram webhook: request without the right secret token refused", "remote", r.RemoteAddr)
-		http.Error(w, "wrong or missing X-Telegram-Bot-Api-Secret-Token", http.StatusUnauthorized)
-		return
-	}
-	c.mu.Lock()
-	ctx := c.runCtx
-	c.mu.Unlock()
-	if ctx == nil || ctx.Err() != nil {
-		http.Error(w, "not running", http.StatusServiceUnavailable)
-		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
-	if err != nil {
-		http.Error(w, "bad update: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	u, err := readUpdate(body)
-	if bad := (*badUpdatesError)(nil); errors.As(err, &bad) {
-		// Answered 200: a 4xx would have Telegram send it again, and hold
-		// the chat's later updates behind it.
-		c.log.Warn("telegram webhook: skipped an update that could not be read", "err", err)
-	} else if err != nil {
-		http.Error(w, "bad update: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	c.dispatch(ctx, u)
-	w.WriteHeader(http.StatusOK)
 }
 
 // dispatch handles an update once: messages in order within their chat,
@@ -601,152 +479,4 @@ func (d *dedupe) add(id int) bool {
 	}
 	d.set[id] = struct{}{}
 	return true
-}
-
-// validSecret applies Telegram's rule for a webhook's secret_token.
-func validSecret(s string) bool {
-	return len(s) >= 1 && len(s) <= 256 && validID(s)
-}
-
-// ParseUserIDs turns LEASHD_TELEGRAM_ALLOWED_USERS entries into user IDs;
-// the error names the entry that is not a number.
-func ParseUserIDs(ids []string) ([]int64, error) {
-	out := make([]int64, 0, len(ids))
-	for _, s := range ids {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			continue
-		}
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("telegram: allowed user %q is not a numeric Telegram user ID (e.g. 123456789)", s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// chatID is the leashd chat ID of a Telegram chat.
-func chatID(id int64) string { return "telegram:" + strconv.FormatInt(id, 10) }
-
-// parseChat returns the Telegram chat of a leashd chat ID.
-func parseChat(id string) (int64, error) {
-	rest, ok := strings.CutPrefix(id, "telegram:")
-	n, err := strconv.ParseInt(rest, 10, 64)
-	if !ok || err != nil || n == 0 {
-		return 0, fmt.Errorf("telegram: %q is not a Telegram chat ID (expected telegram:<numeric chat id>)", id)
-	}
-	return n, nil
-}
-
-func (c *Connector) allowedUser(id int64) bool { return c.allowed[id] }
-
-// IsGroupChat implements connectors.GroupTeller: a Telegram chat with a
-// negative ID is a group or supergroup (private chats are the user's ID).
-func (c *Connector) IsGroupChat(chatID string) bool {
-	n, err := parseChat(chatID)
-	return err == nil && n < 0
-}
-
-// approver reports whether a user may decide plan reviews and tool
-// approvals.
-func (c *Connector) approver(id int64) bool {
-	if c.approvers == nil {
-		return c.allowed[id]
-	}
-	return c.approvers[id]
-}
-
-// awaitsDecision reports whether a plan review or tool approval is pending
-// in chat.
-func (c *Connector) awaitsDecision(chat int64) bool {
-	h := c.handlerOf()
-	if h == nil {
-		return false
-	}
-	for _, it := range h.Pending(chatID(chat)) {
-		if it.Decides() {
-			return true
-		}
-	}
-	return false
-}
-
-// errNotApprover refuses a decision from someone not among the approvers.
-var errNotApprover = errors.New("only approvers (LEASHD_TELEGRAM_APPROVERS) can decide plan reviews and tool approvals")
-
-// errNotAllowed refuses an answer to a question from an approver who is
-// not an allowed user.
-var errNotAllowed = errors.New("only allowed users (LEASHD_TELEGRAM_ALLOWED_USERS) answer questions")
-
-// mayAnswer decides whether user may answer it: approvers decide plan
-// reviews and tool approvals, allowed users answer questions.
-func (c *Connector) mayAnswer(user int64, it interactions.Interaction) error {
-	if !it.Decides() {
-		if !c.allowed[user] {
-			return errNotAllowed
-		}
-		return nil
-	}
-	if !c.approver(user) {
-		return errNotApprover
-	}
-	return nil
-}
-
-// refuseInterval is how often a stranger is told they are not allowed in
-// one chat; their other messages are dropped without a reply.
-const refuseInterval = time.Minute
-
-// refuseOnce reports whether a stranger should be told (again) now.
-func (c *Connector) refuseOnce(chat, user int64) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := time.Now()
-	k := [2]int64{chat, user}
-	if t, ok := c.refused[k]; ok && now.Sub(t) < refuseInterval {
-		return false
-	}
-	if len(c.refused) > 10000 {
-		clear(c.refused)
-	}
-	c.refused[k] = now
-	return true
-}
-
-// NotAllowedText is the one reply a stranger gets.
-func NotAllowedText(userID int64) string {
-	return fmt.Sprintf("Not allowed. Your user ID is %d — add it to LEASHD_TELEGRAM_ALLOWED_USERS.", userID)
-}
-
-func (c *Connector) rememberName(u *tgbotapi.User) {
-	if u == nil {
-		return
-	}
-	name := strings.TrimSpace(u.FirstName + " " + u.LastName)
-	if u.UserName != "" {
-		name = "@" + u.UserName
-	}
-	id := strconv.FormatInt(u.ID, 10)
-	c.namesMu.RLock()
-	known, ok := c.names[id]
-	c.namesMu.RUnlock()
-	if ok && known == name {
-		return // the usual case: no write lock for every message and tap
-	}
-	c.namesMu.Lock()
-	defer c.namesMu.Unlock()
-	if len(c.names) > 10000 {
-		clear(c.names)
-	}
-	c.names[id] = name
-}
-
-func (c *Connector) nameOf(userID string) string {
-	c.namesMu.RLock()
-	defer c.namesMu.RUnlock()
-	if n, ok := c.names[userID]; ok {
-		return n
-	}
-	return "user " + userID
 }

@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/connectors/httpserver"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -35,26 +36,20 @@ const maxBody = 64 << 10
 // webUser is who answers through the page or the API.
 const webUser = "web"
 
-// Handler returns the HTTP handler: the page, the API, the extra routes
-// and what mounters add. Run serves it. It panics, as http.ServeMux does,
-// when an extra route conflicts with another; Run returns that as an error.
+// Handler returns the page and the API: the routes / and /api/…, which
+// cmd/leashd mounts on its HTTP server.
 func (c *Connector) Handler() http.Handler {
-	h, err := c.buildMux()
-	if err != nil {
-		panic(err)
-	}
-	return h
+	mux := http.NewServeMux()
+	c.Mount(mux)
+	return mux
 }
 
-func (c *Connector) buildMux() (_ http.Handler, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("web: adding routes: %v", p)
-		}
-	}()
-	mux := http.NewServeMux()
+// Mount implements connectors.Mounter: the page and every API route on
+// mux (it panics, as http.ServeMux does, when one conflicts with a route
+// already there).
+func (c *Connector) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", c.page)
-	api := func(pattern string, f http.HandlerFunc) { mux.Handle(pattern, c.auth(f)) }
+	api := func(pattern string, f http.HandlerFunc) { mux.Handle(pattern, c.protect(f)) }
 	api("GET /api/info", c.info)
 	api("GET /api/events", c.events)
 	api("GET /api/chats", c.listChats)
@@ -70,16 +65,6 @@ func (c *Connector) buildMux() (_ http.Handler, err error) {
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such API route: "+r.Method+" "+r.URL.Path)
 	})
-	for _, rt := range c.routes {
-		mux.Handle(rt.pattern, rt.h)
-	}
-	for _, rt := range c.apiRoutes {
-		mux.Handle(rt.pattern, c.auth(rt.h.ServeHTTP))
-	}
-	for _, m := range c.mounters {
-		m.Mount(mux)
-	}
-	return mux, nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -99,15 +84,15 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody{msg})
 }
 
-// tokenOK compares in constant time (hashing first, so lengths match too).
-func (c *Connector) tokenOK(got string) bool {
-	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(c.token))
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
-}
+// protect puts h behind the API's rules (RequireToken with this
+// connector's token).
+func (c *Connector) protect(h http.Handler) http.Handler { return RequireToken(c.token, h) }
 
-// auth checks the token on API routes, and refuses state changes a page of
-// another site makes with this browser's cookie.
-func (c *Connector) auth(next http.HandlerFunc) http.Handler {
+// RequireToken puts h behind the API's rules: the token (when set; without
+// one only localhost host names are answered) and no state changes from a
+// page of another site using this browser's cookie. cmd/leashd puts /mcp
+// behind it too.
+func RequireToken(token string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			if err := sameOrigin(r); err != nil {
@@ -115,39 +100,52 @@ func (c *Connector) auth(next http.HandlerFunc) http.Handler {
 				return
 			}
 		}
-		if c.token == "" && !loopbackHost(r.Host) {
+		if token == "" && !loopbackHost(r.Host) {
 			// Without a token only this machine may use the API; a page
 			// of another site reaching it by DNS rebinding names its own
 			// host.
 			writeError(w, http.StatusForbidden, "requests for host "+quoteShort(r.Host)+" refused: without LEASHD_WEB_TOKEN the API answers only localhost addresses")
 			return
 		}
-		if c.token != "" {
-			got, how := "", ""
-			if h := r.Header.Get("Authorization"); h != "" {
-				scheme, tok, _ := strings.Cut(h, " ")
-				if !strings.EqualFold(scheme, "Bearer") {
-					writeError(w, http.StatusUnauthorized, "unsupported Authorization scheme "+quoteShort(scheme)+": send Authorization: Bearer <LEASHD_WEB_TOKEN>")
-					return
-				}
-				got, how = strings.TrimSpace(tok), "bearer token"
-			} else if ck, err := r.Cookie(cookieName); err == nil {
-				got, how = ck.Value, "token cookie (open /?token=<LEASHD_WEB_TOKEN> again)"
-			}
-			if how == "" {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="leashd"`)
-				writeError(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <LEASHD_WEB_TOKEN>, or open /?token=<LEASHD_WEB_TOKEN> in the browser")
-				return
-			}
-			if !c.tokenOK(got) {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="leashd", error="invalid_token"`)
-				writeError(w, http.StatusUnauthorized, "wrong "+how)
-				return
-			}
-			markAuthed(r)
+		if token != "" && !checkToken(w, r, token) {
+			return
 		}
-		next(w, r)
+		next.ServeHTTP(w, r)
 	})
+}
+
+// checkToken answers 401 unless r carries token, as a bearer token or the
+// page's cookie.
+func checkToken(w http.ResponseWriter, r *http.Request, token string) bool {
+	got, how := "", ""
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, _ := strings.Cut(h, " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			writeError(w, http.StatusUnauthorized, "unsupported Authorization scheme "+quoteShort(scheme)+": send Authorization: Bearer <LEASHD_WEB_TOKEN>")
+			return false
+		}
+		got, how = strings.TrimSpace(tok), "bearer token"
+	} else if ck, err := r.Cookie(cookieName); err == nil {
+		got, how = ck.Value, "token cookie (open /?token=<LEASHD_WEB_TOKEN> again)"
+	}
+	if how == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="leashd"`)
+		writeError(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <LEASHD_WEB_TOKEN>, or open /?token=<LEASHD_WEB_TOKEN> in the browser")
+		return false
+	}
+	if !tokenOK(got, token) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="leashd", error="invalid_token"`)
+		writeError(w, http.StatusUnauthorized, "wrong "+how)
+		return false
+	}
+	httpserver.MarkAuthed(r)
+	return true
+}
+
+// tokenOK compares in constant time (hashing first, so lengths match too).
+func tokenOK(got, token string) bool {
+	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(token))
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 
 // sameOrigin refuses cross-site requests: browsers send Origin (and
@@ -186,7 +184,7 @@ func quoteShort(s string) string { return fmt.Sprintf("%q", connectors.Truncate(
 // cookie and redirects to / so the token leaves the address bar.
 func (c *Connector) page(w http.ResponseWriter, r *http.Request) {
 	if tok := r.URL.Query().Get("token"); tok != "" {
-		if c.token != "" && !c.tokenOK(tok) {
+		if c.token != "" && !tokenOK(tok, c.token) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = io.WriteString(w, "Wrong token. Open this page with ?token=<LEASHD_WEB_TOKEN>, the token leashd was started with.\n")
@@ -233,131 +231,6 @@ type infoBody struct {
 
 func (c *Connector) info(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, infoBody{Agent: c.agentName, Auth: c.token != "", Boot: c.hub.boot})
-}
-
-// events streams server-sent events. ?chat= limits them to one chat;
-// Last-Event-ID (sent by browsers when they reconnect) or ?after= replays
-// what was missed (after=0: everything kept).
-func (c *Connector) events(w http.ResponseWriter, r *http.Request) {
-	chat := r.URL.Query().Get("chat")
-	if chat != "" {
-		if err := validChatID(chat); err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
-		}
-	}
-	from := r.Header.Get("Last-Event-ID")
-	if from == "" {
-		from = r.URL.Query().Get("after")
-	}
-	var (
-		replay bool
-		boot   string
-		after  uint64
-	)
-	if from != "" {
-		var err error
-		if boot, after, err = parseEventID(from); err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		replay = true
-	}
-	rc := http.NewResponseController(w)
-	s, err := c.hub.subscribe(chat, replay, boot, after)
-	if errors.Is(err, errTooManyStreams) {
-		w.Header().Set("Retry-After", "30")
-		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many event streams open: at most %d (LEASHD_WEB_MAX_STREAMS); close another page or client of leashd, or raise LEASHD_WEB_MAX_STREAMS", c.hub.maxStreams))
-		return
-	}
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, err.Error())
-		return
-	}
-	defer c.hub.unsubscribe(s)
-	// The request has no body: no read deadline may end the stream.
-	_ = rc.SetReadDeadline(time.Time{})
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	// Every write has a deadline: a client that stops reading is cut off
-	// after writeTimeout instead of holding its stream open.
-	deadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(c.writeTimeout)) }
-	deadline()
-	if _, err := io.WriteString(w, "retry: 1000\n\n"); err != nil {
-		return
-	}
-	// The replay is written event by event straight from what the hub
-	// keeps; the response's own buffer is the only copy.
-	for {
-		ev, ok := c.hub.replayNext(s)
-		if !ok {
-			break
-		}
-		if r.Context().Err() != nil {
-			return
-		}
-		deadline()
-		if c.writeEvent(w, ev) != nil {
-			return
-		}
-	}
-	deadline()
-	if rc.Flush() != nil {
-		return
-	}
-	tick := time.NewTicker(c.heartbeat)
-	defer tick.Stop()
-	for {
-		var err error
-		select {
-		case <-r.Context().Done():
-			return
-		case <-tick.C:
-			deadline()
-			_, err = io.WriteString(w, ": heartbeat\n\n")
-		case ev, ok := <-s.ch:
-			if !ok {
-				return // shutting down, or this stream fell behind: the client reconnects
-			}
-			deadline()
-			err = c.writeEvent(w, ev)
-		drain:
-			for n := 0; err == nil && n < 64; n++ {
-				select {
-				case ev, ok := <-s.ch:
-					if !ok {
-						break drain
-					}
-					deadline()
-					err = c.writeEvent(w, ev)
-				default:
-					break drain
-				}
-			}
-		}
-		if err != nil {
-			return
-		}
-		deadline()
-		if rc.Flush() != nil {
-			return
-		}
-	}
-}
-
-// writeEvent writes one event (its data is not copied).
-func (c *Connector) writeEvent(w io.Writer, ev event) error {
-	if _, err := io.WriteString(w, "id: "+c.hub.id(ev.seq)+"\nevent: "+ev.name+"\ndata: "); err != nil {
-		return err
-	}
-	if _, err := w.Write(ev.data); err != nil { // JSON from encoding/json has no raw newlines
-		return err
-	}
-	_, err := io.WriteString(w, "\n\n")
-	return err
 }
 
 func (c *Connector) listChats(w http.ResponseWriter, _ *http.Request) {

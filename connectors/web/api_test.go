@@ -471,9 +471,9 @@ func TestTapRacesStop(t *testing.T) {
 func TestAuth(t *testing.T) {
 	health := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mounted := mounter{}
-	e := start(t, setup{token: "s3cret", webOpts: []web.Option{
-		web.WithRoute("GET /healthz", health), web.WithMounter(mounted),
-	}})
+	e := start(t, setup{token: "s3cret",
+		routes: map[string]http.Handler{"GET /healthz": health}, mounts: []connectors.Mounter{mounted},
+	})
 
 	get := func(path string, hdr ...string) (*http.Response, string) {
 		req, _ := http.NewRequest("GET", e.url+path, nil)

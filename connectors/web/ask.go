@@ -11,15 +11,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/leashd/leashd/connectors/web/wire"
 	"github.com/leashd/leashd/interactions"
-	"github.com/leashd/leashd/interactions/client"
 )
 
-// Asker is implemented by a Handler that lets programs ask people (the
+// programAsker is implemented by a Handler that lets programs ask people (the
 // engine): a deploy script, a CI job or an agent leashd did not start
 // creates an interaction with POST /api/interactions, shown in its chat
 // like any other, and collects the answer with GET /api/interactions/{id}.
-type Asker interface {
+type programAsker interface {
 	// Ask shows it in its chat and returns at once with its ID; timeout
 	// 0 means the default. interactions.ErrNoPresenter: no such chat.
 	Ask(ctx context.Context, it interactions.Interaction, timeout time.Duration) (interactions.Interaction, error)
@@ -30,8 +30,8 @@ type Asker interface {
 	CancelAsk(id, reason string) error
 }
 
-// AskRequest is the body of POST /api/interactions.
-type AskRequest struct {
+// askRequest is the body of POST /api/interactions.
+type askRequest struct {
 	ChatID string `json:"chat_id"`
 	// Kind is "question" (the default: options to choose from, or free
 	// text without options), "text" (free text), "approval" (two options:
@@ -55,36 +55,36 @@ type AskRequest struct {
 	ToolSummary string          `json:"tool_summary"`
 }
 
-// AskResponse is the body of 201 from POST /api/interactions.
-type AskResponse struct {
+// askResponse is the body of 201 from POST /api/interactions.
+type askResponse struct {
 	ID       string     `json:"interaction_id"`
 	Deadline *time.Time `json:"deadline,omitempty"`
 }
 
 // Outcome is the body of GET /api/interactions/{id}; its wire type is the
-// Go client's, so the two cannot drift apart.
-type Outcome = client.Outcome
+// wire package's, which the Go client reads too.
+type Outcome = wire.Outcome
 
 // Limits of POST /api/interactions.
 const (
-	MaxAskOptions     = 10
-	MaxAskQuestion    = 4000 // bytes
-	MaxAskLabel       = 200
-	MaxAskDescription = 500
-	MaxAskHeader      = 100
-	MaxAskTimeout     = 604800 // seconds, as LEASHD_APPROVAL_TIMEOUT_SECONDS
-	MaxAskWait        = 600    // seconds a GET may wait
+	maxAskOptions     = 10
+	maxAskQuestion    = 4000 // bytes
+	maxAskLabel       = 200
+	maxAskDescription = 500
+	maxAskHeader      = 100
+	maxAskTimeout     = 604800 // seconds, as LEASHD_APPROVAL_TIMEOUT_SECONDS
+	maxAskWait        = 600    // seconds a GET may wait
 )
 
-// Default options of an approval without options of its own.
+// approvalOptions are the options of an approval that brings none.
 var approvalOptions = []interactions.Option{{Label: "Approve"}, {Label: "Reject"}}
 
 const acceptedAsk = `{"chat_id","kind":"question"|"text"|"approval"|"plan_review"|"tool_approval","question","header","options":[{"label","description"}],"multi_select","timeout_seconds"}`
 
-// ParseAsk checks a POST /api/interactions body and returns the
+// parseAsk checks a POST /api/interactions body and returns the
 // interaction it asks for and its timeout; the error names the field.
-func ParseAsk(b []byte) (interactions.Interaction, time.Duration, error) {
-	var req AskRequest
+func parseAsk(b []byte) (interactions.Interaction, time.Duration, error) {
+	var req askRequest
 	if _, err := decodeJSON(strings.NewReader(string(b)), &req, acceptedAsk, false); err != nil {
 		return interactions.Interaction{}, 0, err
 	}
@@ -93,149 +93,195 @@ func ParseAsk(b []byte) (interactions.Interaction, time.Duration, error) {
 
 // Interaction checks the request and returns the interaction it asks for
 // and its timeout; the error names the field.
-func (req AskRequest) Interaction() (interactions.Interaction, time.Duration, error) {
-	fail := func(field, format string, args ...any) (interactions.Interaction, time.Duration, error) {
-		return interactions.Interaction{}, 0, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...))
+func (req askRequest) Interaction() (interactions.Interaction, time.Duration, error) {
+	if err := req.checkCommon(); err != nil {
+		return interactions.Interaction{}, 0, err
 	}
-	if req.ChatID == "" {
-		return fail("chat_id", "missing: the chat to ask in, e.g. \"telegram:42\", \"slack:C123\" or a web chat name")
-	}
-	if err := validChatID(req.ChatID); err != nil {
-		return fail("chat_id", "%v", err)
-	}
-	if req.TimeoutSeconds < 0 || req.TimeoutSeconds > MaxAskTimeout {
-		return fail("timeout_seconds", "%d is out of range: 0 (the default, LEASHD_APPROVAL_TIMEOUT_SECONDS) to %d", req.TimeoutSeconds, MaxAskTimeout)
-	}
-	if req.Index < 0 || req.Total < 0 || req.Index > req.Total || req.Total > 20 || (req.Total > 0) != (req.Index > 0) {
-		return fail("index", "%d of %d: index and total go together, 1 ≤ index ≤ total ≤ 20", req.Index, req.Total)
-	}
-	if n := utf8.RuneCountInString(req.Header); n > MaxAskHeader || !utf8.ValidString(req.Header) {
-		return fail("header", "must be UTF-8 of at most %d characters", MaxAskHeader)
-	}
-	it := interactions.Interaction{
-		ChatID: req.ChatID, Header: req.Header, Question: strings.TrimSpace(req.Question),
-		Options: req.Options, MultiSelect: req.MultiSelect, Index: req.Index, Total: req.Total,
-	}
-	if it.Index == 0 {
-		it.Index, it.Total = 1, 1
-	}
-	timeout := time.Duration(req.TimeoutSeconds) * time.Second
 	kind := req.Kind
 	if kind == "" {
 		kind = "question"
 	}
-	needQuestion := func() error {
-		switch {
-		case it.Question == "":
-			return errors.New("question: missing: the text to ask")
-		case len(it.Question) > MaxAskQuestion || !utf8.ValidString(it.Question):
-			return fmt.Errorf("question: must be UTF-8 of at most %d bytes", MaxAskQuestion)
-		}
-		return nil
+	var it interactions.Interaction
+	var err error
+	switch kind {
+	case "question", "text", "approval":
+		it, err = req.question(kind)
+	case "plan_review":
+		it, err = req.planReview(kind)
+	case "tool_approval":
+		it, err = req.toolApproval(kind)
+	default:
+		err = askFieldError("kind", "%s is not a kind (accepted: question, text, approval, plan_review, tool_approval)", quoteShort(kind))
 	}
-	noneOf := func(fields map[string]bool) error {
-		for _, f := range []string{"question", "options", "multi_select", "plan", "tool_name", "tool_input", "tool_summary"} {
-			if fields[f] {
-				return fmt.Errorf("%s: not taken by kind %q", f, kind)
-			}
-		}
-		return nil
+	if err != nil {
+		return interactions.Interaction{}, 0, err
 	}
+	return it, time.Duration(req.TimeoutSeconds) * time.Second, nil
+}
+
+// askFieldError is a problem with a field of POST /api/interactions.
+func askFieldError(field, format string, args ...any) error {
+	return fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...))
+}
+
+// checkCommon checks the fields every kind takes: chat, timeout,
+// position and header.
+func (req askRequest) checkCommon() error {
+	switch {
+	case req.ChatID == "":
+		return askFieldError("chat_id", "missing: the chat to ask in, e.g. \"telegram:42\", \"slack:C123\" or a web chat name")
+	case validChatID(req.ChatID) != nil:
+		return askFieldError("chat_id", "%v", validChatID(req.ChatID))
+	case req.TimeoutSeconds < 0 || req.TimeoutSeconds > maxAskTimeout:
+		return askFieldError("timeout_seconds", "%d is out of range: 0 (the default, LEASHD_APPROVAL_TIMEOUT_SECONDS) to %d", req.TimeoutSeconds, maxAskTimeout)
+	case req.Index < 0 || req.Total < 0 || req.Index > req.Total || req.Total > 20 || (req.Total > 0) != (req.Index > 0):
+		return askFieldError("index", "%d of %d: index and total go together, 1 ≤ index ≤ total ≤ 20", req.Index, req.Total)
+	case utf8.RuneCountInString(req.Header) > maxAskHeader || !utf8.ValidString(req.Header):
+		return askFieldError("header", "must be UTF-8 of at most %d characters", maxAskHeader)
+	}
+	return nil
+}
+
+// given says which kind-specific fields the request carries, less those
+// the kind takes.
+func (req askRequest) given(takes ...string) map[string]bool {
 	given := map[string]bool{
-		"question": it.Question != "", "options": len(req.Options) > 0, "multi_select": req.MultiSelect,
+		"question": strings.TrimSpace(req.Question) != "", "options": len(req.Options) > 0, "multi_select": req.MultiSelect,
 		"plan": req.Plan != "", "tool_name": req.ToolName != "", "tool_input": len(req.ToolInput) > 0 && string(req.ToolInput) != "null",
 		"tool_summary": req.ToolSummary != "",
 	}
-	switch kind {
-	case "question", "text", "approval":
-		if err := needQuestion(); err != nil {
-			return interactions.Interaction{}, 0, err
-		}
-		given["question"], given["options"], given["multi_select"] = false, false, false
-		if err := noneOf(given); err != nil {
-			return interactions.Interaction{}, 0, err
-		}
-		it.Kind = interactions.KindQuestion
-	case "plan_review":
-		if strings.TrimSpace(req.Plan) == "" {
-			return fail("plan", "missing: the plan to review")
-		}
-		given["plan"] = false
-		if err := noneOf(given); err != nil {
-			return interactions.Interaction{}, 0, err
-		}
-		return interactions.Interaction{ChatID: req.ChatID, Kind: interactions.KindPlanReview, Plan: req.Plan}, timeout, nil
-	case "tool_approval":
-		if strings.TrimSpace(req.ToolName) == "" {
-			return fail("tool_name", "missing: the tool that wants to run")
-		}
-		in := req.ToolInput
-		if len(in) == 0 || string(in) == "null" {
-			in = json.RawMessage("{}")
-		} else if t := strings.TrimSpace(string(in)); !strings.HasPrefix(t, "{") {
-			return fail("tool_input", "must be a JSON object")
-		}
-		given["tool_name"], given["tool_input"], given["tool_summary"] = false, false, false
-		if err := noneOf(given); err != nil {
-			return interactions.Interaction{}, 0, err
-		}
-		sum := req.ToolSummary
-		if sum == "" {
-			sum = string(in)
-		}
-		return interactions.Interaction{ChatID: req.ChatID, Kind: interactions.KindToolApproval,
-			ToolName: req.ToolName, ToolInput: in, ToolSummary: sum}, timeout, nil
-	default:
-		return fail("kind", "%s is not a kind (accepted: question, text, approval, plan_review, tool_approval)", quoteShort(kind))
+	for _, f := range takes {
+		given[f] = false
 	}
+	return given
+}
+
+// noneOf refuses the first field given that kind does not take.
+func noneOf(kind string, given map[string]bool) error {
+	for _, f := range []string{"question", "options", "multi_select", "plan", "tool_name", "tool_input", "tool_summary"} {
+		if given[f] {
+			return fmt.Errorf("%s: not taken by kind %q", f, kind)
+		}
+	}
+	return nil
+}
+
+// question is a question, a text question or an approval.
+func (req askRequest) question(kind string) (interactions.Interaction, error) {
+	it := interactions.Interaction{
+		ChatID: req.ChatID, Header: req.Header, Question: strings.TrimSpace(req.Question),
+		Options: req.Options, MultiSelect: req.MultiSelect, Index: req.Index, Total: req.Total,
+		Kind: interactions.KindQuestion,
+	}
+	if it.Index == 0 {
+		it.Index, it.Total = 1, 1
+	}
+	switch {
+	case it.Question == "":
+		return it, errors.New("question: missing: the text to ask")
+	case len(it.Question) > maxAskQuestion || !utf8.ValidString(it.Question):
+		return it, fmt.Errorf("question: must be UTF-8 of at most %d bytes", maxAskQuestion)
+	}
+	if err := noneOf(kind, req.given("question", "options", "multi_select")); err != nil {
+		return it, err
+	}
+	if err := checkKindOptions(kind, &it); err != nil {
+		return it, err
+	}
+	if it.MultiSelect && len(it.Options) == 0 {
+		return it, askFieldError("multi_select", "needs options to select from")
+	}
+	if len(it.Options) > maxAskOptions {
+		return it, askFieldError("options", "%d options; at most %d", len(it.Options), maxAskOptions)
+	}
+	return it, checkOptions(it.Options)
+}
+
+// checkKindOptions applies what a text question and an approval ask of
+// the options.
+func checkKindOptions(kind string, it *interactions.Interaction) error {
 	switch kind {
 	case "text":
 		if len(it.Options) > 0 || it.MultiSelect {
-			return fail("options", "a text question takes no options (send kind \"question\" to offer some)")
+			return askFieldError("options", "a text question takes no options (send kind \"question\" to offer some)")
 		}
 	case "approval":
 		if it.MultiSelect {
-			return fail("multi_select", "an approval takes one answer")
+			return askFieldError("multi_select", "an approval takes one answer")
 		}
 		if len(it.Options) == 0 {
 			it.Options = approvalOptions
 		}
 		if len(it.Options) != 2 {
-			return fail("options", "an approval has exactly 2 options, the one that approves first (got %d)", len(it.Options))
+			return askFieldError("options", "an approval has exactly 2 options, the one that approves first (got %d)", len(it.Options))
 		}
 		it.Approval = true
 	}
-	if it.MultiSelect && len(it.Options) == 0 {
-		return fail("multi_select", "needs options to select from")
-	}
-	if len(it.Options) > MaxAskOptions {
-		return fail("options", "%d options; at most %d", len(it.Options), MaxAskOptions)
-	}
-	seen := map[string]bool{}
-	for i, o := range it.Options {
-		o.Label = strings.TrimSpace(o.Label)
-		switch {
-		case o.Label == "":
-			return fail(fmt.Sprintf("options[%d].label", i), "missing")
-		case len(o.Label) > MaxAskLabel || !utf8.ValidString(o.Label):
-			return fail(fmt.Sprintf("options[%d].label", i), "must be UTF-8 of at most %d bytes", MaxAskLabel)
-		case seen[o.Label]:
-			return fail(fmt.Sprintf("options[%d].label", i), "%s is given twice; labels must differ", quoteShort(o.Label))
-		case len(o.Description) > MaxAskDescription || !utf8.ValidString(o.Description):
-			return fail(fmt.Sprintf("options[%d].description", i), "must be UTF-8 of at most %d bytes", MaxAskDescription)
-		}
-		seen[o.Label] = true
-		it.Options[i] = o
-	}
-	return it, timeout, nil
+	return nil
 }
 
-func (c *Connector) asker(w http.ResponseWriter) (Asker, bool) {
+// checkOptions trims the labels in place and checks each option.
+func checkOptions(opts []interactions.Option) error {
+	seen := map[string]bool{}
+	for i, o := range opts {
+		o.Label = strings.TrimSpace(o.Label)
+		field := fmt.Sprintf("options[%d].label", i)
+		switch {
+		case o.Label == "":
+			return askFieldError(field, "missing")
+		case len(o.Label) > maxAskLabel || !utf8.ValidString(o.Label):
+			return askFieldError(field, "must be UTF-8 of at most %d bytes", maxAskLabel)
+		case seen[o.Label]:
+			return askFieldError(field, "%s is given twice; labels must differ", quoteShort(o.Label))
+		case len(o.Description) > maxAskDescription || !utf8.ValidString(o.Description):
+			return askFieldError(fmt.Sprintf("options[%d].description", i), "must be UTF-8 of at most %d bytes", maxAskDescription)
+		}
+		seen[o.Label] = true
+		opts[i] = o
+	}
+	return nil
+}
+
+// planReview is a plan to review.
+func (req askRequest) planReview(kind string) (interactions.Interaction, error) {
+	if strings.TrimSpace(req.Plan) == "" {
+		return interactions.Interaction{}, askFieldError("plan", "missing: the plan to review")
+	}
+	if err := noneOf(kind, req.given("plan")); err != nil {
+		return interactions.Interaction{}, err
+	}
+	return interactions.Interaction{ChatID: req.ChatID, Kind: interactions.KindPlanReview, Plan: req.Plan}, nil
+}
+
+// toolApproval is a tool that wants to run; its input defaults to {} and
+// its summary to the input.
+func (req askRequest) toolApproval(kind string) (interactions.Interaction, error) {
+	if strings.TrimSpace(req.ToolName) == "" {
+		return interactions.Interaction{}, askFieldError("tool_name", "missing: the tool that wants to run")
+	}
+	in := req.ToolInput
+	if len(in) == 0 || string(in) == "null" {
+		in = json.RawMessage("{}")
+	} else if t := strings.TrimSpace(string(in)); !strings.HasPrefix(t, "{") {
+		return interactions.Interaction{}, askFieldError("tool_input", "must be a JSON object")
+	}
+	if err := noneOf(kind, req.given("tool_name", "tool_input", "tool_summary")); err != nil {
+		return interactions.Interaction{}, err
+	}
+	sum := req.ToolSummary
+	if sum == "" {
+		sum = string(in)
+	}
+	return interactions.Interaction{ChatID: req.ChatID, Kind: interactions.KindToolApproval,
+		ToolName: req.ToolName, ToolInput: in, ToolSummary: sum}, nil
+}
+
+func (c *Connector) asker(w http.ResponseWriter) (programAsker, bool) {
 	h, ok := c.h(w)
 	if !ok {
 		return nil, false
 	}
-	a, ok := h.(Asker)
+	a, ok := h.(programAsker)
 	if !ok {
 		writeError(w, http.StatusNotImplemented, "this leashd takes no requests from programs")
 		return nil, false
@@ -248,7 +294,7 @@ func (c *Connector) ask(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var req AskRequest
+	var req askRequest
 	if status, err := decodeJSON(r.Body, &req, acceptedAsk, false); err != nil {
 		writeError(w, status, err.Error())
 		return
@@ -263,7 +309,7 @@ func (c *Connector) ask(w http.ResponseWriter, r *http.Request) {
 		writeError(w, statusOf(err), err.Error())
 		return
 	}
-	resp := AskResponse{ID: it.ID}
+	resp := askResponse{ID: it.ID}
 	if !it.Deadline.IsZero() {
 		d := it.Deadline
 		resp.Deadline = &d
@@ -280,8 +326,8 @@ func (c *Connector) outcome(w http.ResponseWriter, r *http.Request) {
 	wait := 0
 	if s := r.URL.Query().Get("wait"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 || n > MaxAskWait {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("wait: %s is not a number of seconds from 0 to %d", quoteShort(s), MaxAskWait))
+		if err != nil || n < 0 || n > maxAskWait {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("wait: %s is not a number of seconds from 0 to %d", quoteShort(s), maxAskWait))
 			return
 		}
 		wait = n
@@ -300,14 +346,14 @@ func (c *Connector) outcome(w http.ResponseWriter, r *http.Request) {
 	}
 	out := Outcome{ID: id, Status: "pending", Answers: []string{}}
 	if done {
-		out = OutcomeOf(it, res)
+		out = outcomeOf(it, res)
 		out.ID = id
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-// OutcomeOf renders how an interaction ended.
-func OutcomeOf(it interactions.Interaction, res interactions.Resolution) Outcome {
+// outcomeOf renders how an interaction ended.
+func outcomeOf(it interactions.Interaction, res interactions.Resolution) Outcome {
 	out := Outcome{
 		ID: it.ID, Status: string(res.Status), Answer: res.Answer, Answers: []string{}, Decision: res.Decision,
 		Text: res.Text, By: res.By, Approved: res.Status == interactions.StatusAnswered,

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config/testenv"
+	"github.com/leashd/leashd/connectors/httpserver"
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/interactions"
 )
@@ -73,7 +74,7 @@ func fillReplay(t testing.TB, w *web.Connector) {
 // what the hub keeps, so what a stream costs does not grow with the replay,
 // and a client that stops reading is cut off by the write deadline.
 func TestReplayToClientsThatNeverReadKeepsMemoryFlat(t *testing.T) {
-	e := start(t, setup{webOpts: []web.Option{web.WithWriteTimeout(2 * time.Second)}})
+	e := start(t, setup{server: httpserver.Options{WriteTimeout: 2 * time.Second}})
 	fillReplay(t, e.web)
 	before := heapInUse()
 
@@ -218,7 +219,7 @@ func healthz() http.Handler {
 // server never holds more than the cap.
 func TestConnectionCapMakesRoomForANewHealthCheck(t *testing.T) {
 	const limit = 8
-	e := start(t, setup{webOpts: []web.Option{web.WithMaxConns(limit), web.WithRoute("GET /healthz", healthz())}})
+	e := start(t, setup{server: httpserver.Options{MaxConns: limit}, routes: map[string]http.Handler{"GET /healthz": healthz()}})
 	addr := hostOf(e.url)
 	type held struct {
 		c  net.Conn
@@ -234,7 +235,7 @@ func TestConnectionCapMakesRoomForANewHealthCheck(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { c.Close() })
 	}
-	require.Eventually(t, func() bool { return e.web.Conns() == limit }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return e.srv.Conns() == limit }, 10*time.Second, 5*time.Millisecond)
 
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	for range 3 {
@@ -243,13 +244,13 @@ func TestConnectionCapMakesRoomForANewHealthCheck(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		assert.Equal(t, "ok\n", string(b))
-		assert.LessOrEqual(t, e.web.Conns(), limit)
+		assert.LessOrEqual(t, e.srv.Conns(), limit)
 	}
 	assert.True(t, closedByServer(idle[0].c, idle[0].br, 5*time.Second), "the oldest idle connection made room")
 
 	// The API works at the cap too.
 	e.send("cap", "hello", "agent")
-	assert.LessOrEqual(t, e.web.Conns(), limit)
+	assert.LessOrEqual(t, e.srv.Conns(), limit)
 }
 
 // When every connection is in a handler, a new one is refused with a 503
@@ -263,7 +264,7 @@ func TestConnectionCapRefusesWhenAllAreBusy(t *testing.T) {
 		entered.Done()
 		<-release
 	})
-	e := start(t, setup{webOpts: []web.Option{web.WithMaxConns(limit), web.WithRoute("GET /slow", slow), web.WithRoute("GET /healthz", healthz())}})
+	e := start(t, setup{server: httpserver.Options{MaxConns: limit}, routes: map[string]http.Handler{"GET /slow": slow, "GET /healthz": healthz()}})
 	defer close(release)
 	for range limit {
 		go func() {
@@ -286,8 +287,8 @@ func TestConnectionCapRefusesWhenAllAreBusy(t *testing.T) {
 // A keep-alive connection whose last request had no token is closed after
 // the short idle timeout; one that used the token stays for the long one.
 func TestIdleConnectionsWithoutTheTokenAreClosedSoon(t *testing.T) {
-	e := start(t, setup{token: "s3cret-token-for-idle", webOpts: []web.Option{
-		web.WithIdleTimeouts(time.Minute, 300*time.Millisecond), web.WithRoute("GET /healthz", healthz())}})
+	e := start(t, setup{token: "s3cret-token-for-idle",
+		server: httpserver.Options{IdleTimeout: time.Minute, ShortIdle: 300 * time.Millisecond}, routes: map[string]http.Handler{"GET /healthz": healthz()}})
 	addr := hostOf(e.url)
 	authed, abr := holdIdle(t, addr, "/api/info", "Authorization", "Bearer s3cret-token-for-idle")
 	anon, nbr := holdIdle(t, addr, "/healthz")
@@ -299,7 +300,7 @@ func TestIdleConnectionsWithoutTheTokenAreClosedSoon(t *testing.T) {
 // A request header is bounded at 64 KiB (Go's default is 1 MiB, held in
 // memory per connection while it arrives): a larger one gets 431.
 func TestLargeRequestHeadersAreRefused(t *testing.T) {
-	e := start(t, setup{webOpts: []web.Option{web.WithRoute("GET /healthz", healthz())}})
+	e := start(t, setup{routes: map[string]http.Handler{"GET /healthz": healthz()}})
 	c, err := net.Dial("tcp", hostOf(e.url))
 	require.NoError(t, err)
 	defer c.Close()
@@ -326,8 +327,8 @@ func TestResponsesToClientsThatNeverReadAreCutOff(t *testing.T) {
 			}
 		}
 	})
-	e := start(t, setup{webOpts: []web.Option{web.WithMaxConns(limit), web.WithWriteTimeout(time.Second),
-		web.WithRoute("GET /big", big), web.WithRoute("GET /healthz", healthz())}})
+	e := start(t, setup{server: httpserver.Options{MaxConns: limit, WriteTimeout: time.Second},
+		routes: map[string]http.Handler{"GET /big": big, "GET /healthz": healthz()}})
 	for range limit {
 		c := dialTiny(t, hostOf(e.url))
 		_, err := io.WriteString(c, "GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -352,7 +353,7 @@ func TestResponsesToClientsThatNeverReadAreCutOff(t *testing.T) {
 // An event stream that is read lives longer than the write timeout: the
 // timeout bounds each write, not the stream.
 func TestEventStreamOutlivesTheWriteTimeout(t *testing.T) {
-	e := start(t, setup{webOpts: []web.Option{web.WithWriteTimeout(200 * time.Millisecond), web.WithHeartbeat(50 * time.Millisecond)}})
+	e := start(t, setup{server: httpserver.Options{WriteTimeout: 200 * time.Millisecond}, webOpts: []web.Option{web.WithHeartbeat(50 * time.Millisecond)}})
 	s := e.subscribe("?chat=long")
 	for range 10 { // heartbeats over 5× the write timeout
 		select {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/connectors/httpserver"
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent/demo"
@@ -37,11 +38,16 @@ type env struct {
 	done   chan error
 	once   sync.Once
 	store  *sqlite.Store
+	srv    *httpserver.Server
+	served chan error
 }
 
 type setup struct {
 	coordOpts []interactions.Opt
 	webOpts   []web.Option
+	server    httpserver.Options      // the server's bounds (its listener is the harness's)
+	routes    map[string]http.Handler // more routes on the server, as cmd/leashd mounts /healthz
+	mounts    []connectors.Mounter    // more routes, as chat apps mount their webhooks
 	extra     []connectors.Connector
 	token     string
 	addr      string        // listen here (default: a free loopback port)
@@ -66,7 +72,7 @@ func start(t testing.TB, s setup) *env {
 			j = crashJournal{st}
 		}
 		coordOpts = append(coordOpts, interactions.WithJournal(j))
-		engOpts = append(engOpts, func(d *engine.Deps, _ *engine.Config) { d.Store = st })
+		engOpts = append(engOpts, func(d *engine.Deps, _ *engine.Config) { d.Store = st }, func(d *engine.Deps, _ *engine.Config) { d.Store = st })
 	}
 	coord := interactions.New(coordOpts...)
 	eng := enginetest.New(demo.New(demo.WithDelay(s.delay)), coord, engOpts...)
@@ -76,20 +82,42 @@ func start(t testing.TB, s setup) *env {
 	}
 	ln, err := net.Listen("tcp", addr)
 	require.NoError(t, err)
-	opts := append([]web.Option{web.WithListener(ln), web.WithAgentName("demo agent"), web.WithToken(s.token)}, s.webOpts...)
-	w := web.New(opts...)
+	srv, w := newServer(t, ln, s)
 	require.Error(t, w.Ready(), "not ready before Run")
 	eng.AddConnector(w)
 	for _, c := range s.extra {
 		eng.AddConnector(c)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &env{t: t, token: s.token, coord: coord, eng: eng, web: w, cancel: cancel, done: make(chan error, 1), store: st}
+	e := &env{t: t, token: s.token, coord: coord, eng: eng, web: w, cancel: cancel, done: make(chan error, 1), store: st,
+		srv: srv, served: make(chan error, 1)}
+	go func() { e.served <- srv.Serve(ctx) }()
 	go func() { e.done <- eng.Run(ctx) }()
-	require.Eventually(t, func() bool { return w.URL() != "" && w.Ready() == nil }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return w.Ready() == nil && srv.Ready() == nil }, 10*time.Second, time.Millisecond)
 	e.url = w.URL()
 	t.Cleanup(e.stop)
 	return e
+}
+
+// newServer is leashd's HTTP server on ln with the web connector and the
+// setup's routes mounted, as cmd/leashd builds it.
+func newServer(t testing.TB, ln net.Listener, s setup) (*httpserver.Server, *web.Connector) {
+	t.Helper()
+	o := s.server
+	o.Listener = ln
+	srv := httpserver.New(o)
+	require.NoError(t, srv.Listen())
+	opts := []web.Option{web.WithURL(srv.URL()), web.WithAgentName("demo agent"), web.WithToken(s.token),
+		web.WithConnCap(srv.ConnCap()), web.WithWriteTimeout(srv.WriteTimeout())}
+	w := web.New(append(opts, s.webOpts...)...)
+	require.NoError(t, srv.Mount(w))
+	for pattern, h := range s.routes {
+		require.NoError(t, srv.Handle(pattern, h))
+	}
+	for _, m := range s.mounts {
+		require.NoError(t, srv.Mount(m))
+	}
+	return srv, w
 }
 
 // stop cancels the engine and waits for Run to return nil (once).
@@ -99,6 +127,8 @@ func (e *env) stop() {
 		select {
 		case err := <-e.done:
 			require.NoError(e.t, err)
+			e.srv.Drain()
+			require.NoError(e.t, <-e.served)
 		case <-time.After(20 * time.Second):
 			e.t.Fatal("engine.Run did not return after cancel")
 		}

@@ -46,6 +46,9 @@ type hub struct {
 	subs   map[*stream]struct{}
 	open   int  // streams subscribed and not yet unsubscribed (dropped ones too)
 	closed bool // no new streams: shutting down
+	shut   bool // close was called: the streams are ending
+	// ended is closed once the hub is shut and every stream has ended.
+	ended chan struct{}
 }
 
 // stream is one open event stream.
@@ -71,7 +74,7 @@ var errTooManyStreams = errors.New("too many event streams open")
 func newHub(maxKeep, maxBytes, maxStreams int) *hub {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return &hub{boot: hex.EncodeToString(b[:]), maxKeep: maxKeep, maxBytes: maxBytes, maxStreams: maxStreams, subs: make(map[*stream]struct{})}
+	return &hub{boot: hex.EncodeToString(b[:]), maxKeep: maxKeep, maxBytes: maxBytes, maxStreams: maxStreams, subs: make(map[*stream]struct{}), ended: make(chan struct{})}
 }
 
 // id renders an event's SSE ID.
@@ -200,6 +203,7 @@ func (h *hub) unsubscribe(s *stream) {
 		delete(h.subs, s)
 		close(s.ch)
 	}
+	h.checkEndedLocked()
 }
 
 // refuse refuses new streams; the open ones go on (shutdown, until close).
@@ -217,5 +221,19 @@ func (h *hub) close() {
 	for s := range h.subs {
 		delete(h.subs, s)
 		close(s.ch)
+	}
+	h.shut = true
+	h.checkEndedLocked()
+}
+
+// checkEndedLocked closes ended once the hub is shut and no stream is
+// open.
+func (h *hub) checkEndedLocked() {
+	if h.shut && h.open == 0 {
+		select {
+		case <-h.ended:
+		default:
+			close(h.ended)
+		}
 	}
 }

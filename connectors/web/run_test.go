@@ -3,9 +3,7 @@ package web_test
 import (
 	"context"
 	"log/slog"
-	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/connectors/httpserver"
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/interactions"
 )
@@ -40,29 +39,40 @@ func (nopHandler) Interaction(string) (interactions.Interaction, bool) {
 }
 func (nopHandler) Pending(string) []interactions.Interaction { return nil }
 
-func run(t *testing.T, c *web.Connector) (stop func() error) {
+// serve runs c on leashd's HTTP server, as cmd/leashd mounts it, at addr.
+func serve(t *testing.T, addr string, opts ...web.Option) (c *web.Connector, stop func() error) {
 	t.Helper()
+	srv := httpserver.New(httpserver.Options{Addr: addr})
+	require.NoError(t, srv.Listen())
+	c = web.New(append([]web.Option{web.WithURL(srv.URL())}, opts...)...)
+	require.NoError(t, srv.Mount(c))
+	assert.Equal(t, srv.URL(), c.URL())
+	require.ErrorContains(t, c.Ready(), "not listening yet")
 	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
+	errc, served := make(chan error, 1), make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
 	go func() { errc <- c.Run(ctx, nopHandler{}) }()
-	require.Eventually(t, func() bool { return c.Ready() == nil }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return c.Ready() == nil && srv.Ready() == nil }, 10*time.Second, time.Millisecond)
 	var once sync.Once
 	var err error
 	stop = func() error {
-		once.Do(func() { cancel(); err = <-errc })
+		once.Do(func() {
+			cancel()
+			err = <-errc
+			require.NoError(t, c.Flush(context.Background()))
+			srv.Drain()
+			require.NoError(t, <-served)
+		})
 		return err
 	}
 	t.Cleanup(func() { _ = stop() })
-	return stop
+	return c, stop
 }
 
 func TestRunLogsOneLineWithTheURL(t *testing.T) {
 	var logs testenv.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	c := web.New(web.WithAddr("127.0.0.1:0"), web.WithLogger(log), web.WithAgentName("demo agent"))
-	assert.Equal(t, "", c.URL(), "no URL before listening")
-	require.ErrorContains(t, c.Ready(), "not listening yet")
-	stop := run(t, c)
+	c, stop := serve(t, "127.0.0.1:0", web.WithLogger(log), web.WithAgentName("demo agent"))
 	require.True(t, strings.HasPrefix(c.URL(), "http://127.0.0.1:"), c.URL())
 	assert.Contains(t, logs.String(), `msg="leashd web UI at `+c.URL()+`"`)
 	assert.Contains(t, logs.String(), `agent="demo agent"`)
@@ -82,29 +92,10 @@ func TestRunLogsOneLineWithTheURL(t *testing.T) {
 
 func TestRunWithTokenSaysHowToUseItWithoutLoggingIt(t *testing.T) {
 	var logs testenv.Buffer
-	c := web.New(web.WithAddr("127.0.0.1:0"), web.WithToken("sup3rsecret"), web.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	run(t, c)
+	serve(t, "127.0.0.1:0", web.WithToken("sup3rsecret"), web.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	assert.Contains(t, logs.String(), "/?token=<LEASHD_WEB_TOKEN>")
 	assert.Contains(t, logs.String(), "Authorization: Bearer <LEASHD_WEB_TOKEN>")
 	assert.NotContains(t, logs.String(), "sup3rsecret")
-}
-
-func TestRunFailsOnBusyAddress(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	c := web.New(web.WithAddr(ln.Addr().String()))
-	err = c.Run(context.Background(), nopHandler{})
-	require.ErrorContains(t, err, "web: listening on "+ln.Addr().String())
-}
-
-func TestURLOfUnspecifiedAddress(t *testing.T) {
-	ln, err := net.Listen("tcp", "0.0.0.0:0")
-	require.NoError(t, err)
-	c := web.New(web.WithListener(ln))
-	run(t, c)
-	port := ln.Addr().(*net.TCPAddr).Port
-	assert.Equal(t, "http://127.0.0.1:"+strconv.Itoa(port), c.URL())
 }
 
 func TestNameAndWatcher(t *testing.T) {
@@ -113,9 +104,12 @@ func TestNameAndWatcher(t *testing.T) {
 	assert.True(t, c.WatchesAll())
 }
 
-func TestRunRefusesConflictingRoute(t *testing.T) {
-	c := web.New(web.WithAddr("127.0.0.1:0"), web.WithRoute("GET /api/info", http.NotFoundHandler()))
-	err := c.Run(context.Background(), nopHandler{})
+// Another route on the server where the API is mounted is refused, not
+// served in its place.
+func TestMountingAConflictingRouteFails(t *testing.T) {
+	srv := httpserver.New(httpserver.Options{Addr: "127.0.0.1:0"})
+	require.NoError(t, srv.Mount(web.New()))
+	err := srv.Handle("GET /api/info", http.NotFoundHandler())
 	require.ErrorContains(t, err, "web: adding routes:")
 	require.ErrorContains(t, err, "/api/info")
 }

@@ -1,7 +1,11 @@
 // Package web is leashd's web connector: one self-contained page (embedded
 // in the binary) and a JSON + Server-Sent Events API that watch every chat
 // of every connector and answer its questions, plan reviews and tool
-// approvals.
+// approvals. The connector serves no port of its own: cmd/leashd mounts
+// its routes (Mount) on leashd's one HTTP server (connectors/httpserver),
+// beside /mcp, the webhooks, health and metrics. Its settings are
+// LEASHD_WEB_* (Config), which also give the server its address, token and
+// bounds.
 //
 // Routes (all /api routes need the token when one is set: the header
 // "Authorization: Bearer <token>", or the cookie the page gets from
@@ -49,15 +53,9 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
-	"slices"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,36 +64,25 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-// Connector serves the page and the API. Create it with New; it implements
-// connectors.Connector, connectors.Watcher and connectors.Readier.
+// Connector serves the page and the API as an http.Handler (Handler),
+// which cmd/leashd mounts on its HTTP server. Create it with New; it
+// implements connectors.Connector, connectors.Watcher and
+// connectors.Readier.
 type Connector struct {
-	addr      string
-	ln        net.Listener
 	token     string
 	agentName string
 	log       *slog.Logger
-	mounters  []connectors.Mounter
-	routes    []route
-	apiRoutes []route // behind the token, like /api
 	heartbeat time.Duration
 	hub       *hub
+	// writeTimeout bounds each write of an event stream, as the server's
+	// WriteTimeout bounds a response.
+	writeTimeout time.Duration
+	connCap      int // the server's connection cap (0: unknown)
 
-	// The HTTP surface's bounds (see connlimit.go).
-	maxConns      int           // 0: derived from the fd limit
-	writeTimeout  time.Duration // per write to a client
-	headerTimeout time.Duration
-	idleTimeout   time.Duration // keep-alive, after a request with the token
-	shortIdle     time.Duration // keep-alive, after a request without it
-	bodyTimeout   time.Duration
-	drainGrace    time.Duration // streams stay open this long after Run without Flush
-	lim           atomic.Pointer[limiter]
-
-	// Shutdown: Run's context ends → stopping; Flush (or drainGrace) →
-	// the streams get what is left and end → drained.
+	// Shutdown: Run's context ends → stopping; Flush → the streams get
+	// what is left and end.
 	stopping  atomic.Bool
-	flushReq  chan struct{}
 	flushOnce sync.Once
-	drained   chan struct{}
 
 	handler atomic.Pointer[connectors.Handler]
 	// quit ends long-polls (GET /api/interactions/{id}?wait=) when the
@@ -123,11 +110,6 @@ type interrupted struct {
 	notice string
 }
 
-type route struct {
-	pattern string
-	h       http.Handler
-}
-
 type streaming struct {
 	id   string
 	at   time.Time // when its first text was shown
@@ -152,11 +134,9 @@ var (
 // Option configures a Connector.
 type Option func(*Connector)
 
-// WithAddr sets the address to listen on (default 127.0.0.1:8080).
-func WithAddr(addr string) Option { return func(c *Connector) { c.addr = addr } }
-
-// WithListener serves on ln instead of listening on the address.
-func WithListener(ln net.Listener) Option { return func(c *Connector) { c.ln = ln } }
+// WithURL sets the base URL the page is served at, which Run logs (e.g.
+// "http://127.0.0.1:8080").
+func WithURL(url string) Option { return func(c *Connector) { c.url = url } }
 
 // WithToken requires this token on every /api route.
 func WithToken(token string) Option { return func(c *Connector) { c.token = token } }
@@ -168,24 +148,6 @@ func WithAgentName(name string) Option { return func(c *Connector) { c.agentName
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) Option { return func(c *Connector) { c.log = l } }
 
-// WithMounter lets another connector serve its endpoints (Telegram
-// webhook, Slack HTTP mode) on this server; they check their own secrets.
-func WithMounter(m connectors.Mounter) Option {
-	return func(c *Connector) { c.mounters = append(c.mounters, m) }
-}
-
-// WithRoute serves h at pattern (http.ServeMux syntax) without the token:
-// /healthz, /readyz, /metrics.
-func WithRoute(pattern string, h http.Handler) Option {
-	return func(c *Connector) { c.routes = append(c.routes, route{pattern, h}) }
-}
-
-// WithAPIRoute serves h at pattern (http.ServeMux syntax) behind the same
-// token rules as /api: the MCP server at /mcp.
-func WithAPIRoute(pattern string, h http.Handler) Option {
-	return func(c *Connector) { c.apiRoutes = append(c.apiRoutes, route{pattern, h}) }
-}
-
 // WithHeartbeat sets how often idle event streams get a comment line
 // (default 15s).
 func WithHeartbeat(d time.Duration) Option { return func(c *Connector) { c.heartbeat = d } }
@@ -194,25 +156,15 @@ func WithHeartbeat(d time.Duration) Option { return func(c *Connector) { c.heart
 // past the cap /api/events answers 503.
 func WithMaxStreams(n int) Option { return func(c *Connector) { c.hub.maxStreams = n } }
 
-// WithMaxConns caps the connections the server holds; 0 (the default)
-// derives the cap from the fd limit, keeping a share of it for the
-// store, outgoing connections and agent processes. A cap above what the
-// fd limit allows is lowered to it (and Run logs so).
-func WithMaxConns(n int) Option { return func(c *Connector) { c.maxConns = n } }
+// WithConnCap tells the connector how many connections the server holds
+// at most: the event streams are kept below it, so that something can
+// always make room for a new client.
+func WithConnCap(n int) Option { return func(c *Connector) { c.connCap = n } }
 
-// WithWriteTimeout bounds writing a response, and each write of an event
-// stream (default 15s): a client that stops reading is cut off after it.
+// WithWriteTimeout bounds each write of an event stream (default 15s): a
+// client that stops reading is cut off after it. Give the server's
+// write timeout.
 func WithWriteTimeout(d time.Duration) Option { return func(c *Connector) { c.writeTimeout = d } }
-
-// WithIdleTimeouts sets how long an idle keep-alive connection stays
-// open after a request that carried the token (default 2m) and after one
-// that did not (default 5s).
-func WithIdleTimeouts(authed, other time.Duration) Option {
-	return func(c *Connector) { c.idleTimeout, c.shortIdle = authed, other }
-}
-
-// maxHeaderBytes bounds a request's header.
-const maxHeaderBytes = 64 << 10
 
 // DefaultMaxStreams is how many event streams are served at once unless
 // WithMaxStreams says otherwise.
@@ -221,19 +173,10 @@ const DefaultMaxStreams = 100
 // New returns a web connector.
 func New(opts ...Option) *Connector {
 	c := &Connector{
-		addr:      "127.0.0.1:8080",
-		agentName: "agent",
-		heartbeat: 15 * time.Second,
-		hub:       newHub(4096, 8<<20, DefaultMaxStreams),
-
-		writeTimeout:  15 * time.Second,
-		headerTimeout: 5 * time.Second,
-		idleTimeout:   2 * time.Minute,
-		shortIdle:     5 * time.Second,
-		bodyTimeout:   30 * time.Second,
-		drainGrace:    30 * time.Second,
-		flushReq:      make(chan struct{}),
-		drained:       make(chan struct{}),
+		agentName:    "agent",
+		heartbeat:    15 * time.Second,
+		hub:          newHub(4096, 8<<20, DefaultMaxStreams),
+		writeTimeout: 15 * time.Second,
 
 		state:     errors.New("web: not listening yet"),
 		streams:   make(map[string]*streaming),
@@ -257,12 +200,6 @@ func New(opts ...Option) *Connector {
 	if c.writeTimeout <= 0 {
 		c.writeTimeout = 15 * time.Second
 	}
-	if c.idleTimeout <= 0 {
-		c.idleTimeout = 2 * time.Minute
-	}
-	if c.shortIdle <= 0 || c.shortIdle > c.idleTimeout {
-		c.shortIdle = min(5*time.Second, c.idleTimeout)
-	}
 	return c
 }
 
@@ -279,123 +216,66 @@ func (c *Connector) Ready() error {
 	return c.state
 }
 
-// URL is the base URL once listening ("" before), e.g.
-// "http://127.0.0.1:8080".
+// URL is the base URL the page is served at (see WithURL).
 func (c *Connector) URL() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.url
 }
 
-// Run serves until ctx is done. It then stops taking connections and
-// returns nil, while the open event streams stay open for what shutdown
-// publishes (the interactions it interrupts); Flush ends them and shuts the
-// server down. Without Flush that happens after drainGrace.
+// Run takes input until ctx is done, then refuses new event streams and
+// ends long-polls, and returns nil; the open event streams stay open for
+// what shutdown publishes (the interactions it interrupts) until Flush.
 func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	c.handler.Store(&h)
-	handler, err := c.buildMux()
-	if err != nil {
-		close(c.drained)
-		return err
-	}
-	ln := c.ln
-	if ln == nil {
-		ln, err = net.Listen("tcp", c.addr)
-		if err != nil {
-			close(c.drained)
-			return fmt.Errorf("web: listening on %s: %w", c.addr, err)
-		}
-	}
-	lim := newLimiter(ln, c.connCap(), c.shortIdle, c.log)
-	c.lim.Store(lim)
-	if c.hub.maxStreams <= 0 || c.hub.maxStreams >= lim.max {
-		// Streams never end by themselves: were they allowed to take every
-		// connection, nothing could make room for a new client.
-		n := max(lim.max/2, 1)
-		c.log.Warn(fmt.Sprintf("web: LEASHD_WEB_MAX_STREAMS=%d leaves no connection for anything else (at most %d connections); serving at most %d event streams", c.hub.maxStreams, lim.max, n))
-		c.hub.mu.Lock()
-		c.hub.maxStreams = n
-		c.hub.mu.Unlock()
-	}
-	srv := &http.Server{
-		Handler:           lim.wrap(handler, c.bodyTimeout),
-		ReadHeaderTimeout: c.headerTimeout,
-		// Headers are held in memory while they arrive: 64 KiB each (not
-		// Go's 1 MiB), so the connection cap bounds them too.
-		MaxHeaderBytes: maxHeaderBytes,
-		IdleTimeout:    c.idleTimeout,
-		// A response must be written within writeTimeout, or a client that
-		// never reads would hold its connection (busy, so never closed to
-		// make room at the cap) for ever. Event streams set their own
-		// deadline before each write.
-		WriteTimeout: c.writeTimeout,
-		ConnState:    lim.connState,
-		ConnContext:  lim.connContext,
-		ErrorLog:     slog.NewLogLogger(c.log.Handler(), slog.LevelWarn),
-	}
-	url := baseURL(ln.Addr())
+	c.fitStreams()
 	c.mu.Lock()
-	c.url, c.state = url, nil
+	url := c.url
+	c.state = nil
 	c.mu.Unlock()
 	if c.token != "" {
 		c.log.Info("leashd web UI at "+url+" (token required: open "+url+"/?token=<LEASHD_WEB_TOKEN> once, or send Authorization: Bearer <LEASHD_WEB_TOKEN>)", "agent", c.agentName)
 	} else {
 		c.log.Info("leashd web UI at "+url, "agent", c.agentName)
 	}
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(lim) }()
-	select {
-	case err := <-errc:
-		c.setState(fmt.Errorf("web: server stopped: %w", err))
-		c.hub.close()
-		_ = srv.Close()
-		close(c.drained)
-		return fmt.Errorf("web: serving on %s: %w", url, err)
-	case <-ctx.Done():
-	}
+	<-ctx.Done()
 	c.setState(errors.New("web: shutting down"))
 	c.stopping.Store(true)
-	c.hub.refuse()                  // no new event streams
-	c.quitPoll()                    // long-polls end now: their clients ask again after the restart
-	srv.SetKeepAlivesEnabled(false) // idle connections close; open ones after their request
-	_ = lim.Close()                 // no new connections
-	go c.drain(srv, errc)
+	c.hub.refuse() // no new event streams
+	c.quitPoll()   // long-polls end now: their clients ask again after the restart
 	return nil
 }
 
-// drain waits for Flush (or drainGrace), ends the event streams after
-// what is left to send, and shuts the server down.
-func (c *Connector) drain(srv *http.Server, errc <-chan error) {
-	defer close(c.drained)
-	select {
-	case <-c.flushReq:
-	case <-time.After(c.drainGrace):
+// fitStreams keeps the event streams below the server's connection cap:
+// streams never end by themselves, so were they allowed to take every
+// connection, nothing could make room for a new client.
+func (c *Connector) fitStreams() {
+	if c.connCap <= 0 {
+		return
 	}
-	c.hub.close() // the streams send what they hold, then end
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		c.log.Warn("web: graceful shutdown timed out; closing connections", "err", err)
-		_ = srv.Close()
+	c.hub.mu.Lock()
+	defer c.hub.mu.Unlock()
+	if c.hub.maxStreams <= 0 || c.hub.maxStreams >= c.connCap {
+		n := max(c.connCap/2, 1)
+		c.log.Warn(fmt.Sprintf("web: LEASHD_WEB_MAX_STREAMS=%d leaves no connection for anything else (at most %d connections); serving at most %d event streams", c.hub.maxStreams, c.connCap, n))
+		c.hub.maxStreams = n
 	}
-	<-errc
 }
 
 // Flush implements connectors.Flusher. The engine calls it at shutdown
 // once the interruptions are published: the event streams get them (and a
-// server.stopping event), then end, and the server stops. It returns when
-// the server has stopped, or with ctx's error.
+// server.stopping event), then end. It returns when they have ended, or
+// with ctx's error.
 func (c *Connector) Flush(ctx context.Context) error {
 	if !c.stopping.Load() {
-		return nil // not stopping (or Run failed): nothing is held back
+		return nil // not stopping: nothing is held back
 	}
 	c.flushOnce.Do(func() {
 		c.hub.publish("server.stopping", "", []byte(`{"notice":"`+stoppingNotice+`"}`), 0)
-		close(c.flushReq)
+		c.hub.close() // the streams send what they hold, then end
 	})
 	select {
-	case <-c.drained:
+	case <-c.hub.ended:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -405,374 +285,11 @@ func (c *Connector) Flush(ctx context.Context) error {
 // stoppingNotice is the last event of every stream when leashd stops.
 const stoppingNotice = "leashd is stopping; pending requests were interrupted and can be answered once it is back"
 
-// connCap is the connection cap: the configured one, lowered to what the
-// fd limit allows, or derived from the fd limit.
-func (c *Connector) connCap() int {
-	fds := fdLimit()
-	if c.maxConns <= 0 {
-		n := autoMaxConns(fds)
-		c.log.Info(fmt.Sprintf("web: serving at most %d connections (LEASHD_WEB_MAX_CONNECTIONS unset: derived from the open-file limit, %d)", n, fds))
-		return n
-	}
-	if room := fdRoom(fds); room > 0 && c.maxConns > room {
-		c.log.Warn(fmt.Sprintf("web: LEASHD_WEB_MAX_CONNECTIONS=%d is more than the open-file limit (%d) allows while keeping room for the store, agents and outgoing connections; serving at most %d", c.maxConns, fds, room))
-		return room
-	}
-	return c.maxConns
-}
-
 // Streams is the number of open event streams.
 func (c *Connector) Streams() int { return c.hub.streams() }
-
-// Conns is the number of connections the server holds (0 before Run).
-func (c *Connector) Conns() int {
-	if l := c.lim.Load(); l != nil {
-		return l.open()
-	}
-	return 0
-}
 
 func (c *Connector) setState(err error) {
 	c.mu.Lock()
 	c.state = err
 	c.mu.Unlock()
-}
-
-// baseURL renders a listener address as a URL a browser on this machine
-// can open (an unspecified address becomes 127.0.0.1).
-func baseURL(a net.Addr) string {
-	tcp, ok := a.(*net.TCPAddr)
-	if !ok {
-		return "http://" + a.String()
-	}
-	host := tcp.IP.String()
-	if tcp.IP == nil || tcp.IP.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, fmt.Sprint(tcp.Port))
-}
-
-// ---- Output: what the engine says, as events ----
-
-type messageEvent struct {
-	ChatID    string `json:"chat_id"`
-	MessageID string `json:"message_id"`
-	Text      string `json:"text"`
-	// At is when the message was first shown (an update keeps it).
-	At time.Time `json:"at"`
-}
-
-type userEvent struct {
-	ChatID string    `json:"chat_id"`
-	Text   string    `json:"text"`
-	By     string    `json:"by"`
-	At     time.Time `json:"at"`
-}
-
-type doneEvent struct {
-	ChatID     string    `json:"chat_id"`
-	Result     string    `json:"result"`
-	IsError    bool      `json:"is_error"`
-	CostUSD    float64   `json:"cost_usd"`
-	NumTurns   int       `json:"num_turns"`
-	Tools      []string  `json:"tools"`
-	DurationMS int64     `json:"duration_ms"`
-	Summary    string    `json:"summary"`
-	At         time.Time `json:"at"`
-}
-
-// interactionView is an interaction as the API shows it: every field is
-// present whatever the kind (zero when unused), so clients need no guessing.
-type interactionView struct {
-	ID          string            `json:"interaction_id"`
-	ChatID      string            `json:"chat_id"`
-	Kind        interactions.Kind `json:"kind"`
-	Header      string            `json:"header"`
-	Question    string            `json:"question"`
-	Options     []optionView      `json:"options"`
-	MultiSelect bool              `json:"multi_select"`
-	Index       int               `json:"index"` // 1-based, of Total
-	Total       int               `json:"total"`
-	Plan        string            `json:"plan"`
-	ToolName    string            `json:"tool_name"`
-	ToolInput   json.RawMessage   `json:"tool_input"` // the tool's JSON object; null when none
-	// ToolSummary is the tool call for people: the command, or the file
-	// and an excerpt of the change.
-	ToolSummary string `json:"tool_summary"`
-	// What the agent said about a tool approval: why it asks, the MCP
-	// server, whether Deny comes first (no quick approval), whether "allow
-	// for this session" is left out, whether the whole input must be
-	// shown. Notes are those facts as lines for people.
-	Reason          string     `json:"reason"`
-	MCPServer       string     `json:"mcp_server"`
-	DefaultToNo     bool       `json:"default_to_no"`
-	NoSessionAllow  bool       `json:"no_session_allow"`
-	RequiresDetails bool       `json:"requires_details"`
-	Notes           []string   `json:"notes"`
-	AskedAt         time.Time  `json:"asked_at"`
-	Deadline        *time.Time `json:"deadline,omitempty"`
-	// OptionTexts are the buttons' texts, by option ("Allow for this
-	// session" for allow_session).
-	OptionTexts      []string `json:"option_texts"`
-	Selected         []string `json:"selected"`
-	AwaitingFeedback bool     `json:"awaiting_feedback"`
-	// Interrupted is set on a request a restart interrupted (pending
-	// again since the start-up): it is no longer waiting in the agent,
-	// but it is answered as before and the answer is sent to the agent as
-	// its next prompt. Notice says so.
-	Interrupted bool   `json:"interrupted,omitempty"`
-	Notice      string `json:"notice,omitempty"`
-	// Quorum is how many distinct approvers it needs (0: one); QuorumText
-	// the approvals so far, "1 of 2 approvals — U1" (the page and the API
-	// each count as one approver, "web").
-	Quorum     int                     `json:"quorum,omitempty"`
-	Approvals  []interactions.Approver `json:"approvals,omitempty"`
-	QuorumText string                  `json:"quorum_text,omitempty"`
-}
-
-type optionView struct {
-	Label       string `json:"label"`
-	Description string `json:"description"`
-}
-
-type updatedEvent struct {
-	ID               string            `json:"interaction_id"`
-	ChatID           string            `json:"chat_id"`
-	Kind             interactions.Kind `json:"kind"`
-	Selected         []string          `json:"selected"`
-	AwaitingFeedback bool              `json:"awaiting_feedback"`
-	// Approvals so far of one that needs a quorum, and as people read it.
-	Approvals  []interactions.Approver `json:"approvals,omitempty"`
-	QuorumText string                  `json:"quorum_text,omitempty"`
-}
-
-type resolvedEvent struct {
-	ID       string              `json:"interaction_id"`
-	ChatID   string              `json:"chat_id"`
-	Kind     interactions.Kind   `json:"kind"`
-	Status   interactions.Status `json:"status"`
-	Answer   string              `json:"answer"`
-	Decision string              `json:"decision"`
-	Text     string              `json:"text"`
-	By       string              `json:"by"`
-	At       time.Time           `json:"at"`
-	// Approvals: every approval counted towards its quorum.
-	Approvals []interactions.Approver `json:"approvals,omitempty"`
-}
-
-// maxStreamMessage starts a new message when streamed text grows past it.
-const maxStreamMessage = 64 << 10
-
-// publishLocked sends an event and notes the chat's activity; replaces is
-// the seq of an event this one makes obsolete (0: none). It returns the
-// event's seq.
-func (c *Connector) publishLocked(name, chat string, v any, last string, replaces uint64) uint64 {
-	data, err := json.Marshal(v)
-	if err != nil { // only plain structs are published
-		c.log.Error("web: encoding event", "event", name, "err", err)
-		return 0
-	}
-	ci := c.chats[chat]
-	if ci == nil {
-		ci = &chatInfo{ID: chat}
-		c.chats[chat] = ci
-	}
-	ci.Updated = time.Now()
-	if last != "" {
-		ci.LastText = connectors.Truncate(last, 120)
-	}
-	return c.hub.publish(name, chat, data, replaces)
-}
-
-func (c *Connector) newMessageIDLocked() string {
-	c.msgSeq++
-	return fmt.Sprintf("m%d", c.msgSeq)
-}
-
-// Say implements connectors.Output.
-func (c *Connector) Say(_ context.Context, chatID, text string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.streams, chatID) // later agent text goes below this
-	c.publishLocked("message", chatID, messageEvent{chatID, c.newMessageIDLocked(), text, time.Now()}, text, 0)
-	return nil
-}
-
-// StreamText implements connectors.Output: the first text of a run is a
-// message, each later one an update carrying the whole text so far.
-func (c *Connector) StreamText(_ context.Context, chatID, text string) error {
-	if text == "" {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.streams[chatID]
-	if s == nil || len(s.text)+len(text) > maxStreamMessage {
-		// A new message does not start with the blank lines that
-		// separated it from what came before.
-		text = strings.TrimLeft(text, " \t\r\n")
-		if text == "" {
-			return nil
-		}
-		s = &streaming{id: c.newMessageIDLocked(), at: time.Now()}
-		c.streams[chatID] = s
-		s.text = append(s.text, text...)
-		c.publishLocked("message", chatID, messageEvent{chatID, s.id, string(s.text), s.at}, string(s.text), 0)
-		return nil
-	}
-	s.text = append(s.text, text...)
-	s.last = c.publishLocked("message.updated", chatID, messageEvent{chatID, s.id, string(s.text), s.at}, string(s.text), s.last)
-	return nil
-}
-
-// Done implements connectors.Output.
-func (c *Connector) Done(_ context.Context, chatID string, s connectors.Summary) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.streams, chatID)
-	tools := s.Tools
-	if tools == nil {
-		tools = []string{}
-	}
-	c.publishLocked("agent.done", chatID, doneEvent{
-		ChatID: chatID, Result: s.Result, IsError: s.IsError, CostUSD: s.CostUSD, NumTurns: s.NumTurns,
-		Tools: tools, DurationMS: s.Duration.Milliseconds(), Summary: s.Line(), At: time.Now(),
-	}, s.Line(), 0)
-	return nil
-}
-
-func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
-	v := interactionView{
-		ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Header: it.Header, Question: it.Question,
-		Options: make([]optionView, len(it.Options)), MultiSelect: it.MultiSelect, Index: it.Index, Total: it.Total,
-		Plan: it.Plan, ToolName: it.ToolName, ToolInput: it.ToolInput, ToolSummary: it.ToolSummary, AskedAt: it.AskedAt,
-		Reason: it.Reason, MCPServer: it.MCPServer, DefaultToNo: it.DefaultToNo, NoSessionAllow: it.NoSessionAllow,
-		RequiresDetails: it.RequiresDetails, Notes: connectors.ToolNotes(it), Quorum: it.Quorum,
-		OptionTexts: make([]string, len(it.Options)), Selected: c.selected[it.ID], AwaitingFeedback: c.awaiting[it.ID],
-	}
-	if len(v.ToolInput) > 0 && !json.Valid(v.ToolInput) {
-		v.ToolInput = nil // never break the event's JSON
-	}
-	if !it.Deadline.IsZero() {
-		d := it.Deadline
-		v.Deadline = &d
-	}
-	for i, o := range it.Options {
-		v.Options[i] = optionView{o.Label, o.Description}
-		v.OptionTexts[i] = connectors.OptionText(it, o.Label)
-	}
-	if v.Selected == nil {
-		v.Selected = []string{}
-	}
-	if v.Notes == nil {
-		v.Notes = []string{}
-	}
-	if it.NeedsQuorum() {
-		v.Quorum, v.Approvals = it.Quorum, c.approvals[it.ID]
-		v.QuorumText = interactions.QuorumText(it, v.Approvals, nil)
-	}
-	if in, ok := c.interrupted[it.ID]; ok {
-		v.Interrupted, v.Notice = true, in.notice
-	} else if it.Restored {
-		v.Interrupted, v.Notice = true, interactions.InterruptedNotice
-	}
-	return v
-}
-
-// Present implements connectors.Output. The reference is the interaction
-// ID: the page finds its card by it.
-func (c *Connector) Present(_ context.Context, it *interactions.Interaction) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.streams, it.ChatID)
-	c.publishLocked("interaction.requested", it.ChatID, c.viewLocked(*it), describe(*it), 0)
-	return "web:" + it.ID, nil
-}
-
-func describe(it interactions.Interaction) string {
-	switch it.Kind {
-	case interactions.KindPlanReview:
-		return "Plan review"
-	case interactions.KindToolApproval:
-		return "Approve " + it.ToolName + "?"
-	}
-	return it.Question
-}
-
-// Update implements connectors.Output.
-func (c *Connector) Update(_ context.Context, ev interactions.Event) error {
-	it := ev.Interaction
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch ev.Type {
-	case interactions.EventUpdated:
-		if ev.AwaitingFeedback {
-			c.awaiting[it.ID] = true
-		}
-		sel := slices.Clone(ev.Selected)
-		if sel == nil {
-			sel = []string{}
-		}
-		if it.MultiSelect {
-			c.selected[it.ID] = sel
-		}
-		up := updatedEvent{ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Selected: sel, AwaitingFeedback: c.awaiting[it.ID]}
-		if len(ev.Approvals) > 0 {
-			c.approvals[it.ID] = slices.Clone(ev.Approvals)
-			up.Approvals, up.QuorumText = ev.Approvals, interactions.QuorumText(it, ev.Approvals, nil)
-		}
-		c.publishLocked("interaction.updated", it.ChatID, up, "", 0)
-	case interactions.EventResolved:
-		delete(c.selected, it.ID)
-		delete(c.awaiting, it.ID)
-		r := ev.Resolution
-		resolved := resolvedEvent{
-			ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Status: r.Status,
-			Answer: r.Answer, Decision: r.Decision, Text: r.Text, By: r.By, At: r.At, Approvals: r.Approvals,
-		}
-		if r.Status == interactions.StatusInterrupted {
-			c.approvals[it.ID] = slices.Clone(ev.Approvals) // shown again with them
-		} else {
-			delete(c.approvals, it.ID)
-		}
-		if r.Status == interactions.StatusInterrupted {
-			if c.stopping.Load() {
-				// Interrupted by this process's shutdown: the open streams
-				// see it resolved as interrupted before they end, then the
-				// notice below (its buttons work again after the restart).
-				c.publishLocked("interaction.resolved", it.ChatID, resolved, "", 0)
-			}
-			// Interrupted by a restart: with the engine's recovery its
-			// buttons keep working, so it is shown (again) as a request,
-			// with the selection so far.
-			c.interrupted[it.ID] = interrupted{it, r.Text}
-			if it.MultiSelect && ev.Selected != nil {
-				c.selected[it.ID] = slices.Clone(ev.Selected)
-			}
-			v := c.viewLocked(it)
-			c.publishLocked("interaction.requested", it.ChatID, v, describe(it), 0)
-			return nil
-		}
-		delete(c.interrupted, it.ID)
-		c.publishLocked("interaction.resolved", it.ChatID, resolved, "", 0)
-	}
-	return nil
-}
-
-// chatList is the known chats, most recent first, with pending counts.
-func (c *Connector) chatList(h connectors.Handler) []chatInfo {
-	pending := map[string]int{}
-	for _, it := range h.Pending("") {
-		pending[it.ChatID]++
-	}
-	c.mu.Lock()
-	out := make([]chatInfo, 0, len(c.chats))
-	for _, ci := range c.chats {
-		x := *ci
-		x.Pending = pending[x.ID]
-		out = append(out, x)
-	}
-	c.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].Updated.After(out[j].Updated) })
-	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/connectors/httpserver"
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent/demo"
@@ -32,16 +33,37 @@ func leashdDB(t *testing.T, addr, db string) (url string, coord *interactions.Co
 	eng := enginetest.New(demo.New(), coord, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 2 * time.Second }, func(d *engine.Deps, _ *engine.Config) { d.Store = st })
 	ln, err := net.Listen("tcp", addr)
 	require.NoError(t, err)
-	w := web.New(web.WithListener(ln), web.WithToken(token))
+	url, stopServing := serveWeb(eng, ln, token)
+	return url, coord, func() {
+		require.NoError(t, stopServing())
+		require.NoError(t, st.Close())
+	}
+}
+
+// serveWeb runs eng with the web connector on leashd's HTTP server on ln,
+// as cmd/leashd does; stop shuts both down and returns the engine's error.
+func serveWeb(eng *engine.Engine, ln net.Listener, token string) (url string, stop func() error) {
+	srv := httpserver.New(httpserver.Options{Listener: ln})
+	if err := srv.Listen(); err != nil {
+		panic(err)
+	}
+	w := web.New(web.WithURL(srv.URL()), web.WithToken(token))
+	if err := srv.Mount(w); err != nil {
+		panic(err)
+	}
 	eng.AddConnector(w)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
+	done, served := make(chan error, 1), make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
 	go func() { done <- eng.Run(ctx) }()
-	require.Eventually(t, func() bool { return w.URL() != "" && w.Ready() == nil }, 10*time.Second, time.Millisecond)
-	return w.URL(), coord, func() {
+	for w.Ready() != nil || srv.Ready() != nil {
+		time.Sleep(time.Millisecond)
+	}
+	return srv.URL(), func() error {
 		cancel()
-		require.NoError(t, <-done)
-		require.NoError(t, st.Close())
+		err := <-done
+		srv.Drain()
+		return errors.Join(err, <-served)
 	}
 }
 
@@ -92,15 +114,8 @@ func leashd(token string, opts ...interactions.Opt) (url string, coord *interact
 	if err != nil {
 		panic(err)
 	}
-	w := web.New(web.WithListener(ln), web.WithToken(token))
-	eng.AddConnector(w)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- eng.Run(ctx) }()
-	for w.URL() == "" || w.Ready() != nil {
-		time.Sleep(time.Millisecond)
-	}
-	return w.URL(), coord, func() { cancel(); <-done }
+	url, stopServing := serveWeb(eng, ln, token)
+	return url, coord, func() { _ = stopServing() }
 }
 
 // answer replies to the next interaction asked in chat.

@@ -1,6 +1,6 @@
 //go:build unix
 
-package web
+package httpserver
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package web
+package httpserver
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Connection cap.
+// limiter is the connection cap, a net.Listener wrapping the server's.
 //
 // Every connection the web server holds costs a file descriptor, and
 // leashd shares its descriptors with the SQLite store, the connections to
@@ -272,9 +272,10 @@ func (l *limiter) wrap(h http.Handler, bodyTimeout time.Duration) http.Handler {
 	})
 }
 
-// markAuthed notes that the request carried the token: its connection
-// keeps the server's full idle timeout.
-func markAuthed(r *http.Request) {
+// MarkAuthed notes that the request carried the API's token: its
+// connection keeps the server's full idle timeout. Handlers that check the
+// token call it (connectors/web's API and /mcp).
+func MarkAuthed(r *http.Request) {
 	tc, _ := r.Context().Value(connKey{}).(*trackedConn)
 	if tc == nil {
 		return

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/leashd/leashd/config"
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/connectors/web"
+	"github.com/leashd/leashd/engine/worktree"
+)
+
+// settings is leashd's whole configuration: the settings every chat app
+// shares (config.Config: agent, approvals, limits, database, log) and each
+// chat app's own (LEASHD_<APP>_*). The web app's are also the HTTP
+// server's: its address, token and bounds.
+type settings struct {
+	config.Config
+	apps []connectors.App
+	web  *web.Config
+}
+
+// newSettings returns settings holding the chat apps' zero settings.
+func newSettings(cfg config.Config) settings {
+	s := settings{Config: cfg, apps: chatApps()}
+	for _, a := range s.apps {
+		if w, ok := a.(*web.App); ok {
+			s.web = &w.Config
+		}
+	}
+	if s.web == nil { // built without the web app: no HTTP server
+		s.web = &web.Config{}
+	}
+	return s
+}
+
+// section is how config reads an app's settings.
+func section(a connectors.App) config.Section {
+	return config.Section{Name: a.Name(), Settings: a.Settings()}
+}
+
+// sections lists every chat app's settings, for usage and the
+// environment example.
+func sections() []config.Section {
+	var out []config.Section
+	for _, a := range chatApps() {
+		out = append(out, section(a))
+	}
+	return out
+}
+
+// loadSettings reads the environment (only LEASHD_* variables), reporting
+// every unreadable value at once. It does not validate; call Validate.
+func loadSettings() (settings, error) {
+	cfg, err := config.Load()
+	errs := []error{err}
+	s := newSettings(cfg)
+	for _, a := range s.apps {
+		errs = append(errs, section(a).Load())
+	}
+	return s, errors.Join(errs...)
+}
+
+// defaultSettings are the settings when no variable is set.
+func defaultSettings() settings {
+	s := newSettings(config.Defaults())
+	for _, a := range s.apps {
+		section(a).Defaults()
+	}
+	return s
+}
+
+// host is what the process offers the chat apps.
+func (s settings) host() connectors.Host { return connectors.Host{HTTP: s.web.Serves()} }
+
+// Validate checks every value, the chat apps' included, and returns all
+// problems at once.
+func (s settings) Validate() error {
+	errs := []error{s.Config.Validate()}
+	if _, err := worktree.ParseIdentity(s.GitAuthor); err != nil {
+		errs = append(errs, fmt.Errorf("%s_GIT_AUTHOR=%q is invalid: %s", config.Prefix, s.GitAuthor, err))
+	}
+	for _, a := range s.apps {
+		errs = append(errs, section(a).CheckRanges(), a.Validate(s.host()))
+	}
+	return errors.Join(errs...)
+}
+
+// secrets are every chat app's secret values, which the log never shows.
+func (s settings) secrets() []string {
+	var out []string
+	for _, a := range s.apps {
+		out = append(out, a.Secrets()...)
+	}
+	return out
+}
+
+// enabled are the chat apps the settings turn on.
+func (s settings) enabled() []connectors.App {
+	var out []connectors.App
+	for _, a := range s.apps {
+		if a.Enabled() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// logger is the process's logger (config.NewLogger) with every app's
+// secrets redacted.
+func (s settings) logger(w io.Writer) (*slog.Logger, error) {
+	return config.NewLogger(s.Config, w, s.secrets()...)
+}
+
+// gitIdentity is LEASHD_GIT_AUTHOR (valid after Validate), the author of
+// the commits and merges /merge makes.
+func gitIdentity(author string) worktree.Identity {
+	id, err := worktree.ParseIdentity(author)
+	if err != nil {
+		return worktree.DefaultAuthor
+	}
+	return id
+}
