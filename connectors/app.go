@@ -46,8 +46,8 @@ type Deps struct {
 	// Commands are the chat commands, for apps that list them (Telegram's
 	// command menu).
 	Commands []Command
-	// AgentName is what people see the agent called: "Claude Code",
-	// "demo agent".
+	// AgentName is what people see the agent called (agent.About.Title):
+	// "demo agent", the driver's own product name.
 	AgentName string
 	// HTTP is leashd's HTTP server, when it serves one.
 	HTTP HTTP

@@ -313,6 +313,8 @@ func chatCommands() []connectors.Command {
 	return out
 }
 
-func (a *scriptAgent) About() agent.About { return agent.About{Label: "the script agent", Title: "script agent"} }
+func (a *scriptAgent) About() agent.About {
+	return agent.About{Label: "the script agent", Title: "script agent"}
+}
 
 func (a *scriptAgent) Ready() error { return nil }

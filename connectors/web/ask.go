@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/leashd/leashd/connectors/web/wire"
 	"github.com/leashd/leashd/interactions"
+	"github.com/leashd/leashd/interactions/wire"
 )
 
 // programAsker is implemented by a Handler that lets programs ask people (the

@@ -141,8 +141,8 @@ func WithURL(url string) Option { return func(c *Connector) { c.url = url } }
 // WithToken requires this token on every /api route.
 func WithToken(token string) Option { return func(c *Connector) { c.token = token } }
 
-// WithAgentName sets what the page calls the agent ("demo agent",
-// "Claude Code").
+// WithAgentName sets what the page calls the agent ("demo agent", or an
+// agent's product name).
 func WithAgentName(name string) Option { return func(c *Connector) { c.agentName = name } }
 
 // WithLogger sets the logger.

@@ -28,7 +28,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leashd/leashd/connectors/web/wire"
+	"github.com/leashd/leashd/interactions/wire"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -106,7 +106,7 @@ type Request struct {
 }
 
 // Outcome is how an interaction ended: the body of GET
-// /api/interactions/{id}. The type is the server's (connectors/web/wire).
+// /api/interactions/{id}. The type is the server's (interactions/wire).
 type Outcome = wire.Outcome
 
 // Error is an error leashd answered with.

@@ -20,9 +20,11 @@ var importRules = []importRule{{
 	applies: func(p string) bool { return p == "interactions" || under(p, "interactions/internal") },
 	forbids: func(_, imp string) bool { return !under(imp, "interactions/internal") },
 }, {
-	name:    "interactions/client imports only interactions",
-	applies: func(p string) bool { return p == "interactions/client" },
-	forbids: func(_, imp string) bool { return imp != "interactions" && !under(imp, "interactions/internal") },
+	name:    "interactions/client imports only interactions and its wire types",
+	applies: func(p string) bool { return p == "interactions/client" || p == "interactions/wire" },
+	forbids: func(_, imp string) bool {
+		return imp != "interactions" && imp != "interactions/wire" && !under(imp, "interactions/internal")
+	},
 }, {
 	name:    "no connector imports the engine",
 	applies: func(p string) bool { return under(p, "connectors") },
@@ -89,7 +91,7 @@ func TestImportRules(t *testing.T) {
 
 // layout is the module's package layout, relative to the module path.
 var layout = []string{
-	"interactions", "interactions/client",
+	"interactions", "interactions/client", "interactions/wire",
 	"engine", "engine/approval",
 	"engine/agent", "engine/agent/claude", "engine/agent/acp", "engine/agent/demo",
 	"engine/agent/internal/agentproc",

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// A callback key is what a button carries as callback_data: the
+// cbKey is what a button carries as callback_data: the
 // interaction ID and which button, never the label, so it stays short
 // (≤ 64 bytes) whatever the labels' length or script:
 //

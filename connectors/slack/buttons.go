@@ -67,7 +67,7 @@ func validTS(s string) bool {
 	return true
 }
 
-// A button key is what a button carries as its value (and, prefixed with
+// buttonKey is what a button carries as its value (and, prefixed with
 // keyPrefix, as its action_id): the interaction ID and which button, never
 // the label, so it stays short whatever the labels are:
 //
