@@ -48,7 +48,7 @@ func TestToolApprovalCarriesTheAgentsFields(t *testing.T) {
 	assert.True(t, it.DefaultToNo)
 	assert.True(t, it.NoSessionAllow)
 	assert.True(t, it.RequiresDetails)
-	assert.Equal(t, []interactions.Option{interactions.ToolOptions[2], interactions.ToolOptions[0]}, it.Options, "deny first, no session rule")
+	assert.Equal(t, []interactions.Choice{interactions.ToolOptions[2], interactions.ToolOptions[0]}, it.Options, "deny first, no session rule")
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAllow}})
 	require.NoError(t, err)
 	r := <-results

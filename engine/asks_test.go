@@ -20,7 +20,7 @@ import (
 func TestProgramAsksThroughTheEngine(t *testing.T) {
 	e, conn, coord := start(t, &enginetest.ScriptAgent{}, nil)
 	it, err := e.Ask(context.Background(), interactions.Interaction{ChatID: "ops", Kind: interactions.KindQuestion, Question: "Ship?",
-		Options: []interactions.Option{{Label: "Yes"}, {Label: "No"}}}, time.Minute)
+		Options: []interactions.Choice{{Label: "Yes"}, {Label: "No"}}}, time.Minute)
 	require.NoError(t, err)
 	shown := conn.WaitShown(t, 1)
 	assert.Equal(t, it.ID, shown.ID)

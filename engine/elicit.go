@@ -33,7 +33,7 @@ func (t *turn) Elicit(ctx context.Context, req agent.ElicitationRequest) agent.E
 		_, res, err := t.e.coord.Request(ctx, interactions.Interaction{
 			ChatID: t.c.id, Kind: interactions.KindQuestion, Header: connectors.Truncate(head, 100),
 			Question: approval.Excerpt(approval.OrDefault(msg, "The MCP server asks you to open a link.")+"\n\nOpen this link: "+approval.PlainText(req.URL)+"\nthen choose "+elicitOpened+".", 40),
-			Options:  []interactions.Option{{Label: elicitOpened, Description: "I have opened the link and finished there"}},
+			Options:  []interactions.Choice{{Label: elicitOpened, Description: "I have opened the link and finished there"}},
 			Index:    1, Total: 1,
 		})
 		if err != nil {

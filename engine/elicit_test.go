@@ -51,7 +51,7 @@ func TestElicitationFormIsAskedAndAccepted(t *testing.T) {
 	assert.Equal(t, "Deploy where?", it.Question)
 	assert.Equal(t, 1, it.Index)
 	assert.Equal(t, 3, it.Total)
-	assert.Equal(t, []interactions.Option{{Label: "Staging"}, {Label: "Production"}}, it.Options)
+	assert.Equal(t, []interactions.Choice{{Label: "Staging"}, {Label: "Production"}}, it.Options)
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"Production"}})
 	require.NoError(t, err)
 

@@ -578,7 +578,7 @@ func waitRestored(t *testing.T, e *engine.Engine, id string) interactions.Intera
 
 func TestTapAfterRestartIsSentToAgent(t *testing.T) {
 	q := interactions.Interaction{ID: "old1", ChatID: "c1", Kind: interactions.KindQuestion,
-		Question: "Which database?", Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}}
+		Question: "Which database?", Options: []interactions.Choice{{Label: "Postgres"}, {Label: "SQLite"}}}
 	rec := &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{}, left: []engine.Interrupted{{Ref: "msg-old1", Interaction: q}}}
 	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
@@ -618,7 +618,7 @@ func TestTapAfterRestartIsSentToAgent(t *testing.T) {
 // agent receives every checked option.
 func TestMultiSelectAfterRestart(t *testing.T) {
 	q := interactions.Interaction{ID: "ms1", ChatID: "c1", Kind: interactions.KindQuestion, MultiSelect: true,
-		Question: "Which checks?", Options: []interactions.Option{{Label: "lint"}, {Label: "test"}, {Label: "vet"}}}
+		Question: "Which checks?", Options: []interactions.Choice{{Label: "lint"}, {Label: "test"}, {Label: "vet"}}}
 	rec := &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{},
 		left: []engine.Interrupted{{Ref: "msg-ms1", Interaction: q, Selected: []string{"lint"}}}}
 	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
@@ -653,7 +653,7 @@ func TestMultiSelectAfterRestart(t *testing.T) {
 // agent as an answer.
 func TestClearCancelsARestoredInteraction(t *testing.T) {
 	q := interactions.Interaction{ID: "old3", ChatID: "c1", Kind: interactions.KindQuestion, Question: "Which port?",
-		Options: []interactions.Option{{Label: "80"}, {Label: "8080"}}}
+		Options: []interactions.Choice{{Label: "80"}, {Label: "8080"}}}
 	rec := &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{}, left: []engine.Interrupted{{Ref: "msg-old3", Interaction: q}}}
 	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 		return agent.Result{}, nil
@@ -673,7 +673,7 @@ func TestClearCancelsARestoredInteraction(t *testing.T) {
 
 func TestStartMarksInteractionsACrashLeftPending(t *testing.T) {
 	q := interactions.Interaction{ID: "old2", ChatID: "c1", Kind: interactions.KindQuestion, Question: "Which port?",
-		Options: []interactions.Option{{Label: "80"}, {Label: "8080"}}}
+		Options: []interactions.Choice{{Label: "80"}, {Label: "8080"}}}
 	rec := &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{},
 		left: []engine.Interrupted{{Ref: "msg-old2", Interaction: q}}}
 	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {

@@ -60,7 +60,7 @@ func ask(t *testing.T, coord *interactions.Coordinator, conn *enginetest.Conn, c
 		defer close(returned)
 		_, _, _ = coord.Request(context.Background(), interactions.Interaction{
 			ChatID: chat, Kind: interactions.KindQuestion, Question: "Which one?",
-			Options: []interactions.Option{{Label: "A"}, {Label: "B"}},
+			Options: []interactions.Choice{{Label: "A"}, {Label: "B"}},
 		})
 	}()
 	return conn.WaitShown(t, n), returned

@@ -18,7 +18,7 @@ import (
 // whereas a tool approval's buttons are leashd's own three decisions.
 // Typed text rejects with the text as the reason.
 func (t *turn) chooseOption(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
-	opts := make([]interactions.Option, len(req.Options))
+	opts := make([]interactions.Choice, len(req.Options))
 	byLabel := make(map[string]agent.PermissionOption, len(req.Options))
 	for i, o := range req.Options {
 		label := strings.TrimSpace(o.Name)
@@ -32,7 +32,7 @@ func (t *turn) chooseOption(ctx context.Context, req agent.PermissionRequest) ag
 			label = fmt.Sprintf("%s (%d)", strings.TrimSpace(o.Name), n)
 		}
 		byLabel[label] = o
-		opts[i] = interactions.Option{Label: label, Description: approval.OptionMeaning[o.Kind]}
+		opts[i] = interactions.Choice{Label: label, Description: approval.OptionMeaning[o.Kind]}
 	}
 	// A question, since the options are the agent's, but one that decides
 	// what the agent may do: only approvers answer it (ForApprovers).

@@ -41,9 +41,9 @@ func (watcherConn) WatchesAll() bool { return true }
 // A crash leftover is edited everywhere, as before.
 func TestStartShowsUnansweredInterruptionsToWatchersOnly(t *testing.T) {
 	shut := interactions.Interaction{ID: "shut1", ChatID: "telegram:42", Kind: interactions.KindQuestion, Question: "Which port?",
-		Options: []interactions.Option{{Label: "80"}, {Label: "8080"}}}
+		Options: []interactions.Choice{{Label: "80"}, {Label: "8080"}}}
 	crash := interactions.Interaction{ID: "crash1", ChatID: "telegram:42", Kind: interactions.KindQuestion, Question: "Which host?",
-		Options: []interactions.Option{{Label: "a"}, {Label: "b"}}}
+		Options: []interactions.Choice{{Label: "a"}, {Label: "b"}}}
 	rec := &listingRecovery{
 		fakeRecovery: &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{},
 			left: []engine.Interrupted{{Ref: "tg-8", Interaction: crash}}},

@@ -174,7 +174,7 @@ func (e *Engine) discardCommand(ctx context.Context, chatID string) {
 			ChatID: chatID,
 			Header: DiscardHeader,
 			Prompt: fmt.Sprintf("Discard this chat's worktree %s and its branch %s (%s)? Uncommitted and unmerged work is lost.", st.Path, st.Branch, changes),
-			Options: []interactions.Option{
+			Options: []interactions.Choice{
 				{Label: DiscardConfirm, Description: "Remove the worktree and its branch"},
 				{Label: DiscardKeep, Description: "Keep them"},
 			},

@@ -119,7 +119,7 @@ func TestDiscardAsksWithButtonsThenRemovesTheWorktreeAndBranch(t *testing.T) {
 
 	send(t, e, "web:a", "/discard")
 	it := conn.WaitShown(t, 1)
-	assert.Equal(t, interactions.ModeApproval, it.Mode(), "two buttons: discard or keep")
+	assert.Equal(t, interactions.AnswerApproval, it.AnswerMode(), "two buttons: discard or keep")
 	assert.Equal(t, []string{engine.DiscardConfirm, engine.DiscardKeep}, []string{it.Options[0].Label, it.Options[1].Label})
 	assert.Contains(t, it.Question, tr.Path)
 	assert.Contains(t, it.Question, "1 file changed")
@@ -182,7 +182,7 @@ func TestADiscardConfirmationInterruptedByARestartIsNotSentToTheAgent(t *testing
 	rec := &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{}, left: []engine.Interrupted{
 		{Ref: "msg-old1", Interaction: interactions.Interaction{ID: "old1", ChatID: "web:a", Kind: interactions.KindQuestion,
 			Header: engine.DiscardHeader, Question: "Discard this chat's worktree …?", Approval: true, Index: 1, Total: 1,
-			Options: []interactions.Option{{Label: engine.DiscardConfirm}, {Label: engine.DiscardKeep}}}},
+			Options: []interactions.Choice{{Label: engine.DiscardConfirm}, {Label: engine.DiscardKeep}}}},
 	}}
 	ag := writerAgent()
 	e, conn, _ := start(t, ag, nil, func(d *engine.Deps, _ *engine.Config) { d.Store = rec })

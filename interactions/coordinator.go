@@ -362,7 +362,7 @@ func validate(it *Interaction) error {
 		return fmt.Errorf("unknown interaction kind %q (accepted: question, plan_review, tool_approval)", it.Kind)
 	}
 	if it.Options == nil {
-		it.Options = []Option{}
+		it.Options = []Choice{}
 	}
 	return nil
 }

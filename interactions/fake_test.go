@@ -130,7 +130,7 @@ func newCoord(t testing.TB, opts ...interactions.Opt) (*interactions.Coordinator
 func question(chat, q string, labels ...string) interactions.Interaction {
 	it := interactions.Interaction{ChatID: chat, Kind: interactions.KindQuestion, Question: q}
 	for _, l := range labels {
-		it.Options = append(it.Options, interactions.Option{Label: l, Description: "about " + l})
+		it.Options = append(it.Options, interactions.Choice{Label: l, Description: "about " + l})
 	}
 	return it
 }

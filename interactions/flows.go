@@ -69,7 +69,7 @@ type InputRequest struct {
 	ChatID      string
 	Header      string
 	Prompt      string
-	Options     []Option
+	Options     []Choice
 	MultiSelect bool
 }
 

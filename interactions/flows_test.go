@@ -13,10 +13,10 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-func opts(labels ...string) []interactions.Option {
-	out := make([]interactions.Option, len(labels))
+func opts(labels ...string) []interactions.Choice {
+	out := make([]interactions.Choice, len(labels))
 	for i, l := range labels {
-		out[i] = interactions.Option{Label: l, Description: "the " + l + " option"}
+		out[i] = interactions.Choice{Label: l, Description: "the " + l + " option"}
 	}
 	return out
 }
@@ -232,7 +232,7 @@ type inputResult struct {
 type inputCase struct {
 	name   string
 	req    interactions.InputRequest
-	mode   interactions.Mode
+	mode   interactions.AnswerMode
 	answer func(c *interactions.Coordinator, it interactions.Interaction) error
 	want   interactions.InputResponse
 }
@@ -241,7 +241,7 @@ var inputCases = []inputCase{
 	{
 		name: "no options is free text",
 		req:  interactions.InputRequest{ChatID: "c", Prompt: "Commit message?"},
-		mode: interactions.ModeText,
+		mode: interactions.AnswerText,
 		answer: func(c *interactions.Coordinator, it interactions.Interaction) error {
 			_, _, err := c.ReplyText("c", interactions.Reply{By: "u", Text: "fix: races"})
 			return err
@@ -251,7 +251,7 @@ var inputCases = []inputCase{
 	{
 		name: "two options is an approval",
 		req:  interactions.InputRequest{ChatID: "c", Prompt: "Push to main?", Options: opts("yes", "no")},
-		mode: interactions.ModeApproval,
+		mode: interactions.AnswerApproval,
 		answer: func(c *interactions.Coordinator, it interactions.Interaction) error {
 			_, err := c.Reply(it.ID, interactions.Reply{By: "u", Answers: []string{"no"}})
 			return err
@@ -261,7 +261,7 @@ var inputCases = []inputCase{
 	{
 		name: "more options is a choice",
 		req:  interactions.InputRequest{ChatID: "c", Header: "Env", Prompt: "Deploy where?", Options: opts("dev", "staging", "prod")},
-		mode: interactions.ModeChoice,
+		mode: interactions.AnswerChoice,
 		answer: func(c *interactions.Coordinator, it interactions.Interaction) error {
 			_, err := c.Reply(it.ID, interactions.Reply{By: "u", Answers: []string{"staging"}})
 			return err
@@ -271,7 +271,7 @@ var inputCases = []inputCase{
 	{
 		name: "multi-select",
 		req:  interactions.InputRequest{ChatID: "c", Prompt: "Which?", Options: opts("a", "b", "c"), MultiSelect: true},
-		mode: interactions.ModeChoice,
+		mode: interactions.AnswerChoice,
 		answer: func(c *interactions.Coordinator, it interactions.Interaction) error {
 			for _, l := range []string{"c", "a"} {
 				if _, err := c.Toggle(it.ID, l, interactions.Reply{By: "u"}); err != nil {
@@ -285,7 +285,7 @@ var inputCases = []inputCase{
 	{
 		name: "rejected",
 		req:  interactions.InputRequest{ChatID: "c", Prompt: "Push?", Options: opts("yes", "no")},
-		mode: interactions.ModeApproval,
+		mode: interactions.AnswerApproval,
 		answer: func(c *interactions.Coordinator, it interactions.Interaction) error {
 			_, err := c.Reply(it.ID, interactions.Reply{By: "u", Reject: true, Text: "not today"})
 			return err
@@ -307,7 +307,7 @@ func TestRequestInputAnswered(t *testing.T) {
 				done <- inputResult{resp, err}
 			}()
 			it := p.Next(t)
-			assert.Equal(t, tt.mode, it.Mode())
+			assert.Equal(t, tt.mode, it.AnswerMode())
 			assert.Equal(t, tt.req.Prompt, it.Question)
 			assert.Equal(t, tt.req.Header, it.Header)
 			assert.Equal(t, interactions.KindQuestion, it.Kind)

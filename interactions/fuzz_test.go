@@ -30,7 +30,7 @@ func FuzzEvaluate(f *testing.F) {
 		switch kind % 4 {
 		case 0:
 			it.Kind, it.Question = interactions.KindQuestion, "Which features?"
-			it.Options = []interactions.Option{{Label: "Auth"}, {Label: "Search"}, {Label: "SQLite"}}
+			it.Options = []interactions.Choice{{Label: "Auth"}, {Label: "Search"}, {Label: "SQLite"}}
 		case 1:
 			it.Kind, it.Options = interactions.KindPlanReview, interactions.PlanOptions
 		case 2:
@@ -80,7 +80,7 @@ func FuzzEvaluate(f *testing.F) {
 			if it.Kind == interactions.KindQuestion && len(as) == 1 && res.Answer != as[0] {
 				t.Fatalf("answer %q, tapped %q", res.Answer, as[0])
 			}
-			if it.Kind != interactions.KindQuestion && !slices.ContainsFunc(it.Options, func(o interactions.Option) bool { return o.Label == res.Decision }) {
+			if it.Kind != interactions.KindQuestion && !slices.ContainsFunc(it.Options, func(o interactions.Choice) bool { return o.Label == res.Decision }) {
 				t.Fatalf("decision %q is not an option", res.Decision)
 			}
 		case interactions.StatusRejected:

@@ -62,7 +62,7 @@ const RejectedText = "The user rejected this request."
 const DecisionReject = "reject"
 
 // PlanOptions are the options of every plan review, in display order.
-var PlanOptions = []Option{
+var PlanOptions = []Choice{
 	{Label: DecisionCleanEdit, Description: "Approve, clear the context and auto-accept edits"},
 	{Label: DecisionEdit, Description: "Approve and auto-accept edits"},
 	{Label: DecisionDefault, Description: "Approve and review each edit"},
@@ -70,7 +70,7 @@ var PlanOptions = []Option{
 }
 
 // ToolOptions are the options of every tool approval, in display order.
-var ToolOptions = []Option{
+var ToolOptions = []Choice{
 	{Label: DecisionAllow, Description: "Allow this call"},
 	{Label: DecisionAllowSession, Description: "Allow this and similar calls for the rest of the session"},
 	{Label: DecisionDeny, Description: "Deny; typed text is sent as the reason"},
@@ -79,12 +79,12 @@ var ToolOptions = []Option{
 // ToolOptionsFor are the options of a tool approval in display order:
 // ToolOptions without DecisionAllowSession when it.NoSessionAllow, with
 // DecisionDeny first when it.DefaultToNo.
-func ToolOptionsFor(it Interaction) []Option {
+func ToolOptionsFor(it Interaction) []Choice {
 	return toolOptions(it.NoSessionAllow, it.DefaultToNo)
 }
 
-func toolOptions(noSessionAllow, defaultToNo bool) []Option {
-	opts := make([]Option, 0, len(ToolOptions))
+func toolOptions(noSessionAllow, defaultToNo bool) []Choice {
+	opts := make([]Choice, 0, len(ToolOptions))
 	for _, o := range ToolOptions {
 		if !(noSessionAllow && o.Label == DecisionAllowSession) {
 			opts = append(opts, o)
@@ -100,10 +100,11 @@ func toolOptions(noSessionAllow, defaultToNo bool) []Option {
 	return opts
 }
 
-func isDeny(o Option) bool { return o.Label == DecisionDeny }
+func isDeny(o Choice) bool { return o.Label == DecisionDeny }
 
-// Option is one choice offered to the person.
-type Option struct {
+// Choice is one option offered to the person: a button, or an entry of a
+// list.
+type Choice struct {
 	Label       string `json:"label"`
 	Description string `json:"description,omitempty"`
 }
@@ -112,7 +113,7 @@ type Option struct {
 type Question struct {
 	Header      string   `json:"header,omitempty"`
 	Question    string   `json:"question"`
-	Options     []Option `json:"options,omitempty"`
+	Options     []Choice `json:"options,omitempty"`
 	MultiSelect bool     `json:"multiSelect,omitempty"`
 }
 
@@ -127,7 +128,7 @@ type Interaction struct {
 	// approvals with their decisions (PlanOptions, ToolOptions).
 	Header      string   `json:"header,omitempty"`
 	Question    string   `json:"question,omitempty"`
-	Options     []Option `json:"options"`
+	Options     []Choice `json:"options"`
 	MultiSelect bool     `json:"multi_select"`
 	Index       int      `json:"index,omitempty"` // 1-based position among Total questions
 	Total       int      `json:"total,omitempty"`
@@ -200,35 +201,36 @@ type Approver struct {
 	Decision string    `json:"decision,omitempty"`
 }
 
-// Mode is how a person answers: free text, a two-way approval or a choice.
-type Mode int
+// AnswerMode is how a person answers: free text, a two-way approval or a
+// choice.
+type AnswerMode int
 
 // Input modes, after the approval/choice/text modes of terminal prompts.
 const (
-	ModeText Mode = iota
-	ModeApproval
-	ModeChoice
+	AnswerText AnswerMode = iota
+	AnswerApproval
+	AnswerChoice
 )
 
-// Mode reports how the interaction is answered: a tool approval, or a
+// AnswerMode reports how the interaction is answered: a tool approval, or a
 // two-option single-select request made through RequestInput, is an
 // approval; a question without options is free text; other questions and
 // plan reviews are a choice from a list (a list of one included).
-func (it Interaction) Mode() Mode {
+func (it Interaction) AnswerMode() AnswerMode {
 	switch {
 	case it.Kind == KindToolApproval, it.Approval && len(it.Options) == 2 && !it.MultiSelect:
-		return ModeApproval
+		return AnswerApproval
 	case len(it.Options) == 0:
-		return ModeText
+		return AnswerText
 	default:
-		return ModeChoice
+		return AnswerChoice
 	}
 }
 
 // HasOption reports whether label is one of the interaction's options.
 func (it Interaction) HasOption(label string) bool { return hasOption(it.Options, label) }
 
-func hasOption(opts []Option, label string) bool {
+func hasOption(opts []Choice, label string) bool {
 	for _, o := range opts {
 		if o.Label == label {
 			return true

@@ -61,7 +61,7 @@ func checkProgramLimits(it *Interaction) error {
 
 // checkOptions refuses too many options, empty or repeated labels (a tap
 // must mean one option) and labels or descriptions too long for a button.
-func checkOptions(opts []Option) error {
+func checkOptions(opts []Choice) error {
 	if len(opts) > MaxOptions {
 		return invalid("options", "%d options; at most %d", len(opts), MaxOptions)
 	}

@@ -14,10 +14,10 @@ import (
 // What a program asks is held to the limits, whichever way it asks; each
 // refusal names the field and what is accepted, and nothing is shown.
 func TestProgramRequestsAreHeldToTheLimits(t *testing.T) {
-	opts := func(n int) []interactions.Option {
-		out := make([]interactions.Option, n)
+	opts := func(n int) []interactions.Choice {
+		out := make([]interactions.Choice, n)
 		for i := range out {
-			out[i] = interactions.Option{Label: strings.Repeat("x", i+1)}
+			out[i] = interactions.Choice{Label: strings.Repeat("x", i+1)}
 		}
 		return out
 	}
@@ -29,9 +29,9 @@ func TestProgramRequestsAreHeldToTheLimits(t *testing.T) {
 		{"too many options", interactions.Interaction{Kind: interactions.KindQuestion, Question: "q", Options: opts(11)}, "options: 11 options; at most 10"},
 		{"long question", interactions.Interaction{Kind: interactions.KindQuestion, Question: strings.Repeat("é", 2001)}, "question: must be UTF-8 of at most 4000 bytes"},
 		{"long header", interactions.Interaction{Kind: interactions.KindQuestion, Question: "q", Header: strings.Repeat("h", 101)}, "header: must be UTF-8 of at most 100 characters"},
-		{"repeated label", interactions.Interaction{Kind: interactions.KindQuestion, Question: "q", Options: []interactions.Option{{Label: "A"}, {Label: " A "}}}, `options[1].label: "A" is given twice`},
-		{"empty label", interactions.Interaction{Kind: interactions.KindQuestion, Question: "q", Options: []interactions.Option{{Label: " "}}}, "options[0].label: missing"},
-		{"long description", interactions.Interaction{Kind: interactions.KindQuestion, Question: "q", Options: []interactions.Option{{Label: "A", Description: strings.Repeat("d", 501)}}}, "options[0].description: must be UTF-8 of at most 500 bytes"},
+		{"repeated label", interactions.Interaction{Kind: interactions.KindQuestion, Question: "q", Options: []interactions.Choice{{Label: "A"}, {Label: " A "}}}, `options[1].label: "A" is given twice`},
+		{"empty label", interactions.Interaction{Kind: interactions.KindQuestion, Question: "q", Options: []interactions.Choice{{Label: " "}}}, "options[0].label: missing"},
+		{"long description", interactions.Interaction{Kind: interactions.KindQuestion, Question: "q", Options: []interactions.Choice{{Label: "A", Description: strings.Repeat("d", 501)}}}, "options[0].description: must be UTF-8 of at most 500 bytes"},
 		{"huge plan", interactions.Interaction{Kind: interactions.KindPlanReview, Plan: strings.Repeat("p", interactions.MaxPlanBytes+1)}, "plan: must be UTF-8 of at most 262144 bytes"},
 		{"huge tool input", interactions.Interaction{Kind: interactions.KindToolApproval, ToolName: "Bash", ToolInput: []byte(`{"c":"` + strings.Repeat("i", interactions.MaxToolInputBytes) + `"}`)}, "tool_input: 262152 bytes; at most 262144"},
 		{"invalid UTF-8", interactions.Interaction{Kind: interactions.KindQuestion, Question: "q\xff"}, "question: must be UTF-8"},

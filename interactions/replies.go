@@ -262,10 +262,10 @@ func decide(res Resolution, what string, answers []string, refuse, text string) 
 }
 
 func optionIndex(it Interaction, label string) int {
-	return slices.IndexFunc(it.Options, func(o Option) bool { return o.Label == label })
+	return slices.IndexFunc(it.Options, func(o Choice) bool { return o.Label == label })
 }
 
-func inOptionOrder(opts []Option, labels []string) []string {
+func inOptionOrder(opts []Choice, labels []string) []string {
 	out := make([]string, 0, len(labels))
 	for _, o := range opts {
 		if slices.Contains(labels, o.Label) {

@@ -85,14 +85,14 @@ func TestWhatTheUserIsShown(t *testing.T) {
 		it       interactions.Interaction
 		wantOpts []string
 		multi    bool
-		mode     interactions.Mode
+		mode     interactions.AnswerMode
 	}{
-		{"question", question("c", "Which database?", "Postgres", "SQLite", "MySQL"), []string{"Postgres", "SQLite", "MySQL"}, false, interactions.ModeChoice},
-		{"two-option question", question("c", "Which database?", "Postgres", "SQLite"), []string{"Postgres", "SQLite"}, false, interactions.ModeChoice},
-		{"multi-select question", multi("c", "Which features?", "Auth", "Search"), []string{"Auth", "Search"}, true, interactions.ModeChoice},
-		{"free-text question", question("c", "Name the project"), []string{}, false, interactions.ModeText},
-		{"plan review", planReview("c"), []string{"clean_edit", "edit", "default", "adjust"}, false, interactions.ModeChoice},
-		{"tool approval", toolApproval("c"), []string{"allow", "allow_session", "deny"}, false, interactions.ModeApproval},
+		{"question", question("c", "Which database?", "Postgres", "SQLite", "MySQL"), []string{"Postgres", "SQLite", "MySQL"}, false, interactions.AnswerChoice},
+		{"two-option question", question("c", "Which database?", "Postgres", "SQLite"), []string{"Postgres", "SQLite"}, false, interactions.AnswerChoice},
+		{"multi-select question", multi("c", "Which features?", "Auth", "Search"), []string{"Auth", "Search"}, true, interactions.AnswerChoice},
+		{"free-text question", question("c", "Name the project"), []string{}, false, interactions.AnswerText},
+		{"plan review", planReview("c"), []string{"clean_edit", "edit", "default", "adjust"}, false, interactions.AnswerChoice},
+		{"tool approval", toolApproval("c"), []string{"allow", "allow_session", "deny"}, false, interactions.AnswerApproval},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,7 +105,7 @@ func TestWhatTheUserIsShown(t *testing.T) {
 			}
 			assert.Equal(t, tt.wantOpts, labels)
 			assert.Equal(t, tt.multi, it.MultiSelect)
-			assert.Equal(t, tt.mode, it.Mode())
+			assert.Equal(t, tt.mode, it.AnswerMode())
 			assert.Equal(t, tt.it.Question, it.Question)
 			assert.Equal(t, tt.it.Plan, it.Plan)
 			assert.Equal(t, tt.it.ToolSummary, it.ToolSummary)

@@ -10,7 +10,7 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-func labels(opts []interactions.Option) []string {
+func labels(opts []interactions.Choice) []string {
 	out := make([]string, len(opts))
 	for i, o := range opts {
 		out[i] = o.Label
@@ -40,7 +40,7 @@ func TestToolApprovalOptionsFollowTheRequest(t *testing.T) {
 			ch := request(t.Context(), c, it)
 			shown := p.Next(t)
 			assert.Equal(t, tt.want, labels(shown.Options))
-			assert.Equal(t, interactions.ModeApproval, shown.Mode())
+			assert.Equal(t, interactions.AnswerApproval, shown.AnswerMode())
 			_, err := c.Reply(shown.ID, interactions.Reply{Answers: []string{interactions.DecisionAllowSession}})
 			if tt.noSession {
 				require.ErrorIs(t, err, interactions.ErrInvalidReply)

@@ -118,7 +118,7 @@ func runAsk(ctx context.Context, cfg settings, args []string, stdout, stderr io.
 	req := client.Request{ChatID: *chat, Kind: "question", Question: question, Header: *header, MultiSelect: *multi,
 		TimeoutSeconds: int((*timeout + time.Second - 1) / time.Second)}
 	for _, o := range options {
-		req.Options = append(req.Options, interactions.Option{Label: o})
+		req.Options = append(req.Options, interactions.Choice{Label: o})
 	}
 	switch {
 	case *approval:

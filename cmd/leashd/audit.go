@@ -165,7 +165,7 @@ type auditLine struct {
 	ToolName      string                `json:"tool_name,omitempty"`
 	ToolSummary   string                `json:"tool_summary,omitempty"`
 	ToolInput     json.RawMessage       `json:"tool_input,omitempty"`
-	Options       []interactions.Option `json:"options"`
+	Options       []interactions.Choice `json:"options"`
 	MultiSelect   bool                  `json:"multi_select,omitempty"`
 	Answer        string                `json:"answer"`
 	Decision      string                `json:"decision"`
@@ -211,7 +211,7 @@ func writeAuditJSON(w io.Writer, recs []sqlite.AuditRecord) error {
 			l.Quorum, l.Approvals = it.Quorum, r.Approvals
 		}
 		if l.Options == nil {
-			l.Options = []interactions.Option{}
+			l.Options = []interactions.Choice{}
 		}
 		if d, ok := latency(r); ok {
 			ms := d.Milliseconds()

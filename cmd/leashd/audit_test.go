@@ -62,7 +62,7 @@ func newAuditDB(t *testing.T) auditDB {
 		}
 	}
 	ask(interactions.Interaction{ChatID: "telegram:42", Kind: interactions.KindQuestion, Header: "DB",
-		Question: "Which database\tshould we use?", Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}},
+		Question: "Which database\tshould we use?", Options: []interactions.Choice{{Label: "Postgres"}, {Label: "SQLite"}}},
 		interactions.Reply{By: "1001", Answers: []string{"SQLite"}})
 	ask(interactions.Interaction{ChatID: "slack:C1", Kind: interactions.KindToolApproval, ToolName: "Bash",
 		ToolInput: json.RawMessage(`{"command":"rm -rf build"}`), ToolSummary: "rm -rf build"},
@@ -287,7 +287,7 @@ func TestAuditShowsAnswersGivenAfterARestart(t *testing.T) {
 	s1, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
 	require.NoError(t, s1.Requested(ctx, interactions.Interaction{ID: "q1", ChatID: "telegram:42", Kind: interactions.KindQuestion,
-		Question: long, Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}, AskedAt: asked}))
+		Question: long, Options: []interactions.Choice{{Label: "Postgres"}, {Label: "SQLite"}}, AskedAt: asked}))
 	require.NoError(t, s1.Close()) // crashed with it pending
 	s2, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)

@@ -55,7 +55,7 @@ func TestButtonsWorkAfterRestart(t *testing.T) {
 		tMsg = fake.Seed(slackfake.Message{Channel: "C1", ThreadTS: "1700000000.000001", Text: "Tool", Blocks: tBlocks})
 		rec.left = []engine.Interrupted{
 			{Interaction: interactions.Interaction{ID: "qOld", ChatID: "slack:D1", Kind: interactions.KindQuestion, Question: "Which database?",
-				Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}}, Ref: "D1:" + qMsg.TS},
+				Options: []interactions.Choice{{Label: "Postgres"}, {Label: "SQLite"}}}, Ref: "D1:" + qMsg.TS},
 			{Interaction: interactions.Interaction{ID: "tOld", ChatID: "slack:C1:1700000000.000001", Kind: interactions.KindToolApproval, ToolName: "Bash",
 				ToolSummary: "make deploy", Options: interactions.ToolOptions}, Ref: "C1:" + tMsg.TS},
 		}
@@ -119,7 +119,7 @@ func TestMultiSelectWorksAfterRestart(t *testing.T) {
 	e := start(t, envOpt{recovery: rec, before: func(fake *slackfake.Server) {
 		msg = fake.Seed(slackfake.Message{Channel: "D1", Text: "Which checks?", Blocks: blocks})
 		rec.left = []engine.Interrupted{{Interaction: interactions.Interaction{ID: "ms1", ChatID: "slack:D1", Kind: interactions.KindQuestion,
-			Question: "Which checks?", MultiSelect: true, Options: []interactions.Option{{Label: "lint"}, {Label: "test"}, {Label: "vet"}}},
+			Question: "Which checks?", MultiSelect: true, Options: []interactions.Choice{{Label: "lint"}, {Label: "test"}, {Label: "vet"}}},
 			Ref: "D1:" + msg.TS, Selected: []string{"lint"}}}
 	}})
 	upd := e.waitMsg("D1", "the interrupted notice", func(m slackfake.Message) bool { return m.TS == msg.TS && m.Edits > 0 })

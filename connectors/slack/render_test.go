@@ -19,9 +19,9 @@ import (
 func TestRenderLongLabelsAndManyOptions(t *testing.T) {
 	long := strings.Repeat("very long option label ", 6) // 138 characters
 	it := interactions.Interaction{ID: "abc", ChatID: "slack:C1:1.1", Kind: interactions.KindQuestion, Question: "Pick", MultiSelect: true}
-	it.Options = append(it.Options, interactions.Option{Label: long})
+	it.Options = append(it.Options, interactions.Choice{Label: long})
 	for i := range 29 {
-		it.Options = append(it.Options, interactions.Option{Label: "opt" + strings.Repeat("x", i)})
+		it.Options = append(it.Options, interactions.Choice{Label: "opt" + strings.Repeat("x", i)})
 	}
 	msgs := render(it, place{thread: true, approversOnly: true}, []string{long})
 	require.Len(t, msgs, 1)
@@ -105,7 +105,7 @@ func TestRenderNeverEmptyTexts(t *testing.T) {
 			}
 		}
 	}
-	q := interactions.Interaction{ID: "q", ChatID: "slack:D1", Kind: interactions.KindQuestion, Question: "?", Options: []interactions.Option{{Label: " "}, {Label: "b"}}}
+	q := interactions.Interaction{ID: "q", ChatID: "slack:D1", Kind: interactions.KindQuestion, Question: "?", Options: []interactions.Choice{{Label: " "}, {Label: "b"}}}
 	raw, _ := json.Marshal(render(q, place{}, nil)[0].blocks)
 	for _, b := range slackfake.Buttons(raw) {
 		assert.NotEmpty(t, strings.TrimSpace(b.Text))
@@ -204,10 +204,10 @@ func TestToolApprovalLongCommandShownInFull(t *testing.T) {
 }
 
 func TestQuestionLongDescriptionsNothingLost(t *testing.T) {
-	var opts []interactions.Option
+	var opts []interactions.Choice
 	for i := range 4 {
 		desc := fmt.Sprintf("option %d: ", i) + strings.Repeat("detail & more <x> ", 130) + fmt.Sprintf("end-of-description-%d", i) // ~2.4k, more escaped
-		opts = append(opts, interactions.Option{Label: fmt.Sprintf("Choice %d", i), Description: desc})
+		opts = append(opts, interactions.Choice{Label: fmt.Sprintf("Choice %d", i), Description: desc})
 	}
 	question := strings.Repeat("Which of these should we take, given all that? ", 150) + "final-words-of-the-question"
 	it := interactions.Interaction{ID: "q1", ChatID: "slack:D1", Kind: interactions.KindQuestion, Header: "Pick", Question: question, Options: opts}
@@ -250,7 +250,7 @@ func TestOutcomeTruncatedWithoutSplittingEntities(t *testing.T) {
 	assert.True(t, strings.HasPrefix(out, "❌ *Deny* — <@U7>: a&amp;b a&amp;b"))
 	assert.True(t, strings.HasSuffix(out, "…"), "the cut is shown")
 	assert.NotRegexp(t, `&(a|am|amp)?…$`, out, "no entity cut in half")
-	q := interactions.Interaction{ID: "q1", ChatID: "slack:D1", Kind: interactions.KindQuestion, Question: "?", Options: []interactions.Option{{Label: "a"}, {Label: "b"}}}
+	q := interactions.Interaction{ID: "q1", ChatID: "slack:D1", Kind: interactions.KindQuestion, Question: "?", Options: []interactions.Choice{{Label: "a"}, {Label: "b"}}}
 	m = renderUpdate(interactions.Event{Type: interactions.EventResolved, Interaction: q,
 		Resolution: interactions.Resolution{Status: interactions.StatusAnswered, Answer: long, By: "U7"}}, place{})
 	texts = sectionTexts(t, validBlocks(t, m.blocks))

@@ -219,7 +219,7 @@ func (c *Connector) answerTap(ctx context.Context, q *tgbotapi.CallbackQuery, k 
 
 // labelFor finds the option a key points at in the pending interaction.
 func labelFor(k cbKey, it interactions.Interaction) (string, bool) {
-	var opts []interactions.Option
+	var opts []interactions.Choice
 	switch k.kind {
 	case 'p':
 		if it.Kind != interactions.KindPlanReview {

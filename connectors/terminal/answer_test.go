@@ -14,7 +14,7 @@ import (
 
 // yesNo is a two-option approval (RequestInput); tool is a tool approval.
 var (
-	yesNo = interactions.Interaction{Kind: interactions.KindQuestion, Approval: true, Options: []interactions.Option{{Label: "Push"}, {Label: "Wait"}}}
+	yesNo = interactions.Interaction{Kind: interactions.KindQuestion, Approval: true, Options: []interactions.Choice{{Label: "Push"}, {Label: "Wait"}}}
 	tool  = interactions.Interaction{Kind: interactions.KindToolApproval, Options: interactions.ToolOptions}
 )
 
@@ -60,14 +60,14 @@ func TestParseToolApproval(t *testing.T) {
 	assert.Equal(t, actInvalid, a.kind)
 	assert.Equal(t, `"5" is not an answer: type a or 1 for Allow, r or 2 for Reject, s or 3 for Allow for this session, d or 4 for Deny with a reason (Ctrl+C or /reject rejects).`, a.hint)
 	// Without Allow for this session, Deny with a reason is d/3.
-	two := interactions.Interaction{Kind: interactions.KindToolApproval, Options: []interactions.Option{{Label: interactions.DecisionDeny}, {Label: interactions.DecisionAllow}}}
+	two := interactions.Interaction{Kind: interactions.KindToolApproval, Options: []interactions.Choice{{Label: interactions.DecisionDeny}, {Label: interactions.DecisionAllow}}}
 	keys = approvalKeys(two)
 	assert.Equal(t, act{kind: actSelect, index: 0}, parseApproval("3", keys))
 	assert.Equal(t, act{kind: actSelect, index: 1}, parseApproval("a", keys))
 	assert.Equal(t, act{kind: actReject}, parseApproval("2", keys))
-	assert.Nil(t, approvalKeys(interactions.Interaction{Kind: interactions.KindToolApproval, Options: []interactions.Option{{Label: "allow"}}}),
+	assert.Nil(t, approvalKeys(interactions.Interaction{Kind: interactions.KindToolApproval, Options: []interactions.Choice{{Label: "allow"}}}),
 		"without a Deny the options do not fit an approval")
-	assert.Nil(t, approvalKeys(interactions.Interaction{Kind: interactions.KindQuestion, Options: []interactions.Option{{Label: "x"}}}))
+	assert.Nil(t, approvalKeys(interactions.Interaction{Kind: interactions.KindQuestion, Options: []interactions.Choice{{Label: "x"}}}))
 }
 
 func TestParseChoice(t *testing.T) {

@@ -23,7 +23,7 @@ func BenchmarkKeyDecoder(b *testing.B) {
 func BenchmarkRedrawPlanReview(b *testing.B) {
 	it := interactions.Interaction{ID: "x", ChatID: "terminal:local", Kind: interactions.KindPlanReview, Options: interactions.PlanOptions}
 	u := newUI(New(nil, io.Discard), nil, &screen{w: io.Discard, tty: true, color: true, width: func() int { return 100 }})
-	u.queue = []*prompt{{it: it, mode: it.Mode(), shown: true, selected: map[string]bool{}}}
+	u.queue = []*prompt{{it: it, mode: it.AnswerMode(), shown: true, selected: map[string]bool{}}}
 	for i := 0; b.Loop(); i++ {
 		u.queue[0].pointer = i % 5
 		u.redraw()

@@ -229,7 +229,7 @@ func TestRequestInputWithTwoOptionsIsAnApproval(t *testing.T) {
 	got := make(chan result, 1)
 	go func() {
 		r, err := p.coord.RequestInput(context.Background(), interactions.InputRequest{
-			ChatID: "terminal:t", Prompt: "Push to main?", Options: []interactions.Option{{Label: "Push"}, {Label: "Wait"}},
+			ChatID: "terminal:t", Prompt: "Push to main?", Options: []interactions.Choice{{Label: "Push"}, {Label: "Wait"}},
 		})
 		got <- result{r, err}
 	}()

@@ -3,7 +3,7 @@
 // and questions, plan reviews and tool approvals become prompts answered
 // with the keyboard.
 //
-// Interactions are shown in one of three modes (interactions.Mode):
+// Interactions are shown in one of three modes (interactions.AnswerMode):
 //   - approval (tool approvals, and two-option requests made through
 //     interactions.InputHandler): a or 1 approves, r or 2 the second
 //     option; at a tool approval r or 2 rejects at once (as Ctrl+C), s or

@@ -33,9 +33,9 @@ const (
 // prompt is an interaction being shown (or waiting its turn).
 type prompt struct {
 	it       interactions.Interaction
-	mode     interactions.Mode
-	keys     []approvalKey // when mode is ModeApproval
-	text     purpose       // when mode is ModeText
+	mode     interactions.AnswerMode
+	keys     []approvalKey // when mode is interactions.AnswerApproval
+	text     purpose       // when mode is interactions.AnswerText
 	pointer  int           // choice: 0..len(options); len(options) is the Reject line
 	selected map[string]bool
 	hint     string // why the last input was not accepted

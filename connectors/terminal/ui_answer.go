@@ -11,9 +11,9 @@ import (
 func (u *ui) answer(p *prompt, line string) {
 	var a act
 	switch p.mode {
-	case interactions.ModeApproval:
+	case interactions.AnswerApproval:
 		a = parseApproval(line, p.keys)
-	case interactions.ModeChoice:
+	case interactions.AnswerChoice:
 		a = parseChoice(line, len(p.it.Options), p.pointer, p.it.MultiSelect, p.it.Kind == interactions.KindQuestion)
 	default:
 		a = parseText(line)
@@ -49,11 +49,11 @@ func (u *ui) answer(p *prompt, line string) {
 		label := p.it.Options[a.index].Label
 		switch {
 		case p.it.Kind == interactions.KindPlanReview && label == interactions.DecisionAdjust:
-			p.mode, p.text = interactions.ModeText, forFeedback
+			p.mode, p.text = interactions.AnswerText, forFeedback
 			u.s.commit(u.s.paint(sgrGreen, "  → "+connectors.DecisionLabel(label)) + "\n" + u.s.paint(sgrBold, "What should change in the plan?") + "\n" + u.s.paint(sgrDim, "Type your feedback and press Enter; r or /reject rejects."))
 			return
 		case p.it.Kind == interactions.KindToolApproval && label == interactions.DecisionDeny:
-			p.mode, p.text = interactions.ModeText, forDenyReason
+			p.mode, p.text = interactions.AnswerText, forDenyReason
 			u.s.commit(u.s.paint(sgrGreen, "  → "+connectors.DecisionLabel(label)) + "\n" + u.s.paint(sgrBold, "Why deny it? The agent reads your reason.") + "\n" + u.s.paint(sgrDim, "Type the reason and press Enter; r or /reject rejects."))
 			return
 		}
@@ -80,7 +80,7 @@ func (u *ui) reply(p *prompt, r interactions.Reply, shown string) {
 		return
 	}
 	if out == interactions.AwaitingFeedback {
-		p.mode, p.text = interactions.ModeText, forFeedback
+		p.mode, p.text = interactions.AnswerText, forFeedback
 		return
 	}
 	if out == interactions.Counted {

@@ -53,7 +53,7 @@ func (u *ui) show() {
 		}
 		b.WriteString(u.s.paint(sgrBold, sanitize(it.Question)))
 	}
-	if p.mode == interactions.ModeText {
+	if p.mode == interactions.AnswerText {
 		b.WriteString("\n" + u.s.paint(sgrDim, "Type your answer and press Enter; r or /reject rejects."))
 	}
 	u.s.commit(b.String())
@@ -89,9 +89,9 @@ func (u *ui) liveLines() []string {
 	}
 	var lines []string
 	switch p.mode {
-	case interactions.ModeApproval:
+	case interactions.AnswerApproval:
 		lines = u.approvalLines(p, in)
-	case interactions.ModeChoice:
+	case interactions.AnswerChoice:
 		lines = u.choiceLines(p, in)
 	default:
 		if p.hint != "" {

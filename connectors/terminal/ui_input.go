@@ -20,7 +20,7 @@ func (u *ui) key(k keyPress) bool {
 		// Space, as a key, toggles the pointed option; once something is
 		// typed, or in a line read whole, it is part of the line ("1 3",
 		// or an answer of its own).
-		if u.raw && p != nil && p.mode == interactions.ModeChoice && p.it.MultiSelect && k.Rune == ' ' && len(u.input) == 0 {
+		if u.raw && p != nil && p.mode == interactions.AnswerChoice && p.it.MultiSelect && k.Rune == ' ' && len(u.input) == 0 {
 			u.toggle(p, p.pointer)
 			break
 		}
@@ -39,7 +39,7 @@ func (u *ui) key(k keyPress) bool {
 			u.recall(k.Kind == keyUp)
 			break
 		}
-		if p.mode == interactions.ModeChoice {
+		if p.mode == interactions.AnswerChoice {
 			n := len(p.it.Options) + 1 // with the Reject line
 			d := 1
 			if k.Kind == keyUp {

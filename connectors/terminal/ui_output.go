@@ -62,11 +62,11 @@ func (u *ui) output(e outEvent) {
 			_, _ = u.h.Reply(u.ctx, e.it.ID, interactions.Reply{By: u.c.userID, Reject: true})
 			return
 		}
-		p := &prompt{it: e.it, mode: e.it.Mode(), selected: map[string]bool{}}
-		if p.mode == interactions.ModeApproval {
+		p := &prompt{it: e.it, mode: e.it.AnswerMode(), selected: map[string]bool{}}
+		if p.mode == interactions.AnswerApproval {
 			p.keys = approvalKeys(p.it)
 			if p.it.MultiSelect || len(p.keys) < 2 {
-				p.mode, p.keys = interactions.ModeChoice, nil // toggles need the list
+				p.mode, p.keys = interactions.AnswerChoice, nil // toggles need the list
 			}
 		}
 		u.queue = append(u.queue, p)
@@ -153,8 +153,8 @@ func (u *ui) update(ev interactions.Event) {
 		if len(ev.Approvals) > 0 && !ev.AwaitingFeedback {
 			p.hint = interactions.QuorumText(p.it, ev.Approvals, nil)
 		}
-		if ev.AwaitingFeedback && p.mode != interactions.ModeText {
-			p.mode, p.text = interactions.ModeText, forFeedback
+		if ev.AwaitingFeedback && p.mode != interactions.AnswerText {
+			p.mode, p.text = interactions.AnswerText, forFeedback
 			if idx == 0 {
 				u.s.commit(u.s.paint(sgrBold, "What should change in the plan?"))
 			}

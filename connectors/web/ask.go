@@ -41,7 +41,7 @@ type askRequest struct {
 	Kind        string                `json:"kind"`
 	Question    string                `json:"question"`
 	Header      string                `json:"header"`
-	Options     []interactions.Option `json:"options"`
+	Options     []interactions.Choice `json:"options"`
 	MultiSelect bool                  `json:"multi_select"`
 	// TimeoutSeconds bounds the wait for an answer (0: the default,
 	// LEASHD_APPROVAL_TIMEOUT_SECONDS; at most 604800).
@@ -77,7 +77,7 @@ const (
 )
 
 // approvalOptions are the options of an approval that brings none.
-var approvalOptions = []interactions.Option{{Label: "Approve"}, {Label: "Reject"}}
+var approvalOptions = []interactions.Choice{{Label: "Approve"}, {Label: "Reject"}}
 
 const acceptedAsk = `{"chat_id","kind":"question"|"text"|"approval"|"plan_review"|"tool_approval","question","header","options":[{"label","description"}],"multi_select","timeout_seconds"}`
 
@@ -221,7 +221,7 @@ func checkKindOptions(kind string, it *interactions.Interaction) error {
 }
 
 // checkOptions trims the labels in place and checks each option.
-func checkOptions(opts []interactions.Option) error {
+func checkOptions(opts []interactions.Choice) error {
 	seen := map[string]bool{}
 	for i, o := range opts {
 		o.Label = strings.TrimSpace(o.Label)

@@ -75,7 +75,7 @@ func FuzzSplitLabels(f *testing.F) {
 	f.Add("a, b", "a", "a, b, a", true)
 	f.Add("", ",", ", , ", true)
 	f.Fuzz(func(t *testing.T, l1, l2, answer string, multi bool) {
-		it := interactions.Interaction{MultiSelect: multi, Options: []interactions.Option{{Label: l1}, {Label: l2}, {Label: "z"}}}
+		it := interactions.Interaction{MultiSelect: multi, Options: []interactions.Choice{{Label: l1}, {Label: l2}, {Label: "z"}}}
 		labels, ok := splitLabels(it, answer)
 		if !ok {
 			return
@@ -88,7 +88,7 @@ func FuzzSplitLabels(f *testing.F) {
 		}
 		last := -1
 		for _, l := range labels {
-			i := slices.IndexFunc(it.Options[last+1:], func(o interactions.Option) bool { return o.Label == l })
+			i := slices.IndexFunc(it.Options[last+1:], func(o interactions.Choice) bool { return o.Label == l })
 			if i < 0 {
 				t.Fatalf("%q is not an option after index %d", l, last)
 			}

@@ -301,7 +301,7 @@ func (b *fieldBuilder) add(label, desc string, v any) error {
 		label, desc = uniqueLabel(b.q.Options, label), ""
 	}
 	b.f.values[label] = v
-	b.q.Options = append(b.q.Options, interactions.Option{Label: label, Description: desc})
+	b.q.Options = append(b.q.Options, interactions.Choice{Label: label, Description: desc})
 	return nil
 }
 
@@ -333,13 +333,13 @@ func (b *fieldBuilder) addChoices(cs []choice, enum []any, names []string) error
 	return nil
 }
 
-func uniqueLabel(opts []interactions.Option, label string) string {
+func uniqueLabel(opts []interactions.Choice, label string) string {
 	label = connectors.Truncate(strings.TrimSpace(label), 200)
 	if label == "" {
 		label = "(empty)"
 	}
 	base := label
-	for i := 2; slices.ContainsFunc(opts, func(o interactions.Option) bool { return o.Label == label }); i++ {
+	for i := 2; slices.ContainsFunc(opts, func(o interactions.Choice) bool { return o.Label == label }); i++ {
 		label = base + " (" + strconv.Itoa(i) + ")"
 	}
 	return label
@@ -445,7 +445,7 @@ func (f FormField) picks(answer string, lenient bool) ([]any, bool) {
 // PickedLabels reads a multi-select answer (labels in option order joined
 // with ", ") back into the labels; ok is false when it is not made of
 // them alone.
-func PickedLabels(answer string, opts []interactions.Option) ([]string, bool) {
+func PickedLabels(answer string, opts []interactions.Choice) ([]string, bool) {
 	picks := []string{}
 	rest := answer
 	for _, o := range opts {
@@ -465,7 +465,7 @@ func PickedLabels(answer string, opts []interactions.Option) ([]string, bool) {
 
 // splitLabels splits a multi-select answer (labels joined with ", ") back
 // into labels, preferring the options' own labels (which may hold ", ").
-func splitLabels(answer string, opts []interactions.Option) []string {
+func splitLabels(answer string, opts []interactions.Choice) []string {
 	var out []string
 	rest := answer
 	for rest != "" {

@@ -240,7 +240,7 @@ func (t tools) requestApproval(ctx context.Context, req *mcp.CallToolRequest) (*
 	}
 	resp, err := t.a.RequestInput(ctx, interactions.InputRequest{
 		ChatID: t.chat, Header: "Approval", Prompt: q,
-		Options: []interactions.Option{{Label: Approve, Description: "Go ahead"}, {Label: Deny, Description: "Do not; typed text is sent as the reason"}},
+		Options: []interactions.Choice{{Label: Approve, Description: "Go ahead"}, {Label: Deny, Description: "Do not; typed text is sent as the reason"}},
 	})
 	switch {
 	case errors.Is(err, interactions.ErrExpired):

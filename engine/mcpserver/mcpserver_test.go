@@ -160,7 +160,7 @@ func TestRequestApproval(t *testing.T) {
 		out := callAsync(t, cs, mcpserver.ToolRequestApproval, map[string]string{"action": "Run the migration", "details": "ALTER TABLE users"})
 		it := next(t, shown)
 		assert.Equal(t, "Run the migration\n\nALTER TABLE users", it.Question)
-		assert.Equal(t, interactions.ModeApproval, it.Mode())
+		assert.Equal(t, interactions.AnswerApproval, it.AnswerMode())
 		_, err := coord.Reply(it.ID, c.reply)
 		require.NoError(t, err)
 		r := <-out

@@ -204,7 +204,7 @@ func TestWatchCountsAndLogsEachInteractionOnce(t *testing.T) {
 		}()
 	}
 	// A question, a plan review and a tool approval wait at once.
-	request(interactions.Interaction{ChatID: "telegram:42", Kind: interactions.KindQuestion, Question: "Which DB?", Options: []interactions.Option{{Label: "SQLite"}, {Label: "Postgres"}}})
+	request(interactions.Interaction{ChatID: "telegram:42", Kind: interactions.KindQuestion, Question: "Which DB?", Options: []interactions.Choice{{Label: "SQLite"}, {Label: "Postgres"}}})
 	request(interactions.Interaction{ChatID: "slack:C1:1.2", Kind: interactions.KindPlanReview, Plan: "1. do it"})
 	request(interactions.Interaction{ChatID: "web-abc", Kind: interactions.KindToolApproval, ToolName: "Bash"})
 	byKind := map[interactions.Kind]interactions.Interaction{}

@@ -39,7 +39,7 @@ func TestWritesWaitingForTheWriterShareOneCommit(t *testing.T) {
 		})
 	}
 	q := interactions.Interaction{ID: "dup", ChatID: "c1", Kind: interactions.KindQuestion, Question: "Which database?",
-		Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}, AskedAt: time.Now()}
+		Options: []interactions.Choice{{Label: "Postgres"}, {Label: "SQLite"}}, AskedAt: time.Now()}
 	errs := make(chan error, 2)
 	for range 2 {
 		wg.Go(func() { errs <- s.Requested(ctx, q) })
@@ -86,7 +86,7 @@ func TestAWriteCommittedInAnotherBatchDoesNotWaitForTheNextCommit(t *testing.T) 
 	require.NoError(t, err)
 	defer s.Close()
 	q := interactions.Interaction{ID: "q1", ChatID: "c1", Kind: interactions.KindQuestion, Question: "Which database?",
-		Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}, AskedAt: time.Now()}
+		Options: []interactions.Choice{{Label: "Postgres"}, {Label: "SQLite"}}, AskedAt: time.Now()}
 	require.NoError(t, s.Requested(ctx, q))
 
 	queued := func(n int) func() bool {

@@ -47,7 +47,7 @@ func question(id, chat string, asked time.Time) interactions.Interaction {
 	return interactions.Interaction{
 		ID: id, ChatID: chat, Kind: interactions.KindQuestion, Header: "DB",
 		Question: "Which database?",
-		Options:  []interactions.Option{{Label: "Postgres", Description: "big"}, {Label: "SQLite", Description: "small"}},
+		Options:  []interactions.Choice{{Label: "Postgres", Description: "big"}, {Label: "SQLite", Description: "small"}},
 		Index:    1, Total: 2, AskedAt: asked, Deadline: asked.Add(5 * time.Minute),
 	}
 }

@@ -56,7 +56,7 @@ func (s *Store) insertRequested(ctx context.Context, tx *sql.Tx, it interactions
 	}
 	opts := it.Options
 	if opts == nil {
-		opts = []interactions.Option{}
+		opts = []interactions.Choice{}
 	}
 	optJSON, err := json.Marshal(opts)
 	if err != nil {

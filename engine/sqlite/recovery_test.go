@@ -322,7 +322,7 @@ func TestSelectionSurvivesRestarts(t *testing.T) {
 	s1 := open(t, path)
 	ms := question("ms1", "telegram:42", t0)
 	ms.MultiSelect = true
-	ms.Options = []interactions.Option{{Label: "lint"}, {Label: "test"}, {Label: "vet"}}
+	ms.Options = []interactions.Choice{{Label: "lint"}, {Label: "test"}, {Label: "vet"}}
 	require.NoError(t, s1.Requested(ctx, ms))
 	require.NoError(t, s1.Requested(ctx, func() interactions.Interaction {
 		q := question("plain", "telegram:42", t0.Add(time.Second))

@@ -24,7 +24,7 @@ func BenchmarkRequestInput(b *testing.B) {
 		}
 	}()
 	c := client.New(url, token)
-	req := interactions.InputRequest{ChatID: "bench", Prompt: "Go?", Options: []interactions.Option{{Label: "Yes"}, {Label: "No"}}}
+	req := interactions.InputRequest{ChatID: "bench", Prompt: "Go?", Options: []interactions.Choice{{Label: "Yes"}, {Label: "No"}}}
 	b.ResetTimer()
 	for b.Loop() {
 		resp, err := c.RequestInput(context.Background(), req)

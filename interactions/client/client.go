@@ -8,7 +8,7 @@
 //	c := client.New("http://127.0.0.1:8080", os.Getenv("LEASHD_WEB_TOKEN"))
 //	resp, err := c.RequestInput(ctx, interactions.InputRequest{
 //		ChatID: "telegram:42", Prompt: "Deploy v2?",
-//		Options: []interactions.Option{{Label: "Deploy"}, {Label: "Wait"}},
+//		Options: []interactions.Choice{{Label: "Deploy"}, {Label: "Wait"}},
 //	})
 //
 // Cancelling ctx cancels the interaction in leashd. A long-poll that loses
@@ -28,8 +28,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leashd/leashd/interactions/wire"
 	"github.com/leashd/leashd/interactions"
+	"github.com/leashd/leashd/interactions/wire"
 )
 
 // Client talks to one leashd. Its zero value is not usable; use New.
@@ -94,7 +94,7 @@ type Request struct {
 	Kind           string                `json:"kind,omitempty"`
 	Question       string                `json:"question,omitempty"`
 	Header         string                `json:"header,omitempty"`
-	Options        []interactions.Option `json:"options,omitempty"`
+	Options        []interactions.Choice `json:"options,omitempty"`
 	MultiSelect    bool                  `json:"multi_select,omitempty"`
 	TimeoutSeconds int                   `json:"timeout_seconds,omitempty"`
 	Index          int                   `json:"index,omitempty"`

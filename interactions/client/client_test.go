@@ -80,7 +80,7 @@ func TestLongPollReconnectsAfterARestart(t *testing.T) {
 	got := make(chan result, 1)
 	go func() {
 		resp, err := c.RequestInput(context.Background(), interactions.InputRequest{ChatID: "ops", Prompt: "Roll back?",
-			Options: []interactions.Option{{Label: "Roll back"}, {Label: "Keep"}, {Label: "Page me"}}})
+			Options: []interactions.Choice{{Label: "Roll back"}, {Label: "Keep"}, {Label: "Page me"}}})
 		got <- result{resp, err}
 	}()
 	require.Eventually(t, func() bool { return len(coord.Pending("ops")) == 1 }, 10*time.Second, time.Millisecond)
@@ -158,7 +158,7 @@ func TestRequestInputAnsweredThroughTheAPI(t *testing.T) {
 	}()
 	resp, err := c.RequestInput(context.Background(), interactions.InputRequest{
 		ChatID: "ops", Header: "Release", Prompt: "Deploy v2?",
-		Options: []interactions.Option{{Label: "Deploy"}, {Label: "Wait"}},
+		Options: []interactions.Choice{{Label: "Deploy"}, {Label: "Wait"}},
 	})
 	require.NoError(t, err)
 	assert.Equal(t, "204 No Content", <-replied)
@@ -204,8 +204,8 @@ func TestFlowsThroughTheAPI(t *testing.T) {
 		}
 	}()
 	res, err := c.Ask(context.Background(), "c", []interactions.Question{
-		{Question: "Which database?", Options: []interactions.Option{{Label: "Postgres"}, {Label: "SQLite"}}},
-		{Question: "Which features?", MultiSelect: true, Options: []interactions.Option{{Label: "Auth"}, {Label: "Search"}, {Label: "Billing"}}},
+		{Question: "Which database?", Options: []interactions.Choice{{Label: "Postgres"}, {Label: "SQLite"}}},
+		{Question: "Which features?", MultiSelect: true, Options: []interactions.Choice{{Label: "Auth"}, {Label: "Search"}, {Label: "Billing"}}},
 	})
 	require.NoError(t, err)
 	assert.True(t, res.Complete())
@@ -285,7 +285,7 @@ func ExampleClient_RequestInput() {
 	c := client.New(url, token)
 	resp, err := c.RequestInput(context.Background(), interactions.InputRequest{
 		ChatID: "telegram-less-demo", Prompt: "Deploy v2 to production?",
-		Options: []interactions.Option{{Label: "Deploy"}, {Label: "Wait"}},
+		Options: []interactions.Choice{{Label: "Deploy"}, {Label: "Wait"}},
 	})
 	if err != nil {
 		fmt.Println("error:", err)

@@ -146,7 +146,7 @@ func (s *session) elicitURL(ctx context.Context, h agent.TurnHandler, message, u
 	q := interactions.Question{
 		Header:   "Open link",
 		Question: strings.TrimSpace(orDefault(message, "The agent asks you to open this link.") + "\n" + url),
-		Options:  []interactions.Option{{Label: linkDone, Description: "I have finished at the link"}},
+		Options:  []interactions.Choice{{Label: linkDone, Description: "I have finished at the link"}},
 	}
 	resp := h.Permission(qctx, agent.PermissionRequest{ToolName: agent.ToolAskUserQuestion, Input: rawJSON(map[string]any{"questions": []interactions.Question{q}})})
 	w.mu.Lock()
@@ -250,7 +250,7 @@ func vendorQuestions(params json.RawMessage) ([]interactions.Question, error) {
 		iq := interactions.Question{Question: text, Header: orDefault(q.Header, q.Title), MultiSelect: q.MultiSelect || q.AllowMultiple}
 		labels := map[string]bool{}
 		for _, raw := range q.Options {
-			var o interactions.Option
+			var o interactions.Choice
 			var str string
 			if json.Unmarshal(raw, &str) == nil {
 				o.Label = str
