@@ -23,18 +23,32 @@ const (
 	MaxToolSummaryBytes = 16 << 10
 )
 
-// ErrInvalid is wrapped by the error for an interaction that cannot be
-// asked as given; the message names the field and what is accepted.
+// ErrInvalid is what errors.Is finds in the error for an interaction that
+// cannot be asked as given (an *InvalidError).
 var ErrInvalid = errors.New("invalid interaction")
 
-// invalid is an ErrInvalid naming field.
-func invalid(field, format string, args ...any) error {
-	return fmt.Errorf("%w: %s: %s", ErrInvalid, field, fmt.Sprintf(format, args...))
+// InvalidError names the field of an interaction that cannot be asked as
+// given, and what is accepted there: "options: 11 options; at most 10".
+type InvalidError struct {
+	Field   string
+	Problem string
 }
 
-// checkProgramLimits refuses what a program asks beyond the limits above.
-// Every way a program asks reaches it, so each gets the same answer.
-func checkProgramLimits(it *Interaction) error {
+func (e *InvalidError) Error() string { return e.Field + ": " + e.Problem }
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
+
+// invalid is an InvalidError naming field.
+func invalid(field, format string, args ...any) error {
+	return &InvalidError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+// CheckProgramRequest refuses what a program asks beyond the limits above.
+// The coordinator runs it on every request with an Asker, so every way a
+// program asks gets the same answer; an API may run it first to answer
+// before it asks.
+func CheckProgramRequest(it Interaction) error {
 	if err := textWithin("header", it.Header, MaxHeaderChars, "characters", utf8.RuneCountInString); err != nil {
 		return err
 	}
@@ -73,7 +87,7 @@ func checkOptions(opts []Choice) error {
 		case label == "":
 			return invalid(field, "missing")
 		case seen[label]:
-			return invalid(field, "%q is given twice; labels must differ", label)
+			return invalid(field, "%s is given twice; labels must differ", quoteShort(label))
 		}
 		seen[label] = true
 		if err := textWithin(field, o.Label, MaxLabelBytes, "bytes", byteLen); err != nil {
@@ -94,4 +108,12 @@ func textWithin(field, s string, max int, unit string, length func(string) int) 
 		return invalid(field, "must be UTF-8 of at most %d %s", max, unit)
 	}
 	return nil
+}
+
+// quoteShort quotes s for an error message, cut to 80 characters.
+func quoteShort(s string) string {
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:80]) + "…"
+	}
+	return fmt.Sprintf("%q", s)
 }

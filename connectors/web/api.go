@@ -338,7 +338,7 @@ func statusOf(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, interactions.ErrUnauthorized):
 		return http.StatusForbidden
-	case errors.Is(err, interactions.ErrInvalidReply):
+	case errors.Is(err, interactions.ErrInvalidReply), errors.Is(err, interactions.ErrInvalid):
 		return http.StatusBadRequest
 	case errors.Is(err, interactions.ErrClosed):
 		return http.StatusServiceUnavailable

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/leashd/leashd/interactions"
 	"github.com/leashd/leashd/interactions/wire"
@@ -65,15 +64,12 @@ type askResponse struct {
 // wire package's, which the Go client reads too.
 type Outcome = wire.Outcome
 
-// Limits of POST /api/interactions.
+// Limits of POST /api/interactions and GET /api/interactions/{id}. What
+// a program may ask (options, text lengths) is limited by the coordinator
+// for every way of asking: interactions.CheckProgramRequest.
 const (
-	maxAskOptions     = 10
-	maxAskQuestion    = 4000 // bytes
-	maxAskLabel       = 200
-	maxAskDescription = 500
-	maxAskHeader      = 100
-	maxAskTimeout     = 604800 // seconds, as LEASHD_APPROVAL_TIMEOUT_SECONDS
-	maxAskWait        = 600    // seconds a GET may wait
+	maxAskTimeout = 604800 // seconds, as LEASHD_APPROVAL_TIMEOUT_SECONDS
+	maxAskWait    = 600    // seconds a GET may wait
 )
 
 // approvalOptions are the options of an approval that brings none.
@@ -113,6 +109,9 @@ func (req askRequest) Interaction() (interactions.Interaction, time.Duration, er
 	default:
 		err = askFieldError("kind", "%s is not a kind (accepted: question, text, approval, plan_review, tool_approval)", quoteShort(kind))
 	}
+	if err == nil {
+		err = interactions.CheckProgramRequest(it)
+	}
 	if err != nil {
 		return interactions.Interaction{}, 0, err
 	}
@@ -136,8 +135,6 @@ func (req askRequest) checkCommon() error {
 		return askFieldError("timeout_seconds", "%d is out of range: 0 (the default, LEASHD_APPROVAL_TIMEOUT_SECONDS) to %d", req.TimeoutSeconds, maxAskTimeout)
 	case req.Index < 0 || req.Total < 0 || req.Index > req.Total || req.Total > 20 || (req.Total > 0) != (req.Index > 0):
 		return askFieldError("index", "%d of %d: index and total go together, 1 ≤ index ≤ total ≤ 20", req.Index, req.Total)
-	case utf8.RuneCountInString(req.Header) > maxAskHeader || !utf8.ValidString(req.Header):
-		return askFieldError("header", "must be UTF-8 of at most %d characters", maxAskHeader)
 	}
 	return nil
 }
@@ -176,11 +173,8 @@ func (req askRequest) question(kind string) (interactions.Interaction, error) {
 	if it.Index == 0 {
 		it.Index, it.Total = 1, 1
 	}
-	switch {
-	case it.Question == "":
+	if it.Question == "" {
 		return it, errors.New("question: missing: the text to ask")
-	case len(it.Question) > maxAskQuestion || !utf8.ValidString(it.Question):
-		return it, fmt.Errorf("question: must be UTF-8 of at most %d bytes", maxAskQuestion)
 	}
 	if err := noneOf(kind, req.given("question", "options", "multi_select")); err != nil {
 		return it, err
@@ -191,10 +185,8 @@ func (req askRequest) question(kind string) (interactions.Interaction, error) {
 	if it.MultiSelect && len(it.Options) == 0 {
 		return it, askFieldError("multi_select", "needs options to select from")
 	}
-	if len(it.Options) > maxAskOptions {
-		return it, askFieldError("options", "%d options; at most %d", len(it.Options), maxAskOptions)
-	}
-	return it, checkOptions(it.Options)
+	it.Options = trimmedLabels(it.Options)
+	return it, nil
 }
 
 // checkKindOptions applies what a text question and an approval ask of
@@ -220,26 +212,15 @@ func checkKindOptions(kind string, it *interactions.Interaction) error {
 	return nil
 }
 
-// checkOptions trims the labels in place and checks each option.
-func checkOptions(opts []interactions.Choice) error {
-	seen := map[string]bool{}
+// trimmedLabels returns the options with their labels trimmed (the
+// coordinator then refuses empty and repeated ones).
+func trimmedLabels(opts []interactions.Choice) []interactions.Choice {
+	out := make([]interactions.Choice, len(opts))
 	for i, o := range opts {
 		o.Label = strings.TrimSpace(o.Label)
-		field := fmt.Sprintf("options[%d].label", i)
-		switch {
-		case o.Label == "":
-			return askFieldError(field, "missing")
-		case len(o.Label) > maxAskLabel || !utf8.ValidString(o.Label):
-			return askFieldError(field, "must be UTF-8 of at most %d bytes", maxAskLabel)
-		case seen[o.Label]:
-			return askFieldError(field, "%s is given twice; labels must differ", quoteShort(o.Label))
-		case len(o.Description) > maxAskDescription || !utf8.ValidString(o.Description):
-			return askFieldError(fmt.Sprintf("options[%d].description", i), "must be UTF-8 of at most %d bytes", maxAskDescription)
-		}
-		seen[o.Label] = true
-		opts[i] = o
+		out[i] = o
 	}
-	return nil
+	return out
 }
 
 // planReview is a plan to review.

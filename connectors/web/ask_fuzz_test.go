@@ -36,10 +36,10 @@ func FuzzParseAsk(f *testing.F) {
 		}
 		switch it.Kind {
 		case interactions.KindQuestion:
-			if strings.TrimSpace(it.Question) == "" || len(it.Question) > MaxAskQuestion {
+			if strings.TrimSpace(it.Question) == "" || len(it.Question) > interactions.MaxQuestionBytes {
 				t.Fatalf("question %q accepted", it.Question)
 			}
-			if len(it.Options) > MaxAskOptions || (it.MultiSelect && len(it.Options) == 0) {
+			if len(it.Options) > interactions.MaxOptions || (it.MultiSelect && len(it.Options) == 0) {
 				t.Fatalf("options %v (multi %v) accepted", it.Options, it.MultiSelect)
 			}
 			if it.Approval && (len(it.Options) != 2 || it.MultiSelect) {

@@ -2,11 +2,6 @@ package web
 
 // Names the external tests use; the package exports only what cmd/leashd
 // (and other packages) need.
-const MaxAskOptions = maxAskOptions
-const MaxAskQuestion = maxAskQuestion
-const MaxAskLabel = maxAskLabel
-const MaxAskDescription = maxAskDescription
-const MaxAskHeader = maxAskHeader
 const MaxAskTimeout = maxAskTimeout
 const MaxAskWait = maxAskWait
 
