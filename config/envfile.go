@@ -33,7 +33,7 @@ const envExampleHeader = `# leashd configuration: one LEASHD_ variable per line,
 # environment; give it its API key here:
 #ANTHROPIC_API_KEY=
 #
-# Generated from config.Config: go test ./deploy -run TestEnvExample -update
+# Generated from leashd's settings: go test ./cmd/leashd -run TestEnvExample -update
 `
 
 var envExampleFormat = `{{range .}}

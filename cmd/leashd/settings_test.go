@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -370,12 +371,19 @@ func TestLoadSettingsReportsEveryUnreadableValue(t *testing.T) {
 	require.True(t, errors.As(err, &joined))
 }
 
-// deploy/leashd.env.example lists exactly what `leashd -h` does: every
-// chat app of chatApps (deploy's test writes it from the same sections).
+var updateEnvExample = flag.Bool("update", false, "rewrite deploy/leashd.env.example from the configuration")
+
+// deploy/leashd.env.example lists exactly what `leashd -h` does: the shared
+// settings and every chat app of chatApps, so adding a chat app needs no
+// second list.
 func TestEnvExampleListsEveryChatApp(t *testing.T) {
 	var want strings.Builder
 	require.NoError(t, config.WriteEnvExample(&want, sections()...))
-	got, err := os.ReadFile(filepath.Join("..", "..", "deploy", "leashd.env.example"))
+	path := filepath.Join("..", "..", "deploy", "leashd.env.example")
+	if *updateEnvExample {
+		require.NoError(t, os.WriteFile(path, []byte(want.String()), 0o644))
+	}
+	got, err := os.ReadFile(path)
 	require.NoError(t, err)
-	assert.Equal(t, want.String(), string(got), "run go test ./deploy -run TestEnvExample -update after adding a chat app to deploy's chatAppSections")
+	assert.Equal(t, want.String(), string(got), "deploy/leashd.env.example is out of date: run go test ./cmd/leashd -run TestEnvExample -update")
 }
