@@ -71,6 +71,18 @@ func defaultURL(addr string) string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
+// apiURL is the address of this configuration's HTTP API, for the
+// commands that talk to a running leashd without --url.
+func apiURL(cfg settings) (string, error) {
+	switch {
+	case !cfg.web.Serves():
+		return "", errors.New("LEASHD_WEB_ADDR is off: give leashd's address with --url")
+	case !cfg.web.PageOn():
+		return "", errors.New("LEASHD_WEB_PAGE is off, so this leashd serves no /api: give the address of one that does with --url")
+	}
+	return defaultURL(cfg.web.Addr), nil
+}
+
 // runAsk is `leashd ask`. It returns an exitCode (nil: answered).
 func runAsk(ctx context.Context, cfg settings, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("leashd ask", flag.ContinueOnError)
@@ -110,10 +122,11 @@ func runAsk(ctx context.Context, cfg settings, args []string, stdout, stderr io.
 		return fail("--multi needs --option flags to choose from")
 	}
 	if *url == "" {
-		if !cfg.web.Serves() {
-			return fail("LEASHD_WEB_ADDR is off: give leashd's address with --url")
+		u, err := apiURL(cfg)
+		if err != nil {
+			return fail(err.Error())
 		}
-		*url = defaultURL(cfg.web.Addr)
+		*url = u
 	}
 	req := client.Request{ChatID: *chat, Kind: "question", Question: question, Header: *header, MultiSelect: *multi,
 		TimeoutSeconds: int((*timeout + time.Second - 1) / time.Second)}

@@ -162,3 +162,19 @@ func TestAskExitCodeFromMain(t *testing.T) {
 	assert.Equal(t, 2, ee.ExitCode(), stderr.String())
 	assert.Contains(t, stderr.String(), "expired")
 }
+
+// Without --url, leashd ask talks to this configuration's leashd; when that
+// one serves no API it says why and what to do, and asks nothing.
+func TestAskWithoutAnAPIToTalkTo(t *testing.T) {
+	for env, want := range map[string]string{
+		"LEASHD_WEB_ADDR": "LEASHD_WEB_ADDR is off: give leashd's address with --url",
+		"LEASHD_WEB_PAGE": "LEASHD_WEB_PAGE is off, so this leashd serves no /api: give the address of one that does with --url",
+	} {
+		t.Run(env, func(t *testing.T) {
+			t.Setenv(env, "off")
+			a := startAsk(t, "--chat", "telegram:1", "Go?")
+			assert.Equal(t, 3, a.exit(t))
+			assert.Contains(t, a.stderr.String(), want)
+		})
+	}
+}

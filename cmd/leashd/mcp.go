@@ -54,11 +54,12 @@ func runMCP(ctx context.Context, cfg settings, args []string, stdout, stderr io.
 		return errUsage
 	}
 	if *url == "" {
-		if !cfg.web.Serves() {
-			fmt.Fprintln(stderr, "leashd mcp: LEASHD_WEB_ADDR is off: give leashd's address with --url")
+		u, err := apiURL(cfg)
+		if err != nil {
+			fmt.Fprintln(stderr, "leashd mcp: "+err.Error())
 			return errUsage
 		}
-		*url = defaultURL(cfg.web.Addr)
+		*url = u
 	}
 	s := mcpserver.New(client.New(*url, *token), *chat, mcpserver.Options{WorkDir: *workDir, PermissionResult: claude.PermissionResult})
 	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
