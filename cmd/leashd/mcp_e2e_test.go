@@ -31,53 +31,103 @@ func TestMCPRealClaudeApprovalsFromTelegram(t *testing.T) {
 	const me = int64(1001)
 
 	api := fakeapi.New(t)
+	api.Reply(releaseChecksReplies()...)
+
+	dir := t.TempDir()
+	mcpConfig := leashdMCPConfig(t, url+"/mcp?chat=telegram:1001")
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	defer cancel()
+	r := &claudeRun{t: t, fake: fake, chat: me, cancel: cancel}
+	r.start(ctx, dir, claudePath, api, "-p", "Run the release checks and record the deploy",
+		"--mcp-config", mcpConfig, "--strict-mcp-config",
+		"--permission-prompt-tool", "mcp__leashd__permission_prompt",
+		"--allowedTools", "mcp__leashd__ask_user")
+
+	r.answerChecks()
+	approval := r.waitBot("the Bash approval", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "echo shipped &gt; deployed.txt") && len(m.Buttons()) > 0
+	})
+	assert.Contains(t, approval.Text, "Permission: Bash")
+	_, err := fake.TapButton(me, me, approval.ID, "Allow")
+	require.NoError(t, err)
+
+	r.waitExit(ctx)
+	assert.Contains(t, r.out.String(), "All done.")
+	b, err := os.ReadFile(filepath.Join(dir, "deployed.txt"))
+	require.NoError(t, err, "the approved command ran")
+	assert.Equal(t, "shipped\n", string(b))
+	checkReleaseAnswers(t, api.Calls())
+}
+
+// releaseChecksReplies scripts the model: an ask_user multi-select of the
+// checks to run (toolu_ask), then a Bash call writing deployed.txt
+// (toolu_bash), then "All done.".
+func releaseChecksReplies() []fakeapi.Reply {
 	ask := fakeapi.Reply{Tools: []fakeapi.ToolUse{{ID: "toolu_ask", Name: "mcp__leashd__ask_user", Input: map[string]any{
 		"questions": []map[string]any{{"question": "Which checks?", "header": "Checks", "multiSelect": true,
 			"options": []map[string]string{{"label": "lint"}, {"label": "unit"}, {"label": "e2e"}}}},
 	}}}}
 	bash := fakeapi.Reply{Tools: []fakeapi.ToolUse{{ID: "toolu_bash", Name: "Bash", Input: map[string]string{
 		"command": "echo shipped > deployed.txt", "description": "record the deploy"}}}}
-	api.Reply(ask, bash, fakeapi.Text("All done."))
+	return []fakeapi.Reply{ask, bash, fakeapi.Text("All done.")}
+}
 
-	dir := t.TempDir()
+// leashdMCPConfig returns the --mcp-config JSON naming leashd's MCP
+// endpoint at url, with the web token as bearer.
+func leashdMCPConfig(t *testing.T, url string) string {
+	t.Helper()
 	mcpConfig, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"leashd": map[string]any{
-		"type": "http", "url": url + "/mcp?chat=telegram:1001",
+		"type": "http", "url": url,
 		"headers": map[string]string{"Authorization": "Bearer " + askToken},
 	}}})
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, claudePath, "-p", "Run the release checks and record the deploy",
-		"--mcp-config", string(mcpConfig), "--strict-mcp-config",
-		"--permission-prompt-tool", "mcp__leashd__permission_prompt",
-		"--allowedTools", "mcp__leashd__ask_user")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), api.Env(t.TempDir())...)
-	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	return string(mcpConfig)
+}
 
-	wait := func(what string, match func(tgfake.Message) bool) tgfake.Message {
-		t.Helper()
-		var found tgfake.Message
-		ok := fake.Wait(60*time.Second, func() bool {
-			for _, m := range fake.BotMessages(me) {
-				if match(m) {
-					found = m
-					return true
-				}
-			}
-			return false
-		})
-		if !ok {
-			cancel()
-			t.Fatalf("no Telegram message with %s; messages: %+v\nclaude stdout: %s\nstderr: %s", what, fake.BotMessages(me), out.String(), errOut.String())
-		}
-		return found
+// claudeRun is a real `claude` process asking in a Telegram chat through
+// leashd: its output, its exit, and the chat's fake Telegram.
+type claudeRun struct {
+	t           *testing.T
+	fake        *tgfake.Server
+	chat        int64
+	cancel      context.CancelFunc
+	out, errOut strings.Builder
+	exited      chan error
+}
+
+// start starts claudePath with args in dir, against the fake Messages API
+// api, and checks that it started; r.exited then receives its exit.
+func (r *claudeRun) start(ctx context.Context, dir, claudePath string, api *fakeapi.Server, args ...string) {
+	r.t.Helper()
+	cmd := exec.CommandContext(ctx, claudePath, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), api.Env(r.t.TempDir())...)
+	cmd.Stdout, cmd.Stderr = &r.out, &r.errOut
+	require.NoError(r.t, cmd.Start())
+	r.exited = make(chan error, 1)
+	go func() { r.exited <- cmd.Wait() }()
+}
+
+// waitBot waits up to 60 s for a bot message in the chat that match
+// accepts and returns it; if none comes it stops claude and fails the
+// test with the chat's messages and claude's output.
+func (r *claudeRun) waitBot(what string, match func(tgfake.Message) bool) tgfake.Message {
+	r.t.Helper()
+	found, ok := waitBotMessage(r.fake, r.chat, 60*time.Second, match)
+	if !ok {
+		r.cancel()
+		r.t.Fatalf("no Telegram message with %s; messages: %+v\nclaude stdout: %s\nstderr: %s", what, r.fake.BotMessages(r.chat), r.out.String(), r.errOut.String())
 	}
-	q := wait("the multi-select question", func(m tgfake.Message) bool {
+	return found
+}
+
+// answerChecks checks that ask_user's question is shown as a multi-select
+// of lint, unit and e2e with Done, and answers it: taps lint and e2e, and
+// Done once both toggles are shown.
+func (r *claudeRun) answerChecks() {
+	r.t.Helper()
+	t, fake, me := r.t, r.fake, r.chat
+	q := r.waitBot("the multi-select question", func(m tgfake.Message) bool {
 		return strings.Contains(m.Text, "Which checks?") && len(m.Buttons()) > 0
 	})
 	assert.Equal(t, []string{"lint", "unit", "e2e", "Done"}, q.Buttons())
@@ -95,26 +145,24 @@ func TestMCPRealClaudeApprovalsFromTelegram(t *testing.T) {
 		_, err := fake.TapButton(me, me, q.ID, b)
 		require.NoError(t, err, b)
 	}
+}
 
-	approval := wait("the Bash approval", func(m tgfake.Message) bool {
-		return strings.Contains(m.Text, "echo shipped &gt; deployed.txt") && len(m.Buttons()) > 0
-	})
-	assert.Contains(t, approval.Text, "Permission: Bash")
-	_, err = fake.TapButton(me, me, approval.ID, "Allow")
-	require.NoError(t, err)
-
+// waitExit checks that claude exits without error before ctx ends.
+func (r *claudeRun) waitExit(ctx context.Context) {
+	r.t.Helper()
 	select {
-	case err := <-exited:
-		require.NoError(t, err, "claude: %s\n%s", out.String(), errOut.String())
+	case err := <-r.exited:
+		require.NoError(r.t, err, "claude: %s\n%s", r.out.String(), r.errOut.String())
 	case <-ctx.Done():
-		t.Fatalf("claude did not finish: %s\n%s", out.String(), errOut.String())
+		r.t.Fatalf("claude did not finish: %s\n%s", r.out.String(), r.errOut.String())
 	}
-	assert.Contains(t, out.String(), "All done.")
-	b, err := os.ReadFile(filepath.Join(dir, "deployed.txt"))
-	require.NoError(t, err, "the approved command ran")
-	assert.Equal(t, "shipped\n", string(b))
+}
 
-	calls := api.Calls()
+// checkReleaseAnswers checks the model's three calls: the second carries
+// ask_user's answer, lint and e2e, and the third the Bash call's result,
+// not an error.
+func checkReleaseAnswers(t *testing.T, calls []*fakeapi.Request) {
+	t.Helper()
 	require.Len(t, calls, 3)
 	askResult, ok := calls[1].ToolResult("toolu_ask")
 	require.True(t, ok)

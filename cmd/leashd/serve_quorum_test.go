@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/slack/slackfake"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 )
@@ -37,101 +38,132 @@ func TestServeTelegramGroupQuorum(t *testing.T) {
 		"LEASHD_APPROVAL_QUORUM=2")
 	defer func() { require.NoError(t, stop()) }()
 
-	waitBot := func(chat int64, what string, match func(tgfake.Message) bool) tgfake.Message {
-		t.Helper()
-		var found tgfake.Message
-		// A group gets a message every 3 s (Telegram's 20 a minute).
-		ok := fake.Wait(time.Minute, func() bool {
-			for _, m := range fake.BotMessages(chat) {
-				if match(m) {
-					found = m
-					return true
-				}
-			}
-			return false
-		})
-		require.True(t, ok, "no bot message in chat %d with %s; messages: %+v\nlog:\n%s", chat, what, fake.BotMessages(chat), logs)
-		return found
-	}
-	message := func(chat int64, id int) tgfake.Message {
-		for _, m := range fake.BotMessages(chat) {
-			if m.ID == id {
-				return m
-			}
-		}
-		t.Fatalf("message %d gone", id)
-		return tgfake.Message{}
-	}
-	tap := func(user int64, msg int, button string) tgfake.CallbackAnswer {
-		t.Helper()
-		q, err := fake.TapButton(group, user, msg, button)
-		require.NoError(t, err)
-		var a tgfake.CallbackAnswer
-		require.True(t, fake.Wait(10*time.Second, func() bool {
-			var ok bool
-			a, ok = fake.CallbackAnswer(q)
-			return ok
-		}), "tap %s by %d not answered", button, user)
-		return a
-	}
-	const approve = "Approve, review edits"
-
-	fake.Text(group, carol, "plan")
-	review := waitBot(group, "the plan review", func(m tgfake.Message) bool {
-		return strings.Contains(m.Text, "Plan review") && len(m.Buttons()) > 0
-	})
-	// Dave may prompt but is no approver.
-	a := tap(dave, review.ID, approve)
-	assert.Contains(t, a.Text, "only approvers")
-
-	a = tap(alice, review.ID, approve)
-	assert.Contains(t, a.Text, "more approvers are needed")
-	waitBot(group, "1 of 2 approvals", func(m tgfake.Message) bool {
-		return m.ID == review.ID && strings.Contains(m.Text, "1 of 2 approvals — Alice")
-	})
-	assert.Contains(t, message(group, review.ID).Buttons(), approve, "the buttons stay for the others")
-
-	a = tap(alice, review.ID, approve)
-	assert.Contains(t, a.Text, "approved this already")
-	assert.Contains(t, message(group, review.ID).Text, "1 of 2 approvals — Alice", "a repeat does not count")
-	assert.NotContains(t, logs.String(), "Going ahead with the plan")
-
-	tap(bob, review.ID, approve)
-	waitBot(group, "the agent going ahead", func(m tgfake.Message) bool {
-		return strings.Contains(m.Text, "Going ahead with the plan")
-	})
-	waitBot(group, "both approvers on the review", func(m tgfake.Message) bool {
-		return m.ID == review.ID && strings.Contains(m.Text, "approved by Alice, Bob") && len(m.Buttons()) == 0
-	})
-
-	// Back to plan mode for a second review: Alice approves, Bob adjusts.
-	fake.Text(group, carol, "/plan")
-	waitBot(group, "plan mode", func(m tgfake.Message) bool { return strings.Contains(m.Text, "Mode: plan") })
-	fake.Text(group, carol, "plan again")
-	second := waitBot(group, "the second plan review", func(m tgfake.Message) bool {
-		return m.ID != review.ID && strings.Contains(m.Text, "Plan review") && len(m.Buttons()) > 0
-	})
-	tap(alice, second.ID, approve)
-	waitBot(group, "1 of 2 on the second", func(m tgfake.Message) bool {
-		return m.ID == second.ID && strings.Contains(m.Text, "1 of 2 approvals — Alice")
-	})
-	tap(bob, second.ID, "Adjust")
-	fake.Text(group, bob, "add tests first")
-	waitBot(group, "the agent told of Bob's feedback", func(m tgfake.Message) bool {
-		return strings.Contains(m.Text, "Your feedback: &quot;add tests first&quot;")
-	})
-	waitBot(group, "who adjusted and why", func(m tgfake.Message) bool {
-		return m.ID == second.ID && strings.Contains(m.Text, "Adjust — by Bob: add tests first")
-	})
+	c := tgQuorumChat{t: t, fake: fake, logs: logs, group: group}
+	review := c.firstReviewNeedsTwo(alice, bob, carol, dave)
+	c.secondReviewAdjusted(review.ID, alice, bob, carol)
 
 	// A private chat needs one approval.
 	fake.Text(alice, alice, "bash please")
-	own := waitBot(alice, "the private tool approval", func(m tgfake.Message) bool {
+	own := c.waitBot(alice, "the private tool approval", func(m tgfake.Message) bool {
 		return strings.Contains(m.Text, "echo hello") && len(m.Buttons()) > 0
 	})
 	_, err := fake.TapButton(alice, alice, own.ID, "Allow")
 	require.NoError(t, err)
-	waitBot(alice, "the command run", func(m tgfake.Message) bool { return strings.Contains(m.Text, "Output: hello") })
+	c.waitBot(alice, "the command run", func(m tgfake.Message) bool { return strings.Contains(m.Text, "Output: hello") })
+}
+
+// tgReviewApprove is the plan review's approving button in Telegram.
+const tgReviewApprove = "Approve, review edits"
+
+// tgQuorumChat is the Telegram group of TestServeTelegramGroupQuorum: it
+// waits for the bot's messages, finds them and taps their buttons.
+type tgQuorumChat struct {
+	t     *testing.T
+	fake  *tgfake.Server
+	logs  *testenv.Buffer
+	group int64
+}
+
+// waitBot waits up to a minute for a bot message in chat that match
+// accepts and returns it, failing the test (with the log) if none comes.
+func (c tgQuorumChat) waitBot(chat int64, what string, match func(tgfake.Message) bool) tgfake.Message {
+	c.t.Helper()
+	// A group gets a message every 3 s (Telegram's 20 a minute).
+	found, ok := waitBotMessage(c.fake, chat, time.Minute, match)
+	require.True(c.t, ok, "no bot message in chat %d with %s; messages: %+v\nlog:\n%s", chat, what, c.fake.BotMessages(chat), c.logs)
+	return found
+}
+
+// message returns the bot's message id in chat as it is now, failing the
+// test if it is gone.
+func (c tgQuorumChat) message(chat int64, id int) tgfake.Message {
+	for _, m := range c.fake.BotMessages(chat) {
+		if m.ID == id {
+			return m
+		}
+	}
+	c.t.Fatalf("message %d gone", id)
+	return tgfake.Message{}
+}
+
+// tap taps button on message msg in the group as user and returns the
+// answer to the tap, failing the test if there is none within 10 s.
+func (c tgQuorumChat) tap(user int64, msg int, button string) tgfake.CallbackAnswer {
+	c.t.Helper()
+	q, err := c.fake.TapButton(c.group, user, msg, button)
+	require.NoError(c.t, err)
+	var a tgfake.CallbackAnswer
+	require.True(c.t, c.fake.Wait(10*time.Second, func() bool {
+		var ok bool
+		a, ok = c.fake.CallbackAnswer(q)
+		return ok
+	}), "tap %s by %d not answered", button, user)
+	return a
+}
+
+// firstReviewNeedsTwo checks the first plan review, asked for by carol:
+// dave, no approver, is refused; alice's approval leaves it pending at
+// "1 of 2 approvals — Alice" with the buttons kept; her repeat is told and
+// not counted; bob's approval resolves it and the agent goes ahead. It
+// returns the review's message.
+func (c tgQuorumChat) firstReviewNeedsTwo(alice, bob, carol, dave int64) tgfake.Message {
+	c.t.Helper()
+	t, group, approve := c.t, c.group, tgReviewApprove
+	c.fake.Text(group, carol, "plan")
+	review := c.waitBot(group, "the plan review", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "Plan review") && len(m.Buttons()) > 0
+	})
+	// Dave may prompt but is no approver.
+	a := c.tap(dave, review.ID, approve)
+	assert.Contains(t, a.Text, "only approvers")
+
+	a = c.tap(alice, review.ID, approve)
+	assert.Contains(t, a.Text, "more approvers are needed")
+	c.waitBot(group, "1 of 2 approvals", func(m tgfake.Message) bool {
+		return m.ID == review.ID && strings.Contains(m.Text, "1 of 2 approvals — Alice")
+	})
+	assert.Contains(t, c.message(group, review.ID).Buttons(), approve, "the buttons stay for the others")
+
+	a = c.tap(alice, review.ID, approve)
+	assert.Contains(t, a.Text, "approved this already")
+	assert.Contains(t, c.message(group, review.ID).Text, "1 of 2 approvals — Alice", "a repeat does not count")
+	assert.NotContains(t, c.logs.String(), "Going ahead with the plan")
+
+	c.tap(bob, review.ID, approve)
+	c.waitBot(group, "the agent going ahead", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "Going ahead with the plan")
+	})
+	c.waitBot(group, "both approvers on the review", func(m tgfake.Message) bool {
+		return m.ID == review.ID && strings.Contains(m.Text, "approved by Alice, Bob") && len(m.Buttons()) == 0
+	})
+	return review
+}
+
+// secondReviewAdjusted checks a second plan review (not the first, id
+// first): alice's approval counts one of two, and bob's Adjust rejects it
+// at once, the agent told his feedback and the review who adjusted and why.
+func (c tgQuorumChat) secondReviewAdjusted(first int, alice, bob, carol int64) {
+	c.t.Helper()
+	group := c.group
+	// Back to plan mode for a second review: Alice approves, Bob adjusts.
+	c.fake.Text(group, carol, "/plan")
+	c.waitBot(group, "plan mode", func(m tgfake.Message) bool { return strings.Contains(m.Text, "Mode: plan") })
+	c.fake.Text(group, carol, "plan again")
+	second := c.waitBot(group, "the second plan review", func(m tgfake.Message) bool {
+		return m.ID != first && strings.Contains(m.Text, "Plan review") && len(m.Buttons()) > 0
+	})
+	c.tap(alice, second.ID, tgReviewApprove)
+	c.waitBot(group, "1 of 2 on the second", func(m tgfake.Message) bool {
+		return m.ID == second.ID && strings.Contains(m.Text, "1 of 2 approvals — Alice")
+	})
+	c.tap(bob, second.ID, "Adjust")
+	c.fake.Text(group, bob, "add tests first")
+	c.waitBot(group, "the agent told of Bob's feedback", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "Your feedback: &quot;add tests first&quot;")
+	})
+	c.waitBot(group, "who adjusted and why", func(m tgfake.Message) bool {
+		return m.ID == second.ID && strings.Contains(m.Text, "Adjust — by Bob: add tests first")
+	})
 }
 
 // TestServeSlackChannelQuorum: in a Slack channel with
@@ -156,36 +188,50 @@ func TestServeSlackChannelQuorum(t *testing.T) {
 	require.True(t, fake.WaitFor(10*time.Second, func() bool { return fake.Connected() > 0 }), "Socket Mode connected")
 
 	slk := slackDriver{t, fake}
-	push := slk.push
-	waitMsg := slk.waitMsg
-	current := func(ts string) slackfake.Message {
-		for _, m := range fake.Messages("C1") {
-			if m.TS == ts {
-				return m
-			}
-		}
-		t.Fatalf("message %s gone", ts)
-		return slackfake.Message{}
-	}
-	tap := slk.tap
-	mention := func(id, ts, text string) {
-		text = "<@" + slackfake.BotUserID + "> " + text
-		push("events_api", slackfake.EventCallback(id, slackfake.MentionEvent("C1", dev, ts, "", text)))
-	}
-	const approve = "Approve, auto-accept edits"
+	slackPlanNeedsTwo(slk, dev, ua, ub)
+	slackToolDeniedByOne(slk, dev, ua, uc)
+}
 
+// slackMention pushes an app_mention event id of the bot by user at ts in
+// channel C1, with text after the mention.
+func slackMention(d slackDriver, user, id, ts, text string) {
+	d.t.Helper()
+	text = "<@" + slackfake.BotUserID + "> " + text
+	d.push("events_api", slackfake.EventCallback(id, slackfake.MentionEvent("C1", user, ts, "", text)))
+}
+
+// slackMessage returns the message ts in channel C1 as it is now, failing
+// the test if it is gone.
+func slackMessage(d slackDriver, ts string) slackfake.Message {
+	for _, m := range d.fake.Messages("C1") {
+		if m.TS == ts {
+			return m
+		}
+	}
+	d.t.Fatalf("message %s gone", ts)
+	return slackfake.Message{}
+}
+
+// slackPlanNeedsTwo checks a plan review asked for by dev: ua's approval
+// leaves it at "1 of 2 approvals" with the buttons kept, ua's repeat is
+// told privately and not counted, and ub's approval resolves it so the
+// agent goes on.
+func slackPlanNeedsTwo(d slackDriver, dev, ua, ub string) {
+	d.t.Helper()
+	t, fake := d.t, d.fake
+	const approve = "Approve, auto-accept edits"
 	const ts1 = "1700000000.000001"
-	mention("EvQ1", ts1, "plan")
-	plan := waitMsg("the plan's buttons", func(m slackfake.Message) bool {
+	slackMention(d, dev, "EvQ1", ts1, "plan")
+	plan := d.waitMsg("the plan's buttons", func(m slackfake.Message) bool {
 		return m.ThreadTS == ts1 && len(slackfake.Buttons(m.Blocks)) == 4
 	})
-	tap(ua, plan, approve)
-	plan = waitMsg("1 of 2 approvals", func(m slackfake.Message) bool {
+	d.tap(ua, plan, approve)
+	plan = d.waitMsg("1 of 2 approvals", func(m slackfake.Message) bool {
 		return m.TS == plan.TS && strings.Contains(slackfake.Texts(m.Blocks), "1 of 2 approvals — <@UA>")
 	})
 	assert.Len(t, slackfake.Buttons(plan.Blocks), 4, "the buttons stay for the others")
 
-	tap(ua, plan, approve)
+	d.tap(ua, plan, approve)
 	require.True(t, fake.WaitFor(10*time.Second, func() bool {
 		for _, e := range fake.Ephemerals() {
 			if e.User == ua && strings.Contains(e.Text, "approved this already") {
@@ -194,32 +240,38 @@ func TestServeSlackChannelQuorum(t *testing.T) {
 		}
 		return false
 	}), "the repeat tap is told: %+v", fake.Ephemerals())
-	assert.Contains(t, slackfake.Texts(current(plan.TS).Blocks), "1 of 2 approvals — <@UA>", "a repeat does not count")
-	assert.NotEmpty(t, slackfake.Buttons(current(plan.TS).Blocks))
+	assert.Contains(t, slackfake.Texts(slackMessage(d, plan.TS).Blocks), "1 of 2 approvals — <@UA>", "a repeat does not count")
+	assert.NotEmpty(t, slackfake.Buttons(slackMessage(d, plan.TS).Blocks))
 
-	tap(ub, plan, approve)
-	waitMsg("both approvers on the plan", func(m slackfake.Message) bool {
+	d.tap(ub, plan, approve)
+	d.waitMsg("both approvers on the plan", func(m slackfake.Message) bool {
 		return m.TS == plan.TS && len(slackfake.Buttons(m.Blocks)) == 0 &&
 			strings.Contains(slackfake.Texts(m.Blocks), "approved by <@UA>, <@UB>")
 	})
-	waitMsg("the agent going on", func(m slackfake.Message) bool {
+	d.waitMsg("the agent going on", func(m slackfake.Message) bool {
 		return m.ThreadTS == ts1 && m.TS != plan.TS && strings.Contains(m.Text+slackfake.Texts(m.Blocks), "hello.txt")
 	})
+}
 
+// slackToolDeniedByOne checks a tool approval asked for by dev: ua's
+// Allow counts one of two, and uc's Deny denies it at once and the agent
+// is told.
+func slackToolDeniedByOne(d slackDriver, dev, ua, uc string) {
+	d.t.Helper()
 	const ts2 = "1700000000.000002"
-	mention("EvQ2", ts2, "bash please")
-	tool := waitMsg("the tool approval", func(m slackfake.Message) bool {
+	slackMention(d, dev, "EvQ2", ts2, "bash please")
+	tool := d.waitMsg("the tool approval", func(m slackfake.Message) bool {
 		return m.ThreadTS == ts2 && len(slackfake.Buttons(m.Blocks)) > 0
 	})
-	tap(ua, tool, "Allow")
-	waitMsg("1 of 2 on the tool", func(m slackfake.Message) bool {
+	d.tap(ua, tool, "Allow")
+	d.waitMsg("1 of 2 on the tool", func(m slackfake.Message) bool {
 		return m.TS == tool.TS && strings.Contains(slackfake.Texts(m.Blocks), "1 of 2 approvals — <@UA>")
 	})
-	tap(uc, tool, "Deny")
-	waitMsg("denied at once by UC", func(m slackfake.Message) bool {
+	d.tap(uc, tool, "Deny")
+	d.waitMsg("denied at once by UC", func(m slackfake.Message) bool {
 		return m.TS == tool.TS && len(slackfake.Buttons(m.Blocks)) == 0 && strings.Contains(slackfake.Texts(m.Blocks), "Deny* — <@UC>")
 	})
-	waitMsg("the agent told it was denied", func(m slackfake.Message) bool {
+	d.waitMsg("the agent told it was denied", func(m slackfake.Message) bool {
 		return m.ThreadTS == ts2 && strings.Contains(m.Text+slackfake.Texts(m.Blocks), "denied")
 	})
 }

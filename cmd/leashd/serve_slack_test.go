@@ -103,40 +103,8 @@ func TestServeSlackHTTPMode(t *testing.T) {
 	require.Eventually(t, func() bool { return getJSON(t, url+"/readyz", nil) == http.StatusOK }, 10*time.Second, 10*time.Millisecond,
 		"leashd ready (the bot authenticated): %s", logs)
 
-	post := func(body []byte, at time.Time, key string) (int, string) {
-		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, url+"/slack/events", bytes.NewReader(body))
-		require.NoError(t, err)
-		stamp := strconv.FormatInt(at.Unix(), 10)
-		mac := hmac.New(sha256.New, []byte(key))
-		mac.Write([]byte("v0:" + stamp + ":"))
-		mac.Write(body)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Slack-Request-Timestamp", stamp)
-		req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
-		start := time.Now()
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		require.Less(t, time.Since(start), 3*time.Second, "Slack waits 3 s for the answer")
-		return resp.StatusCode, string(b)
-	}
-	event := func(id string, inner map[string]any) []byte {
-		b, err := json.Marshal(slackfake.EventCallback(id, inner))
-		require.NoError(t, err)
-		return b
-	}
-	replies := func(thread, substr string) int {
-		n := 0
-		for _, m := range fake.Messages("C1") {
-			if m.ThreadTS == thread && strings.Contains(m.Text, substr) {
-				n++
-			}
-		}
-		return n
-	}
+	sh := slackHTTP{t: t, url: url, fake: fake}
+	post, event, replies := sh.post, sh.event, sh.replies
 
 	code, body := post([]byte(`{"type":"url_verification","token":"x","challenge":"ch4llenge"}`), time.Now(), secret)
 	assert.Equal(t, http.StatusOK, code)
@@ -174,6 +142,57 @@ func TestServeSlackHTTPMode(t *testing.T) {
 	assert.Empty(t, fake.Rejected(), "Slack would refuse a message leashd sent")
 	assert.NotContains(t, logs.String(), bot)
 	assert.NotContains(t, logs.String(), secret)
+}
+
+// slackHTTP is Slack's side of an HTTP-mode conversation with leashd at
+// url: it posts signed events to /slack/events and counts leashd's replies
+// in channel C1 of the fake.
+type slackHTTP struct {
+	t    *testing.T
+	url  string
+	fake *slackfake.Server
+}
+
+// post posts body to /slack/events signed with key at time at, checks it
+// is answered within the 3 s Slack waits, and returns the status and body.
+func (h slackHTTP) post(body []byte, at time.Time, key string) (int, string) {
+	t := h.t
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, h.url+"/slack/events", bytes.NewReader(body))
+	require.NoError(t, err)
+	stamp := strconv.FormatInt(at.Unix(), 10)
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write([]byte("v0:" + stamp + ":"))
+	mac.Write(body)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Slack-Request-Timestamp", stamp)
+	req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Less(t, time.Since(start), 3*time.Second, "Slack waits 3 s for the answer")
+	return resp.StatusCode, string(b)
+}
+
+// event returns the JSON of an event callback id wrapping inner.
+func (h slackHTTP) event(id string, inner map[string]any) []byte {
+	b, err := json.Marshal(slackfake.EventCallback(id, inner))
+	require.NoError(h.t, err)
+	return b
+}
+
+// replies counts the messages in C1's thread whose text contains substr.
+func (h slackHTTP) replies(thread, substr string) int {
+	n := 0
+	for _, m := range h.fake.Messages("C1") {
+		if m.ThreadTS == thread && strings.Contains(m.Text, substr) {
+			n++
+		}
+	}
+	return n
 }
 
 // slackDriver is Slack's side of a Socket Mode conversation with leashd

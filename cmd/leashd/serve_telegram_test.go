@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 )
 
@@ -37,16 +38,7 @@ func TestServeTelegram(t *testing.T) {
 
 	waitBot := func(chat int64, what string, match func(tgfake.Message) bool) tgfake.Message {
 		t.Helper()
-		var found tgfake.Message
-		ok := fake.Wait(10*time.Second, func() bool {
-			for _, m := range fake.BotMessages(chat) {
-				if match(m) {
-					found = m
-					return true
-				}
-			}
-			return false
-		})
+		found, ok := waitBotMessage(fake, chat, 10*time.Second, match)
 		require.True(t, ok, "no bot message in chat %d with %s; messages: %+v", chat, what, fake.BotMessages(chat))
 		return found
 	}
@@ -68,6 +60,22 @@ func TestServeTelegram(t *testing.T) {
 		return strings.Contains(m.Text, "allowed") && strings.Contains(m.Text, "Output: hello")
 	})
 
+	checkReadyzNamesEveryPart(t, url)
+
+	fake.Text(me, me, "question")
+	q := waitBot(me, "the first question's buttons", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "Which database?") && len(m.Buttons()) > 0
+	})
+	stopped = true
+	require.NoError(t, stop())
+	checkQuestionKeptAtExit(t, fake, me, q.ID)
+	assert.NotContains(t, logs.String(), fake.Token(), "the bot token never reaches the log")
+}
+
+// checkReadyzNamesEveryPart checks that /readyz answers 200 and names the
+// store, the demo agent and every connector (telegram, web) in its checks.
+func checkReadyzNamesEveryPart(t *testing.T, url string) {
+	t.Helper()
 	var ready struct {
 		Ready  bool `json:"ready"`
 		Checks []struct {
@@ -80,26 +88,41 @@ func TestServeTelegram(t *testing.T) {
 		names = append(names, c.Name)
 	}
 	assert.ElementsMatch(t, []string{"store", "demo", "telegram", "web"}, names, "the store, the agent and every connector")
+}
 
-	fake.Text(me, me, "question")
-	q := waitBot(me, "the first question's buttons", func(m tgfake.Message) bool {
-		return strings.Contains(m.Text, "Which database?") && len(m.Buttons()) > 0
-	})
-	stopped = true
-	require.NoError(t, stop())
+// checkQuestionKeptAtExit checks, right after serve returned, that the
+// question's message (id in chat) was edited to say leashd restarted and
+// kept its buttons.
+func checkQuestionKeptAtExit(t *testing.T, fake *tgfake.Server, chat int64, id int) {
+	t.Helper()
 	// Looked at once, right after serve returned: the edit was sent before
 	// leashd exited, not by something still running in the background.
 	var atExit *tgfake.Message
-	for _, m := range fake.BotMessages(me) {
-		if m.ID == q.ID {
+	for _, m := range fake.BotMessages(chat) {
+		if m.ID == id {
 			atExit = &m
 		}
 	}
-	require.NotNil(t, atExit, "the question's message %d is gone; messages: %+v", q.ID, fake.BotMessages(me))
+	require.NotNil(t, atExit, "the question's message %d is gone; messages: %+v", id, fake.BotMessages(chat))
 	assert.Contains(t, atExit.Text, "Which database?")
 	assert.Contains(t, atExit.Text, "leashd restarted", "the chat is told before leashd exits")
 	assert.Contains(t, atExit.Buttons(), "SQLite", "the buttons stay: they work after the restart")
-	assert.NotContains(t, logs.String(), fake.Token(), "the bot token never reaches the log")
+}
+
+// waitBotMessage waits up to timeout for a message of the bot's in chat
+// that match accepts, and returns it; false if none came in time.
+func waitBotMessage(fake *tgfake.Server, chat int64, timeout time.Duration, match func(tgfake.Message) bool) (tgfake.Message, bool) {
+	var found tgfake.Message
+	ok := fake.Wait(timeout, func() bool {
+		for _, m := range fake.BotMessages(chat) {
+			if match(m) {
+				found = m
+				return true
+			}
+		}
+		return false
+	})
+	return found, ok
 }
 
 // TestServeTelegramWebhook runs leashd in webhook mode: it registers the
@@ -121,58 +144,17 @@ func TestServeTelegramWebhook(t *testing.T) {
 		"LEASHD_TELEGRAM_WEBHOOK_SECRET="+secret)
 	defer func() { require.NoError(t, stop()) }()
 
-	require.True(t, fake.Wait(10*time.Second, func() bool { u, _ := fake.Webhook(); return u != "" }),
-		"leashd never called setWebhook; log:\n%s", logs)
-	hook, token := fake.Webhook()
-	assert.Equal(t, public, hook)
-	assert.Equal(t, secret, token, "setWebhook carried the secret_token")
-	assert.Zero(t, fake.Count("getUpdates"), "no long polling in webhook mode")
-
-	// The public URL would reach the web address through a proxy; here the
-	// fake is pointed at the web address itself, with the same secret, and
-	// then delivers updates as Telegram does.
-	resp, err := http.PostForm(fake.URL()+"/bot"+fake.Token()+"/setWebhook",
-		neturl.Values{"url": {url + path}, "secret_token": {secret}})
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	checkWebhookRegistered(t, fake, logs, public, secret)
+	pointWebhookAt(t, fake, url+path, secret)
 
 	waitBot := func(what string, match func(tgfake.Message) bool) tgfake.Message {
 		t.Helper()
-		var found tgfake.Message
-		ok := fake.Wait(10*time.Second, func() bool {
-			for _, m := range fake.BotMessages(me) {
-				if match(m) {
-					found = m
-					return true
-				}
-			}
-			return false
-		})
+		found, ok := waitBotMessage(fake, me, 10*time.Second, match)
 		require.True(t, ok, "no bot message with %s; messages: %+v\nlog:\n%s", what, fake.BotMessages(me), logs)
 		return found
 	}
 
-	// A forged post: a well-formed update from the allowed user with a
-	// wrong secret, then one with none. Neither is handled. (/help would
-	// be answered at once, before the chat's next message is handled.)
-	forged := `{"update_id":900001,"message":{"message_id":900,"date":1700000000,"text":"/help",` +
-		`"entities":[{"type":"bot_command","offset":0,"length":5}],` +
-		`"from":{"id":1001,"is_bot":false,"first_name":"Me"},"chat":{"id":1001,"type":"private"}}}`
-	for _, header := range []string{"wrong-secret", ""} {
-		req, err := http.NewRequest(http.MethodPost, url+path, strings.NewReader(forged))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		if header != "" {
-			req.Header.Set("X-Telegram-Bot-Api-Secret-Token", header)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "secret %q: %s", header, body)
-		assert.Contains(t, string(body), "X-Telegram-Bot-Api-Secret-Token")
-	}
+	postForgedUpdates(t, url+path)
 
 	// The real update, delivered by the fake with the secret, is handled:
 	// the demo agent asks its question, and a tap (also through the
@@ -181,7 +163,7 @@ func TestServeTelegramWebhook(t *testing.T) {
 	q := waitBot("the question's buttons", func(m tgfake.Message) bool {
 		return strings.Contains(m.Text, "Which database?") && len(m.Buttons()) > 0
 	})
-	_, err = fake.TapButton(me, me, q.ID, "SQLite")
+	_, err := fake.TapButton(me, me, q.ID, "SQLite")
 	require.NoError(t, err)
 	waitBot("the next question, after the tap", func(m tgfake.Message) bool {
 		return strings.Contains(m.Text, "Which features?")
@@ -205,6 +187,59 @@ func TestServeTelegramWebhook(t *testing.T) {
 	assert.Contains(t, logs.String(), "serving Telegram's posts at "+path+" ", "the log names the path served")
 	assert.NotContains(t, logs.String(), fake.Token(), "the bot token never reaches the log")
 	assert.NotContains(t, logs.String(), secret, "the webhook secret never reaches the log")
+}
+
+// checkWebhookRegistered checks that leashd called setWebhook with the
+// public URL and the secret, and does no long polling.
+func checkWebhookRegistered(t *testing.T, fake *tgfake.Server, logs *testenv.Buffer, public, secret string) {
+	t.Helper()
+	require.True(t, fake.Wait(10*time.Second, func() bool { u, _ := fake.Webhook(); return u != "" }),
+		"leashd never called setWebhook; log:\n%s", logs)
+	hook, token := fake.Webhook()
+	assert.Equal(t, public, hook)
+	assert.Equal(t, secret, token, "setWebhook carried the secret_token")
+	assert.Zero(t, fake.Count("getUpdates"), "no long polling in webhook mode")
+}
+
+// pointWebhookAt points the fake's webhook at hook, with secret, as a
+// proxy in front of the web address would, and checks the fake accepted it.
+func pointWebhookAt(t *testing.T, fake *tgfake.Server, hook, secret string) {
+	t.Helper()
+	// The public URL would reach the web address through a proxy; here the
+	// fake is pointed at the web address itself, with the same secret, and
+	// then delivers updates as Telegram does.
+	resp, err := http.PostForm(fake.URL()+"/bot"+fake.Token()+"/setWebhook",
+		neturl.Values{"url": {hook}, "secret_token": {secret}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// postForgedUpdates posts a well-formed /help update from the allowed user
+// to hook with a wrong secret, then with none, and checks that each is
+// refused with 401 naming the secret token header.
+func postForgedUpdates(t *testing.T, hook string) {
+	t.Helper()
+	// A forged post: a well-formed update from the allowed user with a
+	// wrong secret, then one with none. Neither is handled. (/help would
+	// be answered at once, before the chat's next message is handled.)
+	forged := `{"update_id":900001,"message":{"message_id":900,"date":1700000000,"text":"/help",` +
+		`"entities":[{"type":"bot_command","offset":0,"length":5}],` +
+		`"from":{"id":1001,"is_bot":false,"first_name":"Me"},"chat":{"id":1001,"type":"private"}}}`
+	for _, header := range []string{"wrong-secret", ""} {
+		req, err := http.NewRequest(http.MethodPost, hook, strings.NewReader(forged))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		if header != "" {
+			req.Header.Set("X-Telegram-Bot-Api-Secret-Token", header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "secret %q: %s", header, body)
+		assert.Contains(t, string(body), "X-Telegram-Bot-Api-Secret-Token")
+	}
 }
 
 // TestServeTelegramOutageDoesNotDeny: Telegram answers every sendMessage
