@@ -354,9 +354,6 @@ func TestSecondsMaximaAreDocumented(t *testing.T) {
 	}
 }
 
-// strongSecret passes config.WeakSecret.
-const strongSecret = "Zq3-vL8_kT2mW9xR4nB7"
-
 func valid(t *testing.T) config.Config {
 	t.Helper()
 	cleanEnv(t)
