@@ -23,6 +23,7 @@ type Conn struct {
 	Summaries []connectors.Summary
 	Shown     []interactions.Interaction
 	Updates   []interactions.Event
+	running   bool // Run was called
 	changed   chan struct{}
 }
 
@@ -40,8 +41,22 @@ func (r *Conn) IsGroupChat(chatID string) bool { return strings.HasPrefix(chatID
 
 // Run implements connectors.Connector: it waits for ctx.
 func (r *Conn) Run(ctx context.Context, _ connectors.Handler) error {
+	r.note(func() { r.running = true })
 	<-ctx.Done()
 	return nil
+}
+
+// Running reports whether the engine has run the connector.
+func (r *Conn) Running() bool {
+	r.Lock()
+	defer r.Unlock()
+	return r.running
+}
+
+// WaitRunning waits until the engine runs the connector.
+func (r *Conn) WaitRunning(t testing.TB) {
+	t.Helper()
+	r.WaitFor(t, "the connector running", func() bool { return r.running })
 }
 
 // note records under the lock and wakes a waiter.
