@@ -145,6 +145,23 @@ func (r *Conn) WaitShown(t testing.TB, n int) interactions.Interaction {
 	return r.Shown[n-1]
 }
 
+// WaitResolved waits for the update that resolves interaction id and
+// returns it.
+func (r *Conn) WaitResolved(t testing.TB, id string) interactions.Event {
+	t.Helper()
+	var ev interactions.Event
+	r.WaitFor(t, "the resolved update of "+id, func() bool {
+		for _, u := range r.Updates {
+			if u.Type == interactions.EventResolved && u.Interaction.ID == id {
+				ev = u
+				return true
+			}
+		}
+		return false
+	})
+	return ev
+}
+
 // SaidText is every message said, one per line.
 func (r *Conn) SaidText() string {
 	r.Lock()
