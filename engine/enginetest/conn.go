@@ -16,10 +16,16 @@ import (
 // guarded by its lock (Lock, Unlock); WaitFor's condition runs under it.
 type Conn struct {
 	name string
+	// WaitLimit bounds each wait (10 s when zero).
+	WaitLimit time.Duration
+	// GroupChats: every chat is shared by several people, not only those
+	// named group:….
+	GroupChats bool
 
 	sync.Mutex
 	Said      []string // chat|text
 	Streamed  []string // chat|text
+	Told      []string // chat|text of Said and Streamed together, in order
 	Summaries []connectors.Summary
 	Shown     []interactions.Interaction
 	Updates   []interactions.Event
@@ -35,9 +41,26 @@ func NewConn(name string) *Conn {
 // Name implements connectors.Connector.
 func (r *Conn) Name() string { return r.name }
 
-// IsGroupChat implements connectors.GroupTeller: chats named group:… are
-// shared by several people.
-func (r *Conn) IsGroupChat(chatID string) bool { return strings.HasPrefix(chatID, "group:") }
+// IsGroupChat implements connectors.GroupTeller: chats named group:… (or
+// every chat, with GroupChats) are shared by several people.
+func (r *Conn) IsGroupChat(chatID string) bool {
+	return r.GroupChats || strings.HasPrefix(chatID, "group:")
+}
+
+// Entry splits an entry of Said, Streamed or Told into its chat and text.
+func Entry(e string) (chatID, text string) {
+	chatID, text, _ = strings.Cut(e, "|")
+	return chatID, text
+}
+
+// Texts is the texts of entries of Said, Streamed or Told, without their chats.
+func Texts(entries []string) []string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		_, out[i] = Entry(e)
+	}
+	return out
+}
 
 // Run implements connectors.Connector: it waits for ctx.
 func (r *Conn) Run(ctx context.Context, _ connectors.Handler) error {
@@ -72,13 +95,13 @@ func (r *Conn) note(f func()) {
 
 // Say implements connectors.Connector.
 func (r *Conn) Say(_ context.Context, chatID, text string) error {
-	r.note(func() { r.Said = append(r.Said, chatID+"|"+text) })
+	r.note(func() { r.Said, r.Told = append(r.Said, chatID+"|"+text), append(r.Told, chatID+"|"+text) })
 	return nil
 }
 
 // StreamText implements connectors.Connector.
 func (r *Conn) StreamText(_ context.Context, chatID, text string) error {
-	r.note(func() { r.Streamed = append(r.Streamed, chatID+"|"+text) })
+	r.note(func() { r.Streamed, r.Told = append(r.Streamed, chatID+"|"+text), append(r.Told, chatID+"|"+text) })
 	return nil
 }
 
@@ -100,11 +123,15 @@ func (r *Conn) Update(_ context.Context, ev interactions.Event) error {
 	return nil
 }
 
-// WaitFor polls cond (under the lock) until it holds or 10 s pass; the
-// deadline only bounds waiting, it is not what is tested.
+// WaitFor polls cond (under the lock) until it holds or WaitLimit passes;
+// the deadline only bounds waiting, it is not what is tested.
 func (r *Conn) WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	limit := r.WaitLimit
+	if limit == 0 {
+		limit = 10 * time.Second
+	}
+	deadline := time.After(limit)
 	for {
 		r.Lock()
 		ok := cond()
@@ -118,7 +145,7 @@ func (r *Conn) WaitFor(t testing.TB, what string, cond func() bool) {
 		case <-deadline:
 			r.Lock()
 			defer r.Unlock()
-			t.Fatalf("timed out waiting for %s; said=%q shown=%d stream=%q", what, r.Said, len(r.Shown), r.Streamed)
+			t.Fatalf("timed out waiting for %s; said=%q shown=%d stream=%q done=%d", what, r.Said, len(r.Shown), r.Streamed, len(r.Summaries))
 		}
 	}
 }
@@ -160,6 +187,13 @@ func (r *Conn) WaitResolved(t testing.TB, id string) interactions.Event {
 		return false
 	})
 	return ev
+}
+
+// ShownCount is how many interactions were shown.
+func (r *Conn) ShownCount() int {
+	r.Lock()
+	defer r.Unlock()
+	return len(r.Shown)
 }
 
 // SaidText is every message said, one per line.
