@@ -34,7 +34,7 @@ func TestToolApprovalWithTheAgentsFlags(t *testing.T) {
 	assert.Contains(t, shown, `"repo": "acme/site"`)
 	assert.Less(t, strings.Index(shown, "Why it asks"), strings.Index(shown, `"title"`), "the reason comes before the details")
 	e.tap(approverUser, q, "Allow")
-	r := e.agent.waitResponses(t, 1)
+	r := e.agent.WaitResponses(t, 1)
 	assert.True(t, r[0].Allow)
 	assert.Equal(t, agent.ClassUserTemporary, r[0].Classification)
 	assert.Empty(t, r[0].UpdatedPermissions)

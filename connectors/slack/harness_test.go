@@ -55,66 +55,18 @@ type stats struct{ out, limited atomic.Int64 }
 func (s *stats) Outbound(string)    { s.out.Add(1) }
 func (s *stats) RateLimited(string) { s.limited.Add(1) }
 
-// agent is a scripted engine.Agent: each prompt names what the turn does.
+// scriptAgent is the shared scripted agent with turns named by their
+// prompt (see turn).
 type scriptAgent struct {
-	mu        sync.Mutex
-	prompts   []string
-	responses []agent.PermissionResponse
-	changed   chan struct{}
-	stream    []string // text chunks a "stream" turn says
+	*enginetest.ScriptAgent
+	mu     sync.Mutex
+	stream []string // text chunks a "stream" turn says
 }
 
-func newAgent() *scriptAgent { return &scriptAgent{changed: make(chan struct{}, 1)} }
-
-func (a *scriptAgent) Name() string { return "script" }
-
-func (a *scriptAgent) Open(_ context.Context, o agent.SessionOptions) (agent.Session, error) {
-	return &session{a: a, done: make(chan struct{})}, nil
-}
-
-func (a *scriptAgent) note(f func()) {
-	a.mu.Lock()
-	f()
-	a.mu.Unlock()
-	select {
-	case a.changed <- struct{}{}:
-	default:
-	}
-}
-
-func (a *scriptAgent) Prompts() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]string(nil), a.prompts...)
-}
-
-func (a *scriptAgent) Responses() []agent.PermissionResponse {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]agent.PermissionResponse(nil), a.responses...)
-}
-
-// waitResponses waits until the agent has n permission responses.
-func (a *scriptAgent) waitResponses(t *testing.T, n int) []agent.PermissionResponse {
-	t.Helper()
-	deadline := time.After(wait)
-	for {
-		if r := a.Responses(); len(r) >= n {
-			return r
-		}
-		select {
-		case <-a.changed:
-		case <-time.After(20 * time.Millisecond):
-		case <-deadline:
-			t.Fatalf("timed out waiting for %d agent responses; have %d", n, len(a.Responses()))
-		}
-	}
-}
-
-type session struct {
-	a    *scriptAgent
-	done chan struct{}
-	once sync.Once
+func newAgent() *scriptAgent {
+	a := &scriptAgent{}
+	a.ScriptAgent = &enginetest.ScriptAgent{Turn: a.turn}
+	return a
 }
 
 // Questions and a plan the scripted turns use.
@@ -124,12 +76,11 @@ var (
 	shortPlan  = "# Plan\n1. Add **tests**\n2. Ship it"
 )
 
-func (s *session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
-	s.a.note(func() { s.a.prompts = append(s.a.prompts, prompt) })
+// turn does what the prompt's first word names: ask, multi, plan, tool,
+// flagged, raw or stream; it echoes any other prompt.
+func (a *scriptAgent) turn(ctx context.Context, _ *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 	ask := func(tool string, input string) agent.PermissionResponse {
-		r := h.Permission(ctx, agent.PermissionRequest{ToolName: tool, Input: json.RawMessage(input), ToolUseID: "toolu_1"})
-		s.a.note(func() { s.a.responses = append(s.a.responses, r) })
-		return r
+		return h.Permission(ctx, agent.PermissionRequest{ToolName: tool, Input: json.RawMessage(input), ToolUseID: "toolu_1"})
 	}
 	word, arg, _ := strings.Cut(prompt, " ")
 	switch word {
@@ -159,16 +110,15 @@ func (s *session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) 
 			Reason: "Posts to a public repo", MCPServer: "github", MCPSource: "user",
 			DefaultToNo: true, NoSessionAllow: true, RequiresDetails: true,
 		})
-		s.a.note(func() { s.a.responses = append(s.a.responses, r) })
 		return agent.Result{Text: fmt.Sprintf("flagged allow=%v", r.Allow)}, nil
 	case "raw": // "raw <tool> <input JSON>": ask permission for exactly that
 		tool, input, _ := strings.Cut(arg, " ")
 		r := ask(tool, input)
 		return agent.Result{Text: fmt.Sprintf("%s allow=%v", tool, r.Allow)}, nil
 	case "stream":
-		s.a.mu.Lock()
-		chunks := append([]string(nil), s.a.stream...)
-		s.a.mu.Unlock()
+		a.mu.Lock()
+		chunks := append([]string(nil), a.stream...)
+		a.mu.Unlock()
 		for _, c := range chunks {
 			h.Text(c)
 			time.Sleep(time.Millisecond)
@@ -185,15 +135,6 @@ func longPlan() string {
 		fmt.Fprintf(&b, "%d. Step %d: change `file%d.go` so that **it** does <the> thing & more %s\n", i, i, i, strings.Repeat("x", 60))
 	}
 	return b.String()
-}
-
-func (s *session) Interrupt(context.Context) error           { return nil }
-func (s *session) SetMode(context.Context, agent.Mode) error { return nil }
-func (s *session) ID() string                                { return "sess-1" }
-func (s *session) Done() <-chan struct{}                     { return s.done }
-func (s *session) Close(context.Context) error {
-	s.once.Do(func() { close(s.done) })
-	return nil
 }
 
 // env is a running leashd (real engine, real coordinator, real Slack
@@ -527,9 +468,3 @@ func signHeaders(body []byte, at time.Time, secret string) http.Header {
 	h.Set("Content-Type", "application/x-www-form-urlencoded")
 	return h
 }
-
-func (a *scriptAgent) About() agent.About {
-	return agent.About{Label: "the script agent", Title: "script agent"}
-}
-
-func (a *scriptAgent) Ready() error { return nil }

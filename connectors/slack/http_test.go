@@ -71,7 +71,7 @@ func TestHTTPModeEndToEnd(t *testing.T) {
 	e.tap(stranger, btn, "Approve, clear context")
 	e.waitEphemeral(stranger, "only approvers")
 	e.tap(approverUser, btn, "Approve, review edits")
-	r := e.agent.waitResponses(t, 1)
+	r := e.agent.WaitResponses(t, 1)
 	assert.True(t, r[0].Allow)
 	e.waitText("C1", "✅ *Approve, review edits* — <@U2>")
 	assert.Equal(t, []string{"plan"}, e.agent.Prompts())
@@ -171,7 +171,7 @@ func TestSlackErrorIsRetriedNeverAnAnswer(t *testing.T) {
 	assert.Contains(t, e.logs.String(), "channel_not_found")
 	assert.NotContains(t, e.logs.String(), botToken)
 	e.tap(allowedUser, m, slackfake.Buttons(m.Blocks)[0].Text)
-	r := e.agent.waitResponses(t, 1)
+	r := e.agent.WaitResponses(t, 1)
 	assert.True(t, r[0].Allow, "answered by the tap")
 }
 

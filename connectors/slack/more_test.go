@@ -24,7 +24,7 @@ func TestQuestionAnsweredByTypedTextInThread(t *testing.T) {
 	e.push(slackfake.MessageEvent("C1", "channel", approverUser, e.nextTS(), root, "Oracle"))
 	e.waitEphemeral(approverUser, "not prompt the agent")
 	e.push(slackfake.MessageEvent("C1", "channel", allowedUser, e.nextTS(), root, "DuckDB, embedded"))
-	r := e.agent.waitResponses(t, 1)
+	r := e.agent.WaitResponses(t, 1)
 	assert.Equal(t, map[string]string{"Which database?": "DuckDB, embedded"}, answers(t, r[0]))
 	e.waitText("C1", "✅ *Answer:* DuckDB, embedded — <@U1>")
 	assert.Equal(t, []string{"ask"}, e.agent.Prompts())
@@ -40,7 +40,7 @@ func TestTapsRacingTheTimeout(t *testing.T) {
 		q := e.waitText("D1", "Which database?")                  // maybe already expired
 		time.Sleep(time.Duration(95+12*round) * time.Millisecond) // around the deadline
 		e.tap(allowedUser, q, "SQLite")
-		r := e.agent.waitResponses(t, 1)
+		r := e.agent.WaitResponses(t, 1)
 		upd := e.waitMsg("D1", "the outcome", func(m slackfake.Message) bool { return m.TS == q.TS && len(slackfake.Buttons(m.Blocks)) == 0 })
 		shown := slackfake.Texts(upd.Blocks)
 		won[r[0].Allow]++
@@ -83,7 +83,7 @@ func TestConcurrentChatsKeepTheirOwnThreads(t *testing.T) {
 		wg.Go(func() { e.tap(allowedUser, q, []string{"Postgres", "SQLite"}[i%2]) })
 	}
 	wg.Wait()
-	rs := e.agent.waitResponses(t, 5)
+	rs := e.agent.WaitResponses(t, 5)
 	got := map[string]int{}
 	for _, r := range rs {
 		got[answers(t, r)["Which database?"]]++
@@ -105,7 +105,7 @@ func TestCleanApprovalAndDenyTap(t *testing.T) {
 	root := e.mention("C1", allowedUser, "", "plan")
 	btn := e.waitButtons("C1", "Plan review")
 	e.tap(approverUser, btn, "Approve, clear context")
-	r := e.agent.waitResponses(t, 1)
+	r := e.agent.WaitResponses(t, 1)
 	assert.True(t, r[0].Allow)
 	e.waitText("C1", "✅ *Approve, clear context* — <@U2>")
 	p := e.waitPrompt(t, "Add **tests**") // the approved plan starts a fresh session
@@ -114,7 +114,7 @@ func TestCleanApprovalAndDenyTap(t *testing.T) {
 	e.push(slackfake.MessageEvent("C1", "channel", allowedUser, e.nextTS(), root, "tool"))
 	q := e.waitButtons("C1", "Tool approval")
 	e.tap(approverUser, q, "Deny")
-	r = e.agent.waitResponses(t, 2)
+	r = e.agent.WaitResponses(t, 2)
 	assert.False(t, r[1].Allow)
 	assert.NotEmpty(t, r[1].Message, "the agent is told why")
 	e.waitText("C1", "❌ *Deny* — <@U2>")

@@ -48,7 +48,7 @@ func TestQuestionInDMAnsweredByTap(t *testing.T) {
 	}
 
 	e.tap(allowedUser, q, "SQLite")
-	r := e.agent.waitResponses(t, 1)
+	r := e.agent.WaitResponses(t, 1)
 	require.True(t, r[0].Allow)
 	assert.Equal(t, map[string]string{"Which database?": "SQLite"}, answers(t, r[0]))
 
@@ -81,7 +81,7 @@ func TestMultiSelectTogglesThenDone(t *testing.T) {
 	e.waitMsg("D1", "Billing ticked", func(m slackfake.Message) bool { return m.TS == q.TS && hasButton(m, "✓ Billing") })
 	e.tap(allowedUser, q, "Done")
 
-	r := e.agent.waitResponses(t, 1)
+	r := e.agent.WaitResponses(t, 1)
 	assert.Equal(t, map[string]string{"Which features?": "Search, Billing"}, answers(t, r[0]))
 	upd := e.waitMsg("D1", "resolved", func(m slackfake.Message) bool { return m.TS == q.TS && len(slackfake.Buttons(m.Blocks)) == 0 })
 	assert.Contains(t, slackfake.Texts(upd.Blocks), "Search, Billing — <@U1>")
@@ -120,7 +120,7 @@ func TestChannelThreadPlanOnlyApproversDecide(t *testing.T) {
 	assert.Equal(t, 0, e.current(btn).Edits)
 
 	e.tap(approverUser, btn, "Approve, auto-accept edits")
-	r := e.agent.waitResponses(t, 1)
+	r := e.agent.WaitResponses(t, 1)
 	require.True(t, r[0].Allow)
 	require.Len(t, r[0].UpdatedPermissions, 1)
 	assert.Equal(t, agent.ModeAcceptEdits, r[0].UpdatedPermissions[0].Mode)
@@ -165,7 +165,7 @@ func TestToolApprovalDeniedByTypedReason(t *testing.T) {
 	assert.Equal(t, []string{"Allow", "Allow for this session", "Deny"}, labels)
 
 	e.dm(allowedUser, "not in prod please")
-	r := e.agent.waitResponses(t, 1)
+	r := e.agent.WaitResponses(t, 1)
 	assert.False(t, r[0].Allow)
 	assert.Contains(t, r[0].Message, "not in prod please")
 	e.waitText("D1", "Response received.")
@@ -181,7 +181,7 @@ func TestToolAllowForSessionInDMBySoloUser(t *testing.T) {
 	e.dm(allowedUser, "tool")
 	q := e.waitButtons("D1", "Tool approval")
 	e.tap(allowedUser, q, "Allow for this session")
-	r := e.agent.waitResponses(t, 1)
+	r := e.agent.WaitResponses(t, 1)
 	require.True(t, r[0].Allow)
 	require.Len(t, r[0].UpdatedPermissions, 1)
 	assert.Equal(t, "session", r[0].UpdatedPermissions[0].Destination)
@@ -204,7 +204,7 @@ func TestDMNonApproverCannotDecide(t *testing.T) {
 	assert.Equal(t, 0, e.current(q).Edits, "the approval message is unchanged")
 	assert.Len(t, slackfake.Buttons(e.current(q).Blocks), 3, "its buttons still wait for an approver")
 	e.tap(approverUser, q, "Deny")
-	r := e.agent.waitResponses(t, 1)
+	r := e.agent.WaitResponses(t, 1)
 	assert.False(t, r[0].Allow)
 	e.waitText("D1", "❌ *Deny* — <@U2>")
 	e.waitText("D1", "tool allow=false")
@@ -237,7 +237,7 @@ func TestDMNonApproverCannotDecide(t *testing.T) {
 	e.settle()
 	assert.Len(t, e.agent.Responses(), 1, "the allowed user cannot give the adjust feedback")
 	e.dm(approverUser, "split step 2")
-	r = e.agent.waitResponses(t, 2)
+	r = e.agent.WaitResponses(t, 2)
 	assert.False(t, r[1].Allow)
 	assert.Equal(t, "split step 2", r[1].Message)
 }
@@ -252,7 +252,7 @@ func TestPlanAdjustThenFeedbackByApprover(t *testing.T) {
 	})
 	// An approver who is not an allowed user may give the feedback…
 	e.push(slackfake.MessageEvent("C1", "channel", approverUser, e.nextTS(), root, "split step 2"))
-	r := e.agent.waitResponses(t, 1)
+	r := e.agent.WaitResponses(t, 1)
 	assert.False(t, r[0].Allow)
 	assert.Equal(t, "split step 2", r[0].Message)
 	e.waitText("C1", "❌ *Adjust* — <@U2>: split step 2")
@@ -288,7 +288,7 @@ func TestStaleForgedAndDuplicateTaps(t *testing.T) {
 		wg.Go(func() { e.tap(allowedUser, q, label) })
 	}
 	wg.Wait()
-	r := e.agent.waitResponses(t, 1)
+	r := e.agent.WaitResponses(t, 1)
 	e.fake.WaitFor(wait, func() bool { return e.ephemeralsTo(allowedUser) >= 4 })
 	e.settle()
 	assert.Len(t, e.agent.Responses(), 1)
@@ -417,7 +417,7 @@ func TestLongPlanSplitUnderLimits(t *testing.T) {
 	// With no approvers configured they default to the allowed users: the
 	// DM's allowed user decides.
 	e.tap(allowedUser, btn, "Approve, review edits")
-	r := e.agent.waitResponses(t, 1)
+	r := e.agent.WaitResponses(t, 1)
 	assert.True(t, r[0].Allow)
 }
 
@@ -576,7 +576,7 @@ func TestExtremeInteractionsAllValidForSlack(t *testing.T) {
 	assert.Contains(t, shown, "grep -q '<tag149>' a.txt && echo \"`date`\" >> log149")
 	reason := strings.Repeat("no <script> & no ``` please; ", 200)
 	e.dm(allowedUser, reason)
-	r := e.agent.waitResponses(t, 1)
+	r := e.agent.WaitResponses(t, 1)
 	assert.False(t, r[0].Allow)
 	e.waitText("D1", "❌ *Deny* — <@U1>: no &lt;script&gt; &amp; no")
 
@@ -599,7 +599,7 @@ func TestExtremeInteractionsAllValidForSlack(t *testing.T) {
 	e.tap(allowedUser, mq, btns[1].Text)
 	e.waitMsg("D1", "ticked", func(m slackfake.Message) bool { return m.TS == mq.TS && m.Edits > 0 })
 	e.tap(allowedUser, mq, "Done")
-	r = e.agent.waitResponses(t, 2)
+	r = e.agent.WaitResponses(t, 2)
 	assert.True(t, r[1].Allow)
 
 	// A plan with a code fence and one very long line.
@@ -608,7 +608,7 @@ func TestExtremeInteractionsAllValidForSlack(t *testing.T) {
 	btn := e.waitButtons("D1", "Plan review")
 	e.waitText("D1", "the-final-step")
 	e.tap(allowedUser, btn, "Approve, review edits")
-	r = e.agent.waitResponses(t, 3)
+	r = e.agent.WaitResponses(t, 3)
 	assert.True(t, r[2].Allow)
 	e.settle()
 	assert.Empty(t, e.fake.Rejected(), "Slack refused something leashd sent")

@@ -19,15 +19,13 @@ import (
 // command) is shown with the agent's reason and the MCP server, and the
 // Allow button still allows.
 func TestToolApprovalWithTheAgentsFlags(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
+	h := newHarness(t, setup{turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
 		raw, _ := json.Marshal(map[string]any{"title": "Leak <keys>", "body": "long body", "repo": "acme/site"})
-		resp := th.Permission(ctx, agent.PermissionRequest{
+		th.Permission(ctx, agent.PermissionRequest{
 			ToolName: "mcp__github__create_issue", Input: raw, ToolUseID: "toolu_1",
 			Reason: "Posts to a public repo", MCPServer: "github", MCPSource: "user",
 			DefaultToNo: true, NoSessionAllow: true, RequiresDetails: true,
 		})
-		h.log.add(func() { h.log.responses = append(h.log.responses, resp) })
 		return agent.Result{Text: "ok"}, nil
 	}})
 	h.fake.Text(me, me, "file it")
@@ -61,8 +59,7 @@ func TestWithdrawnToolApprovalSaysSo(t *testing.T) {
 			return len(ms) > 0 && ms[len(ms)-1].Markup != nil
 		})
 		cancel(agent.ErrRequestWithdrawn)
-		resp := <-done
-		h.log.add(func() { h.log.responses = append(h.log.responses, resp) })
+		<-done
 		return agent.Result{Text: "ok"}, nil
 	}})
 	h.fake.Text(me, me, "build")

@@ -37,9 +37,9 @@ func dbQuestion() map[string]any {
 
 // askTurn makes every turn ask input with tool and end with the
 // agent's view of the answer.
-func askTurn(h **harness, tool string, input func() any) func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
+func askTurn(tool string, input func() any) func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
 	return func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
-		resp := ask(ctx, (*h).log, th, tool, input())
+		resp := ask(ctx, th, tool, input())
 		return agent.Result{Text: "allowed=" + boolText(resp.Allow), NumTurns: 1}, nil
 	}
 }
@@ -104,8 +104,7 @@ func TestAgentOutputIsRenderedAsHTML(t *testing.T) {
 }
 
 func TestQuestionTappedShowsAnswerAndRemovesButtons(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h := newHarness(t, setup{turn: askTurn(agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
 	h.fake.Text(me, me, "pick a db")
 	m := h.botMessage(me, "Which database")
 	assert.Contains(t, m.Text, "<b>Database</b>")
@@ -134,8 +133,7 @@ func TestQuestionTappedShowsAnswerAndRemovesButtons(t *testing.T) {
 }
 
 func TestTypedTextAnswersThePendingQuestion(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h := newHarness(t, setup{turn: askTurn(agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
 	h.fake.Text(me, me, "pick a db")
 	m := h.botMessage(me, "Which database")
 	h.fake.Text(me, me, "MariaDB, please")
@@ -149,8 +147,7 @@ func TestTypedTextAnswersThePendingQuestion(t *testing.T) {
 }
 
 func TestStaleForgedAndDuplicateTapsAreNeverText(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h := newHarness(t, setup{turn: askTurn(agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
 	h.fake.Text(me, me, "pick a db")
 	m := h.botMessage(me, "Which database")
 	data := *m.Markup.InlineKeyboard[0][0].CallbackData
@@ -173,7 +170,7 @@ func TestStaleForgedAndDuplicateTapsAreNeverText(t *testing.T) {
 	assert.Equal(t, telegram.StaleText, h.answer(q2).Text)
 
 	assert.Equal(t, []string{"pick a db"}, h.prompts(), "no tap ever became a prompt")
-	assert.Len(t, h.log.Responses(), 1)
+	assert.Len(t, h.agent.Responses(), 1)
 }
 
 func TestDuplicateUpdateIsProcessedOnce(t *testing.T) {
@@ -187,8 +184,7 @@ func TestDuplicateUpdateIsProcessedOnce(t *testing.T) {
 }
 
 func TestStrangerTapGetsAnAlertAndChangesNothing(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h := newHarness(t, setup{turn: askTurn(agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
 	h.fake.Text(me, me, "pick a db")
 	m := h.botMessage(me, "Which database")
 	q := h.tap(me, stranger, m.ID, "Postgres")
@@ -196,13 +192,12 @@ func TestStrangerTapGetsAnAlertAndChangesNothing(t *testing.T) {
 	assert.True(t, a.ShowAlert)
 	assert.Equal(t, telegram.NotAllowedText(stranger), a.Text)
 	assert.Len(t, h.coord.Pending("telegram:42"), 1)
-	assert.Empty(t, h.log.Responses())
+	assert.Empty(t, h.agent.Responses())
 	assert.NotNil(t, h.message(me, m.ID).Markup, "the buttons stay")
 }
 
 func TestMultiSelectTogglesThenDone(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any {
+	h := newHarness(t, setup{turn: askTurn(agent.ToolAskUserQuestion, func() any {
 		return map[string]any{"questions": []map[string]any{{
 			"question": "Which checks?", "multiSelect": true,
 			"options": []map[string]any{{"label": "lint"}, {"label": "test"}, {"label": "vet"}},
@@ -225,7 +220,7 @@ func TestMultiSelectTogglesThenDone(t *testing.T) {
 	q = h.tap(me, me, m.ID, "test")
 	h.answer(q)
 	h.waitMessage(me, m.ID, "test checked", func(m tgfake.Message) bool { return contains(m.Buttons(), "✅ test") })
-	assert.Empty(t, h.log.Responses(), "toggling does not answer")
+	assert.Empty(t, h.agent.Responses(), "toggling does not answer")
 
 	q = h.tap(me, me, m.ID, "Done")
 	assert.Equal(t, "✓", h.answer(q).Text)
@@ -236,8 +231,7 @@ func TestMultiSelectTogglesThenDone(t *testing.T) {
 }
 
 func TestMultiSelectDoneWithNothingSelectedIsExplained(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any {
+	h := newHarness(t, setup{turn: askTurn(agent.ToolAskUserQuestion, func() any {
 		return map[string]any{"questions": []map[string]any{{
 			"question": "Which?", "multiSelect": true,
 			"options": []map[string]any{{"label": "a"}, {"label": "b"}},
@@ -286,7 +280,7 @@ func fmtInt(i int) string {
 func TestLongPlanIsSplitAndAdjustTakesFeedback(t *testing.T) {
 	var h *harness
 	plan := longPlan()
-	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolExitPlanMode, func() any { return map[string]any{"plan": plan} })})
+	h = newHarness(t, setup{turn: askTurn(agent.ToolExitPlanMode, func() any { return map[string]any{"plan": plan} })})
 	h.fake.Text(me, me, "plan it")
 	last := h.botMessage(me, "Tap a decision")
 	msgs := h.fake.BotMessages(me)
@@ -308,7 +302,7 @@ func TestLongPlanIsSplitAndAdjustTakesFeedback(t *testing.T) {
 	q := h.tap(me, me, last.ID, "Adjust")
 	assert.Equal(t, telegram.FeedbackPrompt, h.answer(q).Text)
 	h.botMessage(me, "What should change?")
-	assert.Empty(t, h.log.Responses(), "adjust waits for the feedback")
+	assert.Empty(t, h.agent.Responses(), "adjust waits for the feedback")
 	h.fake.Text(me, me, "split step 3 in two")
 	resp := h.response(1)
 	assert.False(t, resp.Allow)
@@ -318,8 +312,7 @@ func TestLongPlanIsSplitAndAdjustTakesFeedback(t *testing.T) {
 }
 
 func TestPlanApproved(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolExitPlanMode, func() any { return map[string]any{"plan": "1. do *it*"} })})
+	h := newHarness(t, setup{turn: askTurn(agent.ToolExitPlanMode, func() any { return map[string]any{"plan": "1. do *it*"} })})
 	h.fake.Text(me, me, "plan it")
 	m := h.botMessage(me, "Plan review")
 	assert.Contains(t, m.Text, "1. do <i>it</i>")
@@ -330,10 +323,9 @@ func TestPlanApproved(t *testing.T) {
 }
 
 func TestToolApprovalButtonsAndTypedDenial(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
-		ask(ctx, h.log, th, "Bash", map[string]any{"command": "rm -rf build && make <all>", "description": "Rebuild"})
-		ask(ctx, h.log, th, "Edit", map[string]any{"file_path": "/src/main.go", "old_string": "a := 1", "new_string": "a := 2"})
+	h := newHarness(t, setup{turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
+		ask(ctx, th, "Bash", map[string]any{"command": "rm -rf build && make <all>", "description": "Rebuild"})
+		ask(ctx, th, "Edit", map[string]any{"file_path": "/src/main.go", "old_string": "a := 1", "new_string": "a := 2"})
 		return agent.Result{Text: "ok"}, nil
 	}})
 	h.fake.Text(me, me, "build")
@@ -360,10 +352,9 @@ func TestToolApprovalButtonsAndTypedDenial(t *testing.T) {
 }
 
 func TestTimeoutAndStopEditTheMessage(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{
+	h := newHarness(t, setup{
 		coordOpts: []interactions.Opt{interactions.WithTimeout(300 * time.Millisecond)},
-		turn:      askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() }),
+		turn:      askTurn(agent.ToolAskUserQuestion, func() any { return dbQuestion() }),
 	})
 	h.fake.Text(me, me, "pick")
 	m := h.botMessage(me, "Which database")
@@ -383,8 +374,7 @@ func TestStopAndClearCancelThePendingQuestion(t *testing.T) {
 		{"/clear", "Cleared. Pending questions were cancelled"},
 	} {
 		t.Run(tc.command, func(t *testing.T) {
-			var h *harness
-			h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
+			h := newHarness(t, setup{turn: askTurn(agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
 			h.fake.Text(me, me, "pick")
 			m := h.botMessage(me, "Which database")
 			data := *m.Markup.InlineKeyboard[0][0].CallbackData
@@ -405,8 +395,7 @@ func TestStopAndClearCancelThePendingQuestion(t *testing.T) {
 // modified": the message already shows what was meant, so it counts as
 // sent — no retry, no warning.
 func TestIdenticalEditIsSuccess(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h := newHarness(t, setup{turn: askTurn(agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
 	events, unsubscribe := h.coord.Subscribe()
 	defer unsubscribe()
 	h.fake.Text(me, me, "pick")
@@ -453,10 +442,9 @@ func (h *harness) requests(method string) []tgfake.Request {
 
 func TestGroupShowsWhoAnswered(t *testing.T) {
 	const group = int64(-100123)
-	var h *harness
-	h = newHarness(t, setup{
+	h := newHarness(t, setup{
 		allowed: []int64{42, 43},
-		turn:    askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() }),
+		turn:    askTurn(agent.ToolAskUserQuestion, func() any { return dbQuestion() }),
 	})
 	h.fake.SetUserName(43, "Ada")
 	h.fake.Text(group, me, "pick a db")
@@ -493,10 +481,9 @@ func (s slowSends) Do(r *http.Request) (*http.Response, error) {
 // Taps that arrive before the connector knows the message's ID (a fast
 // person, a slow network) are not lost, and their outcome is shown.
 func TestTapsBeforePresentReturns(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{
+	h := newHarness(t, setup{
 		connOpts: []telegram.Option{telegram.WithHTTPClient(slowSends{400 * time.Millisecond})},
-		turn: askTurn(&h, agent.ToolAskUserQuestion, func() any {
+		turn: askTurn(agent.ToolAskUserQuestion, func() any {
 			return map[string]any{"questions": []map[string]any{{
 				"question": "Which checks?", "multiSelect": true,
 				"options": []map[string]any{{"label": "lint"}, {"label": "test"}},
@@ -543,8 +530,7 @@ func TestStreamingIsThrottledToOneEditPerInterval(t *testing.T) {
 }
 
 func TestSeveralQuestionsShowTheirPosition(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any {
+	h := newHarness(t, setup{turn: askTurn(agent.ToolAskUserQuestion, func() any {
 		return map[string]any{"questions": []map[string]any{
 			{"header": "DB", "question": "Which database?", "options": []map[string]any{{"label": "pg"}, {"label": "sqlite"}}},
 			{"header": "Auth", "question": "Which auth?", "options": []map[string]any{{"label": "oauth"}, {"label": "none"}}},
@@ -567,7 +553,7 @@ func TestSeveralQuestionsShowTheirPosition(t *testing.T) {
 func TestPlanOutcomeTooLongForTheLastPartGoesBelow(t *testing.T) {
 	var h *harness
 	plan := strings.Repeat("word ", 800) // one part, nearly full
-	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolExitPlanMode, func() any { return map[string]any{"plan": plan} })})
+	h = newHarness(t, setup{turn: askTurn(agent.ToolExitPlanMode, func() any { return map[string]any{"plan": plan} })})
 	h.fake.Text(me, me, "plan it")
 	m := h.botMessage(me, "Tap a decision")
 	h.answer(h.tap(me, me, m.ID, "Adjust"))
@@ -582,8 +568,7 @@ func TestPlanOutcomeTooLongForTheLastPartGoesBelow(t *testing.T) {
 }
 
 func TestToolDeniedWithTheButton(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, "Bash", func() any { return map[string]any{"command": "rm -rf /"} })})
+	h := newHarness(t, setup{turn: askTurn("Bash", func() any { return map[string]any{"command": "rm -rf /"} })})
 	h.fake.Text(me, me, "clean up")
 	m := h.botMessage(me, "Permission: Bash")
 	h.answer(h.tap(me, me, m.ID, "Deny"))
@@ -597,10 +582,9 @@ func TestToolDeniedWithTheButton(t *testing.T) {
 // Text the agent writes after a question goes below the question, not into
 // the message above it.
 func TestOutputAfterAQuestionStartsANewMessage(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
+	h := newHarness(t, setup{turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
 		th.Text("Before the question.")
-		ask(ctx, h.log, th, agent.ToolAskUserQuestion, dbQuestion())
+		ask(ctx, th, agent.ToolAskUserQuestion, dbQuestion())
 		th.Text("After the answer.")
 		return agent.Result{Text: "ok"}, nil
 	}})

@@ -26,96 +26,26 @@ import (
 // waitLimit only bounds waiting; it is never what a test measures.
 const waitLimit = 10 * time.Second
 
-// agentLog records what the scripted agent was told: prompts and the
-// permission responses it got.
-type agentLog struct {
-	mu        sync.Mutex
-	prompts   []string
-	responses []agent.PermissionResponse
-	changed   chan struct{}
-}
-
-func (l *agentLog) add(f func()) {
-	l.mu.Lock()
-	f()
-	l.mu.Unlock()
-	select {
-	case l.changed <- struct{}{}:
-	default:
-	}
-}
-
-func (l *agentLog) Prompts() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.prompts...)
-}
-
-func (l *agentLog) Responses() []agent.PermissionResponse {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]agent.PermissionResponse(nil), l.responses...)
-}
-
-// scriptAgent runs each turn with the test's function; by default it
-// echoes the prompt.
-type scriptAgent struct {
-	log  *agentLog
-	turn func(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error)
-}
-
-func (a *scriptAgent) Name() string { return "script" }
-
-func (a *scriptAgent) Open(_ context.Context, o agent.SessionOptions) (agent.Session, error) {
-	return &scriptSession{a: a, done: make(chan struct{}), interrupt: make(chan struct{}, 1)}, nil
-}
-
-type scriptSession struct {
-	a         *scriptAgent
-	done      chan struct{}
-	interrupt chan struct{}
-	once      sync.Once
-}
-
-func (s *scriptSession) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
-	s.a.log.add(func() { s.a.log.prompts = append(s.a.log.prompts, prompt) })
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-s.interrupt:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	if s.a.turn == nil {
-		h.Text("echo: " + prompt)
-		return agent.Result{Text: "echo: " + prompt, NumTurns: 1}, nil
-	}
-	return s.a.turn(ctx, prompt, h)
-}
-
-func (s *scriptSession) Interrupt(context.Context) error {
-	select {
-	case s.interrupt <- struct{}{}:
-	default:
-	}
-	return nil
-}
-func (s *scriptSession) SetMode(context.Context, agent.Mode) error { return nil }
-func (s *scriptSession) ID() string                                { return "sess-1" }
-func (s *scriptSession) Done() <-chan struct{}                     { return s.done }
-func (s *scriptSession) Close(context.Context) error {
-	s.once.Do(func() { close(s.done) })
-	return nil
-}
-
-// ask makes the agent ask for permission and records the response.
-func ask(ctx context.Context, log *agentLog, h agent.TurnHandler, tool string, input any) agent.PermissionResponse {
+// ask makes the agent ask for permission; the scripted agent records the
+// response.
+func ask(ctx context.Context, h agent.TurnHandler, tool string, input any) agent.PermissionResponse {
 	raw, _ := json.Marshal(input)
-	resp := h.Permission(ctx, agent.PermissionRequest{ToolName: tool, Input: raw, ToolUseID: "toolu_1"})
-	log.add(func() { log.responses = append(log.responses, resp) })
-	return resp
+	return h.Permission(ctx, agent.PermissionRequest{ToolName: tool, Input: raw, ToolUseID: "toolu_1"})
+}
+
+// turnFunc is a scripted turn; by default the agent echoes the prompt.
+type turnFunc func(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error)
+
+// scriptAgent returns the scripted agent running turn; an interrupt
+// cancels the turn's ctx.
+func scriptAgent(turn turnFunc) *enginetest.ScriptAgent {
+	a := &enginetest.ScriptAgent{CancelOnInterrupt: true}
+	if turn != nil {
+		a.Turn = func(ctx context.Context, _ *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+			return turn(ctx, prompt, h)
+		}
+	}
+	return a
 }
 
 type harness struct {
@@ -124,8 +54,7 @@ type harness struct {
 	conn  *telegram.Connector
 	coord *interactions.Coordinator
 	eng   *engine.Engine
-	agent *scriptAgent
-	log   *agentLog
+	agent *enginetest.ScriptAgent
 	logs  *testenv.Buffer
 	stop  func() // stops the engine (and the connector) and waits
 }
@@ -135,7 +64,7 @@ type setup struct {
 	fakeOpts   []tgfake.Option
 	connOpts   []telegram.Option
 	coordOpts  []interactions.Opt
-	turn       func(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error)
+	turn       turnFunc
 	noRun      bool
 	limits     *telegram.Limits
 	fakeServer *tgfake.Server
@@ -174,8 +103,7 @@ func newHarness(t testing.TB, s setup) *harness {
 		telegram.WithCommands(chatCommands()),
 	}, s.connOpts...)
 	conn := telegram.New(fake.Token(), opts...)
-	log := &agentLog{changed: make(chan struct{}, 1)}
-	script := &scriptAgent{log: log, turn: s.turn}
+	script := scriptAgent(s.turn)
 	coord := interactions.New(s.coordOpts...)
 	var ag agent.Agent = script
 	if s.agent != nil {
@@ -183,7 +111,7 @@ func newHarness(t testing.TB, s setup) *harness {
 	}
 	eng := enginetest.New(ag, coord, append([]enginetest.Setup{func(d *engine.Deps, _ *engine.Config) { d.Log = logger }, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = t.TempDir() }}, s.engineOpts...)...)
 	eng.AddConnector(conn)
-	h := &harness{t: t, fake: fake, conn: conn, coord: coord, eng: eng, agent: script, log: log, logs: logs}
+	h := &harness{t: t, fake: fake, conn: conn, coord: coord, eng: eng, agent: script, logs: logs}
 	t.Cleanup(func() {
 		// Whatever happened, the bot token never reached the logs.
 		_, secret, _ := strings.Cut(fake.Token(), ":")
@@ -290,11 +218,11 @@ func (h *harness) answer(q string) tgfake.CallbackAnswer {
 // response waits for the agent's n-th (1-based) permission response.
 func (h *harness) response(n int) agent.PermissionResponse {
 	h.t.Helper()
-	h.waitFor(fmt.Sprintf("permission response #%d", n), func() bool { return len(h.log.Responses()) >= n })
-	return h.log.Responses()[n-1]
+	h.waitFor(fmt.Sprintf("permission response #%d", n), func() bool { return len(h.agent.Responses()) >= n })
+	return h.agent.Responses()[n-1]
 }
 
-func (h *harness) prompts() []string { return h.log.Prompts() }
+func (h *harness) prompts() []string { return h.agent.Prompts() }
 
 func (h *harness) dump(chat int64) string {
 	var b strings.Builder
@@ -312,9 +240,3 @@ func chatCommands() []connectors.Command {
 	}
 	return out
 }
-
-func (a *scriptAgent) About() agent.About {
-	return agent.About{Label: "the script agent", Title: "script agent"}
-}
-
-func (a *scriptAgent) Ready() error { return nil }

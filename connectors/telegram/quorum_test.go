@@ -22,13 +22,12 @@ import (
 // reason. A command from an approver-only user is refused.
 func TestGroupApproversAndQuorum(t *testing.T) {
 	const group, dev, alice, bob = int64(-900), int64(42), int64(7), int64(8)
-	var h *harness
-	h = newHarness(t, setup{
+	h := newHarness(t, setup{
 		allowed:    []int64{dev},
 		connOpts:   []telegram.Option{telegram.WithApprovers([]int64{alice, bob})},
 		engineOpts: []enginetest.Setup{func(_ *engine.Deps, c *engine.Config) { c.ApprovalQuorum = 2 }},
 		turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
-			ask(ctx, h.log, th, "Bash", map[string]any{"command": "rm -rf build"})
+			ask(ctx, th, "Bash", map[string]any{"command": "rm -rf build"})
 			return agent.Result{}, nil
 		},
 	})
@@ -64,14 +63,12 @@ func TestGroupApproversAndQuorum(t *testing.T) {
 // answer it; an allowed user who is no approver is refused.
 func TestAgentOptionsAreForApproversOnly(t *testing.T) {
 	const group, dev, alice = int64(-901), int64(42), int64(7)
-	var h *harness
-	h = newHarness(t, setup{
+	h := newHarness(t, setup{
 		allowed:  []int64{dev},
 		connOpts: []telegram.Option{telegram.WithApprovers([]int64{alice})},
 		turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
-			resp := th.Permission(ctx, agent.PermissionRequest{ToolName: "Bash", Input: []byte(`{"command":"make deploy"}`),
+			th.Permission(ctx, agent.PermissionRequest{ToolName: "Bash", Input: []byte(`{"command":"make deploy"}`),
 				Options: []agent.PermissionOption{{ID: "yes", Name: "Yes", Kind: "allow_once"}, {ID: "no", Name: "No", Kind: "reject_once"}}})
-			h.log.add(func() { h.log.responses = append(h.log.responses, resp) })
 			return agent.Result{}, nil
 		},
 	})

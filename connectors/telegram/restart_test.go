@@ -47,8 +47,7 @@ func TestMultiSelectSurvivesARestart(t *testing.T) {
 		})
 	}
 
-	var h1 *harness
-	h1 = run(askTurn(&h1, agent.ToolAskUserQuestion, func() any {
+	h1 := run(askTurn(agent.ToolAskUserQuestion, func() any {
 		return map[string]any{"questions": []map[string]any{{
 			"question": "Which checks?", "multiSelect": true,
 			"options": []map[string]any{{"label": "lint"}, {"label": "test"}, {"label": "vet"}},
@@ -105,9 +104,8 @@ func TestMultiSelectSurvivesARestart(t *testing.T) {
 // paused by Telegram (429 retry_after) does not hold the shutdown past the
 // engine's close timeout: Run returns, and the log says what was not sent.
 func TestShutdownDoesNotWaitPastTheCloseTimeoutForAPausedChat(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{
-		turn:       askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() }),
+	h := newHarness(t, setup{
+		turn:       askTurn(agent.ToolAskUserQuestion, func() any { return dbQuestion() }),
 		engineOpts: []enginetest.Setup{func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 300 * time.Millisecond }},
 	})
 	h.fake.Text(me, me, "pick")
@@ -128,8 +126,7 @@ func TestShutdownDoesNotWaitPastTheCloseTimeoutForAPausedChat(t *testing.T) {
 // on the last, never refused: a tap answers it and the agent gets it.
 func TestTooLongQuestionIsSplitNotDenied(t *testing.T) {
 	long := strings.Repeat("😀", 2500)
-	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any {
+	h := newHarness(t, setup{turn: askTurn(agent.ToolAskUserQuestion, func() any {
 		return map[string]any{"questions": []map[string]any{{
 			"question": long, "options": []map[string]any{{"label": "yes"}, {"label": "no"}},
 		}}}

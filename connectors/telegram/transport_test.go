@@ -265,10 +265,9 @@ type nopHandler struct{ connectors.Handler }
 // Taps racing the timeout: whatever wins, the person, the message and the
 // agent agree, and every tap is answered exactly once.
 func TestTapsRacingTimeouts(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{
+	h := newHarness(t, setup{
 		coordOpts: []interactions.Opt{interactions.WithTimeout(40 * time.Millisecond)},
-		turn:      askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() }),
+		turn:      askTurn(agent.ToolAskUserQuestion, func() any { return dbQuestion() }),
 	})
 	const rounds = 25
 	won, lost := 0, 0
@@ -336,8 +335,7 @@ func TestWebhookWithoutSecretIsRefused(t *testing.T) {
 // A tap is answered, and the agent unblocked, while the chat's outbound
 // queue is held up by a 429's retry_after.
 func TestTapIsNotQueuedBehindTheChatsMessages(t *testing.T) {
-	var h *harness
-	h = newHarness(t, setup{turn: askTurn(&h, agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
+	h := newHarness(t, setup{turn: askTurn(agent.ToolAskUserQuestion, func() any { return dbQuestion() })})
 	h.fake.Text(me, me, "pick")
 	m := h.botMessage(me, "Which database")
 	h.fake.SetLimits(tgfake.Limits{PerChat: 1, RetryAfter: 5})

@@ -29,55 +29,16 @@ import (
 // turnFunc is one scripted turn.
 type turnFunc func(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error)
 
-// scriptAgent runs each prompt with the turn registered for it.
-type scriptAgent struct {
-	mu    sync.Mutex
-	turns map[string]turnFunc
-}
-
-func (a *scriptAgent) Name() string { return "script" }
-func (a *scriptAgent) Open(context.Context, agent.SessionOptions) (agent.Session, error) {
-	return &scriptSession{a: a, done: make(chan struct{})}, nil
-}
-
-type scriptSession struct {
-	a      *scriptAgent
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
-}
-
-func (s *scriptSession) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
-	s.a.mu.Lock()
-	f := s.a.turns[prompt]
-	s.a.mu.Unlock()
-	ctx, cancel := context.WithCancel(ctx)
-	s.mu.Lock()
-	s.cancel = cancel
-	s.mu.Unlock()
-	defer cancel()
-	if f == nil {
-		h.Text("echo: " + prompt)
-		return agent.Result{Text: "echo: " + prompt, NumTurns: 1}, nil
-	}
-	return f(ctx, prompt, h)
-}
-
-func (s *scriptSession) Interrupt(context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cancel != nil {
-		s.cancel()
-	}
-	return nil
-}
-func (s *scriptSession) SetMode(context.Context, agent.Mode) error { return nil }
-func (s *scriptSession) ID() string                                { return "script-1" }
-func (s *scriptSession) Done() <-chan struct{}                     { return s.done }
-func (s *scriptSession) Close(context.Context) error {
-	s.once.Do(func() { close(s.done) })
-	return nil
+// scriptAgent runs each prompt with the turn registered for it and
+// echoes any other; an interrupt cancels the turn's ctx.
+func scriptAgent(turns map[string]turnFunc) *enginetest.ScriptAgent {
+	return &enginetest.ScriptAgent{IDPrefix: "script", CancelOnInterrupt: true,
+		Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+			if f := turns[prompt]; f != nil {
+				return f(ctx, prompt, h)
+			}
+			return enginetest.Echo(ctx, s, prompt, h)
+		}}
 }
 
 // screenWriter feeds a vt under a lock.
@@ -98,7 +59,7 @@ type inproc struct {
 	scr   *screenWriter
 	coord *interactions.Coordinator
 	conn  *terminal.Connector
-	agent *scriptAgent
+	agent *enginetest.ScriptAgent
 }
 
 func startInproc(t *testing.T, turns map[string]turnFunc, topts ...terminal.Option) *inproc {
@@ -107,7 +68,7 @@ func startInproc(t *testing.T, turns map[string]turnFunc, topts ...terminal.Opti
 	scr := &screenWriter{vt: newVT(rows, cols)}
 	conn := terminal.New(inR, scr, append([]terminal.Option{terminal.WithTTY(true), terminal.WithRawInput(true), terminal.WithColor(true),
 		terminal.WithWidth(func() int { return cols }), terminal.WithSpinnerInterval(10 * time.Millisecond), terminal.WithChat("t")}, topts...)...)
-	ag := &scriptAgent{turns: turns}
+	ag := scriptAgent(turns)
 	coord := interactions.New()
 	e := enginetest.New(ag, coord, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 5 * time.Second })
 	e.AddConnector(conn)
@@ -565,9 +526,3 @@ func TestOneApproverOfAQuorum(t *testing.T) {
 	assert.Equal(t, "local", res.Approvals[0].By)
 	p.waitCursor(">")
 }
-
-func (a *scriptAgent) About() agent.About {
-	return agent.About{Label: "the script agent", Title: "script agent"}
-}
-
-func (a *scriptAgent) Ready() error { return nil }

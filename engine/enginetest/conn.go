@@ -16,13 +16,20 @@ import (
 // guarded by its lock (Lock, Unlock); WaitFor's condition runs under it.
 type Conn struct {
 	name string
+	// WaitLimit bounds each wait (10 s when zero).
+	WaitLimit time.Duration
+	// GroupChats: every chat is shared by several people, not only those
+	// named group:….
+	GroupChats bool
 
 	sync.Mutex
 	Said      []string // chat|text
 	Streamed  []string // chat|text
+	Told      []string // chat|text of Said and Streamed together, in order
 	Summaries []connectors.Summary
 	Shown     []interactions.Interaction
 	Updates   []interactions.Event
+	running   bool // Run was called
 	changed   chan struct{}
 }
 
@@ -34,14 +41,45 @@ func NewConn(name string) *Conn {
 // Name implements connectors.Connector.
 func (r *Conn) Name() string { return r.name }
 
-// IsGroupChat implements connectors.GroupTeller: chats named group:… are
-// shared by several people.
-func (r *Conn) IsGroupChat(chatID string) bool { return strings.HasPrefix(chatID, "group:") }
+// IsGroupChat implements connectors.GroupTeller: chats named group:… (or
+// every chat, with GroupChats) are shared by several people.
+func (r *Conn) IsGroupChat(chatID string) bool {
+	return r.GroupChats || strings.HasPrefix(chatID, "group:")
+}
+
+// Entry splits an entry of Said, Streamed or Told into its chat and text.
+func Entry(e string) (chatID, text string) {
+	chatID, text, _ = strings.Cut(e, "|")
+	return chatID, text
+}
+
+// Texts is the texts of entries of Said, Streamed or Told, without their chats.
+func Texts(entries []string) []string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		_, out[i] = Entry(e)
+	}
+	return out
+}
 
 // Run implements connectors.Connector: it waits for ctx.
 func (r *Conn) Run(ctx context.Context, _ connectors.Handler) error {
+	r.note(func() { r.running = true })
 	<-ctx.Done()
 	return nil
+}
+
+// Running reports whether the engine has run the connector.
+func (r *Conn) Running() bool {
+	r.Lock()
+	defer r.Unlock()
+	return r.running
+}
+
+// WaitRunning waits until the engine runs the connector.
+func (r *Conn) WaitRunning(t testing.TB) {
+	t.Helper()
+	r.WaitFor(t, "the connector running", func() bool { return r.running })
 }
 
 // note records under the lock and wakes a waiter.
@@ -57,13 +95,13 @@ func (r *Conn) note(f func()) {
 
 // Say implements connectors.Connector.
 func (r *Conn) Say(_ context.Context, chatID, text string) error {
-	r.note(func() { r.Said = append(r.Said, chatID+"|"+text) })
+	r.note(func() { r.Said, r.Told = append(r.Said, chatID+"|"+text), append(r.Told, chatID+"|"+text) })
 	return nil
 }
 
 // StreamText implements connectors.Connector.
 func (r *Conn) StreamText(_ context.Context, chatID, text string) error {
-	r.note(func() { r.Streamed = append(r.Streamed, chatID+"|"+text) })
+	r.note(func() { r.Streamed, r.Told = append(r.Streamed, chatID+"|"+text), append(r.Told, chatID+"|"+text) })
 	return nil
 }
 
@@ -85,11 +123,15 @@ func (r *Conn) Update(_ context.Context, ev interactions.Event) error {
 	return nil
 }
 
-// WaitFor polls cond (under the lock) until it holds or 10 s pass; the
-// deadline only bounds waiting, it is not what is tested.
+// WaitFor polls cond (under the lock) until it holds or WaitLimit passes;
+// the deadline only bounds waiting, it is not what is tested.
 func (r *Conn) WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	limit := r.WaitLimit
+	if limit == 0 {
+		limit = 10 * time.Second
+	}
+	deadline := time.After(limit)
 	for {
 		r.Lock()
 		ok := cond()
@@ -103,7 +145,7 @@ func (r *Conn) WaitFor(t testing.TB, what string, cond func() bool) {
 		case <-deadline:
 			r.Lock()
 			defer r.Unlock()
-			t.Fatalf("timed out waiting for %s; said=%q shown=%d stream=%q", what, r.Said, len(r.Shown), r.Streamed)
+			t.Fatalf("timed out waiting for %s; said=%q shown=%d stream=%q done=%d", what, r.Said, len(r.Shown), r.Streamed, len(r.Summaries))
 		}
 	}
 }
@@ -128,6 +170,30 @@ func (r *Conn) WaitShown(t testing.TB, n int) interactions.Interaction {
 	r.Lock()
 	defer r.Unlock()
 	return r.Shown[n-1]
+}
+
+// WaitResolved waits for the update that resolves interaction id and
+// returns it.
+func (r *Conn) WaitResolved(t testing.TB, id string) interactions.Event {
+	t.Helper()
+	var ev interactions.Event
+	r.WaitFor(t, "the resolved update of "+id, func() bool {
+		for _, u := range r.Updates {
+			if u.Type == interactions.EventResolved && u.Interaction.ID == id {
+				ev = u
+				return true
+			}
+		}
+		return false
+	})
+	return ev
+}
+
+// ShownCount is how many interactions were shown.
+func (r *Conn) ShownCount() int {
+	r.Lock()
+	defer r.Unlock()
+	return len(r.Shown)
 }
 
 // SaidText is every message said, one per line.

@@ -5,26 +5,44 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"testing"
+	"time"
 
 	"github.com/leashd/leashd/engine/agent"
 )
 
 // ScriptAgent is an agent whose turns run a test's function; it records
-// how sessions were opened and the prompts they got.
+// how sessions were opened, the prompts they got and the permission
+// responses their turns got.
 type ScriptAgent struct {
 	// Info is what the agent says of itself (a default when empty).
 	Info agent.About
-	// Turn runs each turn.
+	// Turn runs each turn; Echo when nil.
 	Turn func(ctx context.Context, s *ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error)
 	// EngineRules: like the demo agent, it keeps no session rules and asks
 	// the engine to apply them (agent.SessionRulesByEngine).
 	EngineRules bool
+	// IDPrefix names the sessions it makes up: <IDPrefix>-1, <IDPrefix>-2,
+	// … ("sess" when empty).
+	IDPrefix string
+	// CancelOnInterrupt: the engine's interrupt also cancels the running
+	// turn's ctx, as a real agent stops whatever call it is in.
+	CancelOnInterrupt bool
 
-	mu      sync.Mutex
-	opened  []agent.SessionOptions
-	prompts []string
-	seq     int
-	live    []*ScriptSession
+	mu        sync.Mutex
+	opened    []agent.SessionOptions
+	prompts   []string
+	responses []agent.PermissionResponse
+	seq       int
+	live      []*ScriptSession
+	changed   chan struct{}
+}
+
+// Echo is the turn of a ScriptAgent without one: it says and returns
+// "echo: <prompt>".
+func Echo(_ context.Context, _ *ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+	h.Text("echo: " + prompt)
+	return agent.Result{Text: "echo: " + prompt, NumTurns: 1}, nil
 }
 
 // Name implements agent.Agent.
@@ -51,7 +69,9 @@ func (a *ScriptAgent) Open(_ context.Context, o agent.SessionOptions) (agent.Ses
 	defer a.mu.Unlock()
 	a.seq++
 	id := o.ResumeID
-	if id == "" {
+	if id == "" && a.IDPrefix != "" {
+		id = fmt.Sprintf("%s-%d", a.IDPrefix, a.seq)
+	} else if id == "" {
 		id = fmt.Sprintf("sess-%d", a.seq)
 	}
 	a.opened = append(a.opened, o)
@@ -74,6 +94,72 @@ func (a *ScriptAgent) Prompts() []string {
 	return append([]string(nil), a.prompts...)
 }
 
+// Responses returns every permission response its turns got, in order.
+func (a *ScriptAgent) Responses() []agent.PermissionResponse {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]agent.PermissionResponse(nil), a.responses...)
+}
+
+// WaitPrompts waits until the agent has got n prompts and returns them.
+func (a *ScriptAgent) WaitPrompts(t testing.TB, n int) []string {
+	t.Helper()
+	a.waitFor(t, fmt.Sprintf("%d prompts", n), func() bool { return len(a.prompts) >= n })
+	return a.Prompts()
+}
+
+// WaitResponses waits until the agent's turns have got n permission
+// responses and returns them.
+func (a *ScriptAgent) WaitResponses(t testing.TB, n int) []agent.PermissionResponse {
+	t.Helper()
+	a.waitFor(t, fmt.Sprintf("%d permission responses", n), func() bool { return len(a.responses) >= n })
+	return a.Responses()
+}
+
+// waitFor polls cond (under the lock) until it holds or 10 s pass; the
+// deadline only bounds waiting, it is not what is tested.
+func (a *ScriptAgent) waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		a.mu.Lock()
+		ok, changed := cond(), a.changedLocked()
+		a.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-changed:
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			t.Fatalf("timed out waiting for %s; prompts=%q responses=%d", what, a.prompts, len(a.responses))
+		}
+	}
+}
+
+// note records under the lock and wakes a waiter.
+func (a *ScriptAgent) note(f func()) {
+	a.mu.Lock()
+	f()
+	changed := a.changedLocked()
+	a.mu.Unlock()
+	select {
+	case changed <- struct{}{}:
+	default:
+	}
+}
+
+// changedLocked is the channel a change is announced on, made on first
+// use; a.mu is held.
+func (a *ScriptAgent) changedLocked() chan struct{} {
+	if a.changed == nil {
+		a.changed = make(chan struct{}, 1)
+	}
+	return a.changed
+}
+
 // Sessions returns every session opened, in order.
 func (a *ScriptAgent) Sessions() []*ScriptSession {
 	a.mu.Lock()
@@ -94,16 +180,30 @@ type ScriptSession struct {
 }
 
 // Turn implements agent.Session: it records the prompt and runs the
-// agent's Turn.
+// agent's Turn with a handler that records the permission responses.
 func (s *ScriptSession) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
-	s.a.mu.Lock()
-	s.a.prompts = append(s.a.prompts, prompt)
-	s.a.mu.Unlock()
+	s.a.note(func() { s.a.prompts = append(s.a.prompts, prompt) })
 	select {
 	case <-s.interrupt: // drop a stale interrupt
 	default:
 	}
-	res, err := s.a.Turn(ctx, s, prompt, h)
+	if s.a.CancelOnInterrupt {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-s.interrupt:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	turn := s.a.Turn
+	if turn == nil {
+		turn = Echo
+	}
+	res, err := turn(ctx, s, prompt, s.a.record(h))
 	if res.SessionID == "" {
 		res.SessionID = s.id
 	}
@@ -148,6 +248,34 @@ func (s *ScriptSession) Closed() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.closed
+}
+
+// recorder is a turn handler that records the permission responses.
+type recorder struct {
+	agent.TurnHandler
+	a *ScriptAgent
+}
+
+// Permission implements agent.TurnHandler.
+func (r recorder) Permission(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
+	resp := r.TurnHandler.Permission(ctx, req)
+	r.a.note(func() { r.a.responses = append(r.a.responses, resp) })
+	return resp
+}
+
+// elicitRecorder is a recorder for a handler that also elicits.
+type elicitRecorder struct {
+	recorder
+	agent.Elicitor
+}
+
+// record wraps h in a recorder that keeps what else h implements.
+func (a *ScriptAgent) record(h agent.TurnHandler) agent.TurnHandler {
+	r := recorder{TurnHandler: h, a: a}
+	if el, ok := h.(agent.Elicitor); ok {
+		return elicitRecorder{r, el}
+	}
+	return r
 }
 
 // WaitInterrupt blocks a scripted turn until the engine interrupts it.

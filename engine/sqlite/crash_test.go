@@ -45,7 +45,7 @@ func say(format string, args ...any) { fmt.Fprintf(os.Stdout, format+"\n", args.
 // "sending") never returns: the message is on its way when the process
 // dies.
 type stallingConn struct {
-	*conn
+	*enginetest.Conn
 	stall bool
 }
 
@@ -78,7 +78,7 @@ func crashChild(path, when string) {
 	coord := interactions.New(interactions.WithJournal(tellingJournal{st}))
 	a := newAgent("sess")
 	e := enginetest.New(a, coord, func(d *engine.Deps, _ *engine.Config) { d.Store = st })
-	c := stallingConn{conn: newConn(), stall: when == "sending"}
+	c := stallingConn{Conn: enginetest.NewConn("web"), stall: when == "sending"}
 	e.AddConnector(c)
 	go func() { _ = e.Run(ctx) }()
 	in := func(text string) {
@@ -95,7 +95,7 @@ func crashChild(path, when string) {
 	}
 	in("/edit")
 	in("hello")
-	for len(a.promptsCopy()) < 1 {
+	for len(a.Prompts()) < 1 {
 		time.Sleep(5 * time.Millisecond)
 	}
 	// Wait until the first turn's session is saved, as a person would
@@ -141,7 +141,7 @@ func TestRestartAfterSIGKILL(t *testing.T) {
 			a := newAgent("new")
 			l := startLeashd(t, path, a)
 			// Start-up recovery marks it interrupted and edits its message.
-			ev := l.conn.resolvedUpdate(t, id)
+			ev := l.conn.WaitResolved(t, id)
 			assert.Equal(t, interactions.StatusInterrupted, ev.Resolution.Status)
 			assert.Equal(t, interactions.InterruptedNotice, ev.Resolution.Text)
 			assert.Equal(t, wantRef, ev.Ref)
@@ -151,11 +151,11 @@ func TestRestartAfterSIGKILL(t *testing.T) {
 			out2, err := l.e.Reply(context.Background(), id, interactions.Reply{By: "u1", Answers: []string{"Postgres"}})
 			require.NoError(t, err)
 			assert.Equal(t, interactions.Resolved, out2)
-			a.waitFor(t, "the recovered prompt", func() bool { return len(a.prompts) == 1 })
-			p := a.promptsCopy()[0]
+			a.WaitPrompts(t, 1)
+			p := a.Prompts()[0]
 			assert.True(t, strings.HasPrefix(p, agent.RecoveredPromptPrefix), p)
 			assert.Contains(t, p, `The user answered: "Postgres"`)
-			opened := a.openedCopy()
+			opened := a.Opened()
 			require.Len(t, opened, 1)
 			assert.Equal(t, "sess-1", opened[0].ResumeID, "the killed run's session is resumed")
 			assert.Equal(t, agent.ModeAcceptEdits, opened[0].Mode)
@@ -232,14 +232,14 @@ func TestSIGKILLDuringTheFirstTurnsQuestion(t *testing.T) {
 
 	a := newAgent("new")
 	l := startLeashd(t, path, a)
-	ev := l.conn.resolvedUpdate(t, id)
+	ev := l.conn.WaitResolved(t, id)
 	assert.Equal(t, interactions.StatusInterrupted, ev.Resolution.Status)
 	out, err := l.e.Reply(context.Background(), id, interactions.Reply{By: "u1", Answers: []string{"SQLite"}})
 	require.NoError(t, err)
 	assert.Equal(t, interactions.Resolved, out)
-	a.waitFor(t, "the recovered prompt", func() bool { return len(a.prompts) == 1 })
-	assert.Contains(t, a.promptsCopy()[0], `The user answered: "SQLite"`)
-	opened := a.openedCopy()
+	a.WaitPrompts(t, 1)
+	assert.Contains(t, a.Prompts()[0], `The user answered: "SQLite"`)
+	opened := a.Opened()
 	require.Len(t, opened, 1)
 	assert.Equal(t, "sess-1", opened[0].ResumeID, "the answer resumes the session that asked")
 	assert.Equal(t, agent.ModeDefault, opened[0].Mode)

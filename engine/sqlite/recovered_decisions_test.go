@@ -94,12 +94,12 @@ func runDecisionCase(t *testing.T, tc decisionCase) {
 	a1 := newAgent("sess")
 	l1 := startLeashd(t, path, a1)
 	l1.send(t, chat, tc.mode)
-	l1.conn.waitFor(t, "the mode reply", func() bool { return len(l1.conn.said) > 0 })
+	l1.conn.WaitFor(t, "the mode reply", func() bool { return len(l1.conn.Said) > 0 })
 	l1.send(t, chat, tc.prompt) // the chat's first turn asks
-	q := l1.conn.waitShown(t, 1)
+	q := l1.conn.WaitShown(t, 1)
 	l1.stop()
-	a1.waitFor(t, "the agent told of the shutdown", func() bool { return len(a1.responses) == 1 })
-	assert.False(t, a1.responses[0].Allow, "nothing was decided before the restart")
+	rs := a1.WaitResponses(t, 1)
+	assert.False(t, rs[0].Allow, "nothing was decided before the restart")
 
 	a2 := newAgent("new")
 	l2 := startLeashd(t, path, a2)
@@ -108,20 +108,20 @@ func runDecisionCase(t *testing.T, tc decisionCase) {
 	require.NoError(t, err)
 	assert.Equal(t, tc.out, out)
 	if tc.feedback != "" {
-		assert.Empty(t, a2.promptsCopy(), "nothing is sent before the feedback")
+		assert.Empty(t, a2.Prompts(), "nothing is sent before the feedback")
 		l2.send(t, chat, tc.feedback)
 	}
-	a2.waitFor(t, "the prompts", func() bool { return len(a2.prompts) == len(tc.prompts) })
-	assert.Equal(t, tc.prompts, a2.promptsCopy())
-	opened := a2.openedCopy()
+	a2.WaitPrompts(t, len(tc.prompts))
+	assert.Equal(t, tc.prompts, a2.Prompts())
+	opened := a2.Opened()
 	require.Len(t, opened, len(tc.opened))
 	for i, want := range tc.opened {
 		assert.Equal(t, want.ResumeID, opened[i].ResumeID, "session %d resumed", i+1)
 		assert.Equal(t, want.Mode, opened[i].Mode, "session %d mode", i+1)
 	}
 	if tc.said != "" {
-		l2.conn.waitFor(t, "the chat told", func() bool {
-			for _, s := range l2.conn.said {
+		l2.conn.WaitFor(t, "the chat told", func() bool {
+			for _, s := range l2.conn.Said {
 				if s == chat+"|"+tc.said {
 					return true
 				}
@@ -129,7 +129,7 @@ func runDecisionCase(t *testing.T, tc decisionCase) {
 			return false
 		})
 	}
-	ev := l2.conn.resolvedUpdate(t, q.ID)
+	ev := l2.conn.WaitResolved(t, q.ID)
 	assert.Equal(t, "msg-"+q.ID, ev.Ref, "the old message is edited")
 	l2.stop()
 

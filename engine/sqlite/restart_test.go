@@ -36,93 +36,16 @@ var (
 	bashInput = json.RawMessage(`{"command":"npm test | tee out.txt"}`)
 )
 
-// agent is a scripted engine.Agent: "ask" asks which database (and
-// reports the answer as its result), "plan" asks for a plan review,
-// "tool" to run a Bash command; anything else is answered at once.
-// It records how sessions were opened, the prompts and the permission
-// answers.
-type scriptAgent struct {
-	mu        sync.Mutex
-	opened    []agent.SessionOptions
-	prompts   []string
-	responses []agent.PermissionResponse
-	changed   chan struct{}
-	seq       int
-	prefix    string // session IDs it makes up
+// newAgent returns a scripted agent whose sessions are named
+// <prefix>-1, …: "ask" asks which database (and reports the answer as its
+// result), "plan" asks for a plan review, "tool" to run a Bash command;
+// anything else is answered at once.
+func newAgent(prefix string) *enginetest.ScriptAgent {
+	return &enginetest.ScriptAgent{IDPrefix: prefix, Turn: restartTurn}
 }
 
-func newAgent(prefix string) *scriptAgent {
-	return &scriptAgent{changed: make(chan struct{}, 1), prefix: prefix}
-}
-
-func (a *scriptAgent) Name() string { return "script" }
-
-func (a *scriptAgent) Open(_ context.Context, o agent.SessionOptions) (agent.Session, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.seq++
-	id := o.ResumeID
-	if id == "" {
-		id = fmt.Sprintf("%s-%d", a.prefix, a.seq)
-	}
-	a.opened = append(a.opened, o)
-	return &session{a: a, id: id, done: make(chan struct{}), interrupt: make(chan struct{}, 1)}, nil
-}
-
-func (a *scriptAgent) note(f func()) {
-	a.mu.Lock()
-	f()
-	a.mu.Unlock()
-	select {
-	case a.changed <- struct{}{}:
-	default:
-	}
-}
-
-// waitFor waits (bounded) until cond holds under the agent's lock.
-func (a *scriptAgent) waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.After(wait)
-	for {
-		a.mu.Lock()
-		ok := cond()
-		a.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-a.changed:
-		case <-time.After(20 * time.Millisecond):
-		case <-deadline:
-			a.mu.Lock()
-			defer a.mu.Unlock()
-			t.Fatalf("timed out waiting for %s; prompts=%q", what, a.prompts)
-		}
-	}
-}
-
-func (a *scriptAgent) promptsCopy() []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]string(nil), a.prompts...)
-}
-
-func (a *scriptAgent) openedCopy() []agent.SessionOptions {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]agent.SessionOptions(nil), a.opened...)
-}
-
-type session struct {
-	a         *scriptAgent
-	id        string
-	done      chan struct{}
-	interrupt chan struct{}
-	once      sync.Once
-}
-
-func (s *session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
-	s.a.note(func() { s.a.prompts = append(s.a.prompts, prompt) })
+// restartTurn is the scripted agent's turn.
+func restartTurn(ctx context.Context, _ *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
 	req := agent.PermissionRequest{ToolName: agent.ToolAskUserQuestion, Input: askDB, ToolUseID: "toolu_1"}
 	switch prompt {
 	case "ask":
@@ -132,123 +55,13 @@ func (s *session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) 
 		req = agent.PermissionRequest{ToolName: "Bash", Input: bashInput, ToolUseID: "toolu_1"}
 	default:
 		h.Text("ok: " + prompt)
-		return agent.Result{Text: "ok", SessionID: s.id, Subtype: "success"}, nil
+		return agent.Result{Text: "ok", Subtype: "success"}, nil
 	}
 	resp := h.Permission(ctx, req)
-	s.a.note(func() { s.a.responses = append(s.a.responses, resp) })
 	if !resp.Allow {
-		return agent.Result{Text: resp.Message, SessionID: s.id, Subtype: "error_during_execution", IsError: true}, nil
+		return agent.Result{Text: resp.Message, Subtype: "error_during_execution", IsError: true}, nil
 	}
-	return agent.Result{Text: "using " + string(resp.UpdatedInput), SessionID: s.id, Subtype: "success"}, nil
-}
-
-func (s *session) Interrupt(context.Context) error {
-	select {
-	case s.interrupt <- struct{}{}:
-	default:
-	}
-	return nil
-}
-func (s *session) SetMode(context.Context, agent.Mode) error { return nil }
-func (s *session) ID() string                                { return s.id }
-func (s *session) Done() <-chan struct{}                     { return s.done }
-func (s *session) Close(context.Context) error {
-	s.once.Do(func() { close(s.done) })
-	return nil
-}
-
-// conn is a connector named "web" (it owns every chat) that records what
-// people would see.
-type conn struct {
-	mu      sync.Mutex
-	said    []string
-	shown   []interactions.Interaction
-	updates []interactions.Event
-	run     bool // Run was called
-	changed chan struct{}
-}
-
-func newConn() *conn { return &conn{changed: make(chan struct{}, 1)} }
-
-func (c *conn) Name() string { return "web" }
-func (c *conn) Run(ctx context.Context, _ connectors.Handler) error {
-	c.note(func() { c.run = true })
-	<-ctx.Done()
-	return nil
-}
-
-func (c *conn) running() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.run
-}
-func (c *conn) note(f func()) {
-	c.mu.Lock()
-	f()
-	c.mu.Unlock()
-	select {
-	case c.changed <- struct{}{}:
-	default:
-	}
-}
-func (c *conn) Say(_ context.Context, chatID, text string) error {
-	c.note(func() { c.said = append(c.said, chatID+"|"+text) })
-	return nil
-}
-func (c *conn) StreamText(context.Context, string, string) error       { return nil }
-func (c *conn) Done(context.Context, string, connectors.Summary) error { return nil }
-func (c *conn) Present(_ context.Context, it *interactions.Interaction) (string, error) {
-	c.note(func() { c.shown = append(c.shown, *it) })
-	return "msg-" + it.ID, nil
-}
-func (c *conn) Update(_ context.Context, ev interactions.Event) error {
-	c.note(func() { c.updates = append(c.updates, ev) })
-	return nil
-}
-
-func (c *conn) waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.After(wait)
-	for {
-		c.mu.Lock()
-		ok := cond()
-		c.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-c.changed:
-		case <-time.After(20 * time.Millisecond):
-		case <-deadline:
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			t.Fatalf("timed out waiting for %s; said=%q shown=%d updates=%d", what, c.said, len(c.shown), len(c.updates))
-		}
-	}
-}
-
-func (c *conn) waitShown(t testing.TB, n int) interactions.Interaction {
-	t.Helper()
-	c.waitFor(t, fmt.Sprintf("interaction #%d shown", n), func() bool { return len(c.shown) >= n })
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.shown[n-1]
-}
-
-// resolvedUpdate waits for the resolved event of id and returns it.
-func (c *conn) resolvedUpdate(t testing.TB, id string) interactions.Event {
-	t.Helper()
-	var ev interactions.Event
-	c.waitFor(t, "the resolved update of "+id, func() bool {
-		for _, u := range c.updates {
-			if u.Type == interactions.EventResolved && u.Interaction.ID == id {
-				ev = u
-				return true
-			}
-		}
-		return false
-	})
-	return ev
+	return agent.Result{Text: "using " + string(resp.UpdatedInput), Subtype: "success"}, nil
 }
 
 // leashd is one run of leashd in this process: a store, a coordinator
@@ -257,14 +70,14 @@ type leashd struct {
 	st    *sqlite.Store
 	coord *interactions.Coordinator
 	e     *engine.Engine
-	conn  *conn
-	agent *scriptAgent
+	conn  *enginetest.Conn
+	agent *enginetest.ScriptAgent
 	stop  func()
 }
 
 // startLeashd starts a run on path; wrap, when given, stands between the
 // engine and the store's recovery (to delay it).
-func startLeashd(t testing.TB, path string, a *scriptAgent, wrap ...func(engine.Store) engine.Store) *leashd {
+func startLeashd(t testing.TB, path string, a *enginetest.ScriptAgent, wrap ...func(engine.Store) engine.Store) *leashd {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), path)
 	require.NoError(t, err)
@@ -274,7 +87,7 @@ func startLeashd(t testing.TB, path string, a *scriptAgent, wrap ...func(engine.
 		rec = w(rec)
 	}
 	e := enginetest.New(a, coord, func(d *engine.Deps, _ *engine.Config) { d.Store = st }, func(d *engine.Deps, _ *engine.Config) { d.Store = rec }, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 5 * time.Second })
-	c := newConn()
+	c := enginetest.NewConn("web")
 	e.AddConnector(c)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -324,18 +137,18 @@ func TestRestartRecoversAPendingQuestion(t *testing.T) {
 	a1 := newAgent("sess")
 	l1 := startLeashd(t, path, a1)
 	l1.send(t, chat, "/plan")
-	l1.conn.waitFor(t, "the mode reply", func() bool { return len(l1.conn.said) > 0 })
+	l1.conn.WaitFor(t, "the mode reply", func() bool { return len(l1.conn.Said) > 0 })
 	l1.send(t, chat, "hello")
-	a1.waitFor(t, "the first turn", func() bool { return len(a1.prompts) == 1 })
+	a1.WaitPrompts(t, 1)
 	l1.send(t, chat, "ask")
-	q := l1.conn.waitShown(t, 1)
+	q := l1.conn.WaitShown(t, 1)
 	assert.Equal(t, "Which database?", q.Question)
 	assert.Equal(t, "pending", record(t, l1.st, q.ID).Status(), "recorded while it waits")
 
 	l1.stop() // graceful shutdown with the question pending
-	a1.waitFor(t, "the agent told of the shutdown", func() bool { return len(a1.responses) == 1 })
-	assert.False(t, a1.responses[0].Allow, "the interrupted question is not answered")
-	opened1 := a1.openedCopy()
+	rs := a1.WaitResponses(t, 1)
+	assert.False(t, rs[0].Allow, "the interrupted question is not answered")
+	opened1 := a1.Opened()
 	require.NotEmpty(t, opened1)
 	assert.Equal(t, agent.ModePlan, opened1[0].Mode)
 
@@ -357,18 +170,18 @@ func TestRestartRecoversAPendingQuestion(t *testing.T) {
 	l2.waitPending(t, q.ID) // registered again at start-up
 	winner := tapAtOnce(t, l2, q.ID, 8)
 
-	a2.waitFor(t, "the recovered prompt", func() bool { return len(a2.prompts) >= 1 })
-	prompts := a2.promptsCopy()
+	a2.WaitPrompts(t, 1)
+	prompts := a2.Prompts()
 	require.Len(t, prompts, 1, "the agent gets the answer once")
 	assert.True(t, strings.HasPrefix(prompts[0], agent.RecoveredPromptPrefix), prompts[0])
 	assert.Contains(t, prompts[0], `"Which database?"`)
 	assert.Contains(t, prompts[0], `The user answered: "SQLite"`)
-	opened2 := a2.openedCopy()
+	opened2 := a2.Opened()
 	require.Len(t, opened2, 1)
 	assert.Equal(t, "sess-1", opened2[0].ResumeID, "the chat's session is resumed")
 	assert.Equal(t, agent.ModePlan, opened2[0].Mode, "in the mode it had")
 
-	ev := l2.conn.resolvedUpdate(t, q.ID)
+	ev := l2.conn.WaitResolved(t, q.ID)
 	assert.Equal(t, "msg-"+q.ID, ev.Ref, "the old message is edited")
 	assert.Equal(t, "SQLite", ev.Resolution.Answer)
 
@@ -384,9 +197,9 @@ func TestRestartRecoversAPendingQuestion(t *testing.T) {
 	require.ErrorIs(t, err, interactions.ErrNotPending)
 	_, err = l2.e.Reply(context.Background(), "neverwas", interactions.Reply{By: "late", Answers: []string{"Postgres"}})
 	require.ErrorIs(t, err, interactions.ErrNotFound)
-	a2.waitFor(t, "the recovered turn to finish", func() bool { return len(a2.prompts) == 1 })
+	a2.WaitPrompts(t, 1)
 	l2.stop()
-	assert.Len(t, a2.promptsCopy(), 1)
+	assert.Len(t, a2.Prompts(), 1)
 }
 
 // tapAtOnce answers question id with taps concurrent replies and returns
@@ -430,20 +243,20 @@ func TestRestartKeepsSessionsAndQuestionsAskedAfterIt(t *testing.T) {
 	l1.send(t, "web:a", "/edit")
 	l1.send(t, "web:a", "hello")
 	l1.send(t, "web:b", "hello")
-	a1.waitFor(t, "both turns", func() bool { return len(a1.prompts) == 2 })
+	a1.WaitPrompts(t, 2)
 	l1.stop()
 
 	a2 := newAgent("new")
 	l2 := startLeashd(t, path, a2)
 	l2.send(t, "web:a", "ask")
-	q := l2.conn.waitShown(t, 1)
+	q := l2.conn.WaitShown(t, 1)
 	_, err := l2.e.Reply(context.Background(), q.ID, interactions.Reply{By: "u1", Answers: []string{"Postgres"}})
 	require.NoError(t, err)
-	a2.waitFor(t, "the answer", func() bool { return len(a2.responses) == 1 })
-	assert.True(t, a2.responses[0].Allow)
-	assert.Contains(t, string(a2.responses[0].UpdatedInput), `"Which database?":"Postgres"`)
+	rs := a2.WaitResponses(t, 1)
+	assert.True(t, rs[0].Allow)
+	assert.Contains(t, string(rs[0].UpdatedInput), `"Which database?":"Postgres"`)
 
-	opened := a2.openedCopy()
+	opened := a2.Opened()
 	require.Len(t, opened, 1)
 	assert.Equal(t, agent.ModeAcceptEdits, opened[0].Mode)
 	assert.Regexp(t, `^sess-[12]$`, opened[0].ResumeID)
@@ -497,20 +310,20 @@ func TestTapArrivingBeforeStartupRecovery(t *testing.T) {
 	unblock := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(unblock) // before the engine stops, even when the test fails
 	<-called           // the engine is starting; recovery has not marked anything yet
-	assert.False(t, l.conn.running(), "no connector takes updates before the leftovers are registered again")
+	assert.False(t, l.conn.Running(), "no connector takes updates before the leftovers are registered again")
 	unblock()
-	l.conn.waitFor(t, "the connector running", func() bool { return l.conn.run })
+	l.conn.WaitRunning(t)
 	_, pending := l.e.Interaction(q.ID)
 	require.True(t, pending, "registered again before the connector started")
 	out, err := l.e.Reply(ctx, q.ID, interactions.Reply{By: "1001", Answers: []string{"SQLite"}})
 	require.NoError(t, err)
 	assert.Equal(t, interactions.Resolved, out)
-	a.waitFor(t, "the recovered prompt", func() bool { return len(a.prompts) == 1 })
-	assert.Contains(t, a.promptsCopy()[0], `The user answered: "SQLite"`)
-	assert.Equal(t, "sess-old", a.openedCopy()[0].ResumeID)
+	a.WaitPrompts(t, 1)
+	assert.Contains(t, a.Prompts()[0], `The user answered: "SQLite"`)
+	assert.Equal(t, "sess-old", a.Opened()[0].ResumeID)
 
-	l.conn.waitFor(t, "the answer shown", func() bool {
-		for _, u := range l.conn.updates {
+	l.conn.WaitFor(t, "the answer shown", func() bool {
+		for _, u := range l.conn.Updates {
 			if u.Interaction.ID == q.ID && u.Resolution.Status == interactions.StatusAnswered {
 				return u.Ref == "msg-crashq1"
 			}
@@ -518,18 +331,12 @@ func TestTapArrivingBeforeStartupRecovery(t *testing.T) {
 		return false
 	})
 	l.stop()
-	l.conn.mu.Lock()
-	defer l.conn.mu.Unlock()
-	last := l.conn.updates[len(l.conn.updates)-1]
+	l.conn.Lock()
+	defer l.conn.Unlock()
+	last := l.conn.Updates[len(l.conn.Updates)-1]
 	assert.Equal(t, interactions.StatusAnswered, last.Resolution.Status, "the answered message is not marked restarted afterwards")
 	ro, err := sqlite.Open(ctx, path, sqlite.ReadOnly())
 	require.NoError(t, err)
 	defer ro.Close()
 	assert.Equal(t, "answered", record(t, ro, q.ID).Status())
 }
-
-func (a *scriptAgent) About() agent.About {
-	return agent.About{Label: "the script agent", Title: "script agent"}
-}
-
-func (a *scriptAgent) Ready() error { return nil }

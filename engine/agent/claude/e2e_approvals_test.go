@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/engine/enginetest"
 	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 	"github.com/leashd/leashd/interactions"
 )
@@ -23,12 +24,12 @@ func TestE2EBashApproval(t *testing.T) {
 		s := newStack(t)
 		s.api.Reply(bash(cmd), fakeapi.Text("Wrote it."))
 		s.send(t, "write a file")
-		it := s.conn.waitShown(t, 1)
+		it := s.conn.WaitShown(t, 1)
 		assert.Equal(t, interactions.KindToolApproval, it.Kind)
 		assert.Equal(t, "Bash", it.ToolName)
 		assert.Contains(t, it.ToolSummary, cmd)
 		s.tap(t, it.ID, interactions.DecisionAllow)
-		assert.Equal(t, "Wrote it.", s.conn.waitDone(t, 1).Result)
+		assert.Equal(t, "Wrote it.", s.conn.WaitDone(t, 1).Result)
 		b, err := os.ReadFile(filepath.Join(s.dir, "out.txt"))
 		require.NoError(t, err, "the command ran in the working directory")
 		assert.Equal(t, "hi\n", string(b))
@@ -42,9 +43,9 @@ func TestE2EBashApproval(t *testing.T) {
 		s := newStack(t)
 		s.api.Reply(bash(cmd), fakeapi.Text("Understood."))
 		s.send(t, "write a file")
-		it := s.conn.waitShown(t, 1)
+		it := s.conn.WaitShown(t, 1)
 		s.typed(t, it.ID, "not in this repository, please")
-		assert.Equal(t, "Understood.", s.conn.waitDone(t, 1).Result)
+		assert.Equal(t, "Understood.", s.conn.WaitDone(t, 1).Result)
 		_, err := os.Stat(filepath.Join(s.dir, "out.txt"))
 		assert.True(t, os.IsNotExist(err), "a denied command does not run")
 		calls := s.api.Calls()
@@ -63,10 +64,10 @@ func TestE2EBashApproval(t *testing.T) {
 		s := newStack(t)
 		s.api.Reply(bash(touch), bash(touch), fakeapi.Text("Twice."))
 		s.send(t, "touch twice")
-		it := s.conn.waitShown(t, 1)
+		it := s.conn.WaitShown(t, 1)
 		s.tap(t, it.ID, interactions.DecisionAllowSession)
-		assert.Equal(t, "Twice.", s.conn.waitDone(t, 1).Result)
-		assert.Equal(t, 1, s.conn.shownCount(), "the second call is not asked")
+		assert.Equal(t, "Twice.", s.conn.WaitDone(t, 1).Result)
+		assert.Equal(t, 1, s.conn.ShownCount(), "the second call is not asked")
 		assert.FileExists(t, filepath.Join(s.dir, "made-by-touch.txt"))
 		calls := s.api.Calls()
 		require.Len(t, calls, 3)
@@ -97,13 +98,13 @@ func planReviewEdit(t *testing.T) {
 	s := newStack(t)
 	s.api.Reply(fakeapi.Tool("ExitPlanMode", map[string]string{"plan": planText}), writeHello(s.dir), fakeapi.Text("Done."))
 	s.send(t, "/plan make a plan")
-	it := s.conn.waitShown(t, 1)
+	it := s.conn.WaitShown(t, 1)
 	assert.Equal(t, interactions.KindPlanReview, it.Kind)
 	assert.Equal(t, planText, it.Plan)
 	s.tap(t, it.ID, interactions.DecisionEdit)
-	assert.Equal(t, "Done.", s.conn.waitDone(t, 1).Result)
-	s.conn.waitSaid(t, "Mode: acceptEdits")
-	assert.Equal(t, 1, s.conn.shownCount(), "Write was not asked about in acceptEdits")
+	assert.Equal(t, "Done.", s.conn.WaitDone(t, 1).Result)
+	s.conn.WaitSaid(t, "Mode: acceptEdits")
+	assert.Equal(t, 1, s.conn.ShownCount(), "Write was not asked about in acceptEdits")
 	// The engine would allow Write by itself in acceptEdits; that the
 	// CLI did not even ask proves the CLI's own mode changed.
 	assert.Equal(t, []string{"ExitPlanMode"}, s.asked(), "the CLI ran Write without asking leashd")
@@ -121,19 +122,19 @@ func planReviewDefault(t *testing.T) {
 	s := newStack(t)
 	s.api.Reply(fakeapi.Tool("ExitPlanMode", map[string]string{"plan": planText}), writeHello(s.dir), fakeapi.Text("Done."), fakeapi.Text("Still here."))
 	s.send(t, "/plan make a plan")
-	s.tap(t, s.conn.waitShown(t, 1).ID, interactions.DecisionDefault)
-	s.conn.waitSaid(t, "Mode: default")
-	it := s.conn.waitShown(t, 2)
+	s.tap(t, s.conn.WaitShown(t, 1).ID, interactions.DecisionDefault)
+	s.conn.WaitSaid(t, "Mode: default")
+	it := s.conn.WaitShown(t, 2)
 	assert.Equal(t, "Write", it.ToolName)
 	s.tap(t, it.ID, interactions.DecisionAllow)
-	assert.Equal(t, "Done.", s.conn.waitDone(t, 1).Result)
+	assert.Equal(t, "Done.", s.conn.WaitDone(t, 1).Result)
 	assertFile(t, filepath.Join(s.dir, "hello.txt"), "hello\n")
 	assert.Equal(t, []string{"ExitPlanMode", "Write"}, s.asked(), "the CLI itself asked about Write: it is in default mode")
 	status := s.status(t)
 	assert.Contains(t, status, "Mode: default")
 	// the same session goes on: same process, same session ID
 	s.send(t, "anything else?")
-	assert.Equal(t, "Still here.", s.conn.waitDone(t, 2).Result)
+	assert.Equal(t, "Still here.", s.conn.WaitDone(t, 2).Result)
 	calls := s.api.Calls()
 	require.Len(t, calls, 4)
 	id := calls[0].Header.Get("X-Claude-Code-Session-Id")
@@ -150,12 +151,12 @@ func planReviewAdjust(t *testing.T) {
 	s := newStack(t)
 	s.api.Reply(fakeapi.Tool("ExitPlanMode", map[string]string{"plan": planText}), fakeapi.Text("Will revise."))
 	s.send(t, "/plan make a plan")
-	it := s.conn.waitShown(t, 1)
+	it := s.conn.WaitShown(t, 1)
 	out, err := s.e.Reply(t.Context(), it.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAdjust}})
 	require.NoError(t, err)
 	assert.Equal(t, interactions.AwaitingFeedback, out)
 	s.send(t, "write goodbye.txt instead")
-	assert.Equal(t, "Will revise.", s.conn.waitDone(t, 1).Result)
+	assert.Equal(t, "Will revise.", s.conn.WaitDone(t, 1).Result)
 	calls := s.api.Calls()
 	require.Len(t, calls, 2)
 	res, ok := calls[1].ToolResult(calls[0].Reply.Tools[0].ID)
@@ -184,9 +185,9 @@ func planReviewCleanEdit(t *testing.T) {
 		return fakeapi.Reply{Hold: hold} // the old session, stopped by an interrupt
 	})
 	s.send(t, "/plan make a plan")
-	s.tap(t, s.conn.waitShown(t, 1).ID, interactions.DecisionCleanEdit)
-	s.conn.waitSaid(t, "Starting a fresh session")
-	assert.Equal(t, "Implemented in a fresh session.", s.conn.waitDone(t, 1).Result)
+	s.tap(t, s.conn.WaitShown(t, 1).ID, interactions.DecisionCleanEdit)
+	s.conn.WaitSaid(t, "Starting a fresh session")
+	assert.Equal(t, "Implemented in a fresh session.", s.conn.WaitDone(t, 1).Result)
 	starts := s.starts(t)
 	require.Len(t, starts, 2)
 	assert.Contains(t, starts[1], "--permission-mode acceptEdits")
@@ -197,17 +198,17 @@ func planReviewCleanEdit(t *testing.T) {
 
 func (s *stack) status(t *testing.T) string {
 	t.Helper()
-	n := len(strings.Split(s.conn.saidText(), "\n"))
+	n := len(strings.Split(s.conn.SaidText(), "\n"))
 	s.send(t, "/status")
-	s.conn.waitFor(t, "the /status reply", func() bool {
-		return len(s.conn.said) > 0 && strings.Contains(strings.Join(s.conn.said, "\n"), "Working directory:")
+	s.conn.WaitFor(t, "the /status reply", func() bool {
+		return len(s.conn.Said) > 0 && strings.Contains(strings.Join(s.conn.Said, "\n"), "Working directory:")
 	})
 	_ = n
-	s.conn.mu.Lock()
-	defer s.conn.mu.Unlock()
-	for i := len(s.conn.said) - 1; i >= 0; i-- {
-		if strings.Contains(s.conn.said[i], "Working directory:") {
-			return s.conn.said[i]
+	s.conn.Lock()
+	defer s.conn.Unlock()
+	for i := len(s.conn.Said) - 1; i >= 0; i-- {
+		if _, said := enginetest.Entry(s.conn.Said[i]); strings.Contains(said, "Working directory:") {
+			return said
 		}
 	}
 	return ""

@@ -72,11 +72,11 @@ func BenchmarkE2EPromptToSummary(b *testing.B) {
 	s := newStack(b)
 	s.api.Otherwise(func(*fakeapi.Request) fakeapi.Reply { return fakeapi.Text("ok") })
 	s.send(b, "warm up")
-	s.conn.waitDone(b, 1)
+	s.conn.WaitDone(b, 1)
 	n := 1
 	for b.Loop() {
 		n++
 		s.send(b, fmt.Sprintf("prompt %d", n))
-		s.conn.waitDone(b, n)
+		s.conn.WaitDone(b, n)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/enginetest"
 	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 	"github.com/leashd/leashd/interactions"
 )
@@ -55,9 +56,9 @@ func TestE2ESeveralChatsAtOnce(t *testing.T) {
 	// answer each chat's question as it comes; two chats wait for a slot
 	for range chats {
 		var it interactions.Interaction
-		s.conn.waitFor(t, "an unanswered question", func() bool {
-			for _, x := range s.conn.shown {
-				if !answered(s.conn.updates, x.ID) && len(s.coord.Pending(x.ChatID)) > 0 {
+		s.conn.WaitFor(t, "an unanswered question", func() bool {
+			for _, x := range s.conn.Shown {
+				if !answered(s.conn.Updates, x.ID) && len(s.coord.Pending(x.ChatID)) > 0 {
 					it = x
 					return true
 				}
@@ -66,22 +67,23 @@ func TestE2ESeveralChatsAtOnce(t *testing.T) {
 		})
 		_, err := s.e.Reply(context.Background(), it.ID, interactions.Reply{By: "u-" + it.ChatID, Answers: []string{"Blue"}})
 		require.NoError(t, err)
-		s.conn.waitFor(t, "the answer to be resolved", func() bool { return answered(s.conn.updates, it.ID) })
+		s.conn.WaitFor(t, "the answer to be resolved", func() bool { return answered(s.conn.Updates, it.ID) })
 	}
-	s.conn.waitFor(t, "four summaries", func() bool { return len(s.conn.done) == len(chats) })
+	s.conn.WaitFor(t, "four summaries", func() bool { return len(s.conn.Summaries) == len(chats) })
 	var results []string
 	queued := map[string]string{} // chat → what it was told about the queue
-	s.conn.mu.Lock()
-	for _, d := range s.conn.done {
+	s.conn.Lock()
+	for _, d := range s.conn.Summaries {
 		results = append(results, d.Result)
 	}
-	for i, said := range s.conn.said {
+	for _, e := range s.conn.Said {
+		chat, said := enginetest.Entry(e)
 		if strings.Contains(said, "agent slots are busy") {
-			assert.NotContains(t, queued, s.conn.saidIn[i], "a chat is told its place once")
-			queued[s.conn.saidIn[i]] = said
+			assert.NotContains(t, queued, chat, "a chat is told its place once")
+			queued[chat] = said
 		}
 	}
-	s.conn.mu.Unlock()
+	s.conn.Unlock()
 	assert.ElementsMatch(t, []string{"answer to ask c1", "answer to ask c2", "answer to ask c3", "answer to ask c4"}, results)
 	assert.LessOrEqual(t, s.e.SessionsActive(), limit)
 	// every chat had its own CLI, never more than limit alive at once

@@ -3,7 +3,6 @@ package claude_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -33,7 +32,7 @@ type stack struct {
 	api   *fakeapi.Server
 	e     *engine.Engine
 	coord *interactions.Coordinator
-	conn  *recConn
+	conn  *enginetest.Conn
 	dir   string
 	log   string // the wrapper's log: "<pid> <args>" a start
 	cli   string // the real CLI the wrapper runs
@@ -101,7 +100,8 @@ func restartStack(t testing.TB, base *stack, agentOpts []claude.Option, coordOpt
 	coord := interactions.New(coordOpts...)
 	opts := append([]enginetest.Setup{func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }, func(d *engine.Deps, _ *engine.Config) { d.Log = testLogger(t) }, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 15 * time.Second }}, engineOpts...)
 	e := enginetest.New(ag, coord, opts...)
-	conn := newRecConn("web")
+	conn := enginetest.NewConn("web")
+	conn.WaitLimit = 45 * time.Second // the real CLI takes its time
 	e.AddConnector(conn)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -262,126 +262,5 @@ func (s *stack) typed(t testing.TB, id, text string) {
 }
 
 func testLogger(t testing.TB) *slogLogger { return newTestLogger(t) }
-
-// recConn is a connector that records what people would see.
-type recConn struct {
-	name  string
-	group bool // its chats are shared by several people (connectors.GroupTeller)
-
-	mu      sync.Mutex
-	said    []string
-	saidIn  []string // the chat of each said, same index
-	stream  []string
-	done    []connectors.Summary
-	shown   []interactions.Interaction
-	updates []interactions.Event
-	changed chan struct{}
-}
-
-func newRecConn(name string) *recConn {
-	return &recConn{name: name, changed: make(chan struct{}, 1)}
-}
-
-func (r *recConn) Name() string { return r.name }
-
-// IsGroupChat implements connectors.GroupTeller.
-func (r *recConn) IsGroupChat(string) bool { return r.group }
-
-func (r *recConn) Run(ctx context.Context, _ connectors.Handler) error {
-	<-ctx.Done()
-	return nil
-}
-func (r *recConn) note(f func()) {
-	r.mu.Lock()
-	f()
-	r.mu.Unlock()
-	select {
-	case r.changed <- struct{}{}:
-	default:
-	}
-}
-func (r *recConn) Say(_ context.Context, chatID, text string) error {
-	r.note(func() { r.said, r.saidIn = append(r.said, text), append(r.saidIn, chatID) })
-	return nil
-}
-func (r *recConn) StreamText(_ context.Context, chatID, text string) error {
-	r.note(func() { r.stream = append(r.stream, text) })
-	return nil
-}
-func (r *recConn) Done(_ context.Context, chatID string, s connectors.Summary) error {
-	r.note(func() { r.done = append(r.done, s) })
-	return nil
-}
-func (r *recConn) Present(_ context.Context, it *interactions.Interaction) (string, error) {
-	r.note(func() { r.shown = append(r.shown, *it) })
-	return "msg-" + it.ID, nil
-}
-func (r *recConn) Update(_ context.Context, ev interactions.Event) error {
-	r.note(func() { r.updates = append(r.updates, ev) })
-	return nil
-}
-
-// waitFor polls cond (under the lock) until it holds; the deadline only
-// bounds waiting.
-func (r *recConn) waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.After(45 * time.Second)
-	for {
-		r.mu.Lock()
-		ok := cond()
-		r.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-r.changed:
-		case <-time.After(20 * time.Millisecond):
-		case <-deadline:
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			t.Fatalf("timed out waiting for %s; said=%q shown=%d stream=%q done=%d", what, r.said, len(r.shown), r.stream, len(r.done))
-		}
-	}
-}
-
-func (r *recConn) waitSaid(t testing.TB, substr string) {
-	t.Helper()
-	r.waitFor(t, "a message containing "+strconv.Quote(substr), func() bool {
-		for _, s := range r.said {
-			if strings.Contains(s, substr) {
-				return true
-			}
-		}
-		return false
-	})
-}
-
-func (r *recConn) waitShown(t testing.TB, n int) interactions.Interaction {
-	t.Helper()
-	r.waitFor(t, fmt.Sprintf("interaction #%d", n), func() bool { return len(r.shown) >= n })
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.shown[n-1]
-}
-
-func (r *recConn) waitDone(t testing.TB, n int) connectors.Summary {
-	t.Helper()
-	r.waitFor(t, fmt.Sprintf("turn summary #%d", n), func() bool { return len(r.done) >= n })
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.done[n-1]
-}
-
-func (r *recConn) shownCount() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.shown)
-}
-
-func (r *recConn) saidText() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return strings.Join(r.said, "\n")
-}
 
 func reply(by string) interactions.Reply { return interactions.Reply{By: by} }

@@ -33,28 +33,28 @@ func TestE2EUsageLimitResetIsShownAndTheTurnResumes(t *testing.T) {
 				return fakeapi.UsageLimit(reset, "five_hour")
 			})
 			s.send(t, "refactor the parser")
-			sum := s.conn.waitDone(t, 1)
+			sum := s.conn.WaitDone(t, 1)
 			t.Logf("the CLI's result: %q", sum.Result)
 			assert.True(t, sum.IsError)
 			assert.Contains(t, sum.Result, "limit", "the CLI's own line reaches the chat")
 			when := "at " + reset.Format("2006-01-02 15:04 UTC") + " (in 2h5m)"
-			s.conn.waitSaid(t, "Usage limit reached (5-hour): it resets "+when+".")
+			s.conn.WaitSaid(t, "Usage limit reached (5-hour): it resets "+when+".")
 			status := s.status(t)
 			if !resume {
-				assert.Contains(t, s.conn.saidText(), "Send a message after that to continue.")
+				assert.Contains(t, s.conn.SaidText(), "Send a message after that to continue.")
 				assert.Contains(t, status, "Usage limit (5-hour): resets "+when+"\n")
 				assert.Empty(t, clock.Timers(), "nothing resumes by itself")
 				return
 			}
-			assert.Contains(t, s.conn.saidText(), "leashd will resume this turn then by itself.")
+			assert.Contains(t, s.conn.SaidText(), "leashd will resume this turn then by itself.")
 			assert.Contains(t, status, "Usage limit (5-hour): resets "+when+"; the turn resumes then by itself")
 			timers := clock.Timers()
 			require.Len(t, timers, 1)
 			assert.Equal(t, 2*time.Hour+5*time.Minute+30*time.Second, timers[0].D, "the resume waits until just after the reset")
 
 			require.True(t, timers[0].Fire()) // the reset has passed
-			s.conn.waitSaid(t, "The usage limit has reset; resuming.")
-			assert.Equal(t, "Resumed where I stopped.", s.conn.waitDone(t, 2).Result)
+			s.conn.WaitSaid(t, "The usage limit has reset; resuming.")
+			assert.Equal(t, "Resumed where I stopped.", s.conn.WaitDone(t, 2).Result)
 			calls := s.api.Calls()
 			last := calls[len(calls)-1]
 			assert.True(t, last.HasUserText("refactor the parser"), "the resumed turn carries the interrupted one")

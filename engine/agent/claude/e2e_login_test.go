@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/leashd/leashd/engine/agent/claude"
+	"github.com/leashd/leashd/engine/enginetest"
 	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 )
 
@@ -27,15 +28,15 @@ func TestRealCLINotLoggedInSaysHowToLogIn(t *testing.T) {
 				return fakeapi.Reply{Status: http.StatusUnauthorized, Error: "invalid x-api-key"}
 			})
 			s.send(t, "hello")
-			sum := s.conn.waitDone(t, 1)
+			sum := s.conn.WaitDone(t, 1)
 			assert.True(t, sum.IsError, "the turn failed")
-			s.conn.waitSaid(t, "Claude Code is not logged in, or its API key was refused, so the agent could not answer.")
-			said := s.conn.saidText()
+			s.conn.WaitSaid(t, "Claude Code is not logged in, or its API key was refused, so the agent could not answer.")
+			said := s.conn.SaidText()
 			assert.Contains(t, said, "set ANTHROPIC_API_KEY in leashd's environment")
 			assert.Contains(t, said, "run `claude` once as the user leashd runs as, type /login there")
-			s.conn.mu.Lock()
-			streamed := strings.Join(s.conn.stream, "")
-			s.conn.mu.Unlock()
+			s.conn.Lock()
+			streamed := strings.Join(enginetest.Texts(s.conn.Streamed), "")
+			s.conn.Unlock()
 			if name == "no key" {
 				assert.Contains(t, streamed+sum.Result, "Please run /login", "what the CLI said")
 				assert.Empty(t, s.api.Calls(), "no API call without a key")
@@ -52,11 +53,11 @@ func TestRealCLINotLoggedInSaysHowToLogIn(t *testing.T) {
 func TestLoginCommandSaysHowToLogInToClaudeCode(t *testing.T) {
 	s, _ := newAgentStack(t, nil, nil)
 	s.send(t, "/login")
-	s.conn.waitSaid(t, "Claude Code logs in on the machine that runs leashd, not from the chat. On that machine, either set ANTHROPIC_API_KEY in leashd's environment")
-	said := s.conn.saidText()
+	s.conn.WaitSaid(t, "Claude Code logs in on the machine that runs leashd, not from the chat. On that machine, either set ANTHROPIC_API_KEY in leashd's environment")
+	said := s.conn.SaidText()
 	assert.Contains(t, said, "run `claude` once as the user leashd runs as, type /login there")
 	assert.NotContains(t, said, "Unknown command")
 	assert.Empty(t, s.api.Calls(), "/login is not sent to the agent")
 	s.send(t, "/help")
-	s.conn.waitSaid(t, "/login — How to give the agent its credentials")
+	s.conn.WaitSaid(t, "/login — How to give the agent its credentials")
 }

@@ -30,11 +30,11 @@ func TestE2EPolicyDeniesAndRequiresQuorum(t *testing.T) {
 `))
 	require.NoError(t, perr)
 	s := newStack(t, func(d *engine.Deps, _ *engine.Config) { d.Policy = policy.NewHolder("", p) })
-	s.conn.group = true // a team's chat: a quorum can be met there
+	s.conn.GroupChats = true // a team's chat: a quorum can be met there
 	s.api.Reply(bash("git push origin main"), bash("touch deployed.txt"), fakeapi.Text("Done."))
 	s.send(t, "ship it")
 
-	it := s.conn.waitShown(t, 1)
+	it := s.conn.WaitShown(t, 1)
 	assert.Equal(t, "Bash", it.ToolName)
 	assert.Contains(t, it.ToolSummary, "touch deployed.txt")
 	assert.Equal(t, 2, it.Quorum, "the interaction shown carries the quorum")
@@ -43,9 +43,9 @@ func TestE2EPolicyDeniesAndRequiresQuorum(t *testing.T) {
 	assert.Equal(t, interactions.Counted, out, "one approval of two")
 	_, err = s.e.Reply(context.Background(), it.ID, interactions.Reply{By: "u2", Answers: []string{interactions.DecisionAllow}})
 	require.NoError(t, err)
-	assert.Equal(t, "Done.", s.conn.waitDone(t, 1).Result)
-	assert.Equal(t, 1, s.conn.shownCount(), "the git push was not put to anyone")
-	assert.Contains(t, s.conn.saidText(), "Denied by policy rule 1 (line 2): Pushing is done by CI. — Bash: git push origin main")
+	assert.Equal(t, "Done.", s.conn.WaitDone(t, 1).Result)
+	assert.Equal(t, 1, s.conn.ShownCount(), "the git push was not put to anyone")
+	assert.Contains(t, s.conn.SaidText(), "Denied by policy rule 1 (line 2): Pushing is done by CI. — Bash: git push origin main")
 	assert.FileExists(t, filepath.Join(s.dir, "deployed.txt"))
 
 	calls := s.api.Calls()

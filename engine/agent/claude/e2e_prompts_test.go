@@ -9,6 +9,7 @@ import (
 
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/engine/agent/claude"
+	"github.com/leashd/leashd/engine/enginetest"
 	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 )
 
@@ -25,13 +26,13 @@ func TestE2EPromptStreamsTextAndSummary(t *testing.T) {
 	s := newStack(t)
 	s.api.Reply(fakeapi.Text("Hello from the fake model"))
 	assert.Equal(t, connectors.RouteAgent, s.send(t, "say hello"))
-	sum := s.conn.waitDone(t, 1)
+	sum := s.conn.WaitDone(t, 1)
 	assert.Equal(t, "Hello from the fake model", sum.Result)
 	assert.False(t, sum.IsError)
 	assert.Equal(t, 1, sum.NumTurns)
-	s.conn.mu.Lock()
-	assert.Equal(t, []string{"Hello from the fake model"}, s.conn.stream)
-	s.conn.mu.Unlock()
+	s.conn.Lock()
+	assert.Equal(t, []string{"Hello from the fake model"}, enginetest.Texts(s.conn.Streamed))
+	s.conn.Unlock()
 	calls := s.api.Calls()
 	require.Len(t, calls, 1)
 	assert.True(t, calls[0].HasUserText("say hello"))
@@ -44,15 +45,15 @@ func TestE2EPartialTextStreamsToTheChat(t *testing.T) {
 	s.api.Reply(fakeapi.Reply{Text: "Looking at the files first.", Tools: []fakeapi.ToolUse{{Name: "Bash", Input: map[string]string{"command": "ls"}}}},
 		fakeapi.Text("Hello from the fake model"))
 	s.send(t, "say hello")
-	sum := s.conn.waitDone(t, 1)
+	sum := s.conn.WaitDone(t, 1)
 	assert.Equal(t, "Hello from the fake model", sum.Result)
 	assert.Equal(t, []string{"Bash"}, sum.Tools)
-	s.conn.mu.Lock()
-	defer s.conn.mu.Unlock()
+	s.conn.Lock()
+	defer s.conn.Unlock()
 	// the fake API streams each text block in three deltas: each reaches
 	// the chat as it comes, once (not again as the finished block)
-	assert.Len(t, s.conn.stream, 6, "%q", s.conn.stream)
-	assert.Equal(t, "Looking at the files first.Hello from the fake model", strings.Join(s.conn.stream, ""))
+	assert.Len(t, s.conn.Streamed, 6, "%q", s.conn.Streamed)
+	assert.Equal(t, "Looking at the files first.Hello from the fake model", strings.Join(enginetest.Texts(s.conn.Streamed), ""))
 }
 
 func TestE2EAskUserQuestionByTapsAndTypedText(t *testing.T) {
@@ -62,10 +63,10 @@ func TestE2EAskUserQuestionByTapsAndTypedText(t *testing.T) {
 		want   string
 	}{
 		{"taps", func(t *testing.T, s *stack) {
-			q1 := s.conn.waitShown(t, 1)
+			q1 := s.conn.WaitShown(t, 1)
 			assert.Equal(t, "Which database?", q1.Question)
 			s.tap(t, q1.ID, "SQLite")
-			q2 := s.conn.waitShown(t, 2)
+			q2 := s.conn.WaitShown(t, 2)
 			assert.Equal(t, "Which features?", q2.Question)
 			assert.True(t, q2.MultiSelect)
 			_, err := s.e.Toggle(t.Context(), q2.ID, "Search", reply("u1"))
@@ -75,9 +76,9 @@ func TestE2EAskUserQuestionByTapsAndTypedText(t *testing.T) {
 			require.NoError(t, s.e.Confirm(t.Context(), q2.ID, reply("u1")))
 		}, `"Which database?"="SQLite", "Which features?"="Auth, Search"`},
 		{"typed", func(t *testing.T, s *stack) {
-			s.conn.waitShown(t, 1)
+			s.conn.WaitShown(t, 1)
 			assert.Equal(t, connectors.RouteInteraction, s.send(t, "DuckDB, embedded"))
-			s.conn.waitShown(t, 2)
+			s.conn.WaitShown(t, 2)
 			assert.Equal(t, connectors.RouteInteraction, s.send(t, "none of these"))
 		}, `"Which database?"="DuckDB, embedded", "Which features?"="none of these"`},
 	} {
@@ -86,7 +87,7 @@ func TestE2EAskUserQuestionByTapsAndTypedText(t *testing.T) {
 			s.api.Reply(fakeapi.Tool("AskUserQuestion", twoQuestions), fakeapi.Text("Thanks, noted."))
 			s.send(t, "ask me things")
 			tc.answer(t, s)
-			sum := s.conn.waitDone(t, 1)
+			sum := s.conn.WaitDone(t, 1)
 			assert.Equal(t, "Thanks, noted.", sum.Result)
 			calls := s.api.Calls()
 			require.Len(t, calls, 2)

@@ -80,7 +80,7 @@ func allowedAfterRestart(t *testing.T, kill bool) {
 	bash := func() fakeapi.Reply { return fakeapi.Tool("Bash", map[string]string{"command": touch}) }
 	s1.api.Reply(bash())
 	s1.send(t, "touch the file")
-	it := s1.conn.waitShown(t, 1)
+	it := s1.conn.WaitShown(t, 1)
 	require.Equal(t, "Bash", it.ToolName)
 	s1.waitTranscript(t, "touch the file")
 	if kill {
@@ -111,12 +111,12 @@ func allowedAfterRestart(t *testing.T, kill bool) {
 		"the approval is pending again after the restart")
 	s2.tap(t, it.ID, interactions.DecisionAllow)
 
-	again := s2.conn.waitShown(t, 1) // the third identical call is asked about
+	again := s2.conn.WaitShown(t, 1) // the third identical call is asked about
 	assert.Equal(t, touch, again.ToolSummary)
 	assert.FileExists(t, filepath.Join(s2.dir, "made-after-restart.txt"), "the re-issued call ran before anyone was asked again")
 	s2.tap(t, again.ID, interactions.DecisionDeny)
-	assert.Equal(t, "Done.", s2.conn.waitDone(t, 1).Result)
-	assert.Equal(t, 1, s2.conn.shownCount(), "only the third call was shown")
+	assert.Equal(t, "Done.", s2.conn.WaitDone(t, 1).Result)
+	assert.Equal(t, 1, s2.conn.ShownCount(), "only the third call was shown")
 	assert.Equal(t, []string{"Bash", "Bash"}, s2.asked(), "the CLI asked about both calls; leashd answered the first itself")
 	starts := s2.starts(t)
 	require.Len(t, starts, 2)

@@ -24,12 +24,12 @@ func TestE2EStopInterruptsTheTurn(t *testing.T) {
 	s.api.WaitCalls(t, 1, 30*time.Second)
 	start := time.Now()
 	s.send(t, "/stop")
-	s.conn.waitSaid(t, "Stopped.")
-	sum := s.conn.waitDone(t, 1)
+	s.conn.WaitSaid(t, "Stopped.")
+	sum := s.conn.WaitDone(t, 1)
 	t.Logf("stopped after %s; result %+v", time.Since(start).Round(time.Millisecond), sum)
 	assert.True(t, sum.IsError, "an interrupted turn ends as an error result")
 	s.send(t, "and now?")
-	assert.Equal(t, "after the stop", s.conn.waitDone(t, 2).Result)
+	assert.Equal(t, "after the stop", s.conn.WaitDone(t, 2).Result)
 	assert.Len(t, s.starts(t), 1, "the same process goes on after an interrupt")
 }
 
@@ -37,10 +37,10 @@ func TestE2EResumeAfterIdleClose(t *testing.T) {
 	s := newStack(t, func(_ *engine.Deps, c *engine.Config) { c.IdleTimeout = 300 * time.Millisecond })
 	s.api.Reply(fakeapi.Text("first answer"), fakeapi.Text("second answer"))
 	s.send(t, "remember the word pelican")
-	assert.Equal(t, "first answer", s.conn.waitDone(t, 1).Result)
+	assert.Equal(t, "first answer", s.conn.WaitDone(t, 1).Result)
 	require.Eventually(t, func() bool { return s.e.SessionsActive() == 0 }, 20*time.Second, 20*time.Millisecond, "the idle process is closed")
 	s.send(t, "what was the word?")
-	assert.Equal(t, "second answer", s.conn.waitDone(t, 2).Result)
+	assert.Equal(t, "second answer", s.conn.WaitDone(t, 2).Result)
 	starts := s.starts(t)
 	require.Len(t, starts, 2)
 	calls := s.api.Calls()
@@ -57,16 +57,16 @@ func TestE2EKilledMidQuestion(t *testing.T) {
 	s := newStack(t)
 	s.api.Reply(fakeapi.Text("first turn done"), fakeapi.Tool("AskUserQuestion", twoQuestions), fakeapi.Text("back again"))
 	s.send(t, "remember the word pelican")
-	s.conn.waitDone(t, 1)
+	s.conn.WaitDone(t, 1)
 	s.send(t, "ask me")
-	it := s.conn.waitShown(t, 1)
+	it := s.conn.WaitShown(t, 1)
 	// The CLI writes its transcript in the background; a kill before that
 	// loses the conversation (TestE2EKilledInItsFirstTurn covers that).
 	s.waitTranscript(t, "remember the word pelican")
 	s.killLast(t)
-	s.conn.waitSaid(t, "The agent stopped unexpectedly")
-	s.conn.waitFor(t, "the question cancelled", func() bool {
-		for _, ev := range s.conn.updates {
+	s.conn.WaitSaid(t, "The agent stopped unexpectedly")
+	s.conn.WaitFor(t, "the question cancelled", func() bool {
+		for _, ev := range s.conn.Updates {
 			if ev.Interaction.ID == it.ID && ev.Resolution.Status == interactions.StatusCancelled {
 				return true
 			}
@@ -74,9 +74,9 @@ func TestE2EKilledMidQuestion(t *testing.T) {
 		return false
 	})
 	assert.Empty(t, s.coord.Pending("c1"))
-	assert.Contains(t, s.conn.saidText(), "claude exited (signal: killed)")
+	assert.Contains(t, s.conn.SaidText(), "claude exited (signal: killed)")
 	s.send(t, "hello again")
-	assert.Equal(t, "back again", s.conn.waitDone(t, 2).Result)
+	assert.Equal(t, "back again", s.conn.WaitDone(t, 2).Result)
 	starts := s.starts(t)
 	require.Len(t, starts, 2)
 	assert.Contains(t, starts[1], "--resume ")
@@ -91,8 +91,8 @@ func TestE2ETurnTimeout(t *testing.T) {
 	s.api.Reply(fakeapi.Reply{Hold: hold}, fakeapi.Text("quick one"))
 	s.send(t, "take forever")
 	held := s.api.WaitCalls(t, 1, 30*time.Second)[0]
-	s.conn.waitSaid(t, "The turn took longer than 1.5s")
-	assert.True(t, s.conn.waitDone(t, 1).IsError, "a timed-out turn ends as an error result")
+	s.conn.WaitSaid(t, "The turn took longer than 1.5s")
+	assert.True(t, s.conn.WaitDone(t, 1).IsError, "a timed-out turn ends as an error result")
 	// hold is never released: the stream ends only because the CLI, told
 	// to interrupt, dropped the call
 	select {
@@ -101,7 +101,7 @@ func TestE2ETurnTimeout(t *testing.T) {
 		t.Fatal("the CLI kept waiting on the model call after the turn timed out")
 	}
 	s.send(t, "something quick")
-	assert.Equal(t, "quick one", s.conn.waitDone(t, 2).Result)
+	assert.Equal(t, "quick one", s.conn.WaitDone(t, 2).Result)
 
 	calls := s.api.Calls()
 	require.Len(t, calls, 2, "no model call between the timeout and the next prompt")
@@ -130,13 +130,13 @@ func TestE2EClearDuringQuestion(t *testing.T) {
 	s := newStack(t)
 	s.api.Reply(fakeapi.Tool("AskUserQuestion", twoQuestions), fakeapi.Text("fresh start"))
 	s.send(t, "ask me")
-	s.conn.waitShown(t, 1)
+	s.conn.WaitShown(t, 1)
 	s.send(t, "/clear")
 	require.Eventually(t, func() bool { return len(s.coord.Pending("c1")) == 0 }, 10*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool { return s.e.SessionsActive() == 0 }, 20*time.Second, 20*time.Millisecond)
 	s.send(t, "new topic")
-	s.conn.waitFor(t, "the fresh answer", func() bool {
-		for _, d := range s.conn.done {
+	s.conn.WaitFor(t, "the fresh answer", func() bool {
+		for _, d := range s.conn.Summaries {
 			if d.Result == "fresh start" {
 				return true
 			}
@@ -158,11 +158,11 @@ func TestE2EKilledInItsFirstTurn(t *testing.T) {
 	s := newStack(t)
 	s.api.Reply(fakeapi.Tool("AskUserQuestion", twoQuestions), fakeapi.Text("answered after the crash"))
 	s.send(t, "ask me")
-	s.conn.waitShown(t, 1)
+	s.conn.WaitShown(t, 1)
 	s.killLast(t)
-	s.conn.waitSaid(t, "The agent stopped unexpectedly")
+	s.conn.WaitSaid(t, "The agent stopped unexpectedly")
 	s.send(t, "hello again")
-	assert.Equal(t, "answered after the crash", s.conn.waitDone(t, 1).Result)
+	assert.Equal(t, "answered after the crash", s.conn.WaitDone(t, 1).Result)
 	starts := s.starts(t)
 	t.Logf("starts: %q", starts)
 	require.Contains(t, starts[1], "--resume", "the next prompt tries to resume")
@@ -170,8 +170,8 @@ func TestE2EKilledInItsFirstTurn(t *testing.T) {
 	case 2: // resumed
 	case 3:
 		assert.NotContains(t, starts[2], "--resume")
-		s.conn.waitSaid(t, "Could not resume the previous agent session")
-		assert.Contains(t, s.conn.saidText(), "No conversation found", "the CLI's own reason is shown")
+		s.conn.WaitSaid(t, "Could not resume the previous agent session")
+		assert.Contains(t, s.conn.SaidText(), "No conversation found", "the CLI's own reason is shown")
 	default:
 		t.Fatalf("unexpected starts: %q", starts)
 	}
@@ -188,19 +188,19 @@ func TestE2EAPIErrorIsShownAsAnErrorResult(t *testing.T) {
 		return fakeapi.Reply{Status: 400, Error: "fakeapi refuses: messages.0.content is malformed"}
 	})
 	s.send(t, "a very long prompt")
-	sum := s.conn.waitDone(t, 1)
+	sum := s.conn.WaitDone(t, 1)
 	t.Logf("summary: %+v", sum)
 	assert.True(t, sum.IsError)
 	assert.Contains(t, sum.Result, "fakeapi refuses: messages.0.content is malformed", "the API's reason reaches the chat")
 	s.send(t, "shorter")
-	assert.Equal(t, "recovered", s.conn.waitDone(t, 2).Result)
+	assert.Equal(t, "recovered", s.conn.WaitDone(t, 2).Result)
 }
 
 func TestE2EShutdownWithAPendingQuestion(t *testing.T) {
 	s, stop := newStoppableStack(t, nil)
 	s.api.Reply(fakeapi.Tool("AskUserQuestion", twoQuestions))
 	s.send(t, "ask me")
-	it := s.conn.waitShown(t, 1)
+	it := s.conn.WaitShown(t, 1)
 	st := s.starts(t)
 	pidText, _, _ := strings.Cut(st[0], " ")
 	pid, err := strconv.Atoi(pidText)
@@ -208,14 +208,14 @@ func TestE2EShutdownWithAPendingQuestion(t *testing.T) {
 	start := time.Now()
 	require.NoError(t, stop())
 	t.Logf("engine stopped in %s", time.Since(start).Round(time.Millisecond))
-	s.conn.mu.Lock()
+	s.conn.Lock()
 	var res interactions.Resolution
-	for _, ev := range s.conn.updates {
+	for _, ev := range s.conn.Updates {
 		if ev.Interaction.ID == it.ID && ev.Type == interactions.EventResolved {
 			res = ev.Resolution
 		}
 	}
-	s.conn.mu.Unlock()
+	s.conn.Unlock()
 	assert.Equal(t, interactions.StatusInterrupted, res.Status, "the question's message says leashd restarted")
 	assert.Equal(t, interactions.InterruptedNotice, res.Text, "and that a tap still reaches the agent")
 	assert.Error(t, syscall.Kill(pid, 0), "the CLI process is gone after shutdown")
@@ -225,9 +225,9 @@ func TestE2EUnansweredQuestionExpires(t *testing.T) {
 	s := newStackWith(t, []interactions.Opt{interactions.WithTimeout(time.Second)})
 	s.api.Reply(fakeapi.Tool("AskUserQuestion", twoQuestions), fakeapi.Text("I'll pick myself."))
 	s.send(t, "ask me")
-	it := s.conn.waitShown(t, 1)
+	it := s.conn.WaitShown(t, 1)
 	assert.False(t, it.Deadline.IsZero(), "the question shows its deadline")
-	assert.Equal(t, "I'll pick myself.", s.conn.waitDone(t, 1).Result)
+	assert.Equal(t, "I'll pick myself.", s.conn.WaitDone(t, 1).Result)
 	calls := s.api.Calls()
 	require.Len(t, calls, 2)
 	res, ok := calls[1].ToolResult(calls[0].Reply.Tools[0].ID)
@@ -250,22 +250,22 @@ func TestE2EStopDuringAPendingQuestion(t *testing.T) {
 		return fakeapi.Reply{Hold: hold}
 	})
 	s.send(t, "ask me")
-	it := s.conn.waitShown(t, 1)
+	it := s.conn.WaitShown(t, 1)
 	s.send(t, "/stop")
-	s.conn.waitSaid(t, "Stopped. 1 pending request(s) cancelled.")
-	s.conn.waitFor(t, "the question's message updated", func() bool {
-		for _, ev := range s.conn.updates {
+	s.conn.WaitSaid(t, "Stopped. 1 pending request(s) cancelled.")
+	s.conn.WaitFor(t, "the question's message updated", func() bool {
+		for _, ev := range s.conn.Updates {
 			if ev.Interaction.ID == it.ID && ev.Resolution.Status == interactions.StatusCancelled {
 				return strings.Contains(ev.Resolution.Text, "/stop")
 			}
 		}
 		return false
 	})
-	s.conn.waitDone(t, 1)
+	s.conn.WaitDone(t, 1)
 	assert.Empty(t, s.coord.Pending("c1"))
 	s.send(t, "next topic")
-	s.conn.waitFor(t, "the next answer", func() bool {
-		for _, d := range s.conn.done {
+	s.conn.WaitFor(t, "the next answer", func() bool {
+		for _, d := range s.conn.Summaries {
 			if d.Result == "on to the next topic" {
 				return true
 			}

@@ -38,10 +38,10 @@ func TestE2EWorktreePerChat(t *testing.T) {
 
 	s.api.Reply(fakeapi.Tool("Write", map[string]string{"file_path": filepath.Join(alice, "alice.txt"), "content": "from alice\n"}), fakeapi.Text("Wrote alice.txt."))
 	send("web:alice", "add alice.txt")
-	assert.Equal(t, "Wrote alice.txt.", s.conn.waitDone(t, 1).Result)
+	assert.Equal(t, "Wrote alice.txt.", s.conn.WaitDone(t, 1).Result)
 	s.api.Reply(fakeapi.Tool("Write", map[string]string{"file_path": filepath.Join(bob, "bob.txt"), "content": "from bob\n"}), fakeapi.Text("Wrote bob.txt."))
 	send("web:bob", "add bob.txt")
-	assert.Equal(t, "Wrote bob.txt.", s.conn.waitDone(t, 2).Result)
+	assert.Equal(t, "Wrote bob.txt.", s.conn.WaitDone(t, 2).Result)
 
 	// Each CLI ran in its chat's worktree: it tells its model so.
 	calls := s.api.Calls()
@@ -67,9 +67,9 @@ func TestE2EWorktreePerChat(t *testing.T) {
 	assert.Empty(t, gittest.Git(t, repo, "status", "--porcelain"), "the main checkout is untouched")
 
 	send("web:alice", "/worktree")
-	s.conn.waitSaid(t, "Worktree: "+alice+"\nBranch: leashd/"+worktree.Slug("web:alice")+"\nBase: main")
+	s.conn.WaitSaid(t, "Worktree: "+alice+"\nBranch: leashd/"+worktree.Slug("web:alice")+"\nBase: main")
 	send("web:alice", "/merge")
-	s.conn.waitSaid(t, "Merged leashd/"+worktree.Slug("web:alice")+" into main")
+	s.conn.WaitSaid(t, "Merged leashd/"+worktree.Slug("web:alice")+" into main")
 	assertFile(t, filepath.Join(repo, "alice.txt"), "from alice\n")
 	assert.NoFileExists(t, filepath.Join(repo, "bob.txt"))
 	assert.Equal(t, "add alice.txt", gittest.Git(t, repo, "log", "-1", "--format=%s", "main"))

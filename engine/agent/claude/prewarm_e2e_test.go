@@ -29,7 +29,7 @@ func TestE2EPrewarmedCLIAnswersANewChat(t *testing.T) {
 	require.Eventually(t, func() bool { return len(s.starts(t)) == 1 }, 30*time.Second, 10*time.Millisecond, "the spare CLI is started")
 
 	s.send(t, "hello")
-	sum := s.conn.waitDone(t, 1)
+	sum := s.conn.WaitDone(t, 1)
 	assert.Contains(t, sum.Result, "ok from the spare")
 	require.Eventually(t, func() bool { return len(s.spy.opened()) == 2 }, 30*time.Second, 10*time.Millisecond, "a new spare is started")
 	assert.Equal(t, []string{"", ""}, s.spy.opened(), "both sessions opened were spares: the chat's turn ran in the first")
@@ -55,17 +55,17 @@ func BenchmarkE2ENewChatFirstText(b *testing.B) {
 				// Settle: the last chat's process closed, the spare ready.
 				time.Sleep(2 * time.Second)
 				n++
-				s.conn.mu.Lock()
-				before := len(s.conn.stream)
-				s.conn.mu.Unlock()
+				s.conn.Lock()
+				before := len(s.conn.Streamed)
+				s.conn.Unlock()
 				b.StartTimer()
 				start := time.Now()
 				_, err := s.e.HandleMessage(context.Background(), connectors.Incoming{ChatID: fmt.Sprintf("new-%d", n), UserID: "u1", Text: "hello"})
 				require.NoError(b, err)
-				s.conn.waitFor(b, "the first streamed text", func() bool { return len(s.conn.stream) > before })
+				s.conn.WaitFor(b, "the first streamed text", func() bool { return len(s.conn.Streamed) > before })
 				total += time.Since(start)
 				b.StopTimer()
-				s.conn.waitDone(b, n)
+				s.conn.WaitDone(b, n)
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(total.Milliseconds())/float64(n), "first-text-ms")

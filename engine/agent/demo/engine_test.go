@@ -3,7 +3,6 @@ package demo_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,51 +16,12 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-// chat is a connector that records what the engine says in a chat and
-// hands over what it presents.
-type chat struct {
-	asked chan interactions.Interaction
-	mu    sync.Mutex
-	said  []string
-	done  chan connectors.Summary
-}
-
-func (c *chat) Name() string { return "test" }
-func (c *chat) Run(ctx context.Context, _ connectors.Handler) error {
-	<-ctx.Done()
-	return nil
-}
-func (c *chat) Say(_ context.Context, _, text string) error {
-	c.mu.Lock()
-	c.said = append(c.said, text)
-	c.mu.Unlock()
-	return nil
-}
-func (c *chat) StreamText(_ context.Context, _, text string) error {
-	return c.Say(context.Background(), "", text)
-}
-func (c *chat) Done(_ context.Context, _ string, s connectors.Summary) error {
-	c.done <- s
-	return nil
-}
-func (c *chat) Present(_ context.Context, it *interactions.Interaction) (string, error) {
-	c.asked <- *it
-	return it.ID, nil
-}
-func (c *chat) Update(context.Context, interactions.Event) error { return nil }
-
-func (c *chat) text() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return strings.Join(c.said, "")
-}
-
 // planReview runs the demo behind the real engine and coordinator, sends
 // "plan" and resolves the plan review with decide; it returns what the demo
 // said.
 func planReview(t *testing.T, decide func(e *engine.Engine, it interactions.Interaction), copts ...interactions.Opt) string {
 	t.Helper()
-	c := &chat{asked: make(chan interactions.Interaction, 1), done: make(chan connectors.Summary, 1)}
+	c := enginetest.NewConn("test")
 	coord := interactions.New(copts...)
 	e := enginetest.New(demo.New(demo.WithDelay(0)), coord, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 5 * time.Second })
 	e.AddConnector(c)
@@ -75,20 +35,14 @@ func planReview(t *testing.T, decide func(e *engine.Engine, it interactions.Inte
 	route, err := e.HandleMessage(ctx, connectors.Incoming{ChatID: "test:1", UserID: "u", Text: "plan"})
 	require.NoError(t, err)
 	require.Equal(t, connectors.RouteAgent, route)
-	var it interactions.Interaction
-	select {
-	case it = <-c.asked:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no plan review was presented")
-	}
+	it := c.WaitShown(t, 1)
 	require.Equal(t, interactions.KindPlanReview, it.Kind)
 	decide(e, it)
-	select {
-	case <-c.done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the turn did not end; said: %s", c.text())
-	}
-	return c.text()
+	c.WaitDone(t, 1)
+	c.Lock()
+	defer c.Unlock()
+	// what the demo said, streamed or not, as one text
+	return strings.Join(enginetest.Texts(c.Told), "")
 }
 
 // What the demo reports for each way a plan review ends without approval,
