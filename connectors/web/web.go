@@ -229,15 +229,15 @@ func (c *Connector) URL() string {
 func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	c.handler.Store(&h)
 	c.fitStreams()
-	c.mu.Lock()
-	url := c.url
-	c.state = nil
-	c.mu.Unlock()
+	url := c.URL()
+	// Logged before it reports ready, so whoever waits for ready finds the
+	// line with the address in the log.
 	if c.token != "" {
 		c.log.Info("leashd web UI at "+url+" (token required: open "+url+"/?token=<LEASHD_WEB_TOKEN> once, or send Authorization: Bearer <LEASHD_WEB_TOKEN>)", "agent", c.agentName)
 	} else {
 		c.log.Info("leashd web UI at "+url, "agent", c.agentName)
 	}
+	c.setState(nil)
 	<-ctx.Done()
 	c.setState(errors.New("web: shutting down"))
 	c.stopping.Store(true)
