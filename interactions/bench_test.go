@@ -350,7 +350,7 @@ func BenchmarkPendingMemory(b *testing.B) {
 	}
 }
 
-func pendingCost(b *testing.B, n int) (heapPer, stackPer float64) {
+func pendingCost(b testing.TB, n int) (heapPer, stackPer float64) {
 	b.Helper()
 	var shown sync.WaitGroup
 	shown.Add(n)

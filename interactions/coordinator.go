@@ -173,7 +173,7 @@ func (c *Coordinator) ask(ctx context.Context, it *Interaction, timeout time.Dur
 		return nil, err
 	}
 	if it.Asker != "" {
-		if err := CheckProgramRequest(*it); err != nil {
+		if err := CheckProgramRequest(it); err != nil {
 			return nil, err
 		}
 	}

@@ -48,7 +48,7 @@ func invalid(field, format string, args ...any) error {
 // The coordinator runs it on every request with an Asker, so every way a
 // program asks gets the same answer; an API may run it first to answer
 // before it asks.
-func CheckProgramRequest(it Interaction) error {
+func CheckProgramRequest(it *Interaction) error {
 	if err := textWithin("header", it.Header, MaxHeaderChars, "characters", utf8.RuneCountInString); err != nil {
 		return err
 	}

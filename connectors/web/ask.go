@@ -110,7 +110,7 @@ func (req askRequest) Interaction() (interactions.Interaction, time.Duration, er
 		err = askFieldError("kind", "%s is not a kind (accepted: question, text, approval, plan_review, tool_approval)", quoteShort(kind))
 	}
 	if err == nil {
-		err = interactions.CheckProgramRequest(it)
+		err = interactions.CheckProgramRequest(&it)
 	}
 	if err != nil {
 		return interactions.Interaction{}, 0, err
