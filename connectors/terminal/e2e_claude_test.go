@@ -60,10 +60,10 @@ func TestChatWithClaudeCode(t *testing.T) {
 	s.send("ok", keyEnter)
 	s.waitText("Understood, nothing was created.")
 	s.waitIdle()
-	var found bool
+	told := 0 // calls that carry the Bash call's result
 	for _, c := range api.Calls() {
 		if r, ok := c.ToolResult("toolu_bash_1"); ok {
-			found = true
+			told++
 			assert.True(t, r.IsError)
 			// The deny ("The user rejected this request.") and the interrupt
 			// that stops the turn race in the CLI; either way the model
@@ -71,7 +71,12 @@ func TestChatWithClaudeCode(t *testing.T) {
 			assert.Contains(t, r.ResultText(), "rejected")
 		}
 	}
-	assert.True(t, found, "the model was told the user rejected the Bash call")
+	require.NotZero(t, told, "the model was told the user rejected the Bash call")
 	assert.NoFileExists(t, s.dir+"/made-by-claude.txt")
-	assert.Zero(t, api.Unscripted(), "the conversation went as scripted")
+	// When the deny reaches the CLI before the interrupt (a busy machine),
+	// it goes on with the turn and calls the model once more before the
+	// interrupt stops it; that call, and only that one, is unscripted, and
+	// nothing of it reaches the chat.
+	assert.LessOrEqual(t, told, 2, "at most the interrupted continuation and the next prompt carry the rejection")
+	assert.Equal(t, told-1, api.Unscripted(), "the conversation went as scripted")
 }

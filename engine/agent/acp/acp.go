@@ -129,6 +129,9 @@ func (a *Agent) Open(ctx context.Context, opts agent.SessionOptions) (agent.Sess
 	s.connect(stdout)
 	go func() {
 		err := cmd.Wait()
+		// What the agent started (an adapter's CLI) ends before the
+		// session counts as ended.
+		agentproc.EndGroup(cmd.Process.Pid, a.closeTimeout)
 		s.mu.Lock()
 		s.exitErr = err
 		s.mu.Unlock()

@@ -175,6 +175,8 @@ func (s *session) wait() {
 		}
 	}
 	s.errsPipe.Close()
+	// Nothing it started outlives the session.
+	agentproc.EndGroup(s.cmd.Process.Pid, 2*time.Second)
 	s.mu.Lock()
 	s.exitErr = err
 	closedBy := s.closedBy

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,4 +35,38 @@ func TestSignalReachesWhatTheAgentStarted(t *testing.T) {
 	state, _ := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(child)).Output()
 	s := strings.TrimSpace(string(state))
 	assert.True(t, s == "" || strings.HasPrefix(s, "Z"), "the agent's child is still running (state %q)", s)
+}
+
+// Once the agent has exited, EndGroup ends what it left running in its
+// group (here a child that ignores SIGTERM, as a CLI flushing its files
+// might take its time) and returns only when nothing of it runs.
+func TestEndGroupOutlivesNothing(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sh -c 'trap \"\" TERM; echo $$; exec sleep 60' & read _")
+	SetGroup(cmd)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	child, err := strconv.Atoi(strings.TrimSpace(line))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+	require.NoError(t, in.Close()) // the leader exits; the child stays
+	_ = cmd.Wait()
+	require.True(t, groupRuns(cmd.Process.Pid), "the child still runs in the group")
+
+	EndGroup(cmd.Process.Pid, 200*time.Millisecond)
+	assert.False(t, groupRuns(cmd.Process.Pid), "nothing of the group runs after EndGroup")
+}
+
+// EndGroup on a group that is already gone returns at once.
+func TestEndGroupOfAGoneGroup(t *testing.T) {
+	cmd := exec.Command("true")
+	SetGroup(cmd)
+	require.NoError(t, cmd.Run())
+	start := time.Now()
+	EndGroup(cmd.Process.Pid, time.Minute)
+	assert.Less(t, time.Since(start), 30*time.Second, "it did not wait out the grace")
 }
