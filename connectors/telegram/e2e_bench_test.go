@@ -55,6 +55,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/engine/agent"
 	"github.com/leashd/leashd/engine/enginetest"
 
@@ -638,30 +639,13 @@ func (r *e2eRig) scrape(series string) string {
 	return ""
 }
 
-type e2eLogSink struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *e2eLogSink) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *e2eLogSink) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // The operator's view of a Telegram chat through the real connector and
 // engine: /metrics follows the question (pending, answered, interrupted,
 // messages sent), every interaction is logged once asked and once resolved
 // without the bot token, and stopping leashd with a question pending edits
 // its message to say leashd restarted, within the shutdown bound.
 func TestE2EMetricsLogsAndShutdown(t *testing.T) {
-	logs := &e2eLogSink{}
+	logs := &testenv.Buffer{}
 	cfg := config.Defaults()
 	cfg.LogLevel, cfg.LogFormat = "debug", "json"
 	logger, err := config.NewLogger(cfg, logs, telegram.Config{BotToken: tgfake.DefaultToken}.Secrets()...)

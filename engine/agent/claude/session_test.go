@@ -1,7 +1,6 @@
 package claude
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/engine/agent"
 	"github.com/leashd/leashd/engine/enginetest"
 
@@ -24,30 +24,12 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-// logBuf collects log output for assertions.
-type logBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // fakeAgent runs this test binary as the CLI in the given mode.
-func fakeAgent(t *testing.T, mode string, opts ...Option) (*Agent, *logBuf) {
+func fakeAgent(t *testing.T, mode string, opts ...Option) (*Agent, *testenv.Buffer) {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	logs := &logBuf{}
+	logs := &testenv.Buffer{}
 	opts = append([]Option{
 		// The race detector sleeps 1s at exit unless told not to.
 		WithEnv([]string{"LEASHD_FAKE_CLAUDE=" + mode, "GORACE=atexit_sleep_ms=0"}),
