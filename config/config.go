@@ -51,6 +51,15 @@ type Config struct {
 	// Bounds on what an agent can make leashd hold and post.
 	MaxAgentMessageBytes int `split_words:"true" default:"4194304" min:"262144" max:"1073741824" desc:"Longest message from the agent read whole (bytes); the rest of a longer one is left out with a note, and a tool request that long is refused"`
 	MaxTurnOutputBytes   int `split_words:"true" default:"65536" max:"1073741824" desc:"Agent text of one turn sent to the chats (bytes); the rest is left out with a note; 0 = no limit"`
+
+	// What the agent can reach (engine/agent/sandbox; see sandbox.go).
+	AgentEnv       []string `split_words:"true" desc:"Variables agents get beyond the minimal set (PATH, HOME, USER, LANG/LC_*, TERM, TZ, TMPDIR, proxies, ANTHROPIC_*, CLAUDE_*, GEMINI_*, GOOGLE_*, OPENAI_*, CODEX_*, NODE_*, SSL_CERT_*), comma-separated: NAME, PREFIX_* or NAME=value; never LEASHD_*"`
+	Sandbox        string   `default:"auto" desc:"Where agents run: auto (bwrap when it works here, else off with a warning), bwrap (bubblewrap: the system read-only, only the chat's working directory, the agent's home and a private /tmp writable, leashd's state hidden), docker (a container per chat from LEASHD_SANDBOX_IMAGE) or off (leashd's own user, with the minimal environment)"`
+	SandboxNetwork string   `split_words:"true" default:"on" desc:"on: sandboxed agents reach the network (they need their model's API); off: no network at all, for agents that work through a proxy on a socket"`
+	SandboxHome    string   `split_words:"true" desc:"The home directory a sandboxed agent sees and may write (its credentials, ~/.claude, ~/.gemini); default: leashd's own HOME, with leashd's state hidden inside it"`
+	SandboxImage   string   `split_words:"true" default:"leashd-agent" desc:"With LEASHD_SANDBOX=docker: the image each chat's container starts from (build it from deploy/agent.Dockerfile)"`
+	SandboxCPUs    string   `split_words:"true" desc:"With LEASHD_SANDBOX=docker: CPUs per agent container, e.g. 1.5 (empty: no limit)"`
+	SandboxMemory  string   `split_words:"true" desc:"With LEASHD_SANDBOX=docker: memory per agent container, e.g. 2g or 512m (empty: no limit)"`
 }
 
 // Agent backends.
@@ -134,6 +143,7 @@ func (c Config) Validate() error {
 		p.bad("MAX_TURN_OUTPUT_BYTES", strconv.Itoa(c.MaxTurnOutputBytes), "accepted: a number of bytes from 1024 to 1073741824 (1 GiB), or 0 for no limit")
 	}
 	c.checkAgent(&p)
+	c.checkSandbox(&p)
 	p.oneOf("RESUME_AFTER_LIMIT", c.ResumeAfterLimit, "on", "off")
 	p.oneOf("WORKTREES", c.Worktrees, "on", "off")
 	p.oneOf("DEFAULT_MODE", c.DefaultMode, "default", "plan", "acceptEdits")

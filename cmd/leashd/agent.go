@@ -24,18 +24,22 @@ func selectAgent(ctx context.Context, cfg config.Config, log *slog.Logger) (agen
 	if cfg.Agent == config.AgentDemo {
 		return demo.New(), nil
 	}
+	sb, err := selectSandbox(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Agent == config.AgentACP {
 		argv, err := config.SplitCommandLine(cfg.ACPCommand)
 		if err != nil {
 			return nil, fmt.Errorf("LEASHD_ACP_COMMAND=%q: %w", cfg.ACPCommand, err)
 		}
-		return acp.New(argv, acp.WithLogger(log)), nil
+		return acp.New(argv, acp.WithLogger(log), acp.WithSandbox(sb)), nil
 	}
-	path, err := claude.Find(cfg.ClaudePath)
+	path, err := claude.Find(sb.LookPath, cfg.ClaudePath)
 	switch {
 	case err == nil:
 		a := claude.New(path, claude.WithLogger(log), claude.WithPartialText(true),
-			claude.WithMaxMessageBytes(cfg.MaxAgentMessageBytes))
+			claude.WithMaxMessageBytes(cfg.MaxAgentMessageBytes), claude.WithSandbox(sb))
 		go a.LogVersion(ctx)
 		return a, nil
 	case cfg.Agent == config.AgentAuto && errors.Is(err, agent.ErrAgentNotFound):

@@ -18,8 +18,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -29,7 +27,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/leashd/leashd/engine/agent/internal/agentproc"
+	"github.com/leashd/leashd/engine/agent/sandbox"
 )
 
 // Agent starts ACP agent processes.
@@ -39,6 +37,7 @@ type Agent struct {
 	log          *slog.Logger
 	startTimeout time.Duration
 	closeTimeout time.Duration
+	sandbox      sandbox.Sandbox
 }
 
 // Option configures an Agent.
@@ -49,6 +48,10 @@ func WithLogger(l *slog.Logger) Option { return func(a *Agent) { a.log = l } }
 
 // WithEnv adds environment variables (KEY=value) to the agent's.
 func WithEnv(env ...string) Option { return func(a *Agent) { a.env = append(a.env, env...) } }
+
+// WithSandbox sets where the agent runs (default: leashd's child process,
+// unconfined, with the minimal environment).
+func WithSandbox(sb sandbox.Sandbox) Option { return func(a *Agent) { a.sandbox = sb } }
 
 // WithStartTimeout bounds initialize and session set-up (default 2 min).
 func WithStartTimeout(d time.Duration) Option { return func(a *Agent) { a.startTimeout = d } }
@@ -62,6 +65,9 @@ func New(argv []string, opts ...Option) *Agent {
 	a := &Agent{argv: argv, log: slog.New(slog.DiscardHandler), startTimeout: 2 * time.Minute, closeTimeout: 5 * time.Second}
 	for _, o := range opts {
 		o(a)
+	}
+	if a.sandbox == nil {
+		a.sandbox = &sandbox.Host{}
 	}
 	return a
 }
@@ -91,7 +97,7 @@ func (a *Agent) Ready() error {
 	if len(a.argv) == 0 {
 		return fmt.Errorf("%w: no ACP command given (LEASHD_ACP_COMMAND)", agent.ErrAgentNotFound)
 	}
-	if _, err := exec.LookPath(a.argv[0]); err != nil {
+	if _, err := a.sandbox.LookPath(a.argv[0]); err != nil {
 		return fmt.Errorf("%s not found: %w", a.argv[0], err)
 	}
 	return nil
@@ -105,33 +111,25 @@ func (a *Agent) Open(ctx context.Context, opts agent.SessionOptions) (agent.Sess
 	if len(a.argv) == 0 {
 		return nil, fmt.Errorf("%w: no ACP command given (LEASHD_ACP_COMMAND)", agent.ErrAgentNotFound)
 	}
-	path, err := exec.LookPath(a.argv[0])
+	path, err := a.sandbox.LookPath(a.argv[0])
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", agent.ErrAgentNotFound, a.argv[0], err)
 	}
-	cmd := exec.Command(path, a.argv[1:]...)
-	cmd.Dir = opts.WorkDir
-	cmd.Env = append(os.Environ(), a.env...)
-	agentproc.SetGroup(cmd)
-	stdin, err := cmd.StdinPipe()
+	proc, err := a.sandbox.Start(sandbox.Spec{Path: path, Args: a.argv[1:], Dir: opts.WorkDir, Env: a.env, Name: opts.ChatID})
 	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	s := newSession(a, opts.ChatID, filepath.Base(path), cmd, stdin)
-	cmd.Stderr = &s.stderr
-	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", a.argv[0], err)
 	}
-	s.connect(stdout)
+	s := newSession(a, opts.ChatID, filepath.Base(path), proc, proc.Stdin())
 	go func() {
-		err := cmd.Wait()
+		_, _ = io.Copy(&s.stderr, proc.Stderr())
+		proc.Stderr().Close()
+	}()
+	s.connect(proc.Stdout())
+	go func() {
+		err := proc.Wait()
 		// What the agent started (an adapter's CLI) ends before the
 		// session counts as ended.
-		agentproc.EndGroup(cmd.Process.Pid, a.closeTimeout)
+		proc.End(a.closeTimeout)
 		s.mu.Lock()
 		s.exitErr = err
 		s.mu.Unlock()
@@ -146,11 +144,11 @@ func (a *Agent) Open(ctx context.Context, opts agent.SessionOptions) (agent.Sess
 	return s, nil
 }
 
-// newSession is a session writing to w; cmd is its process (nil in tests
+// newSession is a session writing to w; proc is its process (nil in tests
 // that speak ACP over pipes).
-func newSession(a *Agent, chatID, agentName string, cmd *exec.Cmd, w io.WriteCloser) *session {
+func newSession(a *Agent, chatID, agentName string, proc sandbox.Process, w io.WriteCloser) *session {
 	return &session{
-		a: a, cmd: cmd, stdin: w, done: make(chan struct{}),
+		a: a, proc: proc, stdin: w, done: make(chan struct{}),
 		log:   a.log.With("chat", chatID, "agent", agentName),
 		urls:  map[string]*urlWait{},
 		tools: map[string]string{},

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,13 +15,13 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/leashd/leashd/engine/agent/internal/agentproc"
+	"github.com/leashd/leashd/engine/agent/sandbox"
 )
 
 // session is one agent process with one ACP session in it.
 type session struct {
 	a      *Agent
-	cmd    *exec.Cmd
+	proc   sandbox.Process
 	stdin  io.WriteCloser
 	conn   *sdk.Connection
 	log    *slog.Logger
@@ -183,19 +182,15 @@ func (s *session) Close(ctx context.Context) error {
 	if wait() {
 		return nil
 	}
-	if s.cmd == nil {
+	if s.proc == nil {
 		<-s.done
 		return nil
 	}
-	if s.cmd.Process != nil {
-		_ = agentproc.Signal(s.cmd.Process, syscall.SIGTERM)
-	}
+	_ = s.proc.Signal(syscall.SIGTERM)
 	if wait() {
 		return nil
 	}
-	if s.cmd.Process != nil {
-		_ = agentproc.Signal(s.cmd.Process, syscall.SIGKILL)
-	}
+	_ = s.proc.Signal(syscall.SIGKILL)
 	<-s.done
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/agent/sandbox"
 )
 
 // DefaultProgram is the program looked up on PATH when no path is given.
@@ -68,6 +69,7 @@ type Agent struct {
 	args         []string
 	maxLine      int // MaxLineBytes; smaller in tests
 	partial      bool
+	sandbox      sandbox.Sandbox
 }
 
 // Option configures an Agent.
@@ -81,6 +83,10 @@ func WithLogger(l *slog.Logger) Option { return func(a *Agent) { a.log = l } }
 func WithEnv(env []string) Option {
 	return func(a *Agent) { a.env = append(a.env, env...) }
 }
+
+// WithSandbox sets where the CLI runs (default: leashd's child process,
+// unconfined, with the minimal environment).
+func WithSandbox(sb sandbox.Sandbox) Option { return func(a *Agent) { a.sandbox = sb } }
 
 // WithCloseTimeout sets how long Close waits after closing stdin and again
 // after SIGTERM before escalating (default 5s each).
@@ -123,6 +129,9 @@ func New(path string, opts ...Option) *Agent {
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
+	if a.sandbox == nil {
+		a.sandbox = &sandbox.Host{}
+	}
 	if a.closeTimeout <= 0 {
 		a.closeTimeout = DefaultCloseTimeout
 	}
@@ -141,7 +150,7 @@ func (a *Agent) About() agent.About { return about }
 // Ready implements agent.Agent: the CLI is an executable (a path, or a name
 // found on $PATH).
 func (a *Agent) Ready() error {
-	if _, err := exec.LookPath(a.path); err != nil {
+	if _, err := a.sandbox.LookPath(a.path); err != nil {
 		return fmt.Errorf("%s not found: %w", a.path, err)
 	}
 	return nil
@@ -151,13 +160,14 @@ func (a *Agent) Ready() error {
 func (a *Agent) Path() string { return a.path }
 
 // Find resolves the CLI's path: path itself (LEASHD_CLAUDE_PATH; "" means
-// "claude") through exec.LookPath. Missing, the error wraps
-// agent.ErrAgentNotFound and says how to install it.
-func Find(path string) (string, error) {
+// "claude") through lookPath (the sandbox's: a container has its own
+// PATH). Missing, the error wraps agent.ErrAgentNotFound and says how to
+// install it.
+func Find(lookPath func(string) (string, error), path string) (string, error) {
 	if path == "" {
 		path = DefaultProgram
 	}
-	p, err := exec.LookPath(path)
+	p, err := lookPath(path)
 	if err != nil {
 		return "", notFound(path, err)
 	}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,19 +13,19 @@ import (
 
 	"github.com/leashd/leashd/engine/agent"
 
-	"github.com/leashd/leashd/engine/agent/internal/agentproc"
+	"github.com/leashd/leashd/engine/agent/sandbox"
 )
 
 // session is one CLI process. It implements agent.Session.
 type session struct {
 	a    *Agent
 	log  *slog.Logger
-	cmd  *exec.Cmd
-	out  *os.File // read end of the CLI's stdout
+	proc sandbox.Process
+	out  io.ReadCloser // the CLI's stdout
 	errs *tailBuffer
 	// errsPipe is the read end of its stderr, copied into errs until
 	// errsDone.
-	errsPipe *os.File
+	errsPipe io.ReadCloser
 	errsDone chan struct{}
 	start    time.Time
 
@@ -88,58 +86,29 @@ type turnState struct {
 
 // start launches the process and its reader; the handshake is separate.
 func start(a *Agent, o agent.SessionOptions) (*session, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(a.path, a.argsFor(o)...)
-	cmd.Dir = o.WorkDir
 	// The CLI says when a turn is really over (session_state_changed
 	// idle, after background agents finished) only when asked to.
-	cmd.Env = append(append(os.Environ(), "CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS=1"), a.env...)
-	cmd.Stdout = w
-	// stderr through a pipe of our own too, so that Wait returns when the
-	// CLI exits even if a tool it started still holds stderr open.
-	er, ew, err := os.Pipe()
+	env := append([]string{"CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS=1"}, a.env...)
+	proc, err := a.sandbox.Start(sandbox.Spec{Path: a.path, Args: a.argsFor(o), Dir: o.WorkDir, Env: env, Name: o.ChatID})
 	if err != nil {
-		r.Close()
-		w.Close()
 		return nil, err
 	}
-	cmd.Stderr = ew
-	agentproc.SetGroup(cmd)
-	closeAll := func() {
-		for _, f := range []*os.File{r, w, er, ew} {
-			f.Close()
-		}
-	}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		closeAll()
-		return nil, err
-	}
-	w.Close() // the child holds its own copies
-	ew.Close()
 	errs := &tailBuffer{max: 8 << 10}
 	errsDone := make(chan struct{})
 	go func() {
 		defer close(errsDone)
-		_, _ = io.Copy(errs, er)
+		_, _ = io.Copy(errs, proc.Stderr())
 	}()
 	ctx, cancel := context.WithCancelCause(context.Background())
-	log := a.log.With("chat", o.ChatID, "pid", cmd.Process.Pid)
+	log := a.log.With("chat", o.ChatID, "pid", proc.ID())
 	s := &session{
-		a: a, log: log, cmd: cmd, out: r, errs: errs, start: time.Now(),
-		stdin: stdin, ctx: ctx, cancel: cancel,
-		done: make(chan struct{}), readDone: make(chan struct{}), errsDone: errsDone, errsPipe: er,
+		a: a, log: log, proc: proc, out: proc.Stdout(), errs: errs, start: time.Now(),
+		stdin: proc.Stdin(), ctx: ctx, cancel: cancel,
+		done: make(chan struct{}), readDone: make(chan struct{}), errsDone: errsDone, errsPipe: proc.Stderr(),
 		id: o.ResumeID, waiting: map[string]chan controlResponse{}, perms: map[string]*perm{},
 		notice: o.Notice,
 	}
-	log.Debug("claude started", "path", a.path, "args", cmd.Args[1:], "dir", o.WorkDir)
+	log.Debug("claude started", "path", a.path, "sandbox", a.sandbox.Name(), "dir", o.WorkDir)
 	go s.read()
 	go s.wait()
 	return s, nil
@@ -156,9 +125,9 @@ func (s *session) initialize(ctx context.Context) error {
 
 // wait reaps the process and ends the session.
 func (s *session) wait() {
-	err := s.cmd.Wait()
+	err := s.proc.Wait()
 	// The tools it started (a background dev server, a shell) end with it.
-	_ = agentproc.Signal(s.cmd.Process, syscall.SIGTERM)
+	_ = s.proc.Signal(syscall.SIGTERM)
 	// Let the readers take what the process printed last.
 	timeout := time.NewTimer(2 * time.Second)
 	defer timeout.Stop()
@@ -167,7 +136,7 @@ func (s *session) wait() {
 		case <-ch:
 		case <-timeout.C:
 			// Something in its process group still holds the pipes open.
-			_ = agentproc.Signal(s.cmd.Process, syscall.SIGKILL)
+			_ = s.proc.Signal(syscall.SIGKILL)
 			s.out.Close()
 			s.errsPipe.Close()
 			<-s.readDone
@@ -176,7 +145,7 @@ func (s *session) wait() {
 	}
 	s.errsPipe.Close()
 	// Nothing it started outlives the session.
-	agentproc.EndGroup(s.cmd.Process.Pid, 2*time.Second)
+	s.proc.End(2 * time.Second)
 	s.mu.Lock()
 	s.exitErr = err
 	closedBy := s.closedBy
@@ -350,14 +319,14 @@ func (s *session) Close(ctx context.Context) error {
 	}
 	if ctx.Err() == nil {
 		s.markClosed("stopped by leashd with SIGTERM")
-		_ = agentproc.Signal(s.cmd.Process, syscall.SIGTERM)
+		_ = s.proc.Signal(syscall.SIGTERM)
 		if wait(s.done) {
 			return nil
 		}
 	}
 	s.kill()
 	<-s.done
-	return fmt.Errorf("claude (pid %d) did not exit after its input was closed and SIGTERM; killed", s.cmd.Process.Pid)
+	return fmt.Errorf("claude (%s) did not exit after its input was closed and SIGTERM; killed", s.proc.ID())
 }
 
 func (s *session) closeStdin() {
@@ -385,5 +354,5 @@ func (s *session) kill() {
 	default:
 	}
 	s.markClosed("killed by leashd")
-	_ = agentproc.Signal(s.cmd.Process, syscall.SIGKILL)
+	_ = s.proc.Signal(syscall.SIGKILL)
 }

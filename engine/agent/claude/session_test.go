@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -198,13 +199,13 @@ func (c *sayConn) Present(context.Context, *interactions.Interaction) (string, e
 }
 
 func TestFind(t *testing.T) {
-	_, err := Find("leashd-no-such-claude-program")
+	_, err := Find(exec.LookPath, "leashd-no-such-claude-program")
 	assert.ErrorIs(t, err, agent.ErrAgentNotFound)
 	assert.Contains(t, err.Error(), `"leashd-no-such-claude-program"`)
 	assert.Contains(t, err.Error(), "LEASHD_CLAUDE_PATH")
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	got, err := Find(exe)
+	got, err := Find(exec.LookPath, exe)
 	require.NoError(t, err)
 	assert.Equal(t, exe, got)
 }

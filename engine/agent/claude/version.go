@@ -3,11 +3,13 @@ package claude
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
+	"io"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent/sandbox"
 )
 
 // The Claude Code versions leashd is tested with: CI runs the real-CLI
@@ -75,18 +77,39 @@ func TestedRange(v Version) bool {
 	return v.Compare(mustVersion(OldestTestedVersion)) >= 0 && v.Compare(mustVersion(NewestTestedVersion)) <= 0
 }
 
-// Version runs `claude --version` and parses what it prints.
+// Version runs `claude --version` (in the sandbox, where sessions run it)
+// and parses what it prints.
 func (a *Agent) Version(ctx context.Context) (Version, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, a.path, "--version")
-	cmd.Env = append(os.Environ(), a.env...)
-	cmd.WaitDelay = time.Second // a child holding stdout open does not hold us
-	out, err := cmd.Output()
+	proc, err := a.sandbox.Start(sandbox.Spec{Path: a.path, Args: []string{"--version"}, Env: a.env, Name: "version"})
 	if err != nil {
 		return Version{}, fmt.Errorf("%s --version: %w", a.path, err)
 	}
-	return ParseVersion(string(out))
+	_ = proc.Stdin().Close()
+	go func() { _, _ = io.Copy(io.Discard, proc.Stderr()) }()
+	out := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(proc.Stdout(), 4<<10))
+		out <- b
+	}()
+	var b []byte
+	select {
+	case b = <-out:
+	case <-ctx.Done():
+		_ = proc.Signal(syscall.SIGKILL)
+	}
+	err = proc.Wait()
+	proc.End(time.Second) // a child holding stdout open does not hold us
+	proc.Stdout().Close()
+	proc.Stderr().Close()
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return Version{}, fmt.Errorf("%s --version: %w", a.path, err)
+	}
+	return ParseVersion(string(b))
 }
 
 // LogVersion logs the CLI's version at start, with a warning when it is

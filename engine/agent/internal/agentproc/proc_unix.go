@@ -12,9 +12,11 @@ import (
 	"syscall"
 )
 
-// SetGroup makes cmd start in its own process group.
+// SetGroup makes cmd start in its own process group, in a session of its
+// own: without a controlling terminal, nothing the agent runs can open
+// /dev/tty and type into the terminal leashd was started from (TIOCSTI).
 func SetGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 }
 
 // Signal signals p's process group, or p alone when that fails.

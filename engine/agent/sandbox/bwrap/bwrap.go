@@ -1,0 +1,186 @@
+// Package bwrap confines an agent's process with bubblewrap: the system
+// read-only, writable only the chat's working directory, the agent's home
+// and a private /tmp, leashd's state not there at all, and a process
+// namespace of its own, so leashd's process (its environment, its memory)
+// cannot be seen or signalled.
+package bwrap
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/leashd/leashd/engine/agent/sandbox"
+)
+
+// Options says what an agent may write and what it may not see.
+type Options struct {
+	Program string   // bwrap's path or name (default "bwrap")
+	Home    string   // the agent's home, writable ("" = none)
+	Hide    []string // paths the agent must not see: a directory becomes an empty one, a file an empty file
+	Network bool     // false: no network at all (--unshare-net)
+}
+
+// Wrapper implements sandbox.Wrapper.
+type Wrapper struct {
+	opts Options
+	path string
+}
+
+// New finds bwrap. It does not try it; Check does.
+func New(o Options) (*Wrapper, error) {
+	if o.Program == "" {
+		o.Program = "bwrap"
+	}
+	path, err := exec.LookPath(o.Program)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s not found (on Debian and Ubuntu: apt-get install bubblewrap): %v", sandbox.ErrUnavailable, o.Program, err)
+	}
+	return &Wrapper{opts: o, path: path}, nil
+}
+
+// Name implements sandbox.Wrapper.
+func (w *Wrapper) Name() string { return "bwrap" }
+
+// Wrap implements sandbox.Wrapper.
+func (w *Wrapper) Wrap(spec sandbox.Spec, path string) (string, []string, error) {
+	dir := spec.Dir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", nil, err
+		}
+		dir = wd
+	}
+	args := w.args(dir)
+	args = append(args, "--", path)
+	return w.path, append(args, spec.Args...), nil
+}
+
+// args are bwrap's arguments for an agent working in dir. bwrap applies
+// them in order: the read-only system, the private /tmp, the writable
+// places, then leashd's state hidden over them, and last the working
+// directory again when it lies inside what was hidden (a chat's worktree
+// lives in leashd's state directory, beside the other chats').
+func (w *Wrapper) args(dir string) []string {
+	args := []string{
+		"--ro-bind", "/", "/",
+		"--dev", "/dev",
+		"--proc", "/proc",
+		"--tmpfs", "/tmp",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--die-with-parent",
+		"--setenv", "TMPDIR", "/tmp",
+	}
+	if !w.opts.Network {
+		args = append(args, "--unshare-net")
+	}
+	writable := []string{dir}
+	if common := gitCommonDir(dir); common != "" {
+		writable = append(writable, common) // commits from a worktree land there
+	}
+	if w.opts.Home != "" && exists(w.opts.Home) {
+		args = append(args, "--bind", w.opts.Home, w.opts.Home)
+	}
+	for _, p := range writable {
+		args = append(args, "--bind", p, p)
+	}
+	hidden := w.hide()
+	for _, h := range hidden {
+		if fi, err := os.Stat(h); err == nil && fi.IsDir() {
+			args = append(args, "--tmpfs", h)
+		} else if err == nil {
+			args = append(args, "--ro-bind", "/dev/null", h)
+		}
+	}
+	for _, p := range writable {
+		if under(p, hidden) {
+			args = append(args, "--bind", p, p)
+		}
+	}
+	return append(args, "--chdir", dir)
+}
+
+// hide is what the agent must not see: Options.Hide, the Docker daemon's
+// socket (whoever reaches it is root on this machine) and /etc/leashd,
+// where the packaged env file keeps leashd's tokens.
+func (w *Wrapper) hide() []string {
+	hidden := append([]string(nil), w.opts.Hide...)
+	hidden = append(hidden, "/run/docker.sock", "/var/run/docker.sock", "/etc/leashd")
+	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
+		hidden = append(hidden, strings.TrimPrefix(h, "unix://"))
+	}
+	var out []string
+	for _, h := range hidden {
+		if h != "" && exists(h) {
+			out = append(out, filepath.Clean(h))
+		}
+	}
+	return out
+}
+
+// Check runs a trial: bwrap starts a shell that can write its working
+// directory. Inside a container bwrap often cannot create namespaces; the
+// error then says what bwrap said.
+func (w *Wrapper) Check(ctx context.Context) error {
+	dir, err := os.MkdirTemp("", "leashd-bwrap-check-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	args := append(w.args(dir), "--", "/bin/sh", "-c", "echo ok > probe")
+	out, err := exec.CommandContext(ctx, w.path, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%w: a trial run of %s failed: %v: %s", sandbox.ErrUnavailable, w.path, err, strings.TrimSpace(string(out)))
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "probe")); err != nil || strings.TrimSpace(string(b)) != "ok" {
+		return fmt.Errorf("%w: a trial run of %s could not write its working directory", sandbox.ErrUnavailable, w.path)
+	}
+	return nil
+}
+
+// gitCommonDir is the main repository's git directory when dir is a
+// linked worktree (its .git is a file "gitdir: <common>/worktrees/<name>"),
+// else "".
+func gitCommonDir(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, ".git"))
+	if err != nil {
+		return ""
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok {
+		return ""
+	}
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(dir, gitdir)
+	}
+	if common, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(common))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitdir, c)
+		}
+		return filepath.Clean(c)
+	}
+	return ""
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// under reports whether p is one of roots or inside one.
+func under(p string, roots []string) bool {
+	for _, r := range roots {
+		if p == r || strings.HasPrefix(p, r+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
