@@ -14,11 +14,11 @@ import (
 )
 
 // The test binary doubles as a fake Claude Code CLI: with
-// LEASHD_FAKE_CLAUDE set it speaks the stream-json protocol instead of
-// running tests. LEASHD_FAKE_CLAUDE selects start-up behaviour; what a turn
+// FAKECLI_CLAUDE set it speaks the stream-json protocol instead of
+// running tests. FAKECLI_CLAUDE selects start-up behaviour; what a turn
 // does is chosen by its prompt's first word.
 func TestMain(m *testing.M) {
-	if mode := os.Getenv("LEASHD_FAKE_CLAUDE"); mode != "" {
+	if mode := os.Getenv("FAKECLI_CLAUDE"); mode != "" {
 		os.Exit(fakeCLI(mode))
 	}
 	os.Exit(m.Run())
@@ -32,9 +32,9 @@ const hugeText = 16<<20 + 1
 const fakeLimit = 16<<20 + 64<<10
 
 // floodBytes is the size of each huge line the "flood" turn prints
-// (LEASHD_FAKE_FLOOD_BYTES, default 50 MB).
+// (FAKECLI_FLOOD_BYTES, default 50 MB).
 func floodBytes() int {
-	if n, err := strconv.Atoi(os.Getenv("LEASHD_FAKE_FLOOD_BYTES")); err == nil && n > 0 {
+	if n, err := strconv.Atoi(os.Getenv("FAKECLI_FLOOD_BYTES")); err == nil && n > 0 {
 		return n
 	}
 	return 50 << 20

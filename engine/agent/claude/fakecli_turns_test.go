@@ -43,7 +43,7 @@ func (f *fakeClaude) turnEcho(rest string) (int, bool) {
 
 func (f *fakeClaude) turnArgs(string) (int, bool) {
 	cwd, _ := os.Getwd()
-	f.result(strings.Join(os.Args[1:], " ")+"|cwd="+cwd+"|extra="+os.Getenv("LEASHD_FAKE_EXTRA"), false, "success")
+	f.result(strings.Join(os.Args[1:], " ")+"|cwd="+cwd+"|extra="+os.Getenv("FAKECLI_EXTRA"), false, "success")
 	return 0, false
 }
 

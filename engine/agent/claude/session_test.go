@@ -33,7 +33,7 @@ func fakeAgent(t *testing.T, mode string, opts ...Option) (*Agent, *testenv.Buff
 	logs := &testenv.Buffer{}
 	opts = append([]Option{
 		// The race detector sleeps 1s at exit unless told not to.
-		WithEnv([]string{"LEASHD_FAKE_CLAUDE=" + mode, "GORACE=atexit_sleep_ms=0"}),
+		WithEnv([]string{"FAKECLI_CLAUDE=" + mode, "GORACE=atexit_sleep_ms=0"}),
 		WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
 		WithCloseTimeout(time.Second),
 	}, opts...)
@@ -102,7 +102,7 @@ func TestTurnEchoAndResult(t *testing.T) {
 
 func TestArgsDirEnvAndResumeID(t *testing.T) {
 	dir := t.TempDir()
-	a, _ := fakeAgent(t, "normal", WithEnv([]string{"LEASHD_FAKE_EXTRA=passed"}), WithExtraArgs("--add-dir", "/tmp"))
+	a, _ := fakeAgent(t, "normal", WithEnv([]string{"FAKECLI_EXTRA=passed"}), WithExtraArgs("--add-dir", "/tmp"))
 	s := openFake(t, a, agent.SessionOptions{ChatID: "c", Mode: agent.ModePlan, Model: "claude-test-1", ResumeID: "prev-session", WorkDir: dir})
 	assert.Equal(t, "prev-session", s.ID(), "a resumed session is known by its ID from the start")
 	res, err := s.Turn(turnCtx(t), "args", &handler{})
