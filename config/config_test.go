@@ -110,6 +110,9 @@ func TestDefaults(t *testing.T) {
 		Worktrees:              "off",
 		GitAuthor:              "leashd <leashd@localhost>",
 		ApprovalQuorum:         1,
+		Sandbox:                "auto",
+		SandboxNetwork:         "on",
+		SandboxImage:           "leashd-agent",
 	}
 	assert.Equal(t, want, config.Defaults())
 	loaded, err := config.Load()
@@ -177,6 +180,13 @@ func TestEveryVariableIsRead(t *testing.T) {
 		"LEASHD_GIT_AUTHOR":               "Leash Bot <bot@example.com>",
 		"LEASHD_APPROVAL_QUORUM":          "3",
 		"LEASHD_PREWARM":                  "3",
+		"LEASHD_AGENT_ENV":                "GITHUB_TOKEN,NPM_*,CI=true",
+		"LEASHD_SANDBOX":                  "docker",
+		"LEASHD_SANDBOX_NETWORK":          "off",
+		"LEASHD_SANDBOX_HOME":             "/home/agent",
+		"LEASHD_SANDBOX_IMAGE":            "my-agent:1",
+		"LEASHD_SANDBOX_CPUS":             "1.5",
+		"LEASHD_SANDBOX_MEMORY":           "2g",
 	}
 	names := envNames(t)
 	for name := range names {
@@ -194,6 +204,8 @@ func TestEveryVariableIsRead(t *testing.T) {
 		MaxAgentMessageBytes: 1 << 20, MaxTurnOutputBytes: 0,
 		Worktrees: "on", GitAuthor: "Leash Bot <bot@example.com>",
 		ApprovalQuorum: 3,
+		AgentEnv:       []string{"GITHUB_TOKEN", "NPM_*", "CI=true"}, Sandbox: "docker", SandboxNetwork: "off",
+		SandboxHome: "/home/agent", SandboxImage: "my-agent:1", SandboxCPUs: "1.5", SandboxMemory: "2g",
 	}, c)
 	require.NoError(t, c.Validate())
 	assert.Zero(t, c.ApprovalTimeout(), "0 waits forever")
@@ -418,6 +430,24 @@ var rejectCases = []struct {
 		[]string{`LEASHD_WORKTREES="yes"`, "accepted: on, off"}},
 	{"log format", func(c *config.Config) { c.LogFormat = "xml" },
 		[]string{`LEASHD_LOG_FORMAT="xml"`, "text, json"}},
+	{"unknown sandbox", func(c *config.Config) { c.Sandbox = "gvisor" },
+		[]string{`LEASHD_SANDBOX="gvisor"`, "auto, bwrap, docker, off"}},
+	{"sandbox network", func(c *config.Config) { c.SandboxNetwork = "none" },
+		[]string{`LEASHD_SANDBOX_NETWORK="none"`, "on, off"}},
+	{"relative sandbox home", func(c *config.Config) { c.SandboxHome = "home/agent" },
+		[]string{`LEASHD_SANDBOX_HOME="home/agent"`, "absolute path"}},
+	{"sandbox cpus", func(c *config.Config) { c.SandboxCPUs = "two" },
+		[]string{`LEASHD_SANDBOX_CPUS="two"`, "e.g. 1 or 1.5"}},
+	{"sandbox memory too small", func(c *config.Config) { c.SandboxMemory = "1m" },
+		[]string{`LEASHD_SANDBOX_MEMORY="1m"`, "at least 6m"}},
+	{"docker without an image", func(c *config.Config) { c.Sandbox = "docker"; c.SandboxImage = "" },
+		[]string{`LEASHD_SANDBOX_IMAGE=""`, "deploy/agent.Dockerfile"}},
+	{"leashd's own variable for agents", func(c *config.Config) { c.AgentEnv = []string{"GITHUB_TOKEN", "LEASHD_WEB_TOKEN"} },
+		[]string{`LEASHD_AGENT_ENV="LEASHD_WEB_TOKEN"`, "never passed to agents"}},
+	{"agent env without a name", func(c *config.Config) { c.AgentEnv = []string{"=x"} },
+		[]string{`LEASHD_AGENT_ENV="=x"`, "NAME, PREFIX_* or NAME=value"}},
+	{"agent env with a space", func(c *config.Config) { c.AgentEnv = []string{"MY VAR"} },
+		[]string{`LEASHD_AGENT_ENV="MY VAR"`, "letters, digits and _"}},
 	{"agent message limit too small", func(c *config.Config) { c.MaxAgentMessageBytes = 1000 },
 		[]string{`LEASHD_MAX_AGENT_MESSAGE_BYTES="1000"`, "from 262144 to 1073741824"}},
 	{"agent message limit of 0", func(c *config.Config) { c.MaxAgentMessageBytes = 0 },

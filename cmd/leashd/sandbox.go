@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/leashd/leashd/config"
 	"github.com/leashd/leashd/engine/agent/sandbox"
@@ -40,13 +41,22 @@ func selectSandbox(ctx context.Context, cfg config.Config, log *slog.Logger) (sa
 func bwrapFor(ctx context.Context, cfg config.Config) (*bwrap.Wrapper, error) {
 	w, err := bwrap.New(bwrap.Options{
 		Home:    sandboxHome(cfg),
-		Hide:    []string{cfg.StateDir()},
+		Hide:    stateHidden(cfg),
 		Network: cfg.SandboxNetwork != "off",
 	})
 	if err != nil {
 		return nil, err
 	}
 	return w, w.Check(ctx)
+}
+
+// stateHidden is what of leashd's no agent may see: the state directory
+// (the database, the web token, every chat's worktree), and its files one
+// by one, for when the state directory is the agent's working directory.
+func stateHidden(cfg config.Config) []string {
+	db, dir := cfg.DBPath, cfg.StateDir()
+	return []string{dir, db, db + "-wal", db + "-shm", db + "-journal", db + ".lock",
+		filepath.Join(dir, "web-token"), filepath.Join(dir, "worktrees")}
 }
 
 // sandboxHome is the home a sandboxed agent sees and writes.

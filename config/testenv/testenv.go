@@ -69,3 +69,6 @@ func ACPAgent(t testing.TB) string { t.Helper(); return Require(t, "LEASHD_TEST_
 // Gemini returns the pinned Gemini CLI (LEASHD_TEST_GEMINI, set by
 // .ci/test), the second real ACP agent the tests run.
 func Gemini(t testing.TB) string { t.Helper(); return Require(t, "LEASHD_TEST_GEMINI") }
+
+// Bwrap returns bubblewrap (Debian's bubblewrap, installed by .ci/test).
+func Bwrap(t testing.TB) string { t.Helper(); return Require(t, "LEASHD_TEST_BWRAP", "bwrap") }

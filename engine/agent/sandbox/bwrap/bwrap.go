@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 type Options struct {
 	Program string   // bwrap's path or name (default "bwrap")
 	Home    string   // the agent's home, writable ("" = none)
-	Hide    []string // paths the agent must not see: a directory becomes an empty one, a file an empty file
+	Hide    []string // paths the agent must not see: a directory becomes an empty one, a file an empty file; those missing at a start are skipped
 	Network bool     // false: no network at all (--unshare-net)
 }
 
@@ -73,6 +74,9 @@ func (w *Wrapper) args(dir string) []string {
 		"--proc", "/proc",
 		"--tmpfs", "/tmp",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		// leashd may run as root: without this the agent could unmount
+		// what hides leashd's state.
+		"--cap-drop", "ALL",
 		"--die-with-parent",
 		"--setenv", "TMPDIR", "/tmp",
 	}
@@ -90,6 +94,29 @@ func (w *Wrapper) args(dir string) []string {
 		args = append(args, "--bind", p, p)
 	}
 	hidden := w.hide()
+	args = hideArgs(args, hidden)
+	for _, p := range writable {
+		if !under(p, hidden) {
+			continue
+		}
+		// The working directory lies in what was hidden: bring it back,
+		// then hide again what of leashd's lies inside it (the database
+		// when it sits in the working directory itself).
+		args = append(args, "--bind", p, p)
+		var inside []string
+		for _, h := range hidden {
+			if h != p && under(h, []string{p}) {
+				inside = append(inside, h)
+			}
+		}
+		args = hideArgs(args, inside)
+	}
+	return append(args, "--chdir", dir)
+}
+
+// hideArgs hides each path: a directory behind an empty tmpfs, a file
+// behind an empty one.
+func hideArgs(args, hidden []string) []string {
 	for _, h := range hidden {
 		if fi, err := os.Stat(h); err == nil && fi.IsDir() {
 			args = append(args, "--tmpfs", h)
@@ -97,12 +124,7 @@ func (w *Wrapper) args(dir string) []string {
 			args = append(args, "--ro-bind", "/dev/null", h)
 		}
 	}
-	for _, p := range writable {
-		if under(p, hidden) {
-			args = append(args, "--bind", p, p)
-		}
-	}
-	return append(args, "--chdir", dir)
+	return args
 }
 
 // hide is what the agent must not see: Options.Hide, the Docker daemon's
@@ -120,6 +142,9 @@ func (w *Wrapper) hide() []string {
 			out = append(out, filepath.Clean(h))
 		}
 	}
+	// Parents first, so that a file hidden inside a hidden directory is
+	// not undone by the directory's tmpfs.
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) < len(out[j]) })
 	return out
 }
 
