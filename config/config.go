@@ -58,7 +58,7 @@ type Config struct {
 	SandboxNetwork string   `split_words:"true" default:"on" desc:"on: sandboxed agents reach the network (they need their model's API); off: no network at all, for agents that work through a proxy on a socket"`
 	SandboxHome    string   `split_words:"true" desc:"The home directory a sandboxed agent sees and may write (its credentials, ~/.claude, ~/.gemini); default: leashd's own HOME, with leashd's state hidden inside it"`
 	SandboxImage   string   `split_words:"true" default:"leashd-agent" desc:"With LEASHD_SANDBOX=docker: the image each chat's container starts from (build it from deploy/agent.Dockerfile)"`
-	SandboxCPUs    string   `envconfig:"SANDBOX_CPUS" desc:"With LEASHD_SANDBOX=docker: CPUs per agent container, e.g. 1.5 (empty: no limit)"`
+	SandboxCpus    string   `split_words:"true" desc:"With LEASHD_SANDBOX=docker: CPUs per agent container, e.g. 1.5 (empty: no limit)"`
 	SandboxMemory  string   `split_words:"true" desc:"With LEASHD_SANDBOX=docker: memory per agent container, e.g. 2g or 512m (empty: no limit)"`
 }
 

@@ -205,7 +205,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 		Worktrees: "on", GitAuthor: "Leash Bot <bot@example.com>",
 		ApprovalQuorum: 3,
 		AgentEnv:       []string{"GITHUB_TOKEN", "NPM_*", "CI=true"}, Sandbox: "docker", SandboxNetwork: "off",
-		SandboxHome: "/home/agent", SandboxImage: "my-agent:1", SandboxCPUs: "1.5", SandboxMemory: "2g",
+		SandboxHome: "/home/agent", SandboxImage: "my-agent:1", SandboxCpus: "1.5", SandboxMemory: "2g",
 	}, c)
 	require.NoError(t, c.Validate())
 	assert.Zero(t, c.ApprovalTimeout(), "0 waits forever")
@@ -436,7 +436,7 @@ var rejectCases = []struct {
 		[]string{`LEASHD_SANDBOX_NETWORK="none"`, "on, off"}},
 	{"relative sandbox home", func(c *config.Config) { c.SandboxHome = "home/agent" },
 		[]string{`LEASHD_SANDBOX_HOME="home/agent"`, "absolute path"}},
-	{"sandbox cpus", func(c *config.Config) { c.SandboxCPUs = "two" },
+	{"sandbox cpus", func(c *config.Config) { c.SandboxCpus = "two" },
 		[]string{`LEASHD_SANDBOX_CPUS="two"`, "e.g. 1 or 1.5"}},
 	{"sandbox memory too small", func(c *config.Config) { c.SandboxMemory = "1m" },
 		[]string{`LEASHD_SANDBOX_MEMORY="1m"`, "at least 6m"}},

@@ -21,9 +21,9 @@ func (c Config) checkSandbox(p *problems) {
 	if c.SandboxHome != "" && !strings.HasPrefix(c.SandboxHome, "/") {
 		p.bad("SANDBOX_HOME", c.SandboxHome, "give an absolute path")
 	}
-	if c.SandboxCPUs != "" {
-		if n, err := strconv.ParseFloat(c.SandboxCPUs, 64); err != nil || n <= 0 || n > 1024 {
-			p.bad("SANDBOX_CPUS", c.SandboxCPUs, "accepted: a number of CPUs above 0, e.g. 1 or 1.5, or empty for no limit")
+	if c.SandboxCpus != "" {
+		if n, err := strconv.ParseFloat(c.SandboxCpus, 64); err != nil || n <= 0 || n > 1024 {
+			p.bad("SANDBOX_CPUS", c.SandboxCpus, "accepted: a number of CPUs above 0, e.g. 1 or 1.5, or empty for no limit")
 		}
 	}
 	if c.SandboxMemory != "" {

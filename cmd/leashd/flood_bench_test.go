@@ -37,7 +37,7 @@ func floodRSS(b *testing.B, size int) (idle, peak int64) {
 	cmd := exec.CommandContext(b.Context(), os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), runMainEnv+"=1", runMainArgs+"=",
 		"LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH="+writeFloodCLI(b, dir),
-		"LEASHD_TEST_FLOOD_BYTES="+strconv.Itoa(size),
+		"FLOOD_BYTES="+strconv.Itoa(size), "LEASHD_AGENT_ENV=FLOOD_BYTES",
 		"LEASHD_WEB_ADDR=127.0.0.1:0", "LEASHD_DB_PATH="+filepath.Join(dir, "leashd.db"), "LEASHD_WORKDIR="+dir)
 	logs := &testenv.Buffer{}
 	cmd.Stdout, cmd.Stderr = io.Discard, logs

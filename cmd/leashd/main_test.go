@@ -43,6 +43,10 @@ func cleanEnv(t *testing.T) {
 		}
 	}
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	// Tests of other things run fake CLIs from temp dirs that write
+	// beside them, which bubblewrap's private /tmp would hide; the
+	// sandbox's own tests set LEASHD_SANDBOX themselves.
+	t.Setenv("LEASHD_SANDBOX", "off")
 }
 
 // variables walks config.Config and every chat app's settings and returns

@@ -17,7 +17,7 @@ import (
 
 // floodCLI is a stand-in for a Claude Code CLI gone hostile: it answers the
 // initialize handshake, and to every prompt prints one assistant message of
-// $LEASHD_TEST_FLOOD_BYTES letters on a single line, then a result.
+// $FLOOD_BYTES letters on a single line, then a result.
 const floodCLI = `#!/bin/sh
 while IFS= read -r line; do
   case "$line" in
@@ -27,7 +27,7 @@ while IFS= read -r line; do
     *'"type":"user"'*)
       printf '{"type":"system","subtype":"init","session_id":"flood-1"}\n'
       printf '{"type":"assistant","parent_tool_use_id":null,"message":{"role":"assistant","content":[{"type":"text","text":"'
-      head -c "$LEASHD_TEST_FLOOD_BYTES" /dev/zero | tr '\0' A
+      head -c "$FLOOD_BYTES" /dev/zero | tr '\0' A
       printf '"}]},"session_id":"flood-1"}\n'
       printf '{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"flood-1","num_turns":1,"total_cost_usd":0.01}\n' ;;
   esac
@@ -55,7 +55,7 @@ func TestServeHugeAgentLineReachesTelegramCapped(t *testing.T) {
 	const limit = 8192
 	_, _, stop := startServe(t, dir,
 		"LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH="+writeFloodCLI(t, dir),
-		"LEASHD_TEST_FLOOD_BYTES="+strconv.Itoa(50<<20),
+		"FLOOD_BYTES="+strconv.Itoa(50<<20), "LEASHD_AGENT_ENV=FLOOD_BYTES",
 		"LEASHD_MAX_TURN_OUTPUT_BYTES="+strconv.Itoa(limit),
 		"LEASHD_TELEGRAM_BOT_TOKEN="+fake.Token(),
 		"LEASHD_TELEGRAM_API_URL="+fake.URL(),

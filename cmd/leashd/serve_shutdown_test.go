@@ -23,7 +23,7 @@ import (
 // SIGKILL ends it. It records its PID so the test can check it is gone.
 const wedgedCLI = `#!/bin/sh
 trap '' TERM
-echo $$ >> "$LEASHD_TEST_WEDGED_PID"
+echo $$ >> "$WEDGED_PID_FILE"
 while IFS= read -r line; do
   case "$line" in
     *'"subtype":"initialize"'*)
@@ -51,7 +51,7 @@ func TestServeShutdownIsBoundedWithAWedgedAgent(t *testing.T) {
 	const bound = 4 * time.Second // the engine gets 3 s of it to close sessions
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), runMainEnv+"=1", runMainArgs+"=",
-		"LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH="+cli, "LEASHD_TEST_WEDGED_PID="+pidFile,
+		"LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH="+cli, "WEDGED_PID_FILE="+pidFile, "LEASHD_AGENT_ENV=WEDGED_PID_FILE",
 		"LEASHD_SHUTDOWN_TIMEOUT_SECONDS="+strconv.Itoa(int(bound/time.Second)),
 		"LEASHD_WEB_ADDR=127.0.0.1:0", "LEASHD_LOG_FORMAT=json",
 		"LEASHD_DB_PATH="+filepath.Join(dir, "leashd.db"), "LEASHD_WORKDIR="+dir)

@@ -74,6 +74,7 @@ func TestChatAppVariablesKeepTheirNames(t *testing.T) {
 
 func TestSettingsDefaults(t *testing.T) {
 	cleanEnv(t)
+	require.NoError(t, os.Unsetenv("LEASHD_SANDBOX")) // cleanEnv turns it off
 	s, err := loadSettings()
 	require.NoError(t, err)
 	d := defaultSettings()
@@ -103,6 +104,8 @@ func everyVariable(dir string) map[string]string {
 		"LEASHD_DB_PATH": filepath.Join(dir, "l.db"), "LEASHD_LOG_LEVEL": "debug", "LEASHD_LOG_FORMAT": "json",
 		"LEASHD_SHUTDOWN_TIMEOUT_SECONDS": "5", "LEASHD_MAX_AGENT_MESSAGE_BYTES": "1048576", "LEASHD_MAX_TURN_OUTPUT_BYTES": "0",
 		"LEASHD_WORKTREES": "on", "LEASHD_GIT_AUTHOR": "Leash Bot <bot@example.com>", "LEASHD_APPROVAL_QUORUM": "3", "LEASHD_PREWARM": "3",
+		"LEASHD_AGENT_ENV": "GITHUB_TOKEN", "LEASHD_SANDBOX": "docker", "LEASHD_SANDBOX_NETWORK": "off", "LEASHD_SANDBOX_HOME": "/home/agent",
+		"LEASHD_SANDBOX_IMAGE": "my-agent", "LEASHD_SANDBOX_CPUS": "2", "LEASHD_SANDBOX_MEMORY": "1g",
 
 		"LEASHD_WEB_ADDR": "0.0.0.0:9000", "LEASHD_WEB_TOKEN": "w3b-t0ken-9f8e7d6c5b4a", "LEASHD_WEB_PAGE": "off",
 		"LEASHD_WEB_MAX_STREAMS": "7", "LEASHD_WEB_MAX_CONNECTIONS": "300",

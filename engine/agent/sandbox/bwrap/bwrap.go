@@ -57,7 +57,7 @@ func (w *Wrapper) Wrap(spec sandbox.Spec, path string) (string, []string, error)
 		}
 		dir = wd
 	}
-	args := w.args(dir)
+	args := w.args(dir, path)
 	args = append(args, "--", path)
 	return w.path, append(args, spec.Args...), nil
 }
@@ -67,7 +67,7 @@ func (w *Wrapper) Wrap(spec sandbox.Spec, path string) (string, []string, error)
 // places, then leashd's state hidden over them, and last the working
 // directory again when it lies inside what was hidden (a chat's worktree
 // lives in leashd's state directory, beside the other chats').
-func (w *Wrapper) args(dir string) []string {
+func (w *Wrapper) args(dir, program string) []string {
 	args := []string{
 		"--ro-bind", "/", "/",
 		"--dev", "/dev",
@@ -86,6 +86,11 @@ func (w *Wrapper) args(dir string) []string {
 	writable := []string{dir}
 	if common := gitCommonDir(dir); common != "" {
 		writable = append(writable, common) // commits from a worktree land there
+	}
+	// A program kept under /tmp (a build's output) would be hidden by the
+	// private /tmp: its directory is there, read-only.
+	for _, d := range programDirs(program) {
+		args = append(args, "--ro-bind", d, d)
 	}
 	if w.opts.Home != "" && exists(w.opts.Home) {
 		args = append(args, "--bind", w.opts.Home, w.opts.Home)
@@ -159,7 +164,7 @@ func (w *Wrapper) Check(ctx context.Context) error {
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	args := append(w.args(dir), "--", "/bin/sh", "-c", "echo ok > probe")
+	args := append(w.args(dir, "/bin/sh"), "--", "/bin/sh", "-c", "echo ok > probe")
 	out, err := exec.CommandContext(ctx, w.path, args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%w: a trial run of %s failed: %v: %s", sandbox.ErrUnavailable, w.path, err, strings.TrimSpace(string(out)))
@@ -168,6 +173,22 @@ func (w *Wrapper) Check(ctx context.Context) error {
 		return fmt.Errorf("%w: a trial run of %s could not write its working directory", sandbox.ErrUnavailable, w.path)
 	}
 	return nil
+}
+
+// programDirs are the directories under /tmp holding program (as named
+// and after symbolic links).
+func programDirs(program string) []string {
+	var dirs []string
+	paths := []string{program}
+	if real, err := filepath.EvalSymlinks(program); err == nil && real != program {
+		paths = append(paths, real)
+	}
+	for _, p := range paths {
+		if d := filepath.Dir(p); under(d, []string{"/tmp"}) && d != "/tmp" {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
 }
 
 // gitCommonDir is the main repository's git directory when dir is a

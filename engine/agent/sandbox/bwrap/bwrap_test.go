@@ -184,3 +184,25 @@ func TestDatabaseInTheWorkingDirectoryStaysHidden(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "the database", string(b))
 }
+
+// A program kept in a temp directory (a build's output) still runs in the
+// private /tmp, and what else that directory's neighbours hold is not
+// there.
+func TestProgramUnderTmpRuns(t *testing.T) {
+	l := newLayout(t)
+	bin := t.TempDir()
+	prog := filepath.Join(bin, "agent")
+	require.NoError(t, os.WriteFile(prog, []byte("#!/bin/sh\necho agent-ran\n"), 0o755))
+	secret := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(secret, "s"), []byte("x"), 0o600))
+	p, err := l.sandbox(t, true).Start(sandbox.Spec{Path: prog, Dir: l.work})
+	require.NoError(t, err)
+	_ = p.Stdin().Close()
+	out, _ := io.ReadAll(p.Stdout())
+	require.NoError(t, p.Wait())
+	p.End(time.Second)
+	assert.Equal(t, "agent-ran\n", string(out))
+	out2, err := run(t, l.sandbox(t, true), l.work, "ls "+secret+" 2>/dev/null || echo gone")
+	require.NoError(t, err)
+	assert.Equal(t, "gone\n", out2)
+}
