@@ -56,3 +56,32 @@ func TestRealCLIInBwrap(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "made\n", string(b))
 }
+
+// A session closed in bubblewrap (idle shutdown, a restart) resumes in a
+// new sandboxed process: its transcript lives in the agent's home, which
+// the sandbox keeps.
+func TestRealCLIResumesInBwrap(t *testing.T) {
+	home, state := t.TempDir(), t.TempDir()
+	w, err := bwrap.New(bwrap.Options{Program: testenv.Bwrap(t), Home: home, Hide: []string{state}, Network: true})
+	require.NoError(t, err)
+	api := fakeapi.New(t)
+	c := &realCLI{api: api, home: home, dir: t.TempDir(), agent: claude.New(testenv.Claude(t),
+		claude.WithEnv(api.Env(home)), claude.WithLogger(newTestLogger(t)), claude.WithSandbox(&sandbox.Host{Wrap: w}))}
+	api.Reply(fakeapi.Text("first answer"), fakeapi.Text("second answer"))
+	s := c.open(t, agent.SessionOptions{ChatID: "sb", Mode: agent.ModeDefault})
+	res, err := s.Turn(t.Context(), "remember the word kumquat", &recHandler{})
+	require.NoError(t, err)
+	require.Equal(t, "first answer", res.Text)
+	id := s.ID()
+	require.NotEmpty(t, id)
+	require.NoError(t, s.Close(t.Context()))
+
+	s2 := c.open(t, agent.SessionOptions{ChatID: "sb", Mode: agent.ModeDefault, ResumeID: id})
+	res, err = s2.Turn(t.Context(), "which word?", &recHandler{})
+	require.NoError(t, err)
+	assert.Equal(t, "second answer", res.Text)
+	calls := api.Calls()
+	require.Len(t, calls, 2)
+	assert.True(t, calls[1].HasUserText("remember the word kumquat"), "the resumed session carries the first turn")
+	assert.Equal(t, id, s2.ID())
+}
