@@ -33,7 +33,13 @@ func selectAgent(ctx context.Context, cfg config.Config, log *slog.Logger) (agen
 		if err != nil {
 			return nil, fmt.Errorf("LEASHD_ACP_COMMAND=%q: %w", cfg.ACPCommand, err)
 		}
-		return acp.New(argv, acp.WithLogger(log), acp.WithSandbox(sb)), nil
+		a := acp.New(argv, acp.WithLogger(log), acp.WithSandbox(sb))
+		// A command that does not exist stops leashd now, as a missing
+		// claude does, not at the first message.
+		if err := a.Ready(); err != nil {
+			return nil, fmt.Errorf("LEASHD_AGENT=acp: LEASHD_ACP_COMMAND=%q: %w; %s", cfg.ACPCommand, err, a.About().InstallHint)
+		}
+		return a, nil
 	}
 	path, err := claude.Find(sb.LookPath, cfg.ClaudePath)
 	switch {

@@ -325,3 +325,17 @@ func TestServeLogsTheClaudeVersion(t *testing.T) {
 		})
 	}
 }
+
+// LEASHD_AGENT=acp with a program that does not exist stops leashd at
+// start, naming the command and how to fix it, as claude does.
+func TestServeAgentACPWithoutTheProgram(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("LEASHD_AGENT", "acp")
+	t.Setenv("LEASHD_ACP_COMMAND", filepath.Join(t.TempDir(), "no-such-agent")+" --acp")
+	t.Setenv("LEASHD_WEB_ADDR", "127.0.0.1:0")
+	err := run(t.Context(), nil, nil, io.Discard, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "LEASHD_AGENT=acp")
+	assert.Contains(t, err.Error(), "no-such-agent")
+	assert.Contains(t, err.Error(), "LEASHD_ACP_COMMAND")
+}
