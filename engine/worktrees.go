@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/leashd/leashd/engine/worktree"
@@ -116,12 +117,27 @@ func (e *Engine) mergeCommand(ctx context.Context, chatID string) string {
 	case errors.As(err, &me) && errors.Is(err, worktree.ErrConflict):
 		return fmt.Sprintf("Not merged: %s conflicts with %s in %s. Nothing in the main checkout was changed.%s Ask the agent to merge %s into its branch and resolve the conflicts, then /merge again.",
 			res.Branch, res.Base, strings.Join(me.Files, ", "), committedNote(res), res.Base)
+	case errors.As(err, &me) && errors.Is(err, worktree.ErrUntracked):
+		return fmt.Sprintf("Not merged: %s would write over %s in the main checkout %s, which git does not track there. Nothing was changed. Move them out of the way (or ask the agent to take them out of its branch), then /merge again.%s",
+			res.Branch, untrackedList(me), me.Repo, committedNote(res))
 	case err != nil:
 		return "Not merged: " + err.Error() + committedNote(res)
 	case !res.Merged:
 		return fmt.Sprintf("Nothing to merge: %s already has everything on %s.", res.Base, res.Branch)
 	}
 	return fmt.Sprintf("Merged %s into %s (now at %s) in %s.%s", res.Branch, res.Base, short(res.Commit), e.mergeRepo(), committedNote(res))
+}
+
+// untrackedList names the files in the way, marking the ignored ones.
+func untrackedList(me *worktree.MergeError) string {
+	names := make([]string, len(me.Files))
+	for i, f := range me.Files {
+		names[i] = f
+		if slices.Contains(me.Ignored, f) {
+			names[i] += " (ignored by git)"
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 func committedNote(res worktree.MergeResult) string {

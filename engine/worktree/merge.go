@@ -16,11 +16,19 @@ var ErrDirty = errors.New("the main checkout has uncommitted changes")
 // into the base; nothing was changed.
 var ErrConflict = errors.New("the branch conflicts with the base branch")
 
+// ErrUntracked is returned by Merge when the merge would write over files
+// in the main checkout that git does not track there, ignored ones (.env)
+// included; nothing was changed. git itself refuses to overwrite untracked
+// files but, by default, silently replaces ignored ones.
+var ErrUntracked = errors.New("the merge would write over files git does not track in the main checkout")
+
 // MergeError says which files stopped a merge.
 type MergeError struct {
-	Err   error    // ErrDirty or ErrConflict
-	Files []string // the uncommitted or conflicting files
-	Repo  string
+	Err   error    // ErrDirty, ErrConflict or ErrUntracked
+	Files []string // the uncommitted, conflicting or untracked files
+	// Ignored are those of Files that git ignores (with ErrUntracked).
+	Ignored []string
+	Repo    string
 }
 
 func (e *MergeError) Error() string {
@@ -40,9 +48,11 @@ type MergeResult struct {
 // Merge commits the worktree's changes (with message) and merges its branch
 // into the base branch in the main checkout. It changes nothing in the main
 // checkout when that has uncommitted changes or is not on the base branch
-// (a *MergeError wrapping ErrDirty, or an error), or when the branch
+// (a *MergeError wrapping ErrDirty, or an error), when the branch
 // conflicts with the base (a *MergeError wrapping ErrConflict naming the
-// files). The commit in the worktree is kept either way.
+// files), or when the merge would write over files git does not track
+// there, ignored ones included (a *MergeError wrapping ErrUntracked). The
+// commit in the worktree is kept either way.
 func (m *Manager) Merge(ctx context.Context, chatID, message string) (MergeResult, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -57,38 +67,14 @@ func (m *Manager) Merge(ctx context.Context, chatID, message string) (MergeResul
 	if res.Committed, err = m.commit(ctx, t, message); err != nil {
 		return res, err
 	}
-	cur, err := m.currentBranch(ctx)
-	if err != nil {
-		return res, err
-	}
-	if cur != t.Base {
-		return res, fmt.Errorf("the main checkout %s is on branch %s, not on %s, the branch this worktree merges into: check out %s there first", m.repo, cur, t.Base, t.Base)
-	}
-	out, err := m.run(ctx, m.repo, "status", "--porcelain", "--untracked-files=no")
-	if err != nil {
-		return res, err
-	}
-	if dirty := porcelainFiles(out); len(dirty) > 0 {
-		return res, &MergeError{Err: ErrDirty, Files: dirty, Repo: m.repo}
-	}
-	// Is there anything to merge?
-	if _, err := m.run(ctx, m.repo, "merge-base", "--is-ancestor", "refs/heads/"+t.Branch, "refs/heads/"+t.Base); err == nil {
-		return res, nil
-	}
-	// Would it merge cleanly? merge-tree works on commits only and leaves
-	// the checkout alone.
-	out, err = m.run(ctx, m.repo, "merge-tree", "--write-tree", "--name-only", "--no-messages", "refs/heads/"+t.Base, "refs/heads/"+t.Branch)
-	if err != nil {
-		if exitCode(err) == 1 {
-			lines := strings.Split(strings.TrimSpace(out), "\n")
-			files := lines[1:]
-			sort.Strings(files)
-			return res, &MergeError{Err: ErrConflict, Files: files, Repo: m.repo}
-		}
+	tree, err := m.mergeable(ctx, t)
+	if err != nil || tree == "" {
 		return res, err
 	}
 	msg := fmt.Sprintf("Merge %s (leashd chat %s)", t.Branch, t.Chat)
-	if _, err := m.run(ctx, m.repo, "merge", "--no-edit", "-m", msg, "refs/heads/"+t.Branch); err != nil {
+	// --no-overwrite-ignore: should an ignored file have appeared since
+	// the check, git refuses instead of replacing it.
+	if _, err := m.run(ctx, m.repo, "merge", "--no-overwrite-ignore", "--no-edit", "-m", msg, "refs/heads/"+t.Branch); err != nil {
 		// Should a file have changed since the checks, leave no half merge.
 		_, _ = m.run(ctx, m.repo, "merge", "--abort")
 		return res, fmt.Errorf("merging %s into %s: %w", t.Branch, t.Base, err)
@@ -100,6 +86,51 @@ func (m *Manager) Merge(ctx context.Context, chatID, message string) (MergeResul
 	}
 	res.Commit = strings.TrimSpace(head)
 	return res, nil
+}
+
+// mergeable checks that t's branch can be merged into the main checkout
+// without losing anything there, and returns the tree the merge makes ("":
+// the base has everything already).
+func (m *Manager) mergeable(ctx context.Context, t Tree) (string, error) {
+	cur, err := m.currentBranch(ctx)
+	if err != nil {
+		return "", err
+	}
+	if cur != t.Base {
+		return "", fmt.Errorf("the main checkout %s is on branch %s, not on %s, the branch this worktree merges into: check out %s there first", m.repo, cur, t.Base, t.Base)
+	}
+	out, err := m.run(ctx, m.repo, "status", "--porcelain", "--untracked-files=no")
+	if err != nil {
+		return "", err
+	}
+	if dirty := porcelainFiles(out); len(dirty) > 0 {
+		return "", &MergeError{Err: ErrDirty, Files: dirty, Repo: m.repo}
+	}
+	// Is there anything to merge?
+	if _, err := m.run(ctx, m.repo, "merge-base", "--is-ancestor", "refs/heads/"+t.Branch, "refs/heads/"+t.Base); err == nil {
+		return "", nil
+	}
+	// Would it merge cleanly? merge-tree works on commits only and leaves
+	// the checkout alone.
+	out, err = m.run(ctx, m.repo, "merge-tree", "--write-tree", "--name-only", "--no-messages", "refs/heads/"+t.Base, "refs/heads/"+t.Branch)
+	if err != nil {
+		if exitCode(err) == 1 {
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			files := lines[1:]
+			sort.Strings(files)
+			return "", &MergeError{Err: ErrConflict, Files: files, Repo: m.repo}
+		}
+		return "", err
+	}
+	tree := strings.TrimSpace(out)
+	inTheWay, err := m.untrackedInTheWay(ctx, tree)
+	if err != nil {
+		return "", err
+	}
+	if len(inTheWay) > 0 {
+		return "", &MergeError{Err: ErrUntracked, Files: inTheWay, Ignored: m.ignored(ctx, inTheWay), Repo: m.repo}
+	}
+	return tree, nil
 }
 
 // commit commits everything in the worktree; false when nothing changed.
