@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // ErrDirty is returned by Merge when the main checkout has uncommitted
@@ -43,6 +44,9 @@ type MergeResult struct {
 	Committed bool   // the worktree's changes were committed first
 	Merged    bool   // false: the base already had everything
 	Commit    string // the base branch's new HEAD
+	// Recovered is an earlier merge of this repository that leashd did not
+	// see to its end, found (and undone when half done) before this one.
+	Recovered *Interrupted
 }
 
 // Merge commits the worktree's changes (with message) and merges its branch
@@ -64,6 +68,9 @@ func (m *Manager) Merge(ctx context.Context, chatID, message string) (MergeResul
 		return MergeResult{}, ErrNoWorktree
 	}
 	res := MergeResult{Tree: t}
+	if res.Recovered, err = m.recoverLocked(ctx); err != nil {
+		return res, err
+	}
 	if res.Committed, err = m.commit(ctx, t, message); err != nil {
 		return res, err
 	}
@@ -71,12 +78,25 @@ func (m *Manager) Merge(ctx context.Context, chatID, message string) (MergeResul
 	if err != nil || tree == "" {
 		return res, err
 	}
+	// Journaled first: killed while git merges (a slow hook, the OOM
+	// killer), the next start finds the half merge (Recover).
+	j := mergeJournal{Chat: t.Chat, Branch: t.Branch, Base: t.Base, Head: m.revParse(ctx, "HEAD"),
+		Tip: m.revParse(ctx, "refs/heads/"+t.Branch), Tree: tree, Clean: true, Started: time.Now().UTC()}
+	if err := m.writeJournal(j); err != nil {
+		return res, err
+	}
 	msg := fmt.Sprintf("Merge %s (leashd chat %s)", t.Branch, t.Chat)
 	// --no-overwrite-ignore: should an ignored file have appeared since
 	// the check, git refuses instead of replacing it.
-	if _, err := m.run(ctx, m.repo, "merge", "--no-overwrite-ignore", "--no-edit", "-m", msg, "refs/heads/"+t.Branch); err != nil {
+	_, err = m.run(ctx, m.repo, "merge", "--no-overwrite-ignore", "--no-edit", "-m", msg, "refs/heads/"+t.Branch)
+	if err != nil {
 		// Should a file have changed since the checks, leave no half merge.
 		_, _ = m.run(ctx, m.repo, "merge", "--abort")
+	}
+	if cerr := m.clearJournal(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return res, fmt.Errorf("merging %s into %s: %w", t.Branch, t.Base, err)
 	}
 	res.Merged = true

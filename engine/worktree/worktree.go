@@ -288,6 +288,9 @@ type Status struct {
 	// the worktree's files, uncommitted changes and new files included
 	// ("" when nothing changed).
 	DiffStat string
+	// Recovered is a merge of this repository that leashd did not see to
+	// its end, found (and undone when half done) on the way.
+	Recovered *Interrupted
 }
 
 // Status reports the chat's worktree and what changed in it.
@@ -298,8 +301,12 @@ func (m *Manager) Status(ctx context.Context, chatID string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
+	rec, err := m.recoverLocked(ctx)
+	if err != nil {
+		return Status{}, err
+	}
 	if !ok {
-		return Status{}, ErrNoWorktree
+		return Status{Recovered: rec}, ErrNoWorktree
 	}
 	from, err := m.mergeBase(ctx, t)
 	if err != nil {
@@ -335,7 +342,7 @@ func (m *Manager) Status(ctx context.Context, chatID string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	return Status{Tree: t, DiffStat: strings.TrimRight(out, "\n")}, nil
+	return Status{Tree: t, DiffStat: strings.TrimRight(out, "\n"), Recovered: rec}, nil
 }
 
 func (m *Manager) mergeBase(ctx context.Context, t Tree) (string, error) {

@@ -1,0 +1,118 @@
+package worktree_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/engine/enginetest/gittest"
+	"github.com/leashd/leashd/engine/worktree"
+)
+
+// TestHelperMergeProcess is not a test: killedMidMerge runs the test
+// binary again with it, to merge in a process of its own that is killed.
+func TestHelperMergeProcess(t *testing.T) {
+	repo, state, chat := os.Getenv("LEASHD_MERGE_REPO"), os.Getenv("LEASHD_MERGE_STATE"), os.Getenv("LEASHD_MERGE_CHAT")
+	if repo == "" {
+		t.Skip("run by killedMidMerge")
+	}
+	m, err := worktree.New(context.Background(), repo, state)
+	require.NoError(t, err)
+	_, err = m.Merge(context.Background(), chat, "merged by a process that is killed")
+	t.Fatalf("the merge ended: %v", err)
+}
+
+// killedMidMerge has chat's worktree of repo (state as leashd's state
+// directory) merged by another process, killed with SIGKILL while git
+// runs the repository's pre-merge-commit hook: the branch's files are in
+// the main checkout by then, and not committed.
+func killedMidMerge(t *testing.T, repo, state, chat string) {
+	t.Helper()
+	marker := gittest.HoldMerges(t, repo)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperMergeProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "LEASHD_MERGE_REPO="+repo, "LEASHD_MERGE_STATE="+state, "LEASHD_MERGE_CHAT="+chat)
+	gittest.KillWhenHeld(t, cmd, marker)
+	require.NoError(t, os.Remove(filepath.Join(repo, ".git", "hooks", "pre-merge-commit")))
+}
+
+// TestAMergeKilledMidwayIsUndoneAtTheNextStart: leashd is killed while git
+// merges (a slow hook); the main checkout is left with the branch's files
+// staged and no merge in progress. The next run's Recover says so and
+// puts the main checkout back as it was, and /merge then works.
+func TestAMergeKilledMidwayIsUndoneAtTheNextStart(t *testing.T) {
+	ctx := context.Background()
+	repo := newRepo(t)
+	m, state := newManager(t, repo)
+	tr, err := m.Ensure(ctx, "web:k")
+	require.NoError(t, err)
+	write(t, tr.Path, "f.txt", "one\ntwo\nthree\nfour\n")
+	write(t, tr.Path, "new.txt", "from the agent\n")
+	write(t, repo, "README", "the base moved on\n")
+	git(t, repo, "commit", "-q", "-am", "base edit")
+	head := git(t, repo, "rev-parse", "HEAD")
+	write(t, repo, "mine.txt", "the person's untracked file\n")
+
+	killedMidMerge(t, repo, state, "web:k")
+	require.Equal(t, "M  f.txt\nA  new.txt", git(t, repo, "status", "--porcelain", "--untracked-files=no"),
+		"the crash left the branch's files staged in the main checkout")
+	require.NoFileExists(t, filepath.Join(repo, ".git", "MERGE_HEAD"), "and no merge in progress")
+
+	m2, err := worktree.New(ctx, repo, state) // the next start
+	require.NoError(t, err)
+	in, err := m2.Recover(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, in)
+	assert.Equal(t, worktree.MergeUndone, in.Outcome)
+	assert.Equal(t, "web:k", in.Chat)
+	assert.Equal(t, tr.Branch, in.Branch)
+	assert.Equal(t, "main", in.Base)
+	assert.Equal(t, []string{"f.txt", "new.txt"}, in.Files)
+	assert.Equal(t, head, in.Head)
+	assert.Empty(t, git(t, repo, "status", "--porcelain", "--untracked-files=no"), "the main checkout is as before")
+	assert.NoFileExists(t, filepath.Join(repo, "new.txt"))
+	assert.Equal(t, "one\ntwo\nthree\n", read(t, repo, "f.txt"))
+	assert.Equal(t, "the person's untracked file\n", read(t, repo, "mine.txt"))
+	assert.Equal(t, head, git(t, repo, "rev-parse", "HEAD"))
+
+	again, err := m2.Recover(ctx)
+	require.NoError(t, err)
+	assert.Nil(t, again, "told once")
+	res, err := m2.Merge(ctx, "web:k", "again")
+	require.NoError(t, err)
+	assert.True(t, res.Merged)
+	assert.Nil(t, res.Recovered)
+	assert.Equal(t, "from the agent\n", read(t, repo, "new.txt"))
+}
+
+// TestAnInterruptedMergeIsLeftAloneWhenThePersonChangedThingsSince: after
+// the crash someone edited a staged file; leashd cannot tell the merge's
+// work from theirs, so it changes nothing and names the files.
+func TestAnInterruptedMergeIsLeftAloneWhenThePersonChangedThingsSince(t *testing.T) {
+	ctx := context.Background()
+	repo := newRepo(t)
+	m, state := newManager(t, repo)
+	tr, err := m.Ensure(ctx, "web:l")
+	require.NoError(t, err)
+	write(t, tr.Path, "new.txt", "from the agent\n")
+	write(t, repo, "README", "the base moved on\n")
+	git(t, repo, "commit", "-q", "-am", "base edit")
+	killedMidMerge(t, repo, state, "web:l")
+	write(t, repo, "f.txt", "edited after the crash\n")
+	git(t, repo, "add", "f.txt")
+
+	m2, err := worktree.New(ctx, repo, state)
+	require.NoError(t, err)
+	st, err := m2.Status(ctx, "web:l")
+	require.NoError(t, err)
+	require.NotNil(t, st.Recovered, "/worktree tells of it too")
+	assert.Equal(t, worktree.MergeLeft, st.Recovered.Outcome)
+	assert.Equal(t, []string{"f.txt", "new.txt"}, st.Recovered.Files)
+	assert.Contains(t, st.Recovered.Why, "not exactly the merge's")
+	assert.Equal(t, "edited after the crash\n", read(t, repo, "f.txt"))
+	assert.Equal(t, "from the agent\n", read(t, repo, "new.txt"))
+}
