@@ -61,8 +61,9 @@ func (e *Engine) worktreeCommand(ctx context.Context, chatID string) string {
 		return fmt.Sprintf(worktreesOff, e.opts.workDir)
 	}
 	st, err := w.Status(ctx, chatID)
+	note := e.interruptedMerge(ctx, chatID, st.Recovered)
 	if errors.Is(err, worktree.ErrNoWorktree) {
-		return "This chat has no worktree yet: your next message creates one, on a branch of its own (leashd/" + worktree.Slug(chatID) + ")."
+		return note + "This chat has no worktree yet: your next message creates one, on a branch of its own (leashd/" + worktree.Slug(chatID) + ")."
 	}
 	if err != nil {
 		return "Could not read this chat's worktree: " + err.Error()
@@ -71,7 +72,7 @@ func (e *Engine) worktreeCommand(ctx context.Context, chatID string) string {
 	if changes == "" {
 		changes = "no changes yet"
 	}
-	return fmt.Sprintf("Worktree: %s\nBranch: %s\nBase: %s\nChanges against %s:\n%s", st.Path, st.Branch, st.Base, st.Base, changes)
+	return note + fmt.Sprintf("Worktree: %s\nBranch: %s\nBase: %s\nChanges against %s:\n%s", st.Path, st.Branch, st.Base, st.Base, changes)
 }
 
 // commitMessage is a commit message made from a prompt: its first line as
@@ -107,6 +108,11 @@ func (e *Engine) mergeCommand(ctx context.Context, chatID string) string {
 		prompt = "Changes from leashd chat " + chatID
 	}
 	res, err := w.Merge(ctx, chatID, commitMessage(prompt))
+	return e.interruptedMerge(ctx, chatID, res.Recovered) + mergeReply(res, err, e.mergeRepo())
+}
+
+// mergeReply is what /merge says of res and err.
+func mergeReply(res worktree.MergeResult, err error, repo string) string {
 	var me *worktree.MergeError
 	switch {
 	case errors.Is(err, worktree.ErrNoWorktree):
@@ -125,7 +131,7 @@ func (e *Engine) mergeCommand(ctx context.Context, chatID string) string {
 	case !res.Merged:
 		return fmt.Sprintf("Nothing to merge: %s already has everything on %s.", res.Base, res.Branch)
 	}
-	return fmt.Sprintf("Merged %s into %s (now at %s) in %s.%s", res.Branch, res.Base, short(res.Commit), e.mergeRepo(), committedNote(res))
+	return fmt.Sprintf("Merged %s into %s (now at %s) in %s.%s", res.Branch, res.Base, short(res.Commit), repo, committedNote(res))
 }
 
 // untrackedList names the files in the way, marking the ignored ones.
@@ -171,6 +177,9 @@ func (e *Engine) discardCommand(ctx context.Context, chatID string) {
 		return
 	}
 	st, err := w.Status(ctx, chatID)
+	if note := e.interruptedMerge(ctx, chatID, st.Recovered); note != "" {
+		e.say(ctx, chatID, strings.TrimSpace(note))
+	}
 	if errors.Is(err, worktree.ErrNoWorktree) {
 		e.say(ctx, chatID, "Nothing to discard: this chat has no worktree.")
 		return
