@@ -62,6 +62,8 @@ func interruptedMergeText(in *worktree.Interrupted, repo string) string {
 		return what + fmt.Sprintf(" before it changed anything in %s. Send /merge to merge.", repo)
 	case worktree.MergeFinished:
 		return what + fmt.Sprintf(" after its merge commit: %s is at %s in %s.", in.Base, short(in.Head), repo)
+	case worktree.MergeRunning:
+		return what + fmt.Sprintf(", but the git merge it started still runs in %s (a slow hook?): leashd leaves it to finish. /worktree or /merge then says how it ended.", repo)
 	case worktree.MergeUndone:
 		return what + fmt.Sprintf(", with %s written into %s but not committed. leashd took them out again: %s is back at %s, as before the merge. Send /merge to merge again.",
 			strings.Join(in.Files, ", "), repo, in.Base, short(in.Head))

@@ -48,7 +48,7 @@ func TestAMergeKilledMidwayIsUndoneAndTheChatToldAtStart(t *testing.T) {
 	marker := gittest.HoldMerges(t, repo)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperMergeProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "LEASHD_MERGE_REPO="+repo, "LEASHD_MERGE_STATE="+state, "LEASHD_MERGE_CHAT=web:a")
-	gittest.KillWhenHeld(t, cmd, marker)
+	gittest.KillWhenHeld(t, cmd, marker, false)
 	require.NoError(t, os.Remove(filepath.Join(repo, ".git", "hooks", "pre-merge-commit")))
 	require.Equal(t, "A  new.txt", gittest.Git(t, repo, "status", "--porcelain", "--untracked-files=no"), "what the crash left")
 

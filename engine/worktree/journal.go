@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -26,6 +27,8 @@ type mergeJournal struct {
 	// (Merge refuses otherwise, so anything staged later is the merge's).
 	Clean   bool      `json:"clean"`
 	Started time.Time `json:"started"`
+	// GitPID is the git merge's process, once started.
+	GitPID int `json:"git_pid,omitempty"`
 }
 
 // journalPath is where the journal of this repository's merge lives.
@@ -80,6 +83,10 @@ const (
 	MergeUndone Outcome = "undone"
 	// MergeFinished: the merge commit had been made.
 	MergeFinished Outcome = "finished"
+	// MergeRunning: the git merge leashd started still runs (only leashd
+	// was killed): it is left to finish; asked again, Recover says how it
+	// ended.
+	MergeRunning Outcome = "still running"
 	// MergeLeft: the main checkout is not as the merge would have left it
 	// (changed since, or on another branch): nothing was touched; Files
 	// lists what is uncommitted there.
@@ -127,6 +134,10 @@ func (m *Manager) recoverLocked(ctx context.Context) (*Interrupted, error) {
 		return nil, fmt.Errorf("the merge journal %s is unreadable, so an interrupted /merge may have left changes in the main checkout %s: check git status there", m.journalPath(), m.repo)
 	}
 	in := &Interrupted{Chat: j.Chat, Branch: j.Branch, Base: j.Base, Started: j.Started}
+	if j.GitPID > 0 && gitRuns(j.GitPID) {
+		in.Outcome, in.Head = MergeRunning, m.revParse(ctx, "HEAD")
+		return in, nil // the journal stays until it ends
+	}
 	if err := m.settle(ctx, j, in); err != nil {
 		return nil, err
 	}
@@ -203,4 +214,24 @@ func short(commit string) string {
 		return commit[:12]
 	}
 	return commit
+}
+
+// gitRuns reports whether the process pid is (still) a git, and not a
+// zombie waiting to be reaped.
+func gitRuns(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err == nil {
+		// pid (comm) state …
+		stat := string(b)
+		open, end := strings.IndexByte(stat, '('), strings.LastIndexByte(stat, ')')
+		if open < 0 || end < open || end+2 >= len(stat) {
+			return false
+		}
+		state := stat[end+2]
+		return stat[open+1:end] == "git" && state != 'Z' && state != 'X'
+	}
+	if _, err := os.Stat("/proc/self"); err == nil {
+		return false // procfs, and no such process
+	}
+	return syscall.Kill(pid, 0) == nil
 }

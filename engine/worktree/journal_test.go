@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,14 +31,16 @@ func TestHelperMergeProcess(t *testing.T) {
 // killedMidMerge has chat's worktree of repo (state as leashd's state
 // directory) merged by another process, killed with SIGKILL while git
 // runs the repository's pre-merge-commit hook: the branch's files are in
-// the main checkout by then, and not committed.
-func killedMidMerge(t *testing.T, repo, state, chat string) {
+// the main checkout by then, and not committed. The hook is removed
+// again; with onlyLeashd git lives on, held until ReleaseMerges(marker).
+func killedMidMerge(t *testing.T, repo, state, chat string, onlyLeashd bool) (marker string) {
 	t.Helper()
-	marker := gittest.HoldMerges(t, repo)
+	marker = gittest.HoldMerges(t, repo)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperMergeProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "LEASHD_MERGE_REPO="+repo, "LEASHD_MERGE_STATE="+state, "LEASHD_MERGE_CHAT="+chat)
-	gittest.KillWhenHeld(t, cmd, marker)
+	gittest.KillWhenHeld(t, cmd, marker, onlyLeashd)
 	require.NoError(t, os.Remove(filepath.Join(repo, ".git", "hooks", "pre-merge-commit")))
+	return marker
 }
 
 // TestAMergeKilledMidwayIsUndoneAtTheNextStart: leashd is killed while git
@@ -57,7 +60,7 @@ func TestAMergeKilledMidwayIsUndoneAtTheNextStart(t *testing.T) {
 	head := git(t, repo, "rev-parse", "HEAD")
 	write(t, repo, "mine.txt", "the person's untracked file\n")
 
-	killedMidMerge(t, repo, state, "web:k")
+	killedMidMerge(t, repo, state, "web:k", false)
 	require.Equal(t, "M  f.txt\nA  new.txt", git(t, repo, "status", "--porcelain", "--untracked-files=no"),
 		"the crash left the branch's files staged in the main checkout")
 	require.NoFileExists(t, filepath.Join(repo, ".git", "MERGE_HEAD"), "and no merge in progress")
@@ -101,7 +104,7 @@ func TestAnInterruptedMergeIsLeftAloneWhenThePersonChangedThingsSince(t *testing
 	write(t, tr.Path, "new.txt", "from the agent\n")
 	write(t, repo, "README", "the base moved on\n")
 	git(t, repo, "commit", "-q", "-am", "base edit")
-	killedMidMerge(t, repo, state, "web:l")
+	killedMidMerge(t, repo, state, "web:l", false)
 	write(t, repo, "f.txt", "edited after the crash\n")
 	git(t, repo, "add", "f.txt")
 
@@ -115,4 +118,75 @@ func TestAnInterruptedMergeIsLeftAloneWhenThePersonChangedThingsSince(t *testing
 	assert.Contains(t, st.Recovered.Why, "not exactly the merge's")
 	assert.Equal(t, "edited after the crash\n", read(t, repo, "f.txt"))
 	assert.Equal(t, "from the agent\n", read(t, repo, "new.txt"))
+}
+
+// TestAMergeWhoseGitOutlivedLeashdIsLeftToFinish: only leashd is killed
+// (kill -9 of its PID); the git merge it started still runs its hook when
+// leashd starts again. Recover leaves it alone (undoing its staged files
+// under it would have it commit a merge the checkout no longer shows) and
+// says so; once git has made the merge, Recover says it finished.
+func TestAMergeWhoseGitOutlivedLeashdIsLeftToFinish(t *testing.T) {
+	ctx := context.Background()
+	repo := newRepo(t)
+	m, state := newManager(t, repo)
+	tr, err := m.Ensure(ctx, "web:g")
+	require.NoError(t, err)
+	write(t, tr.Path, "new.txt", "from the agent\n")
+	write(t, repo, "README", "the base moved on\n")
+	git(t, repo, "commit", "-q", "-am", "base edit")
+	head := git(t, repo, "rev-parse", "HEAD")
+	marker := killedMidMerge(t, repo, state, "web:g", true)
+
+	m2, err := worktree.New(ctx, repo, state)
+	require.NoError(t, err)
+	in, err := m2.Recover(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, in)
+	assert.Equal(t, worktree.MergeRunning, in.Outcome)
+	assert.Equal(t, "A  new.txt", git(t, repo, "status", "--porcelain", "--untracked-files=no"), "left alone")
+
+	gittest.ReleaseMerges(t, marker)
+	require.Eventually(t, func() bool {
+		in, err = m2.Recover(ctx)
+		return err != nil || in == nil || in.Outcome != worktree.MergeRunning
+	}, 30*time.Second, 50*time.Millisecond)
+	require.NoError(t, err)
+	require.NotNil(t, in)
+	assert.Equal(t, worktree.MergeFinished, in.Outcome)
+	assert.Equal(t, head, git(t, repo, "rev-parse", "HEAD^1"))
+	assert.Equal(t, git(t, repo, "rev-parse", tr.Branch), git(t, repo, "rev-parse", "HEAD^2"))
+	assert.Equal(t, in.Head, git(t, repo, "rev-parse", "HEAD"))
+	assert.Empty(t, git(t, repo, "status", "--porcelain", "--untracked-files=no"))
+	assert.Equal(t, "from the agent\n", read(t, repo, "new.txt"))
+}
+
+// TestAMergeWhoseHookOutlastsTheTimeoutLeavesNothingHalfDone: git is
+// killed by leashd's own timeout while a slow hook runs, with the
+// branch's files staged and no merge in progress; Merge undoes that
+// before it says the merge failed, so the next /merge does not find them
+// as "uncommitted changes".
+func TestAMergeWhoseHookOutlastsTheTimeoutLeavesNothingHalfDone(t *testing.T) {
+	ctx := context.Background()
+	repo := newRepo(t)
+	m, _ := newManager(t, repo)
+	tr, err := m.Ensure(ctx, "web:t")
+	require.NoError(t, err)
+	write(t, tr.Path, "new.txt", "from the agent\n")
+	write(t, repo, "README", "the base moved on\n")
+	git(t, repo, "commit", "-q", "-am", "base edit")
+	head := git(t, repo, "rev-parse", "HEAD")
+	marker := gittest.HoldMerges(t, repo)
+	defer gittest.ReleaseMerges(t, marker) // the orphaned hook ends
+
+	worktree.SetTimeout(m, 3*time.Second)
+	_, err = m.Merge(ctx, "web:t", "slow hook")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "merging "+tr.Branch+" into main")
+	assert.FileExists(t, marker, "the hook ran")
+	assert.Empty(t, git(t, repo, "status", "--porcelain", "--untracked-files=no"), "nothing left staged")
+	assert.Equal(t, head, git(t, repo, "rev-parse", "HEAD"))
+	assert.NoFileExists(t, filepath.Join(repo, "new.txt"))
+	in, err := m.Recover(ctx)
+	require.NoError(t, err)
+	assert.Nil(t, in, "nothing left to recover")
 }

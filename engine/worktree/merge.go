@@ -71,6 +71,9 @@ func (m *Manager) Merge(ctx context.Context, chatID, message string) (MergeResul
 	if res.Recovered, err = m.recoverLocked(ctx); err != nil {
 		return res, err
 	}
+	if r := res.Recovered; r != nil && r.Outcome == MergeRunning {
+		return res, fmt.Errorf("the merge of %s that leashd started before it restarted still runs in %s: wait for it to end", r.Branch, m.repo)
+	}
 	if res.Committed, err = m.commit(ctx, t, message); err != nil {
 		return res, err
 	}
@@ -88,16 +91,21 @@ func (m *Manager) Merge(ctx context.Context, chatID, message string) (MergeResul
 	msg := fmt.Sprintf("Merge %s (leashd chat %s)", t.Branch, t.Chat)
 	// --no-overwrite-ignore: should an ignored file have appeared since
 	// the check, git refuses instead of replacing it.
-	_, err = m.run(ctx, m.repo, "merge", "--no-overwrite-ignore", "--no-edit", "-m", msg, "refs/heads/"+t.Branch)
+	// The journal names git's process: a restart while it still runs
+	// (only leashd was killed) leaves it to finish.
+	started := func(pid int) {
+		j.GitPID = pid
+		_ = m.writeJournal(j)
+	}
+	_, err = m.runStarted(ctx, m.repo, nil, started, "merge", "--no-overwrite-ignore", "--no-edit", "-m", msg, "refs/heads/"+t.Branch)
 	if err != nil {
-		// Should a file have changed since the checks, leave no half merge.
-		_, _ = m.run(ctx, m.repo, "merge", "--abort")
+		err = m.afterFailedMerge(context.WithoutCancel(ctx), j, err)
 	}
 	if cerr := m.clearJournal(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return res, fmt.Errorf("merging %s into %s: %w", t.Branch, t.Base, err)
+		return res, err
 	}
 	res.Merged = true
 	head, err := m.run(ctx, m.repo, "rev-parse", "HEAD")
@@ -182,4 +190,24 @@ func porcelainFiles(out string) []string {
 		}
 	}
 	return files
+}
+
+// afterFailedMerge leaves no half merge behind a git merge that failed: a
+// merge in progress is aborted, and what git left when it was killed (by
+// the timeout, during a slow hook) is undone as after a crash. nil when
+// the merge was made after all.
+func (m *Manager) afterFailedMerge(ctx context.Context, j mergeJournal, err error) error {
+	_, _ = m.run(ctx, m.repo, "merge", "--abort")
+	err = fmt.Errorf("merging %s into %s: %w", j.Branch, j.Base, err)
+	var in Interrupted
+	if serr := m.settle(ctx, j, &in); serr != nil {
+		return fmt.Errorf("%w; then %w", err, serr)
+	}
+	switch in.Outcome {
+	case MergeFinished:
+		return nil
+	case MergeLeft:
+		return fmt.Errorf("%w; the main checkout %s is left as it is (%s), with uncommitted changes in %s", err, m.repo, in.Why, strings.Join(in.Files, ", "))
+	}
+	return err
 }

@@ -161,6 +161,12 @@ func (m *Manager) run(ctx context.Context, dir string, args ...string) (string, 
 
 // runEnv is run with more environment variables.
 func (m *Manager) runEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	return m.runStarted(ctx, dir, env, nil, args...)
+}
+
+// runStarted is runEnv that calls started with git's process ID once it
+// runs.
+func (m *Manager) runStarted(ctx context.Context, dir string, env []string, started func(pid int), args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, m.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, m.git, args...)
@@ -173,7 +179,17 @@ func (m *Manager) runEnv(ctx context.Context, dir string, env []string, args ...
 	)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	// Killed at the timeout, git may leave a hook behind holding its
+	// output open: do not wait for that.
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Start()
+	if err == nil {
+		if started != nil {
+			started(cmd.Process.Pid)
+		}
+		err = cmd.Wait()
+	}
+	if err != nil {
 		return stdout.String(), &gitError{args: args, stderr: stderr.String(), err: err}
 	}
 	return stdout.String(), nil
