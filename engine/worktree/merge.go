@@ -77,27 +77,29 @@ func (m *Manager) Merge(ctx context.Context, chatID, message string) (MergeResul
 	if res.Committed, err = m.commit(ctx, t, message); err != nil {
 		return res, err
 	}
-	tree, err := m.mergeable(ctx, t)
+	tip := m.revParse(ctx, "refs/heads/"+t.Branch)
+	tree, err := m.mergeable(ctx, t, tip)
 	if err != nil || tree == "" {
 		return res, err
 	}
 	// Journaled first: killed while git merges (a slow hook, the OOM
 	// killer), the next start finds the half merge (Recover).
 	j := mergeJournal{Chat: t.Chat, Branch: t.Branch, Base: t.Base, Head: m.revParse(ctx, "HEAD"),
-		Tip: m.revParse(ctx, "refs/heads/"+t.Branch), Tree: tree, Clean: true, Started: time.Now().UTC()}
+		Tip: tip, Tree: tree, Clean: true, Started: time.Now().UTC()}
 	if err := m.writeJournal(j); err != nil {
 		return res, err
 	}
-	msg := fmt.Sprintf("Merge %s (leashd chat %s)", t.Branch, t.Chat)
-	// --no-overwrite-ignore: should an ignored file have appeared since
-	// the check, git refuses instead of replacing it.
 	// The journal names git's process: a restart while it still runs
 	// (only leashd was killed) leaves it to finish.
 	started := func(pid int) {
 		j.GitPID = pid
 		_ = m.writeJournal(j)
 	}
-	_, err = m.runStarted(ctx, m.repo, nil, started, "merge", "--no-overwrite-ignore", "--no-edit", "-m", msg, "refs/heads/"+t.Branch)
+	msg := fmt.Sprintf("Merge %s (leashd chat %s)", t.Branch, t.Chat)
+	// The commit journaled, checked by merge-tree, is what is merged.
+	// --no-overwrite-ignore: should an ignored file have appeared since
+	// the check, git refuses instead of replacing it.
+	_, err = m.runStarted(ctx, m.repo, nil, started, "merge", "--no-overwrite-ignore", "--no-edit", "-m", msg, j.Tip)
 	if err != nil {
 		err = m.afterFailedMerge(context.WithoutCancel(ctx), j, err)
 	}
@@ -116,10 +118,13 @@ func (m *Manager) Merge(ctx context.Context, chatID, message string) (MergeResul
 	return res, nil
 }
 
-// mergeable checks that t's branch can be merged into the main checkout
-// without losing anything there, and returns the tree the merge makes ("":
-// the base has everything already).
-func (m *Manager) mergeable(ctx context.Context, t Tree) (string, error) {
+// mergeable checks that t's branch, at commit tip, can be merged into the
+// main checkout without losing anything there, and returns the tree the
+// merge makes ("": the base has everything already).
+func (m *Manager) mergeable(ctx context.Context, t Tree, tip string) (string, error) {
+	if tip == "" {
+		return "", fmt.Errorf("the branch %s has no commit", t.Branch)
+	}
 	cur, err := m.currentBranch(ctx)
 	if err != nil {
 		return "", err
@@ -135,12 +140,12 @@ func (m *Manager) mergeable(ctx context.Context, t Tree) (string, error) {
 		return "", &MergeError{Err: ErrDirty, Files: dirty, Repo: m.repo}
 	}
 	// Is there anything to merge?
-	if _, err := m.run(ctx, m.repo, "merge-base", "--is-ancestor", "refs/heads/"+t.Branch, "refs/heads/"+t.Base); err == nil {
+	if _, err := m.run(ctx, m.repo, "merge-base", "--is-ancestor", tip, "refs/heads/"+t.Base); err == nil {
 		return "", nil
 	}
 	// Would it merge cleanly? merge-tree works on commits only and leaves
 	// the checkout alone.
-	out, err = m.run(ctx, m.repo, "merge-tree", "--write-tree", "--name-only", "--no-messages", "refs/heads/"+t.Base, "refs/heads/"+t.Branch)
+	out, err = m.run(ctx, m.repo, "merge-tree", "--write-tree", "--name-only", "--no-messages", "refs/heads/"+t.Base, tip)
 	if err != nil {
 		if exitCode(err) == 1 {
 			lines := strings.Split(strings.TrimSpace(out), "\n")
