@@ -27,7 +27,9 @@ type mergeJournal struct {
 	// (Merge refuses otherwise, so anything staged later is the merge's).
 	Clean   bool      `json:"clean"`
 	Started time.Time `json:"started"`
-	// GitPID is the git merge's process, once started.
+	// PID is the merging leashd's process, GitPID its git merge's once
+	// started.
+	PID    int `json:"pid"`
 	GitPID int `json:"git_pid,omitempty"`
 }
 
@@ -84,8 +86,8 @@ const (
 	// MergeFinished: the merge commit had been made.
 	MergeFinished Outcome = "finished"
 	// MergeRunning: the git merge leashd started still runs (only leashd
-	// was killed): it is left to finish; asked again, Recover says how it
-	// ended.
+	// was killed), or another leashd process is merging: it is left to
+	// finish; asked again, Recover says how it ended.
 	MergeRunning Outcome = "still running"
 	// MergeLeft: the main checkout is not as the merge would have left it
 	// (changed since, or on another branch): nothing was touched; Files
@@ -134,7 +136,9 @@ func (m *Manager) recoverLocked(ctx context.Context) (*Interrupted, error) {
 		return nil, fmt.Errorf("the merge journal %s is unreadable, so an interrupted /merge may have left changes in the main checkout %s: check git status there", m.journalPath(), m.repo)
 	}
 	in := &Interrupted{Chat: j.Chat, Branch: j.Branch, Base: j.Base, Started: j.Started}
-	if j.GitPID > 0 && gitRuns(j.GitPID) {
+	if j.GitPID > 0 && runs(j.GitPID, "git") || j.PID != os.Getpid() && runs(j.PID, ownName()) {
+		// Its git still runs (only leashd was killed), or another leashd
+		// (leashd chat beside leashd serve) is merging.
 		in.Outcome, in.Head = MergeRunning, m.revParse(ctx, "HEAD")
 		return in, nil // the journal stays until it ends
 	}
@@ -216,9 +220,12 @@ func short(commit string) string {
 	return commit
 }
 
-// gitRuns reports whether the process pid is (still) a git, and not a
-// zombie waiting to be reaped.
-func gitRuns(pid int) bool {
+// runs reports whether the process pid runs the program name (and is not
+// a zombie waiting to be reaped).
+func runs(pid int, name string) bool {
+	if pid <= 0 || name == "" {
+		return false
+	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err == nil {
 		// pid (comm) state …
@@ -228,10 +235,19 @@ func gitRuns(pid int) bool {
 			return false
 		}
 		state := stat[end+2]
-		return stat[open+1:end] == "git" && state != 'Z' && state != 'X'
+		return stat[open+1:end] == name && state != 'Z' && state != 'X'
 	}
 	if _, err := os.Stat("/proc/self"); err == nil {
 		return false // procfs, and no such process
 	}
 	return syscall.Kill(pid, 0) == nil
+}
+
+// ownName is this program's name as the kernel has it ("" when unknown).
+func ownName() string {
+	b, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }

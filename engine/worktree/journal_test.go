@@ -190,3 +190,46 @@ func TestAMergeWhoseHookOutlastsTheTimeoutLeavesNothingHalfDone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, in, "nothing left to recover")
 }
+
+// TestHelperIdleProcess is not a test: it stands for another leashd
+// process for TestAMergeAnotherLeashdIsMakingIsLeftAlone.
+func TestHelperIdleProcess(t *testing.T) {
+	if os.Getenv("LEASHD_IDLE") == "" {
+		t.Skip("run by TestAMergeAnotherLeashdIsMakingIsLeftAlone")
+	}
+	time.Sleep(time.Minute)
+}
+
+// TestAMergeAnotherLeashdIsMakingIsLeftAlone: leashd chat beside leashd
+// serve: a merge journaled by another live leashd process, before its git
+// starts, is not taken for a crash's leftover; once that process is gone
+// it is.
+func TestAMergeAnotherLeashdIsMakingIsLeftAlone(t *testing.T) {
+	ctx := context.Background()
+	repo := newRepo(t)
+	m, _ := newManager(t, repo)
+	other := exec.Command(os.Args[0], "-test.run=^TestHelperIdleProcess$", "-test.count=1")
+	other.Env = append(os.Environ(), "LEASHD_IDLE=1")
+	require.NoError(t, other.Start())
+	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
+	require.NoError(t, worktree.Journal(ctx, m, "web:o", other.Process.Pid))
+
+	in, err := m.Recover(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, in)
+	assert.Equal(t, worktree.MergeRunning, in.Outcome)
+	in, err = m.Recover(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, in, "the journal stays while it runs")
+	assert.Equal(t, worktree.MergeRunning, in.Outcome)
+
+	require.NoError(t, other.Process.Kill())
+	_ = other.Wait()
+	in, err = m.Recover(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, in)
+	assert.Equal(t, worktree.MergeNotStarted, in.Outcome)
+	in, err = m.Recover(ctx)
+	require.NoError(t, err)
+	assert.Nil(t, in)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -85,7 +86,7 @@ func (m *Manager) Merge(ctx context.Context, chatID, message string) (MergeResul
 	// Journaled first: killed while git merges (a slow hook, the OOM
 	// killer), the next start finds the half merge (Recover).
 	j := mergeJournal{Chat: t.Chat, Branch: t.Branch, Base: t.Base, Head: m.revParse(ctx, "HEAD"),
-		Tip: tip, Tree: tree, Clean: true, Started: time.Now().UTC()}
+		Tip: tip, Tree: tree, Clean: true, Started: time.Now().UTC(), PID: os.Getpid()}
 	if err := m.writeJournal(j); err != nil {
 		return res, err
 	}
