@@ -191,7 +191,9 @@ func (m *Manager) settle(ctx context.Context, j mergeJournal, in *Interrupted) e
 	// reset --merge puts the index and the files it changed back, and
 	// refuses rather than lose a change made to a file since.
 	if _, err := m.run(ctx, m.repo, "reset", "--merge", j.Head); err != nil {
-		return fmt.Errorf("undoing the interrupted merge of %s: %w", j.Branch, err)
+		in.Outcome, in.Files = MergeLeft, dirty
+		in.Why = "undoing it would lose a change made since (" + err.Error() + ")"
+		return nil
 	}
 	in.Outcome, in.Files = MergeUndone, dirty
 	return nil

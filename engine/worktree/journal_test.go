@@ -233,3 +233,33 @@ func TestAMergeAnotherLeashdIsMakingIsLeftAlone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, in)
 }
+
+// TestAnInterruptedMergeWhoseFilesWereEditedSinceIsLeftAlone: the staged
+// files are exactly the merge's, but one was edited (not staged) after
+// the crash: undoing would lose that edit, so nothing is touched and the
+// person is told which files are uncommitted.
+func TestAnInterruptedMergeWhoseFilesWereEditedSinceIsLeftAlone(t *testing.T) {
+	ctx := context.Background()
+	repo := newRepo(t)
+	m, state := newManager(t, repo)
+	tr, err := m.Ensure(ctx, "web:e")
+	require.NoError(t, err)
+	write(t, tr.Path, "f.txt", "one\ntwo\nthree\nfour\n")
+	write(t, repo, "README", "the base moved on\n")
+	git(t, repo, "commit", "-q", "-am", "base edit")
+	killedMidMerge(t, repo, state, "web:e", false)
+	write(t, repo, "f.txt", "edited by the person after the crash\n")
+
+	m2, err := worktree.New(ctx, repo, state)
+	require.NoError(t, err)
+	in, err := m2.Recover(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, in)
+	assert.Equal(t, worktree.MergeLeft, in.Outcome)
+	assert.Equal(t, []string{"f.txt"}, in.Files)
+	assert.Contains(t, in.Why, "would lose a change made since")
+	assert.Equal(t, "edited by the person after the crash\n", read(t, repo, "f.txt"))
+	in, err = m2.Recover(ctx)
+	require.NoError(t, err)
+	assert.Nil(t, in, "told once")
+}
