@@ -222,6 +222,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		defer close(recovered)
 		e.relistUnanswered(runCtx, stopped)
 		e.markInterrupted(runCtx, crashed)
+		e.recoverMerge(runCtx)
 	}()
 	<-runCtx.Done()
 	wg.Wait() // connectors stop taking updates first

@@ -141,6 +141,7 @@ func (e *Engine) markInterrupted(ctx context.Context, left []Interrupted) {
 			Interaction: in.Interaction,
 			Ref:         in.Ref,
 			Selected:    e.coord.Selected(in.Interaction.ID),
+			Approvals:   e.coord.Approvals(in.Interaction.ID),
 			Resolution:  interactions.Resolution{Status: interactions.StatusInterrupted, Text: interactions.InterruptedNotice, At: time.Now()},
 		}
 		for _, o := range e.outputs(in.Interaction.ChatID) {

@@ -39,6 +39,7 @@ func (e *Engine) relistUnanswered(ctx context.Context, open []Interrupted) {
 				Interaction: in.Interaction,
 				Ref:         in.Ref,
 				Selected:    e.coord.Selected(in.Interaction.ID),
+				Approvals:   e.coord.Approvals(in.Interaction.ID),
 				Resolution:  interactions.Resolution{Status: interactions.StatusInterrupted, Text: interactions.InterruptedNotice, At: time.Now()},
 			}
 			if err := w.Update(ctx, ev); err != nil {

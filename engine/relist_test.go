@@ -87,3 +87,45 @@ func TestStartShowsUnansweredInterruptionsToWatchersOnly(t *testing.T) {
 	assert.Equal(t, interactions.Resolved, out)
 	tg.WaitFor(t, "the Telegram message shows the answer", func() bool { return len(tg.Updates) == 2 })
 }
+
+// TestRestartKeepsTheApprovalCountOnTheReshownRequest: a plan review that
+// needs two approvals and had one when leashd stopped (or crashed) is
+// shown again after the restart with "1 of 2 approvals — UA", on the web
+// page and in the chat app whose message a crash left looking pending.
+func TestRestartKeepsTheApprovalCountOnTheReshownRequest(t *testing.T) {
+	review := func(id string) interactions.Interaction {
+		return interactions.Interaction{ID: id, ChatID: "telegram:-42", Kind: interactions.KindPlanReview, Plan: "# Plan", Quorum: 2, Approval: true}
+	}
+	ua := []interactions.Approver{{By: "UA"}}
+	rec := &listingRecovery{
+		fakeRecovery: &fakeRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{},
+			left: []engine.Interrupted{{Ref: "tg-8", Interaction: review("crash1"), Approvals: ua}}},
+		unanswered: []engine.Interrupted{{Ref: "tg-7", Interaction: review("shut1"), Approvals: ua}},
+		since:      make(chan time.Time, 1),
+	}
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
+		return agent.Result{}, nil
+	}}
+	e := enginetest.New(ag, interactions.New(), func(d *engine.Deps, _ *engine.Config) { d.Store = rec })
+	tg := enginetest.NewConn("telegram")
+	web := watcherConn{enginetest.NewConn("web")}
+	e.AddConnector(tg)
+	e.AddConnector(web)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	defer func() { cancel(); require.NoError(t, <-done) }()
+	<-rec.since
+
+	web.WaitFor(t, "both shown on the page", func() bool { return len(web.Updates) == 2 })
+	tg.WaitFor(t, "the crash leftover edited in Telegram", func() bool { return len(tg.Updates) == 1 })
+	seen := func(ev interactions.Event) string { return interactions.QuorumText(ev.Interaction, ev.Approvals, nil) }
+	web.Lock()
+	for _, ev := range web.Updates {
+		assert.Equal(t, "1 of 2 approvals — UA", seen(ev), "the page shows %s with its count", ev.Interaction.ID)
+	}
+	web.Unlock()
+	tg.Lock()
+	assert.Equal(t, "1 of 2 approvals — UA", seen(tg.Updates[0]), "the chat app's message keeps its count")
+	tg.Unlock()
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/leashd/leashd/engine/worktree"
@@ -60,8 +61,9 @@ func (e *Engine) worktreeCommand(ctx context.Context, chatID string) string {
 		return fmt.Sprintf(worktreesOff, e.opts.workDir)
 	}
 	st, err := w.Status(ctx, chatID)
+	note := e.interruptedMerge(ctx, chatID, st.Recovered)
 	if errors.Is(err, worktree.ErrNoWorktree) {
-		return "This chat has no worktree yet: your next message creates one, on a branch of its own (leashd/" + worktree.Slug(chatID) + ")."
+		return note + "This chat has no worktree yet: your next message creates one, on a branch of its own (leashd/" + worktree.Slug(chatID) + ")."
 	}
 	if err != nil {
 		return "Could not read this chat's worktree: " + err.Error()
@@ -70,7 +72,7 @@ func (e *Engine) worktreeCommand(ctx context.Context, chatID string) string {
 	if changes == "" {
 		changes = "no changes yet"
 	}
-	return fmt.Sprintf("Worktree: %s\nBranch: %s\nBase: %s\nChanges against %s:\n%s", st.Path, st.Branch, st.Base, st.Base, changes)
+	return note + fmt.Sprintf("Worktree: %s\nBranch: %s\nBase: %s\nChanges against %s:\n%s", st.Path, st.Branch, st.Base, st.Base, changes)
 }
 
 // commitMessage is a commit message made from a prompt: its first line as
@@ -106,6 +108,11 @@ func (e *Engine) mergeCommand(ctx context.Context, chatID string) string {
 		prompt = "Changes from leashd chat " + chatID
 	}
 	res, err := w.Merge(ctx, chatID, commitMessage(prompt))
+	return e.interruptedMerge(ctx, chatID, res.Recovered) + mergeReply(res, err, e.mergeRepo())
+}
+
+// mergeReply is what /merge says of res and err.
+func mergeReply(res worktree.MergeResult, err error, repo string) string {
 	var me *worktree.MergeError
 	switch {
 	case errors.Is(err, worktree.ErrNoWorktree):
@@ -116,12 +123,27 @@ func (e *Engine) mergeCommand(ctx context.Context, chatID string) string {
 	case errors.As(err, &me) && errors.Is(err, worktree.ErrConflict):
 		return fmt.Sprintf("Not merged: %s conflicts with %s in %s. Nothing in the main checkout was changed.%s Ask the agent to merge %s into its branch and resolve the conflicts, then /merge again.",
 			res.Branch, res.Base, strings.Join(me.Files, ", "), committedNote(res), res.Base)
+	case errors.As(err, &me) && errors.Is(err, worktree.ErrUntracked):
+		return fmt.Sprintf("Not merged: %s would write over %s in the main checkout %s, which git does not track there. Nothing was changed. Move them out of the way (or ask the agent to take them out of its branch), then /merge again.%s",
+			res.Branch, untrackedList(me), me.Repo, committedNote(res))
 	case err != nil:
 		return "Not merged: " + err.Error() + committedNote(res)
 	case !res.Merged:
 		return fmt.Sprintf("Nothing to merge: %s already has everything on %s.", res.Base, res.Branch)
 	}
-	return fmt.Sprintf("Merged %s into %s (now at %s) in %s.%s", res.Branch, res.Base, short(res.Commit), e.mergeRepo(), committedNote(res))
+	return fmt.Sprintf("Merged %s into %s (now at %s) in %s.%s", res.Branch, res.Base, short(res.Commit), repo, committedNote(res))
+}
+
+// untrackedList names the files in the way, marking the ignored ones.
+func untrackedList(me *worktree.MergeError) string {
+	names := make([]string, len(me.Files))
+	for i, f := range me.Files {
+		names[i] = f
+		if slices.Contains(me.Ignored, f) {
+			names[i] += " (ignored by git)"
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 func committedNote(res worktree.MergeResult) string {
@@ -155,6 +177,9 @@ func (e *Engine) discardCommand(ctx context.Context, chatID string) {
 		return
 	}
 	st, err := w.Status(ctx, chatID)
+	if note := e.interruptedMerge(ctx, chatID, st.Recovered); note != "" {
+		e.say(ctx, chatID, strings.TrimSpace(note))
+	}
 	if errors.Is(err, worktree.ErrNoWorktree) {
 		e.say(ctx, chatID, "Nothing to discard: this chat has no worktree.")
 		return

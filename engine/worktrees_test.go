@@ -109,6 +109,27 @@ func TestMergeConflictOrDirtyMainCheckoutChangesNothingAndSaysWhy(t *testing.T) 
 	assert.Equal(t, "uncommitted\n", gittest.Read(t, repo, "README"))
 }
 
+// TestMergeKeepsThePersonsIgnoredFiles: the agent stops ignoring .env and
+// writes one; /merge refuses, naming it, and the person's .env with the
+// real key is still theirs.
+func TestMergeKeepsThePersonsIgnoredFiles(t *testing.T) {
+	ag := writerAgent()
+	e, conn, repo, _ := startWithWorktrees(t, ag)
+	gittest.Write(t, repo, ".gitignore", ".env\n")
+	gittest.Git(t, repo, "add", ".gitignore")
+	gittest.Git(t, repo, "commit", "-q", "-m", "ignore .env")
+	gittest.Write(t, repo, ".env", "SECRET=the-real-production-key\n")
+	send(t, e, "web:a", "write .gitignore ")
+	conn.WaitDone(t, 1)
+	send(t, e, "web:a", "write .env SECRET=the-agents")
+	conn.WaitDone(t, 2)
+
+	send(t, e, "web:a", "/merge")
+	conn.WaitSaid(t, "Not merged: leashd/"+worktree.Slug("web:a")+" would write over .env (ignored by git) in the main checkout "+repo+", which git does not track there. Nothing was changed.")
+	assert.Equal(t, "SECRET=the-real-production-key\n", gittest.Read(t, repo, ".env"))
+	assert.Equal(t, ".env\n", gittest.Read(t, repo, ".gitignore"))
+}
+
 func TestDiscardAsksWithButtonsThenRemovesTheWorktreeAndBranch(t *testing.T) {
 	ag := writerAgent()
 	e, conn, repo, m := startWithWorktrees(t, ag)

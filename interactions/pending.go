@@ -94,6 +94,17 @@ func (c *Coordinator) Selected(id string) []string {
 	return nil
 }
 
+// Approvals returns the approvals counted so far towards a pending
+// interaction's quorum.
+func (c *Coordinator) Approvals(id string) []Approver {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.byID[id]; ok {
+		return slices.Clone(p.approvals)
+	}
+	return nil
+}
+
 // Pending lists what is pending in a chat, oldest first; chatID "" lists
 // every chat's.
 func (c *Coordinator) Pending(chatID string) []Interaction {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -140,16 +141,37 @@ func runPolicy(args []string, stdout, stderr io.Writer) error {
 		res := p.Evaluate(a.req)
 		if res.Rule == nil {
 			fmt.Fprintln(stdout, "no rule matches: ask (the request is put to people as usual)")
-			return nil
+		} else {
+			fmt.Fprintf(stdout, "%s decides: %s\n", res.Rule.Ref(), describeDecision(res.Decision, res.Quorum, res.Reason))
 		}
-		fmt.Fprintf(stdout, "%s decides: %s\n", res.Rule.Ref(), describeDecision(res.Decision, res.Quorum, res.Reason))
-		if res.Rule.Command != "" && res.Decision == policy.Allow {
+		if res.Rule != nil && res.Rule.Command != "" && res.Decision == policy.Allow {
 			fmt.Fprintln(stdout, "  (allow rules match only a single command without shell operators)")
 		}
+		describeCommand(stdout, a.req.Command)
 		return nil
 	default:
 		fmt.Fprintf(stderr, "leashd policy: unknown command %q (accepted: check, test)\n\n%s", args[0], policyUsage)
 		return errUsage
+	}
+}
+
+// describeCommand says how deny, ask and quorum rules see a Bash command
+// line when that is not the line itself, and when allow rules cannot match
+// it because it is not understood.
+func describeCommand(w io.Writer, cmd string) {
+	if cmd == "" {
+		return
+	}
+	cmds, sure := policy.Split(cmd)
+	if len(cmds) != 1 || cmds[0] != strings.TrimSpace(cmd) {
+		quoted := make([]string, len(cmds))
+		for i, c := range cmds {
+			quoted[i] = strconv.Quote(c)
+		}
+		fmt.Fprintf(w, "  deny, ask and quorum rules also see: %s\n", strings.Join(quoted, ", "))
+	}
+	if !sure {
+		fmt.Fprintln(w, "  (not fully understood: an open quote, or an option a wrapper or git does not have; allow rules do not match it)")
 	}
 }
 

@@ -77,10 +77,17 @@ func TestPolicyTestShowsTheDecidingRule(t *testing.T) {
 		want string
 	}{
 		{[]string{file, "--tool", "Bash", "--command", "echo hi"}, `rule 1 "no echo" (line 2) decides: deny: The demo may not echo.` + "\n"},
-		{[]string{file, "--tool", "Bash", "--command", "make && echo hi"}, `rule 1 "no echo" (line 2) decides: deny: The demo may not echo.` + "\n"},
+		{[]string{file, "--tool", "Bash", "--command", "make && echo hi"}, `rule 1 "no echo" (line 2) decides: deny: The demo may not echo.` + "\n" +
+			`  deny, ask and quorum rules also see: "make", "echo hi"` + "\n"},
+		{[]string{file, "--tool", "Bash", "--command", "sudo -u root nice -n 5 /bin/echo hi"}, `rule 1 "no echo" (line 2) decides: deny: The demo may not echo.` + "\n" +
+			`  deny, ask and quorum rules also see: "echo hi"` + "\n"},
+		{[]string{file, "--tool", "Bash", "--command", "sudo --frobnicate npm test"}, "no rule matches: ask (the request is put to people as usual)\n" +
+			`  deny, ask and quorum rules also see: "npm test"` + "\n" +
+			"  (not fully understood: an open quote, or an option a wrapper or git does not have; allow rules do not match it)\n"},
 		{[]string{"--tool", "Write", "--path", filepath.Join(dir, "a.txt"), "--workdir", dir, file}, "rule 2 (line 7) decides: quorum 2 (2 approvals; until approvals are counted, one decides)\n"},
 		{[]string{file, "--tool", "Bash", "--command", "npm test"}, "rule 3 (line 10) decides: allow (runs without asking)\n  (allow rules match only a single command without shell operators)\n"},
-		{[]string{file, "--tool", "Bash", "--command", "npm test && curl x | sh"}, "no rule matches: ask (the request is put to people as usual)\n"},
+		{[]string{file, "--tool", "Bash", "--command", "npm test && curl x | sh"}, "no rule matches: ask (the request is put to people as usual)\n" +
+			`  deny, ask and quorum rules also see: "npm test", "curl x", "sh"` + "\n"},
 		{[]string{file, "--tool", "Read", "--path", "/etc/passwd"}, "no rule matches: ask (the request is put to people as usual)\n"},
 	} {
 		var out bytes.Buffer
@@ -285,8 +292,10 @@ func TestReadmePolicyExample(t *testing.T) {
 	require.True(t, ok)
 	file := writePolicy(t, t.TempDir(), src)
 	var out bytes.Buffer
-	require.NoError(t, run(t.Context(), []string{"policy", "test", file, "--tool", "Bash", "--command", "make && sudo git push"}, nil, &out, io.Discard))
-	assert.Equal(t, `rule 1 "no pushing" (line 2) decides: deny: Pushing is done by CI.`+"\n", out.String())
+	require.Contains(t, section, "`^git push` also denies `make && sudo -u root /usr/bin/git -C . push`")
+	require.NoError(t, run(t.Context(), []string{"policy", "test", file, "--tool", "Bash", "--command", "make && sudo -u root /usr/bin/git -C . push"}, nil, &out, io.Discard))
+	assert.Equal(t, `rule 1 "no pushing" (line 2) decides: deny: Pushing is done by CI.`+"\n"+
+		`  deny, ask and quorum rules also see: "make", "git push"`+"\n", out.String())
 	assert.Contains(t, section, `Denied by leashd policy rule 1 "no pushing" (line 2): Pushing is
   done by CI.`, "the README quotes what the agent reads")
 	out.Reset()

@@ -278,7 +278,8 @@ func slackToolDeniedByOne(d slackDriver, dev, ua, uc string) {
 
 // TestServeQuorumSurvivesRestart: a channel's plan review has one of two
 // approvals when leashd stops; after the restart the same approver's tap
-// is still told it counts already, and a second approver's tap completes
+// is still told it counts already (and the web page shows "1 of 2
+// approvals — UA" again), and a second approver's tap completes
 // the quorum; the audit log names both.
 func TestServeQuorumSurvivesRestart(t *testing.T) {
 	const bot, app = "xoxb-quorum-restart", "xapp-quorum-restart"
@@ -308,7 +309,7 @@ func TestServeQuorumSurvivesRestart(t *testing.T) {
 	require.NoError(t, stop())
 	connected := fake.Connected()
 
-	_, logs, stop := startServe(t, dir, env...)
+	url, logs, stop := startServe(t, dir, env...)
 	defer func() { assert.NoError(t, stop()) }()
 	require.True(t, fake.WaitFor(10*time.Second, func() bool { return fake.Connected() > connected }), "Socket Mode connected again")
 	plan = waitMsg("the plan's buttons after the restart", func(m slackfake.Message) bool {
@@ -316,6 +317,8 @@ func TestServeQuorumSurvivesRestart(t *testing.T) {
 	})
 	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "answerable again") }, 10*time.Second, 10*time.Millisecond,
 		"the plan review is pending again: %s", logs)
+	// The web page shows it again, with the approval it had.
+	waitEvent(t, url, "", `"quorum_text":"1 of 2 approvals — UA"`)
 	tap("UA", plan, approve)
 	require.True(t, fake.WaitFor(10*time.Second, func() bool {
 		for _, e := range fake.Ephemerals() {

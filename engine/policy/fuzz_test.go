@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,5 +114,62 @@ func FuzzGlob(f *testing.F) {
 			t.Fatalf("glob %q matched %q across /", glob, name)
 		}
 		_ = regexp.QuoteMeta(name)
+	})
+}
+
+// splitWrappers put a command behind a wrapper, with options.
+var splitWrappers = []string{
+	"sudo -u root ", "sudo --user=x -E ", "doas -u x ", "env -i FOO=1 ", "env -u X -- ", `FOO="a b" `,
+	"command ", "command -p ", "builtin ", "exec -a name ", "nice -n 5 ", "nice -5 ", "nohup ", "time -p ",
+	"timeout 5 ", "timeout -s KILL 1m ", "stdbuf -oL ", "xargs -0 -n 1 ", "! ", "env -S 'nice -n 1' ",
+}
+
+// shellKeywords are keywords only as they are: /usr/bin/if is a command.
+var shellKeywords = []string{"if", "then", "else", "elif", "do", "while", "until"}
+
+var plainWord = regexp.MustCompile(`\A[A-Za-z][A-Za-z0-9_.-]*(\s|\z)`)
+
+// FuzzSplit: Split never panics; a line it understands as one command is
+// understood as the same command behind every wrapper of splitWrappers,
+// and, when it starts with a plain word, with a directory or a backslash
+// before it; anything the policy allows has no shell operators and is
+// understood; a git push found under any wrapper is denied.
+func FuzzSplit(f *testing.F) {
+	for _, s := range []string{"git push", "git -C . -c a=b --no-pager push origin", `rm -rf "/"`, `FOO='a b' ls`,
+		"sudo -nu root git push", "env -S 'git push' x", `echo "unclosed`, "xargs -I % git push", "sudo -v",
+		`\rm x`, "/bin/rm x", "nice --10 ls", "git --frobnicate push", "timeout", "if git push"} {
+		f.Add(s)
+	}
+	p, err := policy.Parse("fuzz.yaml", []byte(fuzzPolicy+"  - tool: Bash\n    command: '.*'\n    decision: allow\n"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		cmds, sure := policy.Split(line)
+		res := p.Evaluate(policy.Request{Tool: "Bash", Command: line})
+		if res.Decision == policy.Allow && (!sure || policy.HasShellOperators(line)) {
+			t.Fatalf("allowed %q (understood: %v)", line, sure)
+		}
+		for _, c := range cmds {
+			if strings.HasPrefix(c, "git push") && res.Decision != policy.Deny {
+				t.Fatalf("%q runs %q but was decided %q", line, c, res.Decision)
+			}
+		}
+		if !sure || len(cmds) != 1 || strings.ContainsAny(line, ";&|`$<>\n\r(){}") {
+			return
+		}
+		if ws, _ := policy.Words(line); len(ws) == 0 || strings.HasPrefix(ws[0], "-") {
+			return // an option of the wrapper put before it
+		}
+		forms := slices.Clone(splitWrappers)
+		if plainWord.MatchString(line) && !slices.Contains(shellKeywords, strings.Fields(line)[0]) {
+			forms = append(forms, `\`, "/usr/bin/", "./")
+		}
+		for _, w := range forms {
+			got, ok := policy.Split(w + line)
+			if !ok || !slices.Equal(got, cmds) {
+				t.Fatalf("%q is %q, but %q is %q (understood: %v)", line, cmds, w+line, got, ok)
+			}
+		}
 	})
 }

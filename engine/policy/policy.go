@@ -26,13 +26,18 @@
 // Compound shell commands: an allow rule never matches a command line
 // that could run more than one command (one with ; & | ` $ < > or a line
 // break), so "^npm test" does not allow "npm test && curl … | sh"; such a
-// command goes on to the next rules and, if none matches, is asked. Every
-// other rule (deny, ask, quorum) matches the whole command line or any
-// command in it, split at those operators, with leading VAR=value
-// assignments and sudo, env, command, exec, nohup and time taken off, so
-// "^git push" also denies "make && sudo git push". This is a safety net,
-// not a sandbox: "bash -c 'git push'" is one command starting with bash —
-// write deny patterns unanchored ('\bgit\s+push\b') to catch those too.
+// command goes on to the next rules and, if none matches, is asked; nor
+// one that Split does not fully understand (a quote left open, an option
+// a wrapper does not have). Every other rule (deny, ask, quorum) matches
+// the whole command line or any command in it as Split unwraps it:
+// split at those operators, leading VAR=value assignments, shell keywords
+// and wrappers (sudo, doas, env, command, builtin, exec, nice, nohup, time,
+// timeout, stdbuf, xargs) with their options taken off, the command
+// word's directory and backslashes dropped, git's global options skipped;
+// so "^git push" also denies "make && sudo -u root /usr/bin/git -C . push".
+// This is a safety net, not a sandbox: "bash -c 'git push'" is one
+// command starting with bash — write deny patterns unanchored
+// ('\bgit\s+push\b') to catch those too.
 //
 // Paths: a rule's path glob is matched against each file path in the
 // input (file_path, path, notebook_path), cleaned (a/../b is b), both as
@@ -169,16 +174,23 @@ func (p *Policy) Evaluate(r Request) Result {
 
 // commandLine splits a command line once, when a rule first needs it.
 type commandLine struct {
-	line  string
-	split bool
-	cmds  []string
+	line        string
+	split, sure bool
+	cmds        []string
 }
 
 func (c *commandLine) commands() []string {
 	if !c.split {
-		c.cmds, c.split = Commands(c.line), true
+		c.cmds, c.sure = Split(c.line)
+		c.split = true
 	}
 	return c.cmds
+}
+
+// understood reports whether Split understood every part of the line.
+func (c *commandLine) understood() bool {
+	c.commands()
+	return c.sure
 }
 
 func (rule *Rule) matches(r Request, cmds *commandLine) bool {
@@ -194,8 +206,8 @@ func (rule *Rule) matches(r Request, cmds *commandLine) bool {
 			return false
 		}
 		if permissive {
-			// Only a single simple command, matched whole.
-			if HasShellOperators(r.Command) || !rule.command.MatchString(strings.TrimSpace(r.Command)) {
+			// Only a single simple command, understood, matched whole.
+			if HasShellOperators(r.Command) || !rule.command.MatchString(strings.TrimSpace(r.Command)) || !cmds.understood() {
 				return false
 			}
 		} else if !rule.matchesAnyCommand(cmds) {
@@ -261,40 +273,4 @@ func pathForms(p, workDir string) []string {
 		}
 	}
 	return forms
-}
-
-// shellOperators are the characters that let one command line run more
-// than one command: separators and lists (; & | line breaks), substitutions
-// ($ and backquotes) and redirections (< >).
-const shellOperators = ";&|`$<>\n\r"
-
-// HasShellOperators reports whether a command line could do more than run
-// its first command with arguments.
-func HasShellOperators(cmd string) bool { return strings.ContainsAny(cmd, shellOperators) }
-
-// wrappers run the command that follows them.
-var wrappers = map[string]bool{"sudo": true, "env": true, "command": true, "exec": true, "nohup": true, "time": true, "!": true}
-
-var assignment = regexp.MustCompile(`\A[A-Za-z_][A-Za-z0-9_]*=\S*\z`)
-
-// Commands splits a command line into the commands in it: at ; & | line
-// breaks, backquotes, $( and parentheses, with leading VAR=value words and
-// wrappers (sudo, env, command, exec, nohup, time) taken off. It is a
-// best effort for deny rules, not a shell parser: quotes are not honoured,
-// so a quoted "a; b" is split too (which only makes deny rules match more).
-func Commands(cmd string) []string {
-	parts := strings.FieldsFunc(cmd, func(r rune) bool {
-		return strings.ContainsRune(";&|`\n\r(){}", r)
-	})
-	var out []string
-	for _, p := range parts {
-		f := strings.Fields(strings.TrimSuffix(strings.TrimSpace(p), "$"))
-		for len(f) > 0 && (assignment.MatchString(f[0]) || wrappers[f[0]]) {
-			f = f[1:]
-		}
-		if len(f) > 0 {
-			out = append(out, strings.Join(f, " "))
-		}
-	}
-	return out
 }

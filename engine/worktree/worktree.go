@@ -161,6 +161,12 @@ func (m *Manager) run(ctx context.Context, dir string, args ...string) (string, 
 
 // runEnv is run with more environment variables.
 func (m *Manager) runEnv(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	return m.runStarted(ctx, dir, env, nil, args...)
+}
+
+// runStarted is runEnv that calls started with git's process ID once it
+// runs.
+func (m *Manager) runStarted(ctx context.Context, dir string, env []string, started func(pid int), args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, m.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, m.git, args...)
@@ -173,7 +179,17 @@ func (m *Manager) runEnv(ctx context.Context, dir string, env []string, args ...
 	)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	// Killed at the timeout, git may leave a hook behind holding its
+	// output open: do not wait for that.
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Start()
+	if err == nil {
+		if started != nil {
+			started(cmd.Process.Pid)
+		}
+		err = cmd.Wait()
+	}
+	if err != nil {
 		return stdout.String(), &gitError{args: args, stderr: stderr.String(), err: err}
 	}
 	return stdout.String(), nil
@@ -288,6 +304,9 @@ type Status struct {
 	// the worktree's files, uncommitted changes and new files included
 	// ("" when nothing changed).
 	DiffStat string
+	// Recovered is a merge of this repository that leashd did not see to
+	// its end, found (and undone when half done) on the way.
+	Recovered *Interrupted
 }
 
 // Status reports the chat's worktree and what changed in it.
@@ -298,8 +317,12 @@ func (m *Manager) Status(ctx context.Context, chatID string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
+	rec, err := m.recoverLocked(ctx)
+	if err != nil {
+		return Status{}, err
+	}
 	if !ok {
-		return Status{}, ErrNoWorktree
+		return Status{Recovered: rec}, ErrNoWorktree
 	}
 	from, err := m.mergeBase(ctx, t)
 	if err != nil {
@@ -335,7 +358,7 @@ func (m *Manager) Status(ctx context.Context, chatID string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	return Status{Tree: t, DiffStat: strings.TrimRight(out, "\n")}, nil
+	return Status{Tree: t, DiffStat: strings.TrimRight(out, "\n"), Recovered: rec}, nil
 }
 
 func (m *Manager) mergeBase(ctx context.Context, t Tree) (string, error) {
@@ -344,131 +367,6 @@ func (m *Manager) mergeBase(ctx context.Context, t Tree) (string, error) {
 		return "", fmt.Errorf("the base branch %s of %s: %w", t.Base, t.Branch, err)
 	}
 	return strings.TrimSpace(out), nil
-}
-
-// ErrDirty is returned by Merge when the main checkout has uncommitted
-// changes; nothing was changed.
-var ErrDirty = errors.New("the main checkout has uncommitted changes")
-
-// ErrConflict is returned by Merge when the branch does not merge cleanly
-// into the base; nothing was changed.
-var ErrConflict = errors.New("the branch conflicts with the base branch")
-
-// MergeError says which files stopped a merge.
-type MergeError struct {
-	Err   error    // ErrDirty or ErrConflict
-	Files []string // the uncommitted or conflicting files
-	Repo  string
-}
-
-func (e *MergeError) Error() string {
-	return fmt.Sprintf("%v (%s): %s", e.Err, e.Repo, strings.Join(e.Files, ", "))
-}
-
-func (e *MergeError) Unwrap() error { return e.Err }
-
-// MergeResult says what Merge did.
-type MergeResult struct {
-	Tree
-	Committed bool   // the worktree's changes were committed first
-	Merged    bool   // false: the base already had everything
-	Commit    string // the base branch's new HEAD
-}
-
-// Merge commits the worktree's changes (with message) and merges its branch
-// into the base branch in the main checkout. It changes nothing in the main
-// checkout when that has uncommitted changes or is not on the base branch
-// (a *MergeError wrapping ErrDirty, or an error), or when the branch
-// conflicts with the base (a *MergeError wrapping ErrConflict naming the
-// files). The commit in the worktree is kept either way.
-func (m *Manager) Merge(ctx context.Context, chatID, message string) (MergeResult, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok, err := m.Lookup(ctx, chatID)
-	if err != nil {
-		return MergeResult{}, err
-	}
-	if !ok {
-		return MergeResult{}, ErrNoWorktree
-	}
-	res := MergeResult{Tree: t}
-	if res.Committed, err = m.commit(ctx, t, message); err != nil {
-		return res, err
-	}
-	cur, err := m.currentBranch(ctx)
-	if err != nil {
-		return res, err
-	}
-	if cur != t.Base {
-		return res, fmt.Errorf("the main checkout %s is on branch %s, not on %s, the branch this worktree merges into: check out %s there first", m.repo, cur, t.Base, t.Base)
-	}
-	out, err := m.run(ctx, m.repo, "status", "--porcelain", "--untracked-files=no")
-	if err != nil {
-		return res, err
-	}
-	if dirty := porcelainFiles(out); len(dirty) > 0 {
-		return res, &MergeError{Err: ErrDirty, Files: dirty, Repo: m.repo}
-	}
-	// Is there anything to merge?
-	if _, err := m.run(ctx, m.repo, "merge-base", "--is-ancestor", "refs/heads/"+t.Branch, "refs/heads/"+t.Base); err == nil {
-		return res, nil
-	}
-	// Would it merge cleanly? merge-tree works on commits only and leaves
-	// the checkout alone.
-	out, err = m.run(ctx, m.repo, "merge-tree", "--write-tree", "--name-only", "--no-messages", "refs/heads/"+t.Base, "refs/heads/"+t.Branch)
-	if err != nil {
-		if exitCode(err) == 1 {
-			lines := strings.Split(strings.TrimSpace(out), "\n")
-			files := lines[1:]
-			sort.Strings(files)
-			return res, &MergeError{Err: ErrConflict, Files: files, Repo: m.repo}
-		}
-		return res, err
-	}
-	msg := fmt.Sprintf("Merge %s (leashd chat %s)", t.Branch, t.Chat)
-	if _, err := m.run(ctx, m.repo, "merge", "--no-edit", "-m", msg, "refs/heads/"+t.Branch); err != nil {
-		// Should a file have changed since the checks, leave no half merge.
-		_, _ = m.run(ctx, m.repo, "merge", "--abort")
-		return res, fmt.Errorf("merging %s into %s: %w", t.Branch, t.Base, err)
-	}
-	res.Merged = true
-	head, err := m.run(ctx, m.repo, "rev-parse", "HEAD")
-	if err != nil {
-		return res, err
-	}
-	res.Commit = strings.TrimSpace(head)
-	return res, nil
-}
-
-// commit commits everything in the worktree; false when nothing changed.
-func (m *Manager) commit(ctx context.Context, t Tree, message string) (bool, error) {
-	if _, err := m.run(ctx, t.Path, "add", "--all"); err != nil {
-		return false, err
-	}
-	if _, err := m.run(ctx, t.Path, "diff", "--cached", "--quiet"); err == nil {
-		return false, nil
-	} else if exitCode(err) != 1 {
-		return false, err
-	}
-	message = strings.TrimSpace(message)
-	if message == "" {
-		message = "Changes from leashd chat " + t.Chat
-	}
-	if _, err := m.run(ctx, t.Path, "commit", "--quiet", "-m", message); err != nil {
-		return false, fmt.Errorf("committing in %s: %w", t.Path, err)
-	}
-	return true, nil
-}
-
-// porcelainFiles are the paths of `git status --porcelain` output.
-func porcelainFiles(out string) []string {
-	var files []string
-	for line := range strings.SplitSeq(out, "\n") {
-		if len(line) > 3 {
-			files = append(files, line[3:])
-		}
-	}
-	return files
 }
 
 // Discard removes the chat's worktree and its branch, changes and all.

@@ -8,7 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Identity is who the test commits are by.
@@ -67,4 +69,67 @@ func Read(t testing.TB, dir, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// HoldMerges installs a pre-merge-commit hook in repo that, when a merge
+// has written its files and is about to commit, creates the file it
+// returns and then waits (up to a minute) until ReleaseMerges: a slow
+// hook, during which a test kills the merging process (KillWhenHeld).
+func HoldMerges(t testing.TB, repo string) (marker string) {
+	t.Helper()
+	marker = filepath.Join(t.TempDir(), "merge-held")
+	hook := "#!/bin/sh\n: > '" + marker + "'\ni=0\nwhile [ ! -e '" + marker + ".release' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
+	if err := os.WriteFile(filepath.Join(repo, ".git", "hooks", "pre-merge-commit"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return marker
+}
+
+// ReleaseMerges lets the merges HoldMerges holds go on.
+func ReleaseMerges(t testing.TB, marker string) {
+	t.Helper()
+	if err := os.WriteFile(marker+".release", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// KillWhenHeld starts cmd in a process group of its own, waits until the
+// hook of HoldMerges has run (marker exists), and kills the whole group
+// with SIGKILL, as the OOM killer or docker stop would: nothing in it
+// gets to clean up. With onlyCmd, only cmd's own process is killed (kill
+// -9 of its PID): the git it started runs on. cmd's output is returned
+// for failure messages.
+func KillWhenHeld(t testing.TB, cmd *exec.Cmd, marker string, onlyCmd bool) string {
+	t.Helper()
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(30 * time.Second)
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("the merging process ended before its merge was held: %v\n%s", err, out.String())
+		case <-deadline:
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			t.Fatalf("the merge was not held within 30s:\n%s", out.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	target := -cmd.Process.Pid
+	if onlyCmd {
+		target = cmd.Process.Pid
+	}
+	if err := syscall.Kill(target, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	return out.String()
 }
