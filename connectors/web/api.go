@@ -140,7 +140,11 @@ func checkToken(w http.ResponseWriter, r *http.Request, token, tokenFile string)
 	}
 	if how == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="leashd"`)
-		writeError(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <token>, or open /?token=<token> in the browser (leashd prints that address at start-up); "+whereToken(tokenFile))
+		page := "open /?token=<token> in the browser"
+		if tokenFile != "" {
+			page += " (leashd prints that address at start-up)"
+		}
+		writeError(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <token>, or "+page+"; "+whereToken(tokenFile))
 		return false
 	}
 	if !tokenOK(got, token) {
