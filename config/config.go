@@ -198,9 +198,10 @@ func (c Config) ResumeAfterLimitOn() bool { return c.ResumeAfterLimit == "on" }
 // WorktreesOn reports whether LEASHD_WORKTREES is on.
 func (c Config) WorktreesOn() bool { return c.Worktrees == "on" }
 
-// StateDir is the directory of the database, where leashd also keeps the
-// chats' worktrees.
-func (c Config) StateDir() string { return filepath.Dir(c.DBPath) }
+// StateDir is the directory of the database ("~/" meaning the home
+// directory), where leashd also keeps the chats' worktrees and the API
+// token it generates.
+func (c Config) StateDir() string { return filepath.Dir(expandHome(c.DBPath)) }
 
 // ApprovalTimeout is the interaction timeout; 0 means wait forever.
 func (c Config) ApprovalTimeout() time.Duration {

@@ -224,7 +224,7 @@ func startLeashd(t *testing.T, dir, sourceEnv, bin, connector string, extra ...s
 		"LEASHD_BIN="+bin,
 		"LEASHD_WEB_ADDR=127.0.0.1:0",
 		"LEASHD_AGENT=demo",
-		"LEASHD_DB_PATH="+filepath.Join(dir, "leashd.db"),
+		"LEASHD_DB_PATH="+filepath.Join(dir, "state", "leashd.db"), // leashd makes it 0700
 		"LEASHD_WORKDIR="+dir,
 	)
 	cmd.Env = append(cmd.Env, extra...)

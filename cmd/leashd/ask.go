@@ -30,7 +30,8 @@ Prints the answer on one line (labels joined with ", ") and exits
 
 Flags:
   --url URL       leashd's address (default http://$LEASHD_WEB_ADDR)
-  --token T       the API token (default $LEASHD_WEB_TOKEN)
+  --token T       the API token (default $LEASHD_WEB_TOKEN, else the token
+                  leashd generated: web-token beside LEASHD_DB_PATH)
   --chat CHAT     where to ask (required)
   --option LABEL  an option to choose from; repeat for more
   --multi         several options may be chosen
@@ -88,7 +89,7 @@ func runAsk(ctx context.Context, cfg settings, args []string, stdout, stderr io.
 	fs := flag.NewFlagSet("leashd ask", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	url := fs.String("url", "", "")
-	token := fs.String("token", cfg.web.Token, "")
+	token := fs.String("token", "", "")
 	chat := fs.String("chat", "", "")
 	header := fs.String("header", "", "")
 	multi := fs.Bool("multi", false, "")
@@ -139,8 +140,12 @@ func runAsk(ctx context.Context, cfg settings, args []string, stdout, stderr io.
 	case len(options) == 0:
 		req.Kind = "text"
 	}
-	c := client.New(*url, *token)
-	o, err := c.Ask1(ctx, req)
+	tok, err := clientToken(cfg, *token)
+	if err != nil {
+		fmt.Fprintln(stderr, "leashd ask:", err)
+		return askError
+	}
+	o, err := client.New(*url, tok).Ask1(ctx, req)
 	switch {
 	case errors.Is(err, interactions.ErrCancelled):
 		fmt.Fprintln(stderr, "leashd ask: cancelled; the question was withdrawn")

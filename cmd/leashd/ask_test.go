@@ -27,7 +27,7 @@ func startServeTelegram(t *testing.T) (url string, fake *tgfake.Server) {
 	t.Helper()
 	fake = tgfake.New()
 	t.Cleanup(fake.Close)
-	url, _, stop := startServe(t, t.TempDir(),
+	url, _, stop := startServe(t, testenv.PrivateDir(t),
 		"LEASHD_TELEGRAM_BOT_TOKEN="+fake.Token(),
 		"LEASHD_TELEGRAM_API_URL="+fake.URL(),
 		"LEASHD_TELEGRAM_ALLOWED_USERS=1001",
@@ -150,7 +150,7 @@ func TestAskAnsweredInTelegram(t *testing.T) {
 
 // The exit code reaches the shell: main exits 2 when nobody answered.
 func TestAskExitCodeFromMain(t *testing.T) {
-	url, _, stop := startServe(t, t.TempDir())
+	url, _, stop := startServe(t, testenv.PrivateDir(t))
 	defer func() { require.NoError(t, stop()) }()
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), runMainEnv+"=1", runMainArgs+"=ask --url "+url+" --chat ci --timeout 1s Proceed?")

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/engine/sqlite"
 )
 
@@ -17,7 +18,7 @@ import (
 // select interactions are refused with it.
 func TestAuditNotices(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "leashd.db")
+	path := filepath.Join(testenv.PrivateDir(t), "leashd.db")
 	s, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
 	t0 := time.Now().Add(-time.Minute)

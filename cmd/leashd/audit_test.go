@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/interactions"
 )
@@ -33,7 +34,7 @@ type auditDB struct {
 func newAuditDB(t *testing.T) auditDB {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state", "leashd.db")
+	path := filepath.Join(testenv.PrivateDir(t), "state", "leashd.db")
 	s, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
 	shown := make(chan interactions.Interaction, 8)
@@ -227,7 +228,7 @@ func TestAuditBadFlagsNameFlagValueAndWhatIsAccepted(t *testing.T) {
 
 func TestAuditDatabaseProblemsNameThePath(t *testing.T) {
 	cleanEnv(t)
-	missing := filepath.Join(t.TempDir(), "nowhere", "leashd.db")
+	missing := filepath.Join(testenv.PrivateDir(t), "nowhere", "leashd.db")
 	t.Setenv("LEASHD_DB_PATH", missing)
 	var stdout, stderr bytes.Buffer
 	err := run(t.Context(), []string{"audit"}, strings.NewReader(""), &stdout, &stderr)
@@ -235,7 +236,7 @@ func TestAuditDatabaseProblemsNameThePath(t *testing.T) {
 	_, statErr := os.Stat(filepath.Dir(missing))
 	assert.True(t, os.IsNotExist(statErr), "reading the audit log creates nothing")
 
-	junk := filepath.Join(t.TempDir(), "junk.db")
+	junk := filepath.Join(testenv.PrivateDir(t), "junk.db")
 	require.NoError(t, os.WriteFile(junk, bytes.Repeat([]byte("not sqlite "), 200), 0o600))
 	err = run(t.Context(), []string{"audit", "--db", junk}, strings.NewReader(""), &stdout, &stderr)
 	require.ErrorContains(t, err, junk)
@@ -281,7 +282,7 @@ func TestAuditProcess(t *testing.T) {
 // waited; long text is cut to keep the table readable, and JSON has it all.
 func TestAuditShowsAnswersGivenAfterARestart(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "leashd.db")
+	path := filepath.Join(testenv.PrivateDir(t), "leashd.db")
 	asked := time.Now().Add(-2 * time.Hour).Truncate(time.Second)
 	long := "Which of these databases should the reporting service use, given that " + strings.Repeat("it must scale ", 10) + "?"
 	s1, err := sqlite.Open(ctx, path)
@@ -363,7 +364,7 @@ func FuzzAuditArgs(f *testing.F) {
 // --json.
 func TestAuditShowsEveryApprover(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "state", "leashd.db")
+	path := filepath.Join(testenv.PrivateDir(t), "state", "leashd.db")
 	s, err := sqlite.Open(ctx, path)
 	require.NoError(t, err)
 	defer s.Close()

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +32,7 @@ func floodRSS(b *testing.B, size int) (idle, peak int64) {
 	b.Helper()
 	b.StopTimer()
 	defer b.StartTimer()
-	dir := b.TempDir()
+	dir := testenv.PrivateDir(b)
 	cmd := exec.CommandContext(b.Context(), os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), runMainEnv+"=1", runMainArgs+"=",
 		"LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH="+writeFloodCLI(b, dir),
@@ -54,9 +53,10 @@ func floodRSS(b *testing.B, size int) (idle, peak int64) {
 	if url == "" {
 		b.Fatalf("leashd did not start: %s", logs)
 	}
+	useToken(b, url, dir)
 	time.Sleep(time.Second) // settle
 	idle = procStatus(b, cmd.Process.Pid, "VmRSS")
-	resp, err := http.Post(url+"/api/chats/flood/messages", "application/json", strings.NewReader(`{"text":"write a lot"}`))
+	resp, err := api.Post(url+"/api/chats/flood/messages", "application/json", strings.NewReader(`{"text":"write a lot"}`))
 	if err != nil {
 		b.Fatal(err)
 	}

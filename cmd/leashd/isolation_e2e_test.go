@@ -41,7 +41,7 @@ func startGuarded(t *testing.T, agentKind, mode string, extra ...string) *guarde
 		agentEnv = []string{"LEASHD_AGENT=acp", "LEASHD_ACP_COMMAND=" + testenv.ACPAgent(t)}
 	}
 	api := fakeapi.New(t)
-	home, state, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	home, state, dir := t.TempDir(), testenv.PrivateDir(t), t.TempDir()
 	g := &guarded{db: filepath.Join(state, "leashd.db"), dir: dir, api: api}
 	cleanEnv(t)
 	for _, kv := range append(api.Env(home), "IS_SANDBOX=1") {

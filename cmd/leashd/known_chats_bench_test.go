@@ -57,7 +57,7 @@ func seededDB(b *testing.B) string {
 	if seedErr != nil {
 		b.Fatal(seedErr)
 	}
-	dst := filepath.Join(b.TempDir(), "leashd.db")
+	dst := filepath.Join(testenv.PrivateDir(b), "leashd.db")
 	src, err := os.ReadFile(filepath.Join(seedDir, "seed.db"))
 	if err != nil {
 		b.Fatal(err)
@@ -144,6 +144,7 @@ func startKnown(b *testing.B, db string, env ...string) (*knownLeashd, time.Dura
 		if l.url == "" {
 			if m := webURL.FindStringSubmatch(l.logs.String()); m != nil {
 				l.url = m[1]
+				useToken(b, l.url, dir)
 			}
 			continue
 		}
@@ -173,7 +174,7 @@ func BenchmarkStartKnownChats(b *testing.B) {
 		l, d := startKnown(b, db)
 		l.stop(b)
 		known += d
-		l, d = startKnown(b, filepath.Join(b.TempDir(), "empty.db"))
+		l, d = startKnown(b, filepath.Join(testenv.PrivateDir(b), "empty.db"))
 		l.stop(b)
 		empty += d
 	}
@@ -196,7 +197,7 @@ func BenchmarkIdleKnownChats(b *testing.B) {
 		for range 32 {
 			wg.Go(func() {
 				for i := range work {
-					resp, err := http.Post(l.url+"/api/chats/"+knownChat(i)+"/messages", "application/json", strings.NewReader(`{"text":"hello"}`))
+					resp, err := api.Post(l.url+"/api/chats/"+knownChat(i)+"/messages", "application/json", strings.NewReader(`{"text":"hello"}`))
 					if err != nil {
 						b.Error(err)
 						continue

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config"
+	"github.com/leashd/leashd/config/testenv"
 )
 
 // TestMain lets a test run the real main() in a child process (to see its
@@ -42,7 +43,7 @@ func cleanEnv(t *testing.T) {
 			require.NoError(t, os.Unsetenv(k))
 		}
 	}
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("XDG_STATE_HOME", testenv.PrivateDir(t))
 	// Tests of other things run fake CLIs from temp dirs that write
 	// beside them, which bubblewrap's private /tmp would hide; the
 	// sandbox's own tests set LEASHD_SANDBOX themselves.

@@ -25,7 +25,8 @@ A leashd serves the same tools itself over HTTP at /mcp?chat=CHAT.
 
 Flags:
   --url URL      leashd's address (default http://$LEASHD_WEB_ADDR)
-  --token T      the API token (default $LEASHD_WEB_TOKEN)
+  --token T      the API token (default $LEASHD_WEB_TOKEN, else the token
+                 leashd generated: web-token beside LEASHD_DB_PATH)
   --chat CHAT    where to ask (default mcp)
   --workdir DIR  where a relative plan file is read (default: here)
 `
@@ -36,7 +37,7 @@ func runMCP(ctx context.Context, cfg settings, args []string, stdout, stderr io.
 	fs := flag.NewFlagSet("leashd mcp", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	url := fs.String("url", "", "")
-	token := fs.String("token", cfg.web.Token, "")
+	token := fs.String("token", "", "")
 	chat := fs.String("chat", mcpserver.DefaultChat, "")
 	wd, _ := os.Getwd()
 	workDir := fs.String("workdir", wd, "")
@@ -61,7 +62,11 @@ func runMCP(ctx context.Context, cfg settings, args []string, stdout, stderr io.
 		}
 		*url = u
 	}
-	s := mcpserver.New(client.New(*url, *token), *chat, mcpserver.Options{WorkDir: *workDir, PermissionResult: claude.PermissionResult})
+	tok, err := clientToken(cfg, *token)
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	s := mcpserver.New(client.New(*url, tok), *chat, mcpserver.Options{WorkDir: *workDir, PermissionResult: claude.PermissionResult})
 	if err := s.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("mcp: %w", err)
 	}

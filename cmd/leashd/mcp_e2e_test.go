@@ -33,7 +33,7 @@ func TestMCPRealClaudeApprovalsFromTelegram(t *testing.T) {
 	api := fakeapi.New(t)
 	api.Reply(releaseChecksReplies()...)
 
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	mcpConfig := leashdMCPConfig(t, url+"/mcp?chat=telegram:1001")
 	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 	defer cancel()

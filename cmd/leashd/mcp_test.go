@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/config/testenv"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +22,7 @@ import (
 // /mcp follows the API's token rules: 401 without the token; a chat no
 // connector serves is 404; with the token an MCP client lists the tools.
 func TestMCPOverHTTPNeedsTheToken(t *testing.T) {
-	url, _, stop := startServe(t, t.TempDir(), "LEASHD_WEB_TOKEN="+askToken)
+	url, _, stop := startServe(t, testenv.PrivateDir(t), "LEASHD_WEB_TOKEN="+askToken)
 	defer func() { require.NoError(t, stop()) }()
 	post := func(path, token string) (int, string) {
 		req, err := http.NewRequest("POST", url+path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
@@ -70,10 +72,13 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // `leashd mcp` serves the tools on stdio and asks through the running
 // leashd: an ask_user multi-select is shown in the web chat, answered there
 // over the API, and the MCP client gets the answers; the interaction is
-// counted in /metrics and is in the audit log like any other.
+// counted in /metrics and is in the audit log like any other. Neither
+// leashd nor leashd mcp is given a token: leashd mcp finds the one leashd
+// generated.
 func TestMCPStdioProxiesToARunningLeashd(t *testing.T) {
-	dir := t.TempDir()
-	url, _, stop := startServe(t, dir, "LEASHD_WEB_TOKEN="+askToken)
+	dir := testenv.PrivateDir(t)
+	url, _, stop := startServe(t, dir)
+	token := testenv.WebToken(t, dir)
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -102,7 +107,7 @@ func TestMCPStdioProxiesToARunningLeashd(t *testing.T) {
 	api := func(method, path, body string) (int, string) {
 		req, err := http.NewRequest(method, url+path, strings.NewReader(body))
 		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+askToken)
+		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		defer resp.Body.Close()

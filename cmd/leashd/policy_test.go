@@ -44,7 +44,7 @@ func writePolicy(t *testing.T, dir, src string) string {
 func TestPolicyCheck(t *testing.T) {
 	cleanEnv(t)
 	t.Setenv("LEASHD_WEB_TOKEN", "x") // invalid configuration: policy needs none
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	file := writePolicy(t, dir, demoPolicy)
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), []string{"policy", "check", file}, nil, &out, io.Discard))
@@ -52,7 +52,7 @@ func TestPolicyCheck(t *testing.T) {
 		`  rule 1 "no echo" (line 2): tool Bash, command /^echo\b/ → deny: The demo may not echo.`+"\n"+
 		"  rule 2 (line 7): tool Write, path *.txt → quorum 2 (2 approvals; until approvals are counted, one decides)\n", out.String())
 
-	bad := writePolicy(t, t.TempDir(), "rules:\n  - tool: Bash\n    command: '(unclosed'\n    decision: deny\n    reason: x\n")
+	bad := writePolicy(t, testenv.PrivateDir(t), "rules:\n  - tool: Bash\n    command: '(unclosed'\n    decision: deny\n    reason: x\n")
 	err := run(t.Context(), []string{"policy", "check", bad}, nil, io.Discard, io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), bad+":3: rule 1: command: not a regular expression")
@@ -70,7 +70,7 @@ func TestPolicyCheck(t *testing.T) {
 
 func TestPolicyTestShowsTheDecidingRule(t *testing.T) {
 	cleanEnv(t)
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	file := writePolicy(t, dir, demoPolicy+"  - tool: Bash\n    command: '^npm test$'\n    decision: allow\n")
 	for _, c := range []struct {
 		args []string
@@ -152,7 +152,7 @@ func FuzzPolicyArgs(f *testing.F) {
 
 func TestServeRefusesABadPolicy(t *testing.T) {
 	cleanEnv(t)
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	file := writePolicy(t, dir, "rules:\n  - tool: Bash\n    decision: allow\n  - tool: Write\n    decision: {quorum: 0}\n")
 	t.Setenv("LEASHD_AGENT", "demo")
 	t.Setenv("LEASHD_WEB_ADDR", "127.0.0.1:0")
@@ -168,7 +168,7 @@ func TestServeRefusesABadPolicy(t *testing.T) {
 // quorum for its write, which the page's one-person chat cannot meet (so
 // it is denied at once); `leashd audit` shows both as decided by policy.
 func TestServePolicyThroughTheDemoAgent(t *testing.T) {
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	file := writePolicy(t, dir, demoPolicy)
 	url, logs, stop := startServe(t, dir, "LEASHD_POLICY_FILE="+file)
 	assert.Contains(t, logs.String(), "approval policy in force")
@@ -217,7 +217,7 @@ func TestServePolicyThroughTheDemoAgent(t *testing.T) {
 // to the next request.
 func TestServeReloadsThePolicyOnSIGHUP(t *testing.T) {
 	cleanEnv(t)
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	file := writePolicy(t, dir, "rules:\n  - tool: Bash\n    decision: allow\n")
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), runMainEnv+"=1", runMainArgs+"=",
@@ -237,6 +237,7 @@ func TestServeReloadsThePolicyOnSIGHUP(t *testing.T) {
 	}
 	waitLog("leashd web UI at")
 	url := webURL.FindStringSubmatch(logs.String())[1]
+	useToken(t, url, dir)
 
 	require.NoError(t, os.WriteFile(file, []byte("rules:\n  - tool: Bash\n    decision: deny\n"), 0o600))
 	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
@@ -259,7 +260,7 @@ func TestServeReloadsThePolicyOnSIGHUP(t *testing.T) {
 }
 
 func TestReloadPolicyOnKeepsTheOldPolicy(t *testing.T) {
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	file := writePolicy(t, dir, "rules:\n  - tool: Bash\n    decision: allow\n")
 	h, err := loadPolicy(configWithPolicy(file))
 	require.NoError(t, err)
@@ -290,7 +291,7 @@ func TestReadmePolicyExample(t *testing.T) {
 	require.True(t, ok)
 	src, _, ok := strings.Cut(rest, "```")
 	require.True(t, ok)
-	file := writePolicy(t, t.TempDir(), src)
+	file := writePolicy(t, testenv.PrivateDir(t), src)
 	var out bytes.Buffer
 	require.Contains(t, section, "`^git push` also denies `make && sudo -u root /usr/bin/git -C . push`")
 	require.NoError(t, run(t.Context(), []string{"policy", "test", file, "--tool", "Bash", "--command", "make && sudo -u root /usr/bin/git -C . push"}, nil, &out, io.Discard))

@@ -40,11 +40,17 @@ func serve(ctx context.Context, s settings, stderr io.Writer) error {
 	if len(s.enabled()) == 0 {
 		return nothingToServe(s)
 	}
-	log, err := s.logger(stderr)
+	pol, err := loadPolicy(cfg) // a bad rule stops leashd here, naming its line
 	if err != nil {
 		return err
 	}
-	pol, err := loadPolicy(cfg) // a bad rule stops leashd here, naming its line
+	if err := cfg.PrepareState(); err != nil { // the database's directory is leashd's alone
+		return err
+	}
+	if err := s.useGeneratedToken(); err != nil { // before the logger, which redacts it
+		return err
+	}
+	log, err := s.logger(stderr)
 	if err != nil {
 		return err
 	}
@@ -82,7 +88,7 @@ func serve(ctx context.Context, s settings, stderr io.Writer) error {
 	waitWatch := m.Watch(watchCtx, coord)
 	defer func() { stopWatch(); waitWatch() }()
 	eng := engine.New(engineDeps(ctx, cfg, log, ag, coord, db, m, trees, pol), engineServeConfig(cfg))
-	return serveWith(ctx, s, log, eng, front{ag: ag, coord: coord, m: m, db: db})
+	return serveWith(ctx, s, log, stderr, eng, front{ag: ag, coord: coord, m: m, db: db})
 }
 
 // openStore opens the database and starts its monitor, which retries
@@ -142,7 +148,9 @@ type front struct {
 
 // serveWith builds the HTTP server and the chat apps' connectors, mounts
 // their routes, and runs the engine and the server until ctx is done.
-func serveWith(ctx context.Context, s settings, log *slog.Logger, eng *engine.Engine, f front) error {
+// With a generated token it prints the page's address with the token on
+// stderr (printTokenURL).
+func serveWith(ctx context.Context, s settings, log *slog.Logger, stderr io.Writer, eng *engine.Engine, f front) error {
 	srv, err := listen(s, log)
 	if err != nil {
 		return err
@@ -165,6 +173,9 @@ func serveWith(ctx context.Context, s settings, log *slog.Logger, eng *engine.En
 	}
 	log.Info("leashd starting", "agent", f.ag.Name(), "workdir", s.Workdir, "mode", s.DefaultMode,
 		"db", s.DBPath, "connectors", names(conns))
+	if srv != nil {
+		printTokenURL(stderr, s, srv.URL())
+	}
 	return runUntilStopped(ctx, s.Config, log, eng, srv)
 }
 

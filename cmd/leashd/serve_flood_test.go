@@ -36,7 +36,7 @@ type child struct {
 
 func startChild(t testing.TB, nofile int, env ...string) *child {
 	t.Helper()
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	// `ulimit -n` sets the soft and the hard limit; Go cannot raise it.
 	cmd := exec.Command("sh", "-c", `ulimit -n "$LEASHD_TEST_NOFILE" && exec "$0" -test.run='^$'`, os.Args[0])
 	cmd.Env = append(os.Environ(), runMainEnv+"=1", runMainArgs+"=", "LEASHD_TEST_NOFILE="+strconv.Itoa(nofile),
@@ -60,6 +60,7 @@ func startChild(t testing.TB, nofile int, env ...string) *child {
 	}
 	require.True(t, ok, "leashd did not start; log:\n%s", c.logs)
 	c.url = webURL.FindStringSubmatch(c.logs.String())[1]
+	useToken(t, c.url, dir)
 	return c
 }
 
@@ -158,12 +159,12 @@ func TestServeUnderAConnectionFlood(t *testing.T) {
 // interruption of the pending question — resolved as interrupted with the
 // "leashd restarted" notice — and a last server.stopping event, then ends.
 func TestServeShutdownEventsReachOpenStreams(t *testing.T) {
-	url, logs, stop := startServe(t, t.TempDir())
+	url, logs, stop := startServe(t, testenv.PrivateDir(t))
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/events?chat=sd", nil)
 	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := api.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	lines := make(chan string, 1024)
@@ -257,7 +258,7 @@ func fillKept(b *testing.B, url string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/events", nil)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := api.Do(req)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func fillKept(b *testing.B, url string) {
 	var wg sync.WaitGroup
 	for i := range prompts {
 		wg.Go(func() {
-			resp, err := http.Post(fmt.Sprintf("%s/api/chats/fill%d/messages", url, i), "application/json",
+			resp, err := api.Post(fmt.Sprintf("%s/api/chats/fill%d/messages", url, i), "application/json",
 				strings.NewReader(`{"text":"`+text+`"}`))
 			if err != nil {
 				b.Error(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 )
 
@@ -50,7 +51,7 @@ var truncatedNote = regexp.MustCompile(`… truncated \((\d+) bytes\)`)
 func TestServeHugeAgentLineReachesTelegramCapped(t *testing.T) {
 	fake := tgfake.New()
 	defer fake.Close()
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	const me = int64(1001)
 	const limit = 8192
 	_, _, stop := startServe(t, dir,

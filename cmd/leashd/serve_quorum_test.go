@@ -30,7 +30,7 @@ func TestServeTelegramGroupQuorum(t *testing.T) {
 	fake.SetUserName(bob, "Bob")
 	fake.SetUserName(carol, "Carol")
 	fake.SetUserName(dave, "Dave")
-	_, logs, stop := startServe(t, t.TempDir(),
+	_, logs, stop := startServe(t, testenv.PrivateDir(t),
 		"LEASHD_TELEGRAM_BOT_TOKEN="+fake.Token(),
 		"LEASHD_TELEGRAM_API_URL="+fake.URL(),
 		"LEASHD_TELEGRAM_ALLOWED_USERS=11,12,13,14",
@@ -177,7 +177,7 @@ func TestServeSlackChannelQuorum(t *testing.T) {
 	fake := slackfake.New(bot, app)
 	defer fake.Close()
 	const dev, ua, ub, uc = "UDEV", "UA", "UB", "UC"
-	_, _, stop := startServe(t, t.TempDir(),
+	_, _, stop := startServe(t, testenv.PrivateDir(t),
 		"LEASHD_SLACK_BOT_TOKEN="+bot,
 		"LEASHD_SLACK_APP_TOKEN="+app,
 		"LEASHD_SLACK_API_URL="+fake.APIURL(),
@@ -285,7 +285,7 @@ func TestServeQuorumSurvivesRestart(t *testing.T) {
 	const bot, app = "xoxb-quorum-restart", "xapp-quorum-restart"
 	fake := slackfake.New(bot, app)
 	defer fake.Close()
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	env := []string{
 		"LEASHD_SLACK_BOT_TOKEN=" + bot, "LEASHD_SLACK_APP_TOKEN=" + app, "LEASHD_SLACK_API_URL=" + fake.APIURL(),
 		"LEASHD_SLACK_ALLOWED_USERS=UDEV", "LEASHD_SLACK_APPROVERS=UA,UB", "LEASHD_APPROVAL_QUORUM=2",

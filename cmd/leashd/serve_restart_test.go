@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leashd/leashd/config/testenv"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +19,7 @@ import (
 // is listed as interrupted, a reply to its old ID is accepted, and the
 // agent gets the answer.
 func TestServeRestartKeepsAPendingQuestionAnswerable(t *testing.T) {
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	url, _, stop := startServe(t, dir)
 	const chat = "web:restart"
 	code, body := postJSON(t, url+"/api/chats/"+chat+"/messages", `{"text":"question"}`)

@@ -43,7 +43,7 @@ exec sleep 600
 // within LEASHD_SHUTDOWN_TIMEOUT_SECONDS and leaves no agent process behind.
 func TestServeShutdownIsBoundedWithAWedgedAgent(t *testing.T) {
 	cleanEnv(t)
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	cli := filepath.Join(dir, "claude")
 	require.NoError(t, os.WriteFile(cli, []byte(wedgedCLI), 0o755))
 	pidFile := filepath.Join(dir, "cli.pid")
@@ -61,6 +61,7 @@ func TestServeShutdownIsBoundedWithAWedgedAgent(t *testing.T) {
 	require.Eventually(t, func() bool { return webURL.MatchString(logs.String()) },
 		10*time.Second, 10*time.Millisecond, "log: %s", logs)
 	url := webURL.FindStringSubmatch(logs.String())[1]
+	useToken(t, url, dir)
 
 	st, body := postJSON(t, url+"/api/chats/c/messages", `{"text":"refactor everything"}`)
 	require.Equal(t, 202, st, body)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/slack/slackfake"
 )
 
@@ -31,7 +32,7 @@ func TestServeSlackSocketMode(t *testing.T) {
 	fake := slackfake.New(bot, app)
 	defer fake.Close()
 	const dev, lead = "UDEV", "ULEAD"
-	_, logs, stop := startServe(t, t.TempDir(),
+	_, logs, stop := startServe(t, testenv.PrivateDir(t),
 		"LEASHD_SLACK_BOT_TOKEN="+bot,
 		"LEASHD_SLACK_APP_TOKEN="+app,
 		"LEASHD_SLACK_API_URL="+fake.APIURL(),
@@ -94,7 +95,7 @@ func TestServeSlackHTTPMode(t *testing.T) {
 	fake := slackfake.New(bot, "")
 	defer fake.Close()
 	const dev = "UDEV"
-	url, logs, stop := startServe(t, t.TempDir(),
+	url, logs, stop := startServe(t, testenv.PrivateDir(t),
 		"LEASHD_SLACK_BOT_TOKEN="+bot,
 		"LEASHD_SLACK_SIGNING_SECRET="+secret,
 		"LEASHD_SLACK_API_URL="+strings.TrimSuffix(fake.APIURL(), "/"),

@@ -31,7 +31,7 @@ type readiness struct {
 
 func scrapeMetric(t testing.TB, url, series string) string {
 	t.Helper()
-	resp, err := http.Get(url + "/metrics")
+	resp, err := api.Get(url + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -105,7 +105,7 @@ func TestServeDiskFullIsLoggedCountedAndNotReady(t *testing.T) {
 // TestServeNoticesItsDatabaseFileDeleted: the file deleted under a running
 // leashd makes /readyz say so.
 func TestServeNoticesItsDatabaseFileDeleted(t *testing.T) {
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	url, logs, stop := startServe(t, dir)
 	defer func() { assert.NoError(t, stop()) }()
 	require.NoError(t, os.Remove(filepath.Join(dir, "leashd.db")))

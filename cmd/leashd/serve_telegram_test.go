@@ -25,7 +25,7 @@ func TestServeTelegram(t *testing.T) {
 	fake := tgfake.New()
 	defer fake.Close()
 	const me, stranger = int64(1001), int64(666)
-	url, logs, stop := startServe(t, t.TempDir(),
+	url, logs, stop := startServe(t, testenv.PrivateDir(t),
 		"LEASHD_TELEGRAM_BOT_TOKEN="+fake.Token(),
 		"LEASHD_TELEGRAM_API_URL="+fake.URL(),
 		"LEASHD_TELEGRAM_ALLOWED_USERS=1001")
@@ -136,7 +136,7 @@ func TestServeTelegramWebhook(t *testing.T) {
 	const secret = "webhook-Secret_123"
 	const path = "/hooks/tg-7f3a" // not /telegram/webhook: the URL's own path is served
 	const public = "https://leashd.example.test" + path
-	url, logs, stop := startServe(t, t.TempDir(),
+	url, logs, stop := startServe(t, testenv.PrivateDir(t),
 		"LEASHD_TELEGRAM_BOT_TOKEN="+fake.Token(),
 		"LEASHD_TELEGRAM_API_URL="+fake.URL(),
 		"LEASHD_TELEGRAM_ALLOWED_USERS=1001",
@@ -251,7 +251,7 @@ func TestServeTelegramOutageDoesNotDeny(t *testing.T) {
 	defer fake.Close()
 	const me = int64(1001)
 	const chat = "telegram:1001"
-	url, logs, stop := startServe(t, t.TempDir(),
+	url, logs, stop := startServe(t, testenv.PrivateDir(t),
 		"LEASHD_TELEGRAM_BOT_TOKEN="+fake.Token(),
 		"LEASHD_TELEGRAM_API_URL="+fake.URL(),
 		"LEASHD_TELEGRAM_ALLOWED_USERS=1001",

@@ -26,6 +26,26 @@ import (
 
 var webURL = regexp.MustCompile(`leashd web UI at (http://[0-9.:]+)`)
 
+// tokens holds the API token of every leashd a test started; api sends
+// it, as a client that found the token does.
+var (
+	tokens testenv.Tokens
+	api    = tokens.Client()
+)
+
+// useToken registers the API token of the leashd at url whose database is
+// in dir: LEASHD_WEB_TOKEN when the test set it, else the one leashd
+// generated there.
+func useToken(t testing.TB, url, dir string) string {
+	t.Helper()
+	tok := os.Getenv("LEASHD_WEB_TOKEN")
+	if tok == "" {
+		tok = testenv.WebToken(t, dir)
+	}
+	tokens.Set(url, tok)
+	return tok
+}
+
 // startServe runs `leashd` (serve) in this process with the demo agent on
 // a free loopback port and returns its URL, its log and a stop function
 // that shuts it down and returns run's error.
@@ -62,12 +82,14 @@ func startServe(t *testing.T, dir string, env ...string) (url string, logs *test
 		}
 		return webURL.MatchString(logs.String())
 	}, 10*time.Second, 10*time.Millisecond, "no web URL in the log:\n%s", logs)
-	return webURL.FindStringSubmatch(logs.String())[1], logs, stop
+	url = webURL.FindStringSubmatch(logs.String())[1]
+	useToken(t, url, filepath.Dir(os.Getenv("LEASHD_DB_PATH")))
+	return url, logs, stop
 }
 
 func getJSON(t *testing.T, url string, v any) int {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := api.Get(url)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
@@ -80,7 +102,7 @@ func getJSON(t *testing.T, url string, v any) int {
 
 func postJSON(t *testing.T, url, body string) (int, string) {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	resp, err := api.Post(url, "application/json", strings.NewReader(body))
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -124,7 +146,7 @@ func waitPending(t *testing.T, url, chat string, match func(pendingView) bool) p
 // API, and after a graceful stop `leashd audit` on the same database shows
 // who allowed what.
 func TestServeAnswersAToolApprovalAndAuditsIt(t *testing.T) {
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	url, logs, stop := startServe(t, dir)
 
 	assert.Equal(t, http.StatusOK, getJSON(t, url+"/healthz", nil))
@@ -189,7 +211,7 @@ func waitAnsweredCounted(t *testing.T, url, kind string) {
 	t.Helper()
 	answered := regexp.MustCompile(`leashd_interactions_resolved_total\{kind="` + kind + `",status="answered"\} 1\n`)
 	assert.Eventually(t, func() bool {
-		resp, err := http.Get(url + "/metrics")
+		resp, err := api.Get(url + "/metrics")
 		if err != nil {
 			return false
 		}
@@ -207,7 +229,7 @@ func waitEvent(t *testing.T, url, chat, text string) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/events?chat="+chat+"&after=0", nil)
 	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := api.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	var seen strings.Builder
@@ -235,7 +257,7 @@ func TestServeRefusesToServeNothing(t *testing.T) {
 func TestServeAgentClaudeWithoutTheCLI(t *testing.T) {
 	cleanEnv(t)
 	t.Setenv("LEASHD_AGENT", "claude")
-	t.Setenv("LEASHD_CLAUDE_PATH", filepath.Join(t.TempDir(), "no-claude-here"))
+	t.Setenv("LEASHD_CLAUDE_PATH", filepath.Join(testenv.PrivateDir(t), "no-claude-here"))
 	t.Setenv("LEASHD_WEB_ADDR", "127.0.0.1:0")
 	err := run(t.Context(), nil, nil, io.Discard, io.Discard)
 	require.Error(t, err)
@@ -248,7 +270,7 @@ func TestServeAgentClaudeWithoutTheCLI(t *testing.T) {
 // service manager would, and stops it with SIGTERM: it exits 0 and says so.
 func TestServeStopsOnSIGTERM(t *testing.T) {
 	cleanEnv(t)
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), runMainEnv+"=1", runMainArgs+"=",
 		"LEASHD_AGENT=demo", "LEASHD_WEB_ADDR=127.0.0.1:0", "LEASHD_LOG_FORMAT=json",
@@ -270,7 +292,7 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 // database would mark each other's pending requests interrupted and poll
 // the same bots; the second is refused with who holds it and what to do.
 func TestServeRefusesASecondInstanceOnTheSameDatabase(t *testing.T) {
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	_, _, stop := startServe(t, dir)
 	err := run(t.Context(), nil, nil, io.Discard, io.Discard)
 	require.Error(t, err)
@@ -288,7 +310,7 @@ func TestServeRefusesASecondInstanceOnTheSameDatabase(t *testing.T) {
 // leashd still serves the page, says in its log that it uses the demo agent
 // and how to change that, the page names the demo agent, and its flows work.
 func TestServeAutoFallsBackToTheDemoAgent(t *testing.T) {
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	url, logs, stop := startServe(t, dir,
 		"LEASHD_AGENT=auto", // the default
 		"LEASHD_CLAUDE_PATH="+filepath.Join(dir, "no-claude-here"))
@@ -314,7 +336,7 @@ func TestServeAutoFallsBackToTheDemoAgent(t *testing.T) {
 func TestServeLogsTheClaudeVersion(t *testing.T) {
 	for version, warns := range map[string]bool{claude.NewestTestedVersion: false, "9.0.0": true} {
 		t.Run(version, func(t *testing.T) {
-			dir := t.TempDir()
+			dir := testenv.PrivateDir(t)
 			bin := filepath.Join(dir, "claude")
 			require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho '"+version+" (Claude Code)'\n"), 0o755))
 			_, logs, stop := startServe(t, dir, "LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH="+bin)

@@ -54,7 +54,7 @@ func mountRoutes(srv *httpserver.Server, s settings, conns []connectors.Connecto
 			}
 		}
 	}
-	if err := srv.Handle("/mcp", web.RequireToken(s.web.Token, mcp)); err != nil {
+	if err := srv.Handle("/mcp", web.RequireToken(s.web.Token, s.tokenFile, mcp)); err != nil {
 		return err
 	}
 	checks := []metrics.Check{{Name: "store", Ready: f.db.Ready}}

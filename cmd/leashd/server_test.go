@@ -22,7 +22,7 @@ var serverURL = regexp.MustCompile(`leashd HTTP server at (http://[0-9.:]+)`)
 // statusOf GETs url and returns the status code.
 func statusOf(t *testing.T, url string) int {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := api.Get(url)
 	require.NoError(t, err)
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
@@ -36,7 +36,7 @@ func TestServeWithThePageOff(t *testing.T) {
 	cleanEnv(t)
 	fake := tgfake.New()
 	t.Cleanup(fake.Close)
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	for k, v := range map[string]string{
 		"LEASHD_AGENT": "demo", "LEASHD_WEB_ADDR": "127.0.0.1:0", "LEASHD_WEB_PAGE": "off",
 		"LEASHD_DB_PATH": filepath.Join(dir, "leashd.db"), "LEASHD_WORKDIR": dir,

@@ -18,8 +18,12 @@ import (
 // server's: its address, token and bounds.
 type settings struct {
 	config.Config
-	apps []connectors.App
-	web  *web.Config
+	apps   []connectors.App
+	web    *web.Config
+	webApp *web.App // nil when built without the web app
+	// tokenFile is where the API's token is when leashd generated it
+	// (LEASHD_WEB_TOKEN unset; see useGeneratedToken).
+	tokenFile string
 }
 
 // newSettings returns settings holding the chat apps' zero settings.
@@ -27,7 +31,7 @@ func newSettings(cfg config.Config) settings {
 	s := settings{Config: cfg, apps: chatApps()}
 	for _, a := range s.apps {
 		if w, ok := a.(*web.App); ok {
-			s.web = &w.Config
+			s.web, s.webApp = &w.Config, w
 		}
 	}
 	if s.web == nil { // built without the web app: no HTTP server

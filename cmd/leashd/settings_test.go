@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config"
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/slack"
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/web"
@@ -121,7 +122,7 @@ func everyVariable(dir string) map[string]string {
 // it had when config.Config held them all.
 func TestEveryVariableIsRead(t *testing.T) {
 	cleanEnv(t)
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	env := everyVariable(dir)
 	vars := variables(t)
 	for name := range vars {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/enginetest/gittest"
 	"github.com/leashd/leashd/engine/sqlite"
@@ -31,7 +32,7 @@ func TestWorktreesListsAndPrunesThoseWhoseChatIsGone(t *testing.T) {
 	cleanEnv(t)
 	ctx := context.Background()
 	repo := gittest.Repo(t)
-	dbPath := filepath.Join(t.TempDir(), "state", "leashd.db")
+	dbPath := filepath.Join(testenv.PrivateDir(t), "state", "leashd.db")
 	t.Setenv("LEASHD_WORKDIR", repo)
 	t.Setenv("LEASHD_DB_PATH", dbPath)
 
@@ -81,7 +82,7 @@ func TestWorktreesWithoutADatabasePrunesNothing(t *testing.T) {
 	cleanEnv(t)
 	ctx := context.Background()
 	repo := gittest.Repo(t)
-	dbPath := filepath.Join(t.TempDir(), "leashd.db")
+	dbPath := filepath.Join(testenv.PrivateDir(t), "leashd.db")
 	t.Setenv("LEASHD_WORKDIR", repo)
 	m, err := worktree.New(ctx, repo, filepath.Dir(dbPath))
 	require.NoError(t, err)
@@ -110,7 +111,7 @@ func TestWorktreesBadArgumentsSayWhatIsAccepted(t *testing.T) {
 }
 
 func TestWorktreesOnOutsideAGitRepositoryStopsTheStartWithAClearMessage(t *testing.T) {
-	dir := t.TempDir()
+	dir := testenv.PrivateDir(t)
 	for _, args := range [][]string{nil, {"chat"}, {"worktrees"}} {
 		cleanEnv(t)
 		t.Setenv("LEASHD_AGENT", "demo")
@@ -127,7 +128,7 @@ func TestWorktreesOnOutsideAGitRepositoryStopsTheStartWithAClearMessage(t *testi
 // leashd worktrees then shows it in use.
 func TestServeWithWorktreesRunsEachChatInItsOwn(t *testing.T) {
 	repo := gittest.Repo(t)
-	state := t.TempDir()
+	state := testenv.PrivateDir(t)
 	url, logs, stop := startServe(t, repo, "LEASHD_WORKTREES=on", "LEASHD_DB_PATH="+filepath.Join(state, "leashd.db"))
 	m, err := worktree.New(t.Context(), repo, state)
 	require.NoError(t, err)

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -86,13 +85,18 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 
 // protect puts h behind the API's rules (RequireToken with this
 // connector's token).
-func (c *Connector) protect(h http.Handler) http.Handler { return RequireToken(c.token, h) }
+func (c *Connector) protect(h http.Handler) http.Handler {
+	return RequireToken(c.token, c.tokenFile, h)
+}
 
-// RequireToken puts h behind the API's rules: the token (when set; without
-// one only localhost host names are answered) and no state changes from a
-// page of another site using this browser's cookie. cmd/leashd puts /mcp
-// behind it too.
-func RequireToken(token string, next http.Handler) http.Handler {
+// RequireToken puts h behind the API's rules: every request carries the
+// token, loopback or not (an agent leashd started runs as leashd's user on
+// this machine, and must not answer the requests it is waiting on), and
+// no state changes from a page of another site using this browser's
+// cookie. tokenFile is where leashd keeps a token it generated ("": the
+// token is LEASHD_WEB_TOKEN), named in the 401s. Without a token nothing
+// is answered. cmd/leashd puts /mcp behind it too.
+func RequireToken(token, tokenFile string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			if err := sameOrigin(r); err != nil {
@@ -100,37 +104,47 @@ func RequireToken(token string, next http.Handler) http.Handler {
 				return
 			}
 		}
-		if token == "" && !loopbackHost(r.Host) {
-			// Without a token only this machine may use the API; a page
-			// of another site reaching it by DNS rebinding names its own
-			// host.
-			writeError(w, http.StatusForbidden, "requests for host "+quoteShort(r.Host)+" refused: without LEASHD_WEB_TOKEN the API answers only localhost addresses")
+		if token == "" {
+			writeError(w, http.StatusUnauthorized, "this server has no API token, so it answers no API request: set LEASHD_WEB_TOKEN, or let leashd generate one")
 			return
 		}
-		if token != "" && !checkToken(w, r, token) {
+		if !checkToken(w, r, token, tokenFile) {
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
+// whereToken says where a client finds the token: LEASHD_WEB_TOKEN, or
+// the file leashd generated it in.
+func whereToken(tokenFile string) string {
+	if tokenFile == "" {
+		return "the token is LEASHD_WEB_TOKEN"
+	}
+	return "the token is in " + tokenFile + " (leashd made it, as LEASHD_WEB_TOKEN is not set; leashd ask and leashd mcp read it there)"
+}
+
 // checkToken answers 401 unless r carries token, as a bearer token or the
 // page's cookie.
-func checkToken(w http.ResponseWriter, r *http.Request, token string) bool {
+func checkToken(w http.ResponseWriter, r *http.Request, token, tokenFile string) bool {
 	got, how := "", ""
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, tok, _ := strings.Cut(h, " ")
 		if !strings.EqualFold(scheme, "Bearer") {
-			writeError(w, http.StatusUnauthorized, "unsupported Authorization scheme "+quoteShort(scheme)+": send Authorization: Bearer <LEASHD_WEB_TOKEN>")
+			writeError(w, http.StatusUnauthorized, "unsupported Authorization scheme "+quoteShort(scheme)+": send Authorization: Bearer <token>; "+whereToken(tokenFile))
 			return false
 		}
 		got, how = strings.TrimSpace(tok), "bearer token"
 	} else if ck, err := r.Cookie(cookieName); err == nil {
-		got, how = ck.Value, "token cookie (open /?token=<LEASHD_WEB_TOKEN> again)"
+		got, how = ck.Value, "token cookie (open the address with ?token= that leashd printed at start-up again)"
 	}
 	if how == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="leashd"`)
-		writeError(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <LEASHD_WEB_TOKEN>, or open /?token=<LEASHD_WEB_TOKEN> in the browser")
+		page := "open /?token=<token> in the browser"
+		if tokenFile != "" {
+			page += " (leashd prints that address at start-up)"
+		}
+		writeError(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <token>, or "+page+"; "+whereToken(tokenFile))
 		return false
 	}
 	if !tokenOK(got, token) {
@@ -165,37 +179,22 @@ func sameOrigin(r *http.Request) error {
 	return nil
 }
 
-// loopbackHost reports whether a Host header names this machine.
-func loopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 func quoteShort(s string) string { return fmt.Sprintf("%q", connectors.Truncate(s, 80)) }
 
 // page serves the embedded page; /?token=… checks the token, sets the
 // cookie and redirects to / so the token leaves the address bar.
 func (c *Connector) page(w http.ResponseWriter, r *http.Request) {
 	if tok := r.URL.Query().Get("token"); tok != "" {
-		if c.token != "" && !tokenOK(tok, c.token) {
+		if c.token == "" || !tokenOK(tok, c.token) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = io.WriteString(w, "Wrong token. Open this page with ?token=<LEASHD_WEB_TOKEN>, the token leashd was started with.\n")
+			_, _ = io.WriteString(w, "Wrong token. Open the address with ?token= that leashd printed at start-up; "+whereToken(c.tokenFile)+".\n")
 			return
 		}
-		if c.token != "" {
-			http.SetCookie(w, &http.Cookie{
-				Name: cookieName, Value: tok, Path: "/", HttpOnly: true,
-				SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 30 * 24 * 3600,
-			})
-		}
+		http.SetCookie(w, &http.Cookie{
+			Name: cookieName, Value: tok, Path: "/", HttpOnly: true,
+			SameSite: http.SameSiteStrictMode, Secure: overHTTPS(r), MaxAge: 30 * 24 * 3600,
+		})
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
@@ -211,6 +210,14 @@ func (c *Connector) page(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'")
 	_, _ = w.Write(b)
+}
+
+// overHTTPS reports whether the browser reached the page over HTTPS:
+// directly, or through a proxy that says so (X-Forwarded-Proto). The
+// cookie is then Secure, never sent over plain HTTP.
+func overHTTPS(r *http.Request) bool {
+	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+	return r.TLS != nil || strings.EqualFold(strings.TrimSpace(proto), "https")
 }
 
 func (c *Connector) h(w http.ResponseWriter) (connectors.Handler, bool) {

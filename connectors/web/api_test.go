@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -286,7 +287,7 @@ func TestCommandsAndEcho(t *testing.T) {
 	var info map[string]any
 	require.NoError(t, json.Unmarshal([]byte(body), &info))
 	assert.Equal(t, "demo agent", info["agent"])
-	assert.Equal(t, false, info["auth"])
+	assert.Equal(t, true, info["auth"], "the API always needs a token")
 	assert.Len(t, info["boot"], 8)
 }
 
@@ -491,7 +492,8 @@ func TestAuth(t *testing.T) {
 
 	resp, body := get("/api/info")
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	assert.Contains(t, body, "a token is required: send Authorization: Bearer <LEASHD_WEB_TOKEN>")
+	assert.Contains(t, body, "a token is required: send Authorization: Bearer <token>, or open /?token=<token> in the browser")
+	assert.Contains(t, body, "the token is LEASHD_WEB_TOKEN")
 	resp, body = get("/api/info", "Authorization", "Bearer wrong")
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 	assert.JSONEq(t, `{"error":"wrong bearer token"}`, body)
@@ -520,8 +522,13 @@ func TestAuth(t *testing.T) {
 	assert.Equal(t, "leashd_token", ck[0].Name)
 	assert.True(t, ck[0].HttpOnly)
 	assert.Equal(t, http.SameSiteStrictMode, ck[0].SameSite)
+	assert.Equal(t, "/", ck[0].Path)
+	assert.False(t, ck[0].Secure, "plain HTTP: a Secure cookie would never come back")
 	resp, _ = get("/api/info", "Cookie", "leashd_token="+ck[0].Value)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	resp, _ = get("/?token=s3cret", "X-Forwarded-Proto", "https")
+	require.Len(t, resp.Cookies(), 1)
+	assert.True(t, resp.Cookies()[0].Secure, "behind an HTTPS proxy the cookie is Secure")
 
 	// Routes for probes and mounted endpoints need no token.
 	resp, body = get("/healthz")
@@ -541,26 +548,61 @@ func TestAuth(t *testing.T) {
 	assert.Equal(t, http.StatusAccepted, st)
 }
 
-// Without a token, only requests naming this machine are served (a page of
-// another site reaching the port by DNS rebinding names its own host).
-func TestNoTokenOnlyLocalhost(t *testing.T) {
+// Every API request needs the token, on loopback too: an agent leashd
+// started runs on this machine as leashd's user, and must not answer the
+// requests it waits on. The 401 says where the token is.
+func TestLoopbackNeedsTheToken(t *testing.T) {
 	e := start(t, setup{})
-	for host, want := range map[string]int{
-		"evil.example:8080": http.StatusForbidden, "evil.example": http.StatusForbidden, "10.0.0.1": http.StatusForbidden,
-		"localhost:8080": http.StatusOK, "127.0.0.1": http.StatusOK, "[::1]:80": http.StatusOK, "LOCALHOST": http.StatusOK,
-	} {
-		req, err := http.NewRequest("GET", e.url+"/api/info", nil)
+	for _, host := range []string{"localhost:8080", "127.0.0.1", "[::1]:80", "LOCALHOST", "evil.example"} {
+		for _, r := range []struct{ method, path, body string }{
+			{"GET", "/api/info", ""}, {"GET", "/api/interactions", ""},
+			{"POST", "/api/interactions/x/reply", `{"answers":[["allow"]]}`}, {"POST", "/api/chats/c/messages", `{"text":"hi"}`},
+		} {
+			req, err := http.NewRequest(r.method, e.url+r.path, strings.NewReader(r.body))
+			require.NoError(t, err)
+			req.Host = host
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%s %s for %s: %s", r.method, r.path, host, b)
+			assert.Contains(t, string(b), "a token is required")
+		}
+	}
+	st, _ := e.do("GET", "/api/info", "")
+	assert.Equal(t, http.StatusOK, st, "with the token")
+}
+
+// A connector given no token answers no API request at all.
+func TestNoTokenNothingAnswered(t *testing.T) {
+	srv := httptest.NewServer(web.New().Handler())
+	defer srv.Close()
+	for _, tok := range []string{"", "anything"} {
+		req, err := http.NewRequest("GET", srv.URL+"/api/info", nil)
 		require.NoError(t, err)
-		req.Host = host
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		assert.Equal(t, want, resp.StatusCode, "%s: %s", host, b)
-		if want == http.StatusForbidden {
-			assert.Contains(t, string(b), "without LEASHD_WEB_TOKEN the API answers only localhost addresses")
-		}
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+		assert.Contains(t, string(b), "this server has no API token")
 	}
+	resp, err := http.Get(srv.URL + "/?token=anything")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "no cookie for any token")
+}
+
+// A generated token: the 401 names the file it is kept in.
+func TestGeneratedTokenNamesItsFile(t *testing.T) {
+	e := start(t, setup{webOpts: []web.Option{web.WithTokenFile("/state/web-token")}})
+	st, _, body := e.request(t, "GET", "/api/info", "", "")
+	assert.Equal(t, http.StatusUnauthorized, st)
+	assert.Contains(t, body, "the token is in /state/web-token")
+	assert.Contains(t, body, "leashd ask and leashd mcp read it there")
 }
 
 type mounter struct{}

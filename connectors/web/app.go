@@ -5,7 +5,12 @@ import "github.com/leashd/leashd/connectors"
 // App plugs the web page into leashd (connectors.App): its settings are
 // LEASHD_WEB_*, and it is on when leashd serves HTTP (LEASHD_WEB_ADDR is
 // not off) and LEASHD_WEB_PAGE is on.
-type App struct{ Config Config }
+type App struct {
+	Config Config
+	// TokenFile is where leashd keeps the token it generated when
+	// LEASHD_WEB_TOKEN is unset (cmd/leashd sets it and Config.Token).
+	TokenFile string
+}
 
 var _ connectors.App = (*App)(nil)
 
@@ -30,6 +35,7 @@ func (a *App) Connector(d connectors.Deps) (connectors.Connector, error) {
 	return New(
 		WithURL(d.HTTP.URL),
 		WithToken(a.Config.Token),
+		WithTokenFile(a.TokenFile),
 		WithAgentName(d.AgentName),
 		WithLogger(d.Log.With("connector", "web")),
 		WithMaxStreams(a.Config.MaxStreams),

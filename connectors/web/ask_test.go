@@ -156,19 +156,19 @@ func TestProgramAskBadInput(t *testing.T) {
 		{`{"chat_id":"c","kind":"plan_review","plan":"p","question":"q"}`, `question: not taken by kind "plan_review"`},
 		{`{"chat_id":"c","kind":"tool_approval","tool_name":"Bash","tool_input":[1]}`, "tool_input: must be a JSON object"},
 	} {
-		st, hdr, b := e.request(t, "POST", "/api/interactions", c.body, "")
+		st, hdr, b := e.request(t, "POST", "/api/interactions", c.body, e.token)
 		require.Equal(t, http.StatusBadRequest, st, "%s: %s", c.body, b)
 		assert.Contains(t, errorOf(t, hdr, b), c.want, c.body)
 	}
-	st, hdr, b := e.request(t, "POST", "/api/interactions", `{"chat_id":"telegram:42","question":"q"}`, "")
+	st, hdr, b := e.request(t, "POST", "/api/interactions", `{"chat_id":"telegram:42","question":"q"}`, e.token)
 	require.Equal(t, http.StatusNotFound, st, b)
 	assert.Contains(t, errorOf(t, hdr, b), `"telegram:42": no connector serves it`)
 
-	st, hdr, b = e.request(t, "GET", "/api/interactions/nope?wait=0", "", "")
+	st, hdr, b = e.request(t, "GET", "/api/interactions/nope?wait=0", "", e.token)
 	require.Equal(t, http.StatusNotFound, st, b)
 	assert.Equal(t, `no such interaction: "nope"`, errorOf(t, hdr, b))
 	for _, w := range []string{"-1", "601", "soon"} {
-		st, hdr, b = e.request(t, "GET", "/api/interactions/nope?wait="+w, "", "")
+		st, hdr, b = e.request(t, "GET", "/api/interactions/nope?wait="+w, "", e.token)
 		require.Equal(t, http.StatusBadRequest, st, b)
 		assert.Contains(t, errorOf(t, hdr, b), "wait: \""+w+"\" is not a number of seconds from 0 to 600")
 	}
@@ -222,7 +222,9 @@ func TestLongPollEndsAtShutdown(t *testing.T) {
 	}
 	got := make(chan result, 1)
 	go func() {
-		resp, err := http.Get(e.url + "/api/interactions/" + id + "?wait=60")
+		req, _ := http.NewRequest("GET", e.url+"/api/interactions/"+id+"?wait=60", nil)
+		req.Header.Set("Authorization", "Bearer "+e.token)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			got <- result{err: err}
 			return

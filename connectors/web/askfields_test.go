@@ -57,7 +57,7 @@ func TestBrowserToolApprovalFlags(t *testing.T) {
 	ctx := browser(t)
 	e := start(t, setup{})
 	s := e.subscribe("")
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.url), chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.pageURL()), chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
 	chat, err := chromedp.Run(ctx, chromedp.Evaluate[string]("state.chat"))
 	require.NoError(t, err)
 

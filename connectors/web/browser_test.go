@@ -182,7 +182,7 @@ func TestBrowserPlanAndTool(t *testing.T) {
 	e := start(t, setup{})
 	s := e.subscribe("")
 	require.NoError(t, chromedp.Do(ctx,
-		chromedp.Navigate(e.url),
+		chromedp.Navigate(e.pageURL()),
 		chromedp.WaitVisible(chromedp.CSS("#dot.on")),
 	))
 
@@ -238,7 +238,7 @@ func TestBrowserReconnectsAfterRestart(t *testing.T) {
 	e := start(t, setup{})
 	addr := strings.TrimPrefix(e.url, "http://")
 	s := e.subscribe("")
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.url), chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.pageURL()), chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
 	sendPrompt(t, ctx, "bash")
 	b := s.next("interaction.requested")
 	card := `.card[data-id="` + id(b) + `"]`
@@ -303,7 +303,7 @@ func TestBrowserAnswersAnotherConnectorsChat(t *testing.T) {
 	ctx := browser(t)
 	e := start(t, setup{extra: []connectors.Connector{&otherConn{}}})
 	s := e.subscribe("")
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.url), chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.pageURL()), chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
 
 	_, err := e.eng.HandleMessage(context.Background(), connectors.Incoming{ChatID: "telegram:42", UserID: "7", Text: "run bash"})
 	require.NoError(t, err)
@@ -331,7 +331,7 @@ func TestBrowserOtherFreeTextAnswer(t *testing.T) {
 	e := start(t, setup{})
 	s := e.subscribe("")
 	require.NoError(t, chromedp.Do(ctx, chromedp.Emulate(device.IPhone12)), "a phone: 390×844, touch")
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.url), chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.pageURL()), chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
 
 	// Nothing in the header is cut or pushed off the screen.
 	fits, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]bool](`(() => {

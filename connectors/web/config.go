@@ -15,7 +15,7 @@ import (
 type Config struct {
 	Addr  string `split_words:"true" default:"127.0.0.1:8080" desc:"Address of leashd's HTTP server: the web page and API, /mcp, health, readiness, metrics and the Telegram and Slack webhooks; off: no HTTP server at all (then Telegram needs long polling and Slack Socket Mode)"`
 	Page  string `split_words:"true" default:"on" desc:"on: the web page and its API (/ and /api/…) are served on LEASHD_WEB_ADDR; off: they are not, and the address serves only health, readiness, metrics, /mcp and the Telegram and Slack webhooks"`
-	Token string `split_words:"true" desc:"Bearer token required on /api routes; required when the web address is not loopback, and then at least 16 characters, not one character repeated"`
+	Token string `split_words:"true" desc:"Bearer token every /api and /mcp request needs, on loopback too; unset: leashd generates one at first start, keeps it in web-token beside the database (leashd ask and leashd mcp read it there) and prints the page's address with it; required when the web address is not loopback, and then at least 16 characters, not one character repeated"`
 	// The server's bounds (issue 15: floods of streams and connections).
 	MaxStreams     int `split_words:"true" default:"100" min:"1" max:"100000" desc:"Event streams (/api/events) served at once; more are refused with 503"`
 	MaxConnections int `split_words:"true" default:"0" max:"1000000" desc:"Connections the web server holds at once; at the cap the longest-idle one is closed for a new client. 0 = from the open-file limit (a quarter kept for agents, the store and outgoing connections), at most 1024"`

@@ -81,7 +81,7 @@ func TestReplayToClientsThatNeverReadKeepsMemoryFlat(t *testing.T) {
 	const clients = 20
 	for range clients {
 		c := dialTiny(t, hostOf(e.url))
-		_, err := io.WriteString(c, "GET /api/events?after=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		_, err := io.WriteString(c, "GET /api/events?after=0 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "+e.token+"\r\n\r\n")
 		require.NoError(t, err)
 	}
 	require.Eventually(t, func() bool { return e.web.Streams() == clients }, 10*time.Second, 5*time.Millisecond)
@@ -117,7 +117,7 @@ func TestEventStreamsAreCapped(t *testing.T) {
 	for range 3 {
 		open = append(open, e.subscribe(""))
 	}
-	st, hdr, body := e.request(t, "GET", "/api/events", "", "")
+	st, hdr, body := e.request(t, "GET", "/api/events", "", e.token)
 	require.Equal(t, http.StatusServiceUnavailable, st, body)
 	var eb struct{ Error string }
 	require.NoError(t, json.Unmarshal([]byte(body), &eb))

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -49,7 +50,7 @@ type setup struct {
 	routes    map[string]http.Handler // more routes on the server, as cmd/leashd mounts /healthz
 	mounts    []connectors.Mounter    // more routes, as chat apps mount their webhooks
 	extra     []connectors.Connector
-	token     string
+	token     string        // the API's token (default harnessToken: the API always needs one)
 	addr      string        // listen here (default: a free loopback port)
 	db        string        // a SQLite file for sessions and recovery (default: none)
 	crash     bool          // with db: the shutdown is not recorded, as after a crash
@@ -57,8 +58,14 @@ type setup struct {
 	engOpts   []enginetest.Setup
 }
 
+// harnessToken is the API token of a harness that sets none.
+const harnessToken = "harness-t0ken-5f3e9a1c"
+
 func start(t testing.TB, s setup) *env {
 	t.Helper()
+	if s.token == "" {
+		s.token = harnessToken
+	}
 	engOpts := []enginetest.Setup{func(_ *engine.Deps, c *engine.Config) { c.WorkDir = "/w" }, func(_ *engine.Deps, c *engine.Config) { c.CloseTimeout = 2 * time.Second }}
 	engOpts = append(engOpts, s.engOpts...)
 	coordOpts := s.coordOpts
@@ -172,6 +179,11 @@ func (e *env) request(t testing.TB, method, path, body, token string, hdr ...str
 	require.NoError(t, err)
 	return resp.StatusCode, resp.Header, string(b)
 }
+
+// pageURL opens the page with the token, as the address leashd prints at
+// start-up does (the page keeps it in a cookie and drops it from the
+// address).
+func (e *env) pageURL() string { return e.url + "/?token=" + url.QueryEscape(e.token) }
 
 func (e *env) post(path, body string) (int, string) { e.t.Helper(); return e.do("POST", path, body) }
 

@@ -155,7 +155,7 @@ func phone(t *testing.T) (context.Context, *env, *sse, string) {
 	e := start(t, setup{delay: time.Millisecond, extra: []connectors.Connector{&otherConn{}}})
 	s := e.subscribe("")
 	require.NoError(t, chromedp.Do(ctx, chromedp.Emulate(device.IPhone12)), "a phone: 390×844, touch")
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.url), chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(e.pageURL()), chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
 	require.Equal(t, []int{390, 844}, evalJS[[]int](t, ctx, "[innerWidth, innerHeight]"))
 	return ctx, e, s, evalJS[string](t, ctx, `localStorage.getItem("leashd.chat")`)
 }
@@ -407,7 +407,7 @@ func TestBrowserDesktop(t *testing.T) {
 	e := start(t, setup{delay: time.Millisecond})
 	s := e.subscribe("")
 	desktop := chromedp.EmulateViewport(1280, 800)
-	require.NoError(t, chromedp.Do(ctx, desktop, chromedp.Navigate(e.url), chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
+	require.NoError(t, chromedp.Do(ctx, desktop, chromedp.Navigate(e.pageURL()), chromedp.WaitVisible(chromedp.CSS("#dot.on"))))
 	require.Equal(t, []int{1280, 800}, evalJS[[]int](t, ctx, "[innerWidth, innerHeight]"))
 	sendPrompt(t, ctx, "question")
 	card, q := waitCard(t, ctx, s)

@@ -97,7 +97,7 @@ func TestEveryAPIRouteNeedsTheToken(t *testing.T) {
 		t.Run(r.pattern, func(t *testing.T) {
 			st, hdr, b := e.request(t, r.method, r.path, r.body, "")
 			require.Equal(t, http.StatusUnauthorized, st, b)
-			assert.Contains(t, errorOf(t, hdr, b), "a token is required: send Authorization: Bearer <LEASHD_WEB_TOKEN>")
+			assert.Contains(t, errorOf(t, hdr, b), "a token is required: send Authorization: Bearer <token>")
 		})
 	}
 

@@ -74,7 +74,7 @@ func TestRunLogsOneLineWithTheURL(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	c, stop := serve(t, "127.0.0.1:0", web.WithLogger(log), web.WithAgentName("demo agent"))
 	require.True(t, strings.HasPrefix(c.URL(), "http://127.0.0.1:"), c.URL())
-	assert.Contains(t, logs.String(), `msg="leashd web UI at `+c.URL()+`"`)
+	assert.Contains(t, logs.String(), `msg="leashd web UI at `+c.URL()+` (token required: `)
 	assert.Contains(t, logs.String(), `agent="demo agent"`)
 	assert.Equal(t, 1, strings.Count(logs.String(), "leashd web UI at"))
 
@@ -112,4 +112,15 @@ func TestMountingAConflictingRouteFails(t *testing.T) {
 	err := srv.Handle("GET /api/info", http.NotFoundHandler())
 	require.ErrorContains(t, err, "web: adding routes:")
 	require.ErrorContains(t, err, "/api/info")
+}
+
+// With a generated token the start-up line names the file it is in, and
+// never the token.
+func TestRunWithGeneratedTokenNamesItsFile(t *testing.T) {
+	var logs testenv.Buffer
+	serve(t, "127.0.0.1:0", web.WithToken("gener4ted-t0ken-xyz"), web.WithTokenFile("/state/web-token"),
+		web.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	assert.Contains(t, logs.String(), "the token is in /state/web-token")
+	assert.NotContains(t, logs.String(), "LEASHD_WEB_TOKEN")
+	assert.NotContains(t, logs.String(), "gener4ted-t0ken-xyz")
 }

@@ -7,9 +7,10 @@
 // LEASHD_WEB_* (Config), which also give the server its address, token and
 // bounds.
 //
-// Routes (all /api routes need the token when one is set: the header
+// Routes (every /api route needs the token, on loopback too: the header
 // "Authorization: Bearer <token>", or the cookie the page gets from
-// /?token=<token>; without a token they answer only localhost host names):
+// /?token=<token>; the token is LEASHD_WEB_TOKEN, or the one leashd
+// generated and keeps in its state directory, see WithTokenFile):
 //
 //	GET  /                                 the page (/?token=… sets the cookie)
 //	GET  /api/info                         {"agent","auth","boot"}
@@ -45,9 +46,9 @@
 // resolutions and agent.done.
 //
 // Errors are JSON {"error":"…"}: 400 bad request (naming what is accepted),
-// 401 no or wrong token, 403 cross-site request, foreign host without a
-// token, or not allowed, 404 unknown interaction or chat, 409 no longer pending,
-// 413 body larger than 64 KiB, 503 starting or stopping, or too many event
+// 401 no or wrong token (saying where the token is), 403 cross-site
+// request or not allowed, 404 unknown interaction or chat, 409 no longer
+// pending, 413 body larger than 64 KiB, 503 starting or stopping, or too many event
 // streams or connections (see connlimit.go for the connection cap).
 package web
 
@@ -70,6 +71,7 @@ import (
 // connectors.Readier.
 type Connector struct {
 	token     string
+	tokenFile string // where leashd keeps a token it generated
 	agentName string
 	log       *slog.Logger
 	heartbeat time.Duration
@@ -140,6 +142,10 @@ func WithURL(url string) Option { return func(c *Connector) { c.url = url } }
 
 // WithToken requires this token on every /api route.
 func WithToken(token string) Option { return func(c *Connector) { c.token = token } }
+
+// WithTokenFile says the token was generated and is kept in path: the
+// start-up line and the 401s name it instead of LEASHD_WEB_TOKEN.
+func WithTokenFile(path string) Option { return func(c *Connector) { c.tokenFile = path } }
 
 // WithAgentName sets what the page calls the agent ("demo agent", or an
 // agent's product name).
@@ -232,10 +238,10 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	url := c.URL()
 	// Logged before it reports ready, so whoever waits for ready finds the
 	// line with the address in the log.
-	if c.token != "" {
-		c.log.Info("leashd web UI at "+url+" (token required: open "+url+"/?token=<LEASHD_WEB_TOKEN> once, or send Authorization: Bearer <LEASHD_WEB_TOKEN>)", "agent", c.agentName)
+	if c.tokenFile != "" {
+		c.log.Info("leashd web UI at "+url+" (token required: open the address with ?token= printed above once, or send Authorization: Bearer <token>; the token is in "+c.tokenFile+")", "agent", c.agentName)
 	} else {
-		c.log.Info("leashd web UI at "+url, "agent", c.agentName)
+		c.log.Info("leashd web UI at "+url+" (token required: open "+url+"/?token=<LEASHD_WEB_TOKEN> once, or send Authorization: Bearer <LEASHD_WEB_TOKEN>)", "agent", c.agentName)
 	}
 	c.setState(nil)
 	<-ctx.Done()
