@@ -152,3 +152,28 @@ func TestMultiSelectWorksAfterRestart(t *testing.T) {
 	assert.Equal(t, "lint, test, vet", rec.done["ms1"].Answer, "recorded once")
 	rec.mu.Unlock()
 }
+
+// A tool approval with a quorum of 2, approved by one approver before a
+// crash: at start-up its message says leashd restarted and still shows
+// "⏳ 1 of 2 approvals — <@U3>", with the buttons. The approval counts:
+// the second approver's tap allows it.
+func TestQuorumCountSurvivesRestart(t *testing.T) {
+	tBlocks := json.RawMessage(`[{"type":"actions","elements":[{"type":"button","action_id":"leashd:tQ:t0","value":"tQ:t0","text":{"type":"plain_text","text":"Allow"}}]}]`)
+	var tMsg slackfake.Message
+	rec := &memRecovery{Store: engine.NewMemStore(), done: map[string]interactions.Resolution{}}
+	e := start(t, envOpt{recovery: rec, approvers: []string{approverUser, "U3"}, before: func(fake *slackfake.Server) {
+		tMsg = fake.Seed(slackfake.Message{Channel: "C1", ThreadTS: "1700000000.000001", Text: "Tool", Blocks: tBlocks})
+		rec.left = []engine.Interrupted{{Interaction: interactions.Interaction{ID: "tQ", ChatID: "slack:C1:1700000000.000001",
+			Kind: interactions.KindToolApproval, ToolName: "Bash", ToolSummary: "make deploy", Options: interactions.ToolOptions, Quorum: 2},
+			Ref: "C1:" + tMsg.TS, Approvals: []interactions.Approver{{By: "U3", Decision: interactions.DecisionAllow}}}}
+	}})
+	upd := e.waitMsg("C1", "the interrupted notice", func(m slackfake.Message) bool { return m.TS == tMsg.TS && m.Edits > 0 })
+	texts := slackfake.Texts(upd.Blocks)
+	assert.Contains(t, texts, "leashd restarted")
+	assert.Contains(t, texts, "⏳ *1 of 2 approvals — <@U3>*", "the count stays on the interrupted message")
+	assert.NotEmpty(t, slackfake.Buttons(upd.Blocks))
+
+	e.tap(approverUser, tMsg, "Allow")
+	e.waitPrompt(t, "The user allowed it")
+	e.waitText("C1", "<@U3>, <@U2>")
+}

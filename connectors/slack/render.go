@@ -401,6 +401,9 @@ func renderUpdate(ev interactions.Event, pl place) outMsg {
 	res := ev.Resolution
 	if res.Status == interactions.StatusInterrupted { // the buttons still work
 		note := "⚠️ " + escape(res.Text)
+		if len(ev.Approvals) > 0 { // they still count after the restart
+			note += "\n⏳ *" + interactions.QuorumText(it, ev.Approvals, who) + "*"
+		}
 		if it.Kind == interactions.KindQuestion {
 			m := questionMsg(it, pl, ev.Selected) // with the selection so far
 			n := len(questionTitle(it))           // the note goes after the question's sections

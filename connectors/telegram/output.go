@@ -206,7 +206,13 @@ func (c *Connector) apply(ctx context.Context, ev interactions.Event, ref msgRef
 			// restart the interaction is pending again and they work.
 			kb = keyboard(it, sel)
 		}
-		text, separate := c.resolvedText(it, ev.Resolution, group)
+		res := ev.Resolution
+		if res.Status == interactions.StatusInterrupted {
+			// The approvals so far count after the restart: the
+			// message keeps saying how many there are.
+			res.Approvals = ev.Approvals
+		}
+		text, separate := c.resolvedText(it, res, group)
 		run := func(ctx context.Context, send call) error {
 			_, err := send(ctx, htmlEdit(ref, text, kb))
 			return err

@@ -2,6 +2,7 @@ package telegram_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,10 +10,13 @@ import (
 	"github.com/leashd/leashd/engine/enginetest"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/sqlite"
+	"github.com/leashd/leashd/interactions"
 )
 
 // In a group with LEASHD_TELEGRAM_APPROVERS and a quorum of 2, an allowed
@@ -80,4 +84,51 @@ func TestAgentOptionsAreForApproversOnly(t *testing.T) {
 	r := h.response(1)
 	assert.True(t, r.Allow)
 	assert.Equal(t, "yes", r.OptionID, "the agent's own option goes back")
+}
+
+// With a quorum of 2, a request one approver approved when leashd stops
+// keeps saying so: its message says it was interrupted, with "1 of 2
+// approvals — Alice" and the buttons. After the restart the approval still
+// counts: Bob's tap is the second, and the message names both approvers.
+func TestQuorumCountSurvivesARestart(t *testing.T) {
+	const group, dev, alice, bob = int64(-902), int64(42), int64(7), int64(8)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "leashd.db")
+	fake := tgfake.New()
+	t.Cleanup(fake.Close)
+	fake.SetUserName(alice, "Alice")
+	fake.SetUserName(bob, "Bob")
+	run := func(turn turnFunc) *harness {
+		st, err := sqlite.Open(ctx, path)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		return newHarness(t, setup{
+			fakeServer: fake, turn: turn, allowed: []int64{dev},
+			connOpts:   []telegram.Option{telegram.WithApprovers([]int64{alice, bob})},
+			coordOpts:  []interactions.Opt{interactions.WithJournal(st)},
+			engineOpts: []enginetest.Setup{func(d *engine.Deps, c *engine.Config) { d.Store = st; c.ApprovalQuorum = 2 }},
+		})
+	}
+	h1 := run(func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
+		ask(ctx, th, "Bash", map[string]any{"command": "rm -rf build"})
+		return agent.Result{}, nil
+	})
+	fake.Text(group, dev, "clean up")
+	msg := h1.botMessage(group, "rm -rf build")
+	assert.Equal(t, telegram.CountedText, h1.answer(h1.tap(group, alice, msg.ID, "Allow")).Text)
+	h1.waitMessage(group, msg.ID, "1 of 2 approvals", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "1 of 2 approvals — Alice")
+	})
+	h1.stop()
+	m := h1.message(group, msg.ID) // edited before the engine's Run returned
+	assert.Contains(t, m.Text, telegram.InterruptedText)
+	assert.Contains(t, m.Text, "⏳ <b>1 of 2 approvals — Alice</b>", "the count stays on the interrupted message")
+	assert.Contains(t, m.Buttons(), "Allow", "the buttons stay")
+
+	h2 := run(nil)
+	h2.answer(h2.tap(group, bob, msg.ID, "Allow"))
+	m = h2.waitMessage(group, msg.ID, "approved by both", func(m tgfake.Message) bool { return len(m.Buttons()) == 0 })
+	// Both counted. (Alice's name is not known to the new connector until
+	// she writes again: names are not kept across a restart.)
+	assert.Regexp(t, `Allowed — approved by [^,]+, Bob$`, m.Text)
 }

@@ -237,6 +237,9 @@ func (c *Connector) statusLine(it interactions.Interaction, res interactions.Res
 		}
 		return CancelledText
 	case interactions.StatusInterrupted:
+		if len(res.Approvals) > 0 { // counted towards a quorum, still after the restart
+			return "<b>" + interruptedText + "</b>\n\n" + c.quorumLine(it, res.Approvals)
+		}
 		return "<b>" + interruptedText + "</b>"
 	}
 	switch it.Kind {

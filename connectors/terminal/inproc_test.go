@@ -526,3 +526,25 @@ func TestOneApproverOfAQuorum(t *testing.T) {
 	assert.Equal(t, "local", res.Approvals[0].By)
 	p.waitCursor(">")
 }
+
+// TestInterruptedQuorumKeepsItsCount: a request that needs two approvals,
+// approved here, is interrupted by leashd stopping: the line saying so
+// still says "1 of 2 approvals — local" (that approval counts after the
+// restart).
+func TestInterruptedQuorumKeepsItsCount(t *testing.T) {
+	p := startInproc(t, nil, terminal.WithLateAnswer(0))
+	got := make(chan interactions.Resolution, 1)
+	go func() {
+		_, res, err := p.coord.Request(context.Background(), interactions.Interaction{ChatID: "terminal:t", Kind: interactions.KindToolApproval,
+			ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"make deploy"}`), ToolSummary: "make deploy", Quorum: 2})
+		assert.NoError(t, err)
+		got <- res
+	}()
+	p.waitText("[a/r/s/d]")
+	p.send("a\r")
+	p.waitText("1 of 2 approvals — local")
+	p.coord.Interrupt(interactions.InterruptedNotice)
+	res := <-got
+	assert.Equal(t, interactions.StatusInterrupted, res.Status)
+	p.waitText("✗ Interrupted: " + interactions.InterruptedNotice + " (1 of 2 approvals — local)")
+}

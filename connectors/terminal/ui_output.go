@@ -184,6 +184,10 @@ func (u *ui) update(ev interactions.Event) {
 		if res.Text != "" && res.Status != interactions.StatusAnswered && res.Status != interactions.StatusRejected {
 			msg += ": " + res.Text
 		}
+		if res.Status == interactions.StatusInterrupted && len(ev.Approvals) > 0 {
+			// The approvals so far still count after the restart.
+			msg += " (" + interactions.QuorumText(p.it, ev.Approvals, nil) + ")"
+		}
 		// What was typed stays on the line (a new question clears it); sent,
 		// it is held as a late answer.
 		u.closedAt = time.Now()
