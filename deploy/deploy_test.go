@@ -250,7 +250,11 @@ func k8sStorage(t *testing.T, objs []object, pod, c any, env map[string]string) 
 		}
 	}
 	require.NotEmpty(t, pvcVolume, "a volume from the PVC")
-	assert.Equal(t, mounts[pvcVolume], filepath.Dir(env["LEASHD_DB_PATH"]), "LEASHD_DB_PATH must be on the PVC")
+	// In a directory of its own on the PVC: kubelet gives the volume's
+	// root group access (fsGroup), which leashd refuses for its state.
+	assert.Equal(t, mounts[pvcVolume], filepath.Dir(filepath.Dir(env["LEASHD_DB_PATH"])), "LEASHD_DB_PATH must be in a directory on the PVC")
+	assert.Equal(t, "OnRootMismatch", str(dig(pod, "securityContext", "fsGroupChangePolicy")),
+		"kubelet must not give the group access to the state directory at every mount")
 	assert.Equal(t, "/workspace", env["LEASHD_WORKDIR"])
 	assert.Contains(t, mounts, "workspace")
 	assert.Equal(t, "/workspace", mounts["workspace"])
