@@ -9,7 +9,8 @@
 //	interactions/client      public Go client of leashd's HTTP API
 //	engine/                  the engine core
 //	engine/approval          permission request → interaction
-//	engine/agent/{claude,acp,demo}, engine/agent/internal/agentproc
+//	engine/agent/{claude,acp,demo}, engine/agent/internal/agentproc,
+//	engine/agent/sandbox (+ bwrap, docker)
 //	engine/{sqlite,mcpserver,metrics,policy,worktree}
 //	engine/enginetest        test doubles (+ fakeapi, gittest)
 //	connectors/              shared helpers of the chat apps
@@ -25,8 +26,9 @@
 //   - No package under engine/agent/ imports a connector or the engine
 //     package itself (the contract in engine/agent and engine/approval are
 //     theirs to use), and a driver (engine/agent/<name> and its
-//     subpackages) does not import another; engine/agent/internal/... is
-//     shared by all.
+//     subpackages) does not import another; engine/agent/internal/... and
+//     engine/agent/sandbox (where every agent process starts) are shared
+//     by all.
 //   - config (and config/...) imports nothing under engine/ or connectors/.
 //   - Only cmd/... and engine/agent/claude/... import engine/agent/claude.
 //   - engine, engine/approval and engine/agent import no driver and no
