@@ -97,7 +97,7 @@ var layout = []string{
 	"engine", "engine/approval",
 	"engine/agent", "engine/agent/claude", "engine/agent/acp", "engine/agent/demo",
 	"engine/agent/internal/agentproc",
-	"engine/agent/sandbox", "engine/agent/sandbox/bwrap",
+	"engine/agent/sandbox", "engine/agent/sandbox/bwrap", "engine/agent/sandbox/docker",
 	"engine/sqlite", "engine/mcpserver", "engine/metrics", "engine/policy", "engine/worktree",
 	"engine/enginetest", "engine/enginetest/fakeapi", "engine/enginetest/gittest",
 	"connectors", "connectors/telegram", "connectors/telegram/tgfake",

@@ -1,0 +1,116 @@
+// Package dockertest is the test rig of the docker sandbox: it finds the
+// Docker daemon the tests may use and the agent image they run, building
+// the image with .ci/docker-test-image when it is missing (the same
+// script .ci/test runs, so tests and CI share one recipe).
+//
+// The tests use a daemon only when LEASHD_TEST_DOCKER=1 (.ci/test starts
+// its own dockerd and sets it with DOCKER_HOST): a developer's own daemon
+// is not used by accident. Without it, or without a daemon that answers,
+// a test skips, and fails when CI=true.
+package dockertest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/leashd/leashd/config/testenv"
+)
+
+// Switch is the variable that lets tests use the Docker daemon.
+const Switch = "LEASHD_TEST_DOCKER"
+
+var build struct {
+	once sync.Once
+	tag  string
+	err  error
+	out  string
+	took time.Duration
+}
+
+// Client returns a client of the daemon the tests may use, closed when the
+// test ends.
+func Client(t testing.TB) *client.Client {
+	t.Helper()
+	if os.Getenv(Switch) != "1" {
+		missing(t, Switch+"=1 is not set (.ci/test starts a dockerd and sets it with DOCKER_HOST)")
+		return nil
+	}
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		missing(t, "docker client: "+err.Error())
+		return nil
+	}
+	t.Cleanup(func() { cli.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		missing(t, "no Docker daemon answers at "+cli.DaemonHost()+": "+err.Error())
+		return nil
+	}
+	return cli
+}
+
+// Image returns the test agent image's tag, building it once per test
+// binary when the daemon does not have it (about half a minute).
+func Image(t testing.TB) string {
+	t.Helper()
+	Client(t)
+	build.once.Do(func() {
+		start := time.Now()
+		script := filepath.Join(moduleRoot(), ".ci", "docker-test-image")
+		var out, errs bytes.Buffer
+		cmd := exec.Command(script)
+		cmd.Stdout, cmd.Stderr = &out, &errs
+		build.err = cmd.Run()
+		build.tag, build.out, build.took = strings.TrimSpace(out.String()), errs.String(), time.Since(start)
+	})
+	if build.err != nil || build.tag == "" {
+		missing(t, "building the test agent image failed: "+errString(build.err)+": "+build.out)
+		return ""
+	}
+	if build.out != "" {
+		t.Logf("%s (%s)", strings.TrimSpace(build.out), build.took.Round(time.Millisecond))
+	}
+	return build.tag
+}
+
+// Instance is a fresh sandbox instance name, so that tests running at the
+// same time on one daemon never reap each other's containers.
+func Instance() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "test-" + hex.EncodeToString(b[:])
+}
+
+// moduleRoot is the repository's root (this file is four levels below).
+func moduleRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "..")
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "no tag printed"
+	}
+	return err.Error()
+}
+
+func missing(t testing.TB, why string) {
+	t.Helper()
+	if testenv.InCI() {
+		t.Fatalf("docker missing in CI: %s", why)
+	}
+	t.Skipf("skipping: %s", why)
+}
