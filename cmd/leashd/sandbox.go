@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -66,9 +65,4 @@ func sandboxHome(cfg config.Config) string {
 	}
 	home, _ := os.UserHomeDir()
 	return home
-}
-
-// dockerSandbox is LEASHD_SANDBOX=docker.
-func dockerSandbox(context.Context, config.Config, *slog.Logger) (sandbox.Sandbox, error) {
-	return nil, errors.New("LEASHD_SANDBOX=docker: not built yet")
 }
