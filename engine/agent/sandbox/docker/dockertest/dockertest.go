@@ -3,10 +3,12 @@
 // the image with .ci/docker-test-image when it is missing (the same
 // script .ci/test runs, so tests and CI share one recipe).
 //
-// The tests use a daemon only when LEASHD_TEST_DOCKER=1 (.ci/test starts
-// its own dockerd and sets it with DOCKER_HOST): a developer's own daemon
-// is not used by accident. Without it, or without a daemon that answers,
-// a test skips, and fails when CI=true.
+// The tests use a daemon only when LEASHD_TEST_DOCKER says which: its
+// address (unix:///…/docker.sock; .ci/test starts a dockerd of its own and
+// sets it), or 1 for the one DOCKER_HOST names. A developer's own daemon
+// is not used by accident, and other tests (deploy/) do not take the test
+// daemon for one that can pull images. Without it, or without a daemon
+// that answers, a test skips, and fails when CI=true.
 package dockertest
 
 import (
@@ -28,7 +30,8 @@ import (
 	"github.com/leashd/leashd/config/testenv"
 )
 
-// Switch is the variable that lets tests use the Docker daemon.
+// Switch is the variable that lets tests use a Docker daemon: its
+// address, or 1 for DOCKER_HOST's.
 const Switch = "LEASHD_TEST_DOCKER"
 
 var build struct {
@@ -40,12 +43,17 @@ var build struct {
 }
 
 // Client returns a client of the daemon the tests may use, closed when the
-// test ends.
+// test ends. It sets DOCKER_HOST for the test, so that what the test
+// starts (docker.New, the image script) finds the same daemon.
 func Client(t testing.TB) *client.Client {
 	t.Helper()
-	if os.Getenv(Switch) != "1" {
-		missing(t, Switch+"=1 is not set (.ci/test starts a dockerd and sets it with DOCKER_HOST)")
+	switch host := os.Getenv(Switch); host {
+	case "":
+		missing(t, Switch+" is not set (.ci/test starts a dockerd and sets it to its socket)")
 		return nil
+	case "1":
+	default:
+		t.Setenv("DOCKER_HOST", host)
 	}
 	cli, err := client.New(client.FromEnv)
 	if err != nil {
