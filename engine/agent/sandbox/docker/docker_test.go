@@ -252,3 +252,40 @@ func TestLookPathChecksNothingOnTheHost(t *testing.T) {
 	assert.Equal(t, "claude-not-on-this-host", p)
 	assert.Equal(t, "docker", sb.Name())
 }
+
+// BenchmarkContainerRoundTrip measures a container's own cost: Start
+// (create, attach, start) until a line written to cat comes back, then
+// closing stdin, Wait and End (the container removed).
+func BenchmarkContainerRoundTrip(b *testing.B) {
+	o := docker.Options{Image: dockertest.Image(b), Instance: dockertest.Instance()}
+	sb, err := docker.New(context.Background(), o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Close()
+	var first, end time.Duration
+	line := make([]byte, 3)
+	for b.Loop() {
+		t0 := time.Now()
+		p, err := sb.Start(sandbox.Spec{Path: "cat", Name: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.WriteString(p.Stdin(), "hi\n"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(p.Stdout(), line); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		_ = p.Stdin().Close()
+		if err := p.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		p.End(time.Second)
+		first += t1.Sub(t0)
+		end += time.Since(t1)
+	}
+	b.ReportMetric(float64(first.Milliseconds())/float64(b.N), "start-to-echo-ms/op")
+	b.ReportMetric(float64(end.Milliseconds())/float64(b.N), "end-ms/op")
+}
