@@ -43,7 +43,7 @@ func dockerOptions(cfg config.Config) (docker.Options, error) {
 	o := docker.Options{
 		Image:    cfg.SandboxImage,
 		Home:     sandboxHome(cfg),
-		Hide:     []string{cfg.StateDir()},
+		Hide:     stateHidden(cfg),
 		Network:  cfg.SandboxNetwork != "off",
 		AgentEnv: cfg.AgentEnv,
 		Instance: instanceOf(cfg.StateDir()),

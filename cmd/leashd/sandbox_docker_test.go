@@ -48,7 +48,7 @@ func TestDockerSandboxFromTheConfiguration(t *testing.T) {
 	assert.Equal(t, 1.5, o.CPUs)
 	assert.Equal(t, int64(512<<20), o.Memory)
 	assert.False(t, o.Network)
-	assert.Equal(t, []string{cfg.StateDir()}, o.Hide)
+	assert.Equal(t, stateHidden(cfg), o.Hide)
 	assert.Equal(t, instanceOf(cfg.StateDir()), o.Instance)
 	assert.NotEqual(t, instanceOf("/other/state"), o.Instance)
 	assert.Contains(t, buf.String(), "agents run in Docker containers")

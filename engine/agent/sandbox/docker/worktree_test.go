@@ -68,3 +68,29 @@ func TestResumeInANewContainer(t *testing.T) {
 	require.NotEmpty(t, calls)
 	assert.True(t, calls[len(calls)-1].HasUserText("remember the word kumquat"), "the resumed conversation carries the first turn")
 }
+
+// TestTheStateDirAsTheWorkingDirectory: when leashd's state directory is
+// the agent's working directory, it is writable, and leashd's files in it
+// are empty.
+func TestTheStateDirAsTheWorkingDirectory(t *testing.T) {
+	state := t.TempDir()
+	db := filepath.Join(state, "leashd.db")
+	require.NoError(t, os.WriteFile(db, []byte("secret"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(state, "web-token"), []byte("token"), 0o600))
+	require.NoError(t, os.MkdirAll(filepath.Join(state, "worktrees", "other-chat"), 0o700))
+	hide := []string{state, db, db + "-wal", filepath.Join(state, "web-token"), filepath.Join(state, "worktrees")}
+	sb, _ := newSandbox(t, func(o *docker.Options) { o.Hide = hide })
+	out, errs, err := run(t, sb, state, `
+		echo "db: [$(cat leashd.db)]"
+		echo "token: [$(cat web-token)]"
+		echo "worktrees: [$(ls -A worktrees)]"
+		echo x > mine && echo "writable"`)
+	require.NoError(t, err, "%s%s", out, errs)
+	assert.Contains(t, out, "db: []\n")
+	assert.Contains(t, out, "token: []\n")
+	assert.Contains(t, out, "worktrees: []\n")
+	assert.Contains(t, out, "writable\n")
+	b, err := os.ReadFile(db)
+	require.NoError(t, err)
+	assert.Equal(t, "secret", string(b))
+}
