@@ -4,8 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/moby/moby/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -53,4 +56,35 @@ func TestDockerSandboxFromTheConfiguration(t *testing.T) {
 	assert.NotEqual(t, instanceOf("/other/state"), o.Instance)
 	assert.Contains(t, buf.String(), "agents run in Docker containers")
 	assert.Contains(t, buf.String(), "network=none")
+}
+
+// leashd serve with LEASHD_SANDBOX=docker: the CLI's version is read in a
+// container, a prewarmed spare starts in one, and leashd's shutdown
+// removes every container it started.
+func TestServeRunsAgentsInContainers(t *testing.T) {
+	image := dockertest.Image(t)
+	cli := dockertest.Client(t)
+	dir, home := testenv.PrivateDir(t), t.TempDir()
+	_, logs, stop := startServe(t, dir, "LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH=claude",
+		"LEASHD_SANDBOX=docker", "LEASHD_SANDBOX_IMAGE="+image, "LEASHD_SANDBOX_NETWORK=off",
+		"LEASHD_SANDBOX_HOME="+home, "LEASHD_PREWARM=1")
+	mine := client.Filters{}.Add("label", docker.LabelInstance+"="+instanceOf(dir))
+	count := func() (all, spares int) {
+		l, err := cli.ContainerList(context.Background(), client.ContainerListOptions{All: true, Filters: mine})
+		require.NoError(t, err)
+		for _, c := range l.Items {
+			if c.Labels[docker.LabelChat] != "version" && c.State == "running" {
+				spares++
+			}
+		}
+		return len(l.Items), spares
+	}
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "version=2.1.") },
+		60*time.Second, 50*time.Millisecond, "the version is read in a container: %s", logs)
+	assert.Contains(t, logs.String(), "agents run in Docker containers")
+	require.Eventually(t, func() bool { _, spares := count(); return spares == 1 }, 60*time.Second, 100*time.Millisecond,
+		"the prewarmed spare runs in a container")
+	require.NoError(t, stop())
+	all, _ := count()
+	assert.Equal(t, 0, all, "leashd's shutdown removed its containers")
 }
