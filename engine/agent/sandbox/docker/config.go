@@ -49,12 +49,13 @@ func (s *Sandbox) config(spec sandbox.Spec) (*container.Config, *container.HostC
 	return cfg, hc
 }
 
-// environ is sandbox.Environ without the host's PATH (the image's own
-// wins), with HOME the mounted home and TMPDIR the private /tmp.
+// environ is sandbox.Environ without the host's PATH and SHELL (paths on
+// the host: the image's own win), with HOME the mounted home and TMPDIR
+// the private /tmp.
 func (s *Sandbox) environ(spec sandbox.Spec) []string {
 	var host []string
 	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); name != "PATH" {
+		if name, _, _ := strings.Cut(kv, "="); name != "PATH" && name != "SHELL" {
 			host = append(host, kv)
 		}
 	}

@@ -173,6 +173,7 @@ func TestDeadLeashdsContainersAreReaped(t *testing.T) {
 func TestTheContainerIsConfined(t *testing.T) {
 	t.Setenv("LEASHD_TELEGRAM_TOKEN", "123:secret-token")
 	t.Setenv("PATH", "/host/only/bin:"+os.Getenv("PATH"))
+	t.Setenv("SHELL", "/host/only/zsh")
 	t.Setenv("ANTHROPIC_API_KEY", "sk-passed")
 	home := t.TempDir()
 	state := filepath.Join(home, ".local", "state", "leashd")
@@ -203,6 +204,8 @@ func TestTheContainerIsConfined(t *testing.T) {
 	assert.NotContains(t, out, "LEASHD_")
 	assert.NotContains(t, out, "/host/only/bin", "the image's PATH, not the host's")
 	assert.Contains(t, out, "env PATH=/usr/local/bin:/usr/bin:/bin\n")
+	assert.Contains(t, out, "env SHELL=/bin/bash\n", "the image's shell, not the host's")
+	assert.NotContains(t, out, "/host/only/zsh")
 	assert.Contains(t, out, "env HOME="+home+"\n")
 	assert.Contains(t, out, "env ANTHROPIC_API_KEY=sk-passed\n", "the minimal environment's families pass")
 }
