@@ -109,6 +109,27 @@ func (s *Sandbox) check(ctx context.Context) error {
 		}
 		return fmt.Errorf("%w: inspecting the agent image %q: %v", sandbox.ErrUnavailable, s.opts.Image, err)
 	}
+	return s.checkNetwork(ctx)
+}
+
+// checkNetwork makes sure the network containers join exists: a daemon
+// started with --bridge=none has no default bridge, and every agent would
+// fail to start.
+func (s *Sandbox) checkNetwork(ctx context.Context) error {
+	name := string(s.networkMode())
+	switch {
+	case name == "none" || strings.Contains(name, ":"): // none, container:<id>
+		return nil
+	case name == "":
+		name = "bridge"
+	}
+	if _, err := s.cli.NetworkInspect(ctx, name, client.NetworkInspectOptions{}); err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return fmt.Errorf("%w: agents' containers join the network %q, which the Docker daemon at %s does not have (started with --bridge=none?); give the daemon a bridge, or set LEASHD_SANDBOX_NETWORK=off",
+				sandbox.ErrUnavailable, name, s.cli.DaemonHost())
+		}
+		return fmt.Errorf("%w: inspecting the network %q: %v", sandbox.ErrUnavailable, name, err)
+	}
 	return nil
 }
 

@@ -292,3 +292,17 @@ func BenchmarkContainerRoundTrip(b *testing.B) {
 	b.ReportMetric(float64(first.Milliseconds())/float64(b.N), "start-to-echo-ms/op")
 	b.ReportMetric(float64(end.Milliseconds())/float64(b.N), "end-ms/op")
 }
+
+// TestNoBridgeIsUnavailable: with the network on and the daemon without a
+// default bridge (the test daemon runs with --bridge=none), every agent
+// would fail to start; New says so at once.
+func TestNoBridgeIsUnavailable(t *testing.T) {
+	cli := dockertest.Client(t)
+	if _, err := cli.NetworkInspect(context.Background(), "bridge", client.NetworkInspectOptions{}); err == nil {
+		t.Skip("this daemon has a default bridge")
+	}
+	_, err := docker.New(context.Background(), docker.Options{Image: dockertest.Image(t), Network: true, Instance: dockertest.Instance()})
+	require.ErrorIs(t, err, sandbox.ErrUnavailable)
+	assert.Contains(t, err.Error(), `the network "bridge"`)
+	assert.Contains(t, err.Error(), "LEASHD_SANDBOX_NETWORK=off")
+}
