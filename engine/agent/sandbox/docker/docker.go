@@ -66,8 +66,9 @@ type Sandbox struct {
 	reaped int
 }
 
-// New connects to the daemon DOCKER_HOST names (or the default socket),
-// checks that the image is there, and removes the containers a leashd of
+// New makes the agent's home when it is missing, connects to the daemon
+// DOCKER_HOST names (or the default socket), checks that the image and the
+// network are there, and removes the containers a leashd of
 // the same Instance left behind when it died. A daemon that does not
 // answer, or a missing image, is an error wrapping sandbox.ErrUnavailable
 // that says what to do.
@@ -77,6 +78,13 @@ func New(ctx context.Context, o Options) (*Sandbox, error) {
 	}
 	if o.Instance == "" {
 		o.Instance = "leashd"
+	}
+	if o.Home != "" {
+		// Mounted into every container; a home that is not there would
+		// leave the agent a HOME it cannot write (the image is read-only).
+		if err := os.MkdirAll(o.Home, 0o700); err != nil {
+			return nil, fmt.Errorf("%w: the agent's home: %v", sandbox.ErrUnavailable, err)
+		}
 	}
 	cli, err := client.New(client.FromEnv)
 	if err != nil {

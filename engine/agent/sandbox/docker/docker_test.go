@@ -210,6 +210,15 @@ func TestTheContainerIsConfined(t *testing.T) {
 	assert.Contains(t, out, "env ANTHROPIC_API_KEY=sk-passed\n", "the minimal environment's families pass")
 }
 
+func TestAMissingHomeIsMade(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "agent-home")
+	sb, _ := newSandbox(t, func(o *docker.Options) { o.Home = home })
+	out, errs, err := run(t, sb, "", `touch "$HOME/probe" && echo "home writable"`)
+	require.NoError(t, err, errs)
+	assert.Equal(t, "home writable\n", out)
+	assert.FileExists(t, filepath.Join(home, "probe"))
+}
+
 func TestLimitsAndNoNetworkAreSet(t *testing.T) {
 	cli := dockertest.Client(t)
 	sb, o := newSandbox(t, func(o *docker.Options) { o.CPUs = 1.5; o.Memory = 256 << 20 })
