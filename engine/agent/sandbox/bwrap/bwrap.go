@@ -84,7 +84,7 @@ func (w *Wrapper) args(dir, program string) []string {
 		args = append(args, "--unshare-net")
 	}
 	writable := []string{dir}
-	if common := gitCommonDir(dir); common != "" {
+	if common := sandbox.GitCommonDir(dir); common != "" {
 		writable = append(writable, common) // commits from a worktree land there
 	}
 	// A program kept under /tmp (a build's output) would be hidden by the
@@ -101,7 +101,7 @@ func (w *Wrapper) args(dir, program string) []string {
 	hidden := w.hide()
 	args = hideArgs(args, hidden)
 	for _, p := range writable {
-		if !under(p, hidden) {
+		if !sandbox.Under(p, hidden) {
 			continue
 		}
 		// The working directory lies in what was hidden: bring it back,
@@ -110,7 +110,7 @@ func (w *Wrapper) args(dir, program string) []string {
 		args = append(args, "--bind", p, p)
 		var inside []string
 		for _, h := range hidden {
-			if h != p && under(h, []string{p}) {
+			if h != p && sandbox.Under(h, []string{p}) {
 				inside = append(inside, h)
 			}
 		}
@@ -184,49 +184,14 @@ func programDirs(program string) []string {
 		paths = append(paths, real)
 	}
 	for _, p := range paths {
-		if d := filepath.Dir(p); under(d, []string{"/tmp"}) && d != "/tmp" {
+		if d := filepath.Dir(p); sandbox.Under(d, []string{"/tmp"}) && d != "/tmp" {
 			dirs = append(dirs, d)
 		}
 	}
 	return dirs
 }
 
-// gitCommonDir is the main repository's git directory when dir is a
-// linked worktree (its .git is a file "gitdir: <common>/worktrees/<name>"),
-// else "".
-func gitCommonDir(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, ".git"))
-	if err != nil {
-		return ""
-	}
-	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-	if !ok {
-		return ""
-	}
-	if !filepath.IsAbs(gitdir) {
-		gitdir = filepath.Join(dir, gitdir)
-	}
-	if common, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
-		c := strings.TrimSpace(string(common))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(gitdir, c)
-		}
-		return filepath.Clean(c)
-	}
-	return ""
-}
-
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
-}
-
-// under reports whether p is one of roots or inside one.
-func under(p string, roots []string) bool {
-	for _, r := range roots {
-		if p == r || strings.HasPrefix(p, r+string(filepath.Separator)) {
-			return true
-		}
-	}
-	return false
 }
