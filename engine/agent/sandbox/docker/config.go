@@ -12,12 +12,17 @@ import (
 	"github.com/leashd/leashd/engine/agent/sandbox"
 )
 
+// pidsLimit bounds the processes of one container: far above what an
+// agent and its tools run (a build with -j, a test runner's workers), low
+// enough that a fork bomb a person allowed stays inside its container.
+var pidsLimit int64 = 4096
+
 // config is the container for spec: its program as the entrypoint (the
 // image's own entrypoint and command do not run), the minimal environment,
 // stdio attached without a terminal, the file system read-only but for
 // the mounts, no capabilities, no privilege gain, leashd's uid and gid, a
 // small init (docker-init) as PID 1 that forwards signals and reaps
-// zombies, and the limits.
+// zombies, and the limits (CPUs, memory, processes).
 func (s *Sandbox) config(spec sandbox.Spec) (*container.Config, *container.HostConfig) {
 	yes := true
 	cfg := &container.Config{
@@ -42,8 +47,9 @@ func (s *Sandbox) config(spec sandbox.Spec) (*container.Config, *container.HostC
 		NetworkMode:    s.networkMode(),
 		Init:           &yes,
 		Resources: container.Resources{
-			NanoCPUs: int64(s.opts.CPUs * 1e9),
-			Memory:   s.opts.Memory,
+			NanoCPUs:  int64(s.opts.CPUs * 1e9),
+			Memory:    s.opts.Memory,
+			PidsLimit: &pidsLimit,
 		},
 	}
 	return cfg, hc

@@ -230,6 +230,8 @@ func TestLimitsAndNoNetworkAreSet(t *testing.T) {
 	hc, cfg := c.Container.HostConfig, c.Container.Config
 	assert.Equal(t, int64(1_500_000_000), hc.NanoCPUs)
 	assert.Equal(t, int64(256<<20), hc.Memory)
+	require.NotNil(t, hc.PidsLimit)
+	assert.Equal(t, int64(4096), *hc.PidsLimit)
 	assert.Equal(t, "none", string(hc.NetworkMode))
 	assert.True(t, hc.ReadonlyRootfs)
 	assert.Equal(t, []string{"ALL"}, hc.CapDrop)
