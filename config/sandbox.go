@@ -17,7 +17,7 @@ const (
 // checkSandbox checks LEASHD_SANDBOX, its settings and LEASHD_AGENT_ENV.
 func (c Config) checkSandbox(p *problems) {
 	p.oneOf("SANDBOX", c.Sandbox, SandboxAuto, SandboxBwrap, SandboxDocker, SandboxOff)
-	p.oneOf("SANDBOX_NETWORK", c.SandboxNetwork, "on", "off")
+	p.oneOf("SANDBOX_NETWORK", c.SandboxNetwork, "on", "off", "host")
 	if c.SandboxHome != "" && !strings.HasPrefix(c.SandboxHome, "/") {
 		p.bad("SANDBOX_HOME", c.SandboxHome, "give an absolute path")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config/testenv"
+	"github.com/leashd/leashd/engine/agent/sandbox/docker/dockertest"
 	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 )
 
@@ -34,10 +35,15 @@ type guarded struct {
 func startGuarded(t *testing.T, agentKind, mode string, extra ...string) *guarded {
 	t.Helper()
 	var agentEnv []string // found before cleanEnv clears LEASHD_TEST_*
-	switch agentKind {
-	case "claude":
+	switch {
+	case mode == "docker":
+		// The test image has both on its PATH; the fake API is on the
+		// host's loopback.
+		agentEnv = []string{"LEASHD_SANDBOX_IMAGE=" + dockertest.Image(t), "LEASHD_SANDBOX_NETWORK=host",
+			"LEASHD_AGENT=" + agentKind, "LEASHD_CLAUDE_PATH=claude", "LEASHD_ACP_COMMAND=claude-agent-acp"}
+	case agentKind == "claude":
 		agentEnv = []string{"LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH=" + testenv.Claude(t)}
-	case "acp":
+	case agentKind == "acp":
 		agentEnv = []string{"LEASHD_AGENT=acp", "LEASHD_ACP_COMMAND=" + testenv.ACPAgent(t)}
 	}
 	api := fakeapi.New(t)
@@ -136,7 +142,7 @@ func attackCommand(db, url, victim string) string {
 // read leashd's secrets, nor read or change its database, nor answer
 // another chat's pending approval through the API.
 func TestAgentCannotReachItsGuard(t *testing.T) {
-	for _, mode := range []string{"off", "bwrap"} {
+	for _, mode := range []string{"off", "bwrap", "docker"} {
 		for _, kind := range []string{"claude", "acp"} {
 			t.Run(kind+"/"+mode, func(t *testing.T) {
 				if mode == "bwrap" {

@@ -27,7 +27,10 @@ func dockerSandbox(ctx context.Context, cfg config.Config, log *slog.Logger) (sa
 		return nil, fmt.Errorf("LEASHD_SANDBOX=docker: %w", err)
 	}
 	network := "none"
-	if o.Network {
+	switch {
+	case o.NetworkMode == "host":
+		network = "the host's (LEASHD_SANDBOX_NETWORK=host)"
+	case o.Network:
 		network = "the daemon's default bridge"
 	}
 	log.Info("agents run in Docker containers, one per agent process: the image read-only, writable only the chat's working directory, the agent's home and a private /tmp, leashd's state hidden, no capabilities, leashd's uid, removed when the session ends",
@@ -47,6 +50,11 @@ func dockerOptions(cfg config.Config) (docker.Options, error) {
 		Network:  cfg.SandboxNetwork != "off",
 		AgentEnv: cfg.AgentEnv,
 		Instance: instanceOf(cfg.StateDir()),
+	}
+	if cfg.SandboxNetwork == "host" {
+		// The host's network, loopback included (a local model gateway);
+		// leashd's API there still needs its token.
+		o.NetworkMode = "host"
 	}
 	if cfg.SandboxCpus != "" {
 		n, err := strconv.ParseFloat(cfg.SandboxCpus, 64)
