@@ -7,29 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/engine/agent"
-	"github.com/leashd/leashd/engine/agent/claude"
-	"github.com/leashd/leashd/engine/agent/sandbox"
-	"github.com/leashd/leashd/engine/agent/sandbox/bwrap"
 	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 )
 
 // BenchmarkRealCLIStart measures starting the CLI and its initialize
 // handshake, then closing it.
-func BenchmarkRealCLIStart(b *testing.B) {
-	b.Run("sandbox=off", func(b *testing.B) { benchStart(b, newRealCLI(b)) })
-	b.Run("sandbox=bwrap", func(b *testing.B) {
-		home := b.TempDir()
-		w, err := bwrap.New(bwrap.Options{Program: testenv.Bwrap(b), Home: home, Hide: []string{b.TempDir()}, Network: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		api := fakeapi.New(b)
-		benchStart(b, &realCLI{api: api, home: home, dir: b.TempDir(), agent: claude.New(testenv.Claude(b),
-			claude.WithEnv(api.Env(home)), claude.WithSandbox(&sandbox.Host{Wrap: w}))})
-	})
-}
+func BenchmarkRealCLIStart(b *testing.B) { benchStart(b, newRealCLI(b)) }
 
 // benchStart opens and closes c's CLI: the time until its initialize
 // answer, and the time Close takes.

@@ -16,6 +16,7 @@ import (
 	"github.com/leashd/leashd/engine/agent"
 	"github.com/leashd/leashd/engine/agent/claude"
 	"github.com/leashd/leashd/engine/agent/sandbox"
+	"github.com/leashd/leashd/engine/agent/sandbox/bwrap"
 	"github.com/leashd/leashd/engine/agent/sandbox/docker"
 	"github.com/leashd/leashd/engine/agent/sandbox/docker/dockertest"
 	"github.com/leashd/leashd/engine/enginetest/fakeapi"
@@ -89,6 +90,16 @@ func BenchmarkStartToInitialize(b *testing.B) {
 		// which .ci/test also runs with the oldest.
 		path := testenv.Require(b, "LEASHD_TEST_CLAUDE")
 		benchOpen(b, claude.New(path, claude.WithSandbox(&sandbox.Host{}), claude.WithEnv(api.Env(home)), claude.WithCloseTimeout(3*time.Second)))
+	})
+	b.Run("sandbox=bwrap", func(b *testing.B) {
+		api := fakeapi.New(b)
+		home := b.TempDir()
+		w, err := bwrap.New(bwrap.Options{Program: testenv.Bwrap(b), Home: home, Hide: []string{b.TempDir()}, Network: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		path := testenv.Require(b, "LEASHD_TEST_CLAUDE")
+		benchOpen(b, claude.New(path, claude.WithSandbox(&sandbox.Host{Wrap: w}), claude.WithEnv(api.Env(home)), claude.WithCloseTimeout(3*time.Second)))
 	})
 	b.Run("sandbox=docker", func(b *testing.B) {
 		api := fakeapi.New(b)
