@@ -175,6 +175,11 @@ type PermissionRequest struct {
 	Options []PermissionOption
 	// Title is the agent's own title for the call, shown with it.
 	Title string
+	// PlanDir is where the agent keeps its plan files, set by a driver that
+	// knows (its own agent's configuration): an ExitPlanMode whose plan is
+	// only a planFilePath is read from a regular file inside it, never from
+	// anywhere else. "" reads no file: the plan must come inline.
+	PlanDir string
 }
 
 // MustAsk reports whether the agent itself says a person must decide: no

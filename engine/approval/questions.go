@@ -55,14 +55,15 @@ func Questions(ctx context.Context, f Flows, chatID string, req agent.Permission
 // answers attached), ExitPlanMode a plan review (approve sets the mode:
 // acceptEdits for the edit decisions, default otherwise; adjust denies with
 // the feedback), any other tool a tool approval. There is no session here:
-// no rules are kept, and a plan file is read relative to workDir.
-func AskPermission(ctx context.Context, f Flows, chatID, workDir string, req agent.PermissionRequest) agent.PermissionResponse {
+// no rules are kept. Nor is a plan file read: a program's request never
+// makes leashd open a file, so an ExitPlanMode needs its plan inline.
+func AskPermission(ctx context.Context, f Flows, chatID string, req agent.PermissionRequest) agent.PermissionResponse {
 	switch req.ToolName {
 	case agent.ToolAskUserQuestion:
 		resp, _ := Questions(ctx, f, chatID, req)
 		return resp
 	case agent.ToolExitPlanMode:
-		_, shown, refusal, _ := PlanOf(req.Input, workDir)
+		_, shown, refusal, _ := PlanOf(req.Input, "")
 		if refusal != "" {
 			return Deny(refusal)
 		}
