@@ -49,7 +49,8 @@ func PlanOf(input json.RawMessage, planDir string) (plan, shown, refusal, notice
 	}
 	shown = plan
 	if len(shown) > MaxPlanBytes { // cut like a plan file: megabytes would be hundreds of chat messages
-		part, cut := CapText(shown, MaxPlanBytes)
+		const noteRoom = 200 // the note fits in too: people are shown at most MaxPlanBytes
+		part, cut := CapText(shown, MaxPlanBytes-noteRoom)
 		shown = part + "\n\n" + agent.TruncatedNote(cut) + " — the plan is longer than leashd shows for review"
 	}
 	return plan, shown, "", ""
@@ -88,12 +89,10 @@ func readPlanFile(path, planDir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
-	if len(b) > MaxPlanBytes {
-		cut := b[:MaxPlanBytes]
-		for len(cut) > 0 && !utf8.Valid(cut) {
-			cut = cut[:len(cut)-1]
-		}
-		return string(cut) + fmt.Sprintf("\n\n… (plan cut at %d KiB for display; the full plan is in %s)", MaxPlanBytes>>10, path), nil
+	if len(b) > MaxPlanBytes { // the note fits in too: people are shown at most MaxPlanBytes
+		note := fmt.Sprintf("\n\n… (plan cut at %d KiB for display; the full plan is in %s)", MaxPlanBytes>>10, path)
+		part, _ := CapText(string(b), max(MaxPlanBytes-len(note), 0))
+		return part + note, nil
 	}
 	return string(b), nil
 }

@@ -1,0 +1,78 @@
+package acp
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// An ACP agent's request is held to the coordinator's limits: 10,000
+// options are refused (the agent gets its reject option, the chat is told,
+// nothing with buttons is shown), and a title of 240 KB is shown cut in one
+// message, not 61.
+func TestAgentRequestOverTheLimitsIsRefusedOrCut(t *testing.T) {
+	var many []map[string]string
+	for i := range 10_000 {
+		many = append(many, map[string]string{"optionId": fmt.Sprint("o", i), "name": fmt.Sprint("Option ", i), "kind": "allow_once"})
+	}
+	many = append(many, map[string]string{"optionId": "no", "name": "Reject", "kind": "reject_once"})
+	b, err := json.Marshal(many)
+	require.NoError(t, err)
+	answers := make(chan rpc, 1)
+	s, _ := newScriptedStack(t, func(a *scripted, text string) string {
+		if strings.Contains(text, "many") {
+			answers <- a.call("session/request_permission", permissionParams(string(b)))
+			return "end_turn"
+		}
+		p := permissionParams(fourOptions)
+		p["toolCall"].(map[string]any)["title"] = strings.Repeat("é", 120_000)
+		answers <- a.call("session/request_permission", p)
+		return "end_turn"
+	})
+	s.say("many options")
+	select {
+	case r := <-answers:
+		require.Nil(t, r.Error)
+		assert.JSONEq(t, `{"outcome":{"outcome":"selected","optionId":"no"}}`, string(r.Result))
+	case <-time.After(waitLimit):
+		t.Fatalf("the request was not refused; chat:\n%s", s.dump())
+	}
+	s.botMessage("options: 10001 options; at most 10")
+	for _, m := range s.fake.BotMessages(me) {
+		assert.Empty(t, m.Buttons(), "nothing to tap was shown: %q", lastN(m.Text, 200))
+	}
+
+	s.say("long title")
+	m := s.botMessage("bytes cut)")
+	assert.Equal(t, []string{"Allow", "Always allow make", "Reject", "Never"}, m.Buttons())
+	assert.LessOrEqual(t, len([]rune(m.Text)), 4096, "one Telegram message")
+	s.tap(m, "Reject")
+	r := <-answers
+	assert.JSONEq(t, `{"outcome":{"outcome":"selected","optionId":"no"}}`, string(r.Result))
+}
+
+// The agent's options are never blank buttons, and a name too long for a
+// button is cut yet still picks its own option.
+func TestAgentOptionNamesBlankOrLong(t *testing.T) {
+	long := strings.Repeat("Always allow ", 40)
+	opts := `[{"optionId":"","name":"","kind":"allow_once"},{"optionId":"always","name":"` + long + `","kind":"allow_always"},{"optionId":"no","name":" ","kind":"reject_once"}]`
+	answers := make(chan rpc, 1)
+	s, _ := newScriptedStack(t, func(a *scripted, text string) string {
+		answers <- a.call("session/request_permission", permissionParams(opts))
+		return "end_turn"
+	})
+	s.say("build it")
+	m := s.botMessage("make all")
+	require.Len(t, m.Buttons(), 3)
+	assert.Equal(t, "Option 1", m.Buttons()[0])
+	assert.Equal(t, "no", m.Buttons()[2])
+	assert.True(t, strings.HasSuffix(m.Buttons()[1], "…"), m.Buttons()[1])
+	s.tap(m, m.Buttons()[1])
+	r := <-answers
+	assert.JSONEq(t, `{"outcome":{"outcome":"selected","optionId":"always"}}`, string(r.Result))
+}
