@@ -33,7 +33,7 @@ func selectAgent(ctx context.Context, cfg config.Config, log *slog.Logger) (agen
 		if err != nil {
 			return nil, fmt.Errorf("LEASHD_ACP_COMMAND=%q: %w", cfg.ACPCommand, err)
 		}
-		return acp.New(argv, acp.WithLogger(log), acp.WithSandbox(sb)), nil
+		return acp.New(argv, acp.WithLogger(log), acp.WithSandbox(sb), acp.WithMaxMessageBytes(cfg.MaxAgentMessageBytes)), nil
 	}
 	path, err := claude.Find(sb.LookPath, cfg.ClaudePath)
 	switch {
