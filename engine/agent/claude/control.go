@@ -25,7 +25,9 @@ func (s *session) permission(reqID string, req controlRequest) {
 			resp = agent.PermissionResponse{Message: "The request ended before it could be asked."}
 		default:
 			pr := req.permissionRequest()
-			pr.PlanDir = s.a.planDir
+			if pr.ToolName == agent.ToolExitPlanMode {
+				pr.PlanDir = s.a.planDir // where its planFilePath may be read
+			}
 			resp = ts.h.Permission(ctx, pr)
 		}
 		return permissionBody(req, resp)
