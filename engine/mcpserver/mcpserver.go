@@ -341,14 +341,14 @@ func chatOf(r *http.Request) string {
 	return DefaultChat
 }
 
+// validChat holds ?chat= to the coordinator's rule for chat IDs.
 func validChat(id string) error {
-	if len(id) > 200 {
-		return errors.New("at most 200 bytes")
-	}
-	for _, r := range id {
-		if r <= ' ' || r == 0x7f {
-			return fmt.Errorf("%q: no spaces or control characters", id)
+	if err := interactions.CheckChatID(id); err != nil {
+		var inv *interactions.InvalidError
+		if errors.As(err, &inv) {
+			return errors.New(inv.Problem)
 		}
+		return err
 	}
 	return nil
 }

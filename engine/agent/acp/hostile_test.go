@@ -279,3 +279,32 @@ func TestStopEndsTheTurnWhateverTheAgentDoes(t *testing.T) {
 	}
 	assert.NotEmpty(t, sb.proc.got())
 }
+
+// A line of 3 MB that is not JSON-RPC is skipped with a warning quoting at
+// most 2 KiB of it and its length — not logged whole at ERROR.
+func TestBadLineIsLoggedCut(t *testing.T) {
+	sess, _, logs := openHostile(t, func(a *scripted, text string) string {
+		a.writeMu.Lock()
+		_, _ = a.out.Write([]byte(strings.Repeat("n", 3<<20) + "\n"))
+		a.writeMu.Unlock()
+		return "end_turn"
+	})
+	_, err := turnWithin(t, sess, &textHandler{}, 30*time.Second)
+	require.NoError(t, err)
+	assert.Contains(t, logs.String(), `level=WARN msg="skipping a line from the agent that is not JSON-RPC"`)
+	assert.Contains(t, logs.String(), "… (3145728 bytes)")
+	assert.NotContains(t, logs.String(), "level=ERROR")
+	for _, line := range strings.Split(logs.String(), "\n") {
+		assert.LessOrEqual(t, len(line), 3<<10, "a log line of %d bytes", len(line))
+	}
+}
+
+// What the SDK logs of the agent's output is cut to 2 KiB too.
+func TestSDKLogLinesAreCut(t *testing.T) {
+	logs := &testenv.Buffer{}
+	l := slog.New(cappedHandler{slog.NewTextHandler(logs, nil)})
+	l.Error("failed to parse incoming message", "raw", strings.Repeat("r", 5<<20), "err", errors.New(strings.Repeat("e", 5000)), slog.Group("g", "x", strings.Repeat("g", 5000)))
+	assert.Less(t, len(logs.String()), 8<<10)
+	assert.Contains(t, logs.String(), "… (5242880 bytes)")
+	assert.Contains(t, logs.String(), "… (5000 bytes)")
+}
