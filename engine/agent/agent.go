@@ -90,7 +90,7 @@ type SessionOptions struct {
 // Notice is something the agent reports that people should see and
 // the audit log should keep.
 type Notice struct {
-	Kind string // NoticeDenied, NoticeWritesLost or NoticeReset
+	Kind string // NoticeDenied, NoticeWritesLost, NoticeReset or NoticeLost
 	Text string // for people
 }
 
@@ -106,6 +106,10 @@ const (
 	// plan approved with a fresh context); the chat's earlier messages are
 	// no longer in its context.
 	NoticeReset = "conversation_reset"
+	// NoticeLost: the session ended between turns because leashd lost its
+	// connection to the agent (the agent's process was ended); the next
+	// prompt starts it again.
+	NoticeLost = "session_lost"
 )
 
 // Session is one live agent conversation (often one agent process).

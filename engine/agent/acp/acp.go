@@ -133,6 +133,7 @@ func (a *Agent) Open(ctx context.Context, opts agent.SessionOptions) (agent.Sess
 		return nil, fmt.Errorf("starting %s: %w", a.argv[0], err)
 	}
 	s := newSession(a, opts.ChatID, filepath.Base(path), proc, proc.Stdin())
+	s.notice = opts.Notice
 	go func() {
 		_, _ = io.Copy(&s.stderr, proc.Stderr())
 		proc.Stderr().Close()

@@ -308,3 +308,24 @@ func TestSDKLogLinesAreCut(t *testing.T) {
 	assert.Contains(t, logs.String(), "… (5242880 bytes)")
 	assert.Contains(t, logs.String(), "… (5000 bytes)")
 }
+
+// Between turns, a lost connection ends the session too, and the chat is
+// told (a notice) that the next message starts the agent again.
+func TestClosedConnectionBetweenTurnsIsToldToTheChat(t *testing.T) {
+	sb := &fakeSandbox{t: t}
+	notices := make(chan agent.Notice, 1)
+	sess, err := New([]string{"hostile"}, WithSandbox(sb), WithCloseTimeout(300*time.Millisecond)).Open(context.Background(),
+		agent.SessionOptions{ChatID: "c", WorkDir: t.TempDir(), Notice: func(n agent.Notice) { notices <- n }})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sess.Close(context.Background()) })
+	sb.proc.stdoutW.Close() // the agent closes its output and lives on
+	select {
+	case n := <-notices:
+		assert.Equal(t, agent.NoticeLost, n.Kind)
+		assert.Equal(t, "The agent's session ended: the connection to the agent closed. Your next message starts it again.", n.Text)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the chat was not told")
+	}
+	<-sess.Done()
+	assert.NotEmpty(t, sb.proc.got(), "the process was ended")
+}

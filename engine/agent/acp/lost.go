@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/leashd/leashd/engine/agent"
 )
 
 // loseConnection records why leashd gives up the connection to the agent;
@@ -57,6 +59,9 @@ func (s *session) watchConnection() {
 	s.mu.Unlock()
 	s.log.Warn("the connection to the agent closed while it runs; ending it", "why", why)
 	_ = s.Close(context.Background())
+	if s.handler() == nil && s.notice != nil { // a turn says it itself
+		s.notice(agent.Notice{Kind: agent.NoticeLost, Text: "The agent's session ended: " + why + ". Your next message starts it again."})
+	}
 }
 
 // cappedHandler quotes at most maxLogged bytes of any string or error in a

@@ -51,6 +51,7 @@ type session struct {
 	exitErr   error
 	closing   string
 	lostWhy   string // why leashd gave up the connection (pump)
+	notice    func(agent.Notice)
 }
 
 // Interrupt implements agent.Session: session/cancel. The agent answers
