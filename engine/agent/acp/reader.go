@@ -15,11 +15,11 @@ import (
 // Message limits. The SDK reads the agent's stdout with a bufio.Scanner of
 // at most 10 MiB a line and queues at most 1,024 notifications; past either
 // it closes the connection while the process lives on. So leashd reads the
-// agent's output itself (pump): session/update notifications — the bursts,
+// agent's output itself (pump): notifications — session/update bursts,
 // such as a session/load replaying a long history — are handled as they
 // are read, in order, so none waits in the SDK's queue (a burst waits in
-// the pipe instead, the agent blocking on its writes), and only the rest
-// reaches the SDK, never a line it would refuse.
+// the pipe instead, the agent blocking on its writes), and only requests
+// and answers reach the SDK, never a line it would refuse.
 const (
 	// DefaultMaxMessageBytes is the longest message (line) from the agent
 	// read whole unless WithMaxMessageBytes says otherwise
@@ -87,6 +87,20 @@ func readLine(br *bufio.Reader, limit int, buf []byte) ([]byte, int, error) {
 	}
 }
 
+// notification handles a notification as it is read. A method that asks
+// a person is a request: without an ID nobody could be answered, so it is
+// ignored rather than put to people.
+func (s *session) notification(method string, params json.RawMessage) {
+	switch method {
+	case sdk.ClientMethodSessionRequestPermission, sdk.ClientMethodElicitationCreate, "cursor/ask_question", "_sandboxagent/session/request_question", methodTooLong:
+		s.log.Debug("a request sent as a notification; ignored", "method", method)
+		return
+	}
+	if _, rerr := s.handle(context.Background(), method, params); rerr != nil {
+		s.log.Debug("notification not handled", "method", method, "err", rerr.Message)
+	}
+}
+
 // route hands one line on; false means the session must end.
 func (s *session) route(line []byte, n, limit int, w io.Writer) bool {
 	if len(bytes.TrimSpace(line)) == 0 {
@@ -100,10 +114,8 @@ func (s *session) route(line []byte, n, limit int, w io.Writer) bool {
 		s.log.Warn("skipping a line from the agent that is not JSON-RPC", "err", err, "bytes", n, "line", excerpt(line))
 		return true
 	}
-	if m.ID == nil && m.Method == sdk.ClientMethodSessionUpdate {
-		if _, rerr := s.handle(context.Background(), m.Method, m.Params); rerr != nil {
-			s.log.Debug("session/update not handled", "err", rerr.Message)
-		}
+	if m.ID == nil && m.Method != "" && m.Method != "$/cancel_request" {
+		s.notification(m.Method, m.Params)
 		return true
 	}
 	if n > sdkMaxLine {
