@@ -23,7 +23,7 @@ import (
 const (
 	MaxChatIDBytes      = 200
 	MaxOptions          = 10
-	MaxQuestionBytes    = 4000
+	MaxQuestionBytes    = 16 << 10 // 4 Telegram messages; the connectors split it
 	MaxHeaderChars      = 100
 	MaxLabelBytes       = 200
 	MaxDescriptionBytes = 500
