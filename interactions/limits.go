@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -155,11 +156,12 @@ func fitAgentRequest(it *Interaction) {
 	it.Plan = fitBytes(it.Plan, MaxPlanBytes)
 	it.ToolName = fitBytes(it.ToolName, MaxToolNameBytes)
 	it.ToolSummary = fitBytes(it.ToolSummary, MaxToolSummaryBytes)
-	if it.Kind == KindQuestion && len(it.Options) > 0 {
-		opts := make([]Choice, len(it.Options)) // the caller's slice stays as it was
-		for i, o := range it.Options {
-			o.Description = fitBytes(o.Description, MaxDescriptionBytes)
-			opts[i] = o
+	if it.Kind == KindQuestion && slices.ContainsFunc(it.Options, func(o Choice) bool {
+		return len(o.Description) > MaxDescriptionBytes || !utf8.ValidString(o.Description)
+	}) {
+		opts := slices.Clone(it.Options) // the caller's slice stays as it was
+		for i := range opts {
+			opts[i].Description = fitBytes(opts[i].Description, MaxDescriptionBytes)
 		}
 		it.Options = opts
 	}
@@ -175,6 +177,9 @@ func fitAgentRequest(it *Interaction) {
 // fitBytes is s as UTF-8 cut to at most limit bytes, its note ("… (N
 // bytes cut)") included.
 func fitBytes(s string, limit int) string {
+	if len(s) <= limit && utf8.ValidString(s) {
+		return s
+	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= limit {
 		return s
@@ -195,6 +200,9 @@ func fitBytes(s string, limit int) string {
 
 // fitChars is s as UTF-8 cut to at most limit characters, ending in "…".
 func fitChars(s string, limit int) string {
+	if len(s) <= limit && utf8.ValidString(s) {
+		return s // fewer bytes than the limit: fewer characters too
+	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if utf8.RuneCountInString(s) <= limit {
 		return s
