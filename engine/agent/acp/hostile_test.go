@@ -70,6 +70,7 @@ func (p *fakeProc) got() []string {
 type fakeSandbox struct {
 	t        *testing.T
 	onPrompt func(a *scripted, text string) string
+	replay   int // history updates session/load replays
 	mu       sync.Mutex
 	proc     *fakeProc
 }
@@ -81,7 +82,7 @@ func (f *fakeSandbox) Start(sandbox.Spec) (sandbox.Process, error) {
 	p.stdinR, p.stdinW = io.Pipe()
 	p.stdoutR, p.stdoutW = io.Pipe()
 	p.stderrR, p.stderrW = io.Pipe()
-	a := &scripted{t: f.t, out: p.stdoutW, onPrompt: f.onPrompt, modes: claudeModes, caps: `{"loadSession":true}`, waiting: map[int]chan rpc{}, changed: make(chan struct{})}
+	a := &scripted{t: f.t, out: p.stdoutW, onPrompt: f.onPrompt, modes: claudeModes, caps: `{"loadSession":true}`, replay: f.replay, waiting: map[int]chan rpc{}, changed: make(chan struct{})}
 	go a.serve(p.stdinR)
 	f.mu.Lock()
 	f.proc = p
@@ -328,4 +329,24 @@ func TestClosedConnectionBetweenTurnsIsToldToTheChat(t *testing.T) {
 	}
 	<-sess.Done()
 	assert.NotEmpty(t, sb.proc.got(), "the process was ended")
+}
+
+// A session/load replaying a long history — 20,000 updates, far more than
+// the SDK's queue of 1,024 — resumes the session; none of it is shown.
+func TestLongHistoryReplayResumes(t *testing.T) {
+	sb := &fakeSandbox{t: t, replay: 20_000, onPrompt: func(a *scripted, text string) string {
+		a.update(map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": "new"}})
+		return "end_turn"
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sess, err := New([]string{"hostile"}, WithSandbox(sb), WithCloseTimeout(300*time.Millisecond)).Open(ctx,
+		agent.SessionOptions{ChatID: "c", WorkDir: t.TempDir(), ResumeID: "sess-1"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sess.Close(context.Background()) })
+	h := &textHandler{}
+	res, err := turnWithin(t, sess, h, 30*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "new", res.Text)
+	assert.Equal(t, "new", h.String(), "the history is not shown again")
 }
