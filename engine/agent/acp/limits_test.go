@@ -93,3 +93,30 @@ func TestAgentOptionNamesBlankOrLong(t *testing.T) {
 	r := <-answers
 	assert.JSONEq(t, `{"outcome":{"outcome":"selected","optionId":"always"}}`, string(r.Result))
 }
+
+// /stop with an agent that ignores session/cancel: the person is told the
+// turn ended and why, and the chat's next message gets a fresh agent
+// instead of waiting behind the stuck one for good.
+func TestStopWithAnAgentIgnoringCancelFreesTheChat(t *testing.T) {
+	hold, prompted := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	s, sa := newScriptedStack(t, func(a *scripted, text string) string {
+		if strings.Contains(text, "stuck") {
+			close(prompted)
+			<-hold // ignores session/cancel
+			return "end_turn"
+		}
+		a.update(map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": "fresh answer"}})
+		return "end_turn"
+	})
+	s.say("get stuck")
+	<-prompted
+	s.say("/stop")
+	s.botMessage("Stopped.")
+	s.botMessage("did not end its turn within 1s of being stopped")
+	s.say("again")
+	s.botMessage("fresh answer")
+	sa.mu.Lock()
+	defer sa.mu.Unlock()
+	assert.Len(t, sa.all, 2, "a new agent session")
+}
