@@ -177,6 +177,10 @@ func (s *session) connect(r io.Reader) {
 	s.conn = sdk.NewConnection(s.handle, s.stdin, pr)
 	s.conn.SetLogger(slog.New(cappedHandler{s.log.Handler()}))
 	go s.pump(r, pw)
+	go func() {
+		<-s.conn.Done()
+		pr.Close() // the SDK reads no more: pump's writes fail instead of blocking
+	}()
 	go s.watchConnection()
 }
 
