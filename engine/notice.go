@@ -14,6 +14,7 @@ var noticePrefix = map[string]string{
 	agent.NoticeDenied:     "🚫 ",
 	agent.NoticeWritesLost: "⚠️ ",
 	agent.NoticeReset:      "🧹 ",
+	agent.NoticeLost:       "⚠️ ",
 }
 
 // agentNotice shows what an agent reported in its chat, logs it, and

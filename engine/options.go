@@ -21,15 +21,13 @@ func (t *turn) chooseOption(ctx context.Context, req agent.PermissionRequest) ag
 	opts := make([]interactions.Choice, len(req.Options))
 	byLabel := make(map[string]agent.PermissionOption, len(req.Options))
 	for i, o := range req.Options {
-		label := strings.TrimSpace(o.Name)
-		if label == "" {
-			label = o.ID
-		}
+		base := optionLabel(o, i)
+		label := base
 		for n := 2; ; n++ { // labels must be unique to mean one option
 			if _, taken := byLabel[label]; !taken {
 				break
 			}
-			label = fmt.Sprintf("%s (%d)", strings.TrimSpace(o.Name), n)
+			label = fmt.Sprintf("%s (%d)", base, n)
 		}
 		byLabel[label] = o
 		opts[i] = interactions.Choice{Label: label, Description: approval.OptionMeaning[o.Kind]}
@@ -41,7 +39,10 @@ func (t *turn) chooseOption(ctx context.Context, req agent.PermissionRequest) ag
 		Header: approval.ToolApprovalHeader, Question: approval.ToolApprovalText(req), Options: opts, Index: 1, Total: 1,
 	})
 	if err != nil {
-		return approval.Deny("The approval could not be asked: " + err.Error())
+		t.e.say(ctx, t.c.id, "The agent asked for a tool approval leashd could not show ("+err.Error()+"); it was refused.")
+		r := approval.Deny("The approval could not be asked: " + err.Error())
+		r.OptionID = approval.RejectOption(req.Options)
+		return r
 	}
 	switch last.Status {
 	case interactions.StatusAnswered:
@@ -64,4 +65,24 @@ func (t *turn) chooseOption(ctx context.Context, req agent.PermissionRequest) ag
 	default:
 		return approval.NotAnswered(last) // no option: the agent reads "cancelled"
 	}
+}
+
+// optionLabel is the label of the agent's i-th option: its name, else its
+// ID, else "Option i+1" (never a blank button), cut to fit
+// interactions.MaxLabelBytes with room for a " (n)" that tells repeated
+// names apart. The answer is mapped back by this label, so the cut keeps
+// it meaning one option.
+func optionLabel(o agent.PermissionOption, i int) string {
+	label := strings.TrimSpace(o.Name)
+	if label == "" {
+		label = strings.TrimSpace(o.ID)
+	}
+	if label == "" {
+		label = fmt.Sprintf("Option %d", i+1)
+	}
+	const room = interactions.MaxLabelBytes - len(" (10)") - len("…")
+	if part, cut := approval.CapText(label, room); cut > 0 {
+		label = part + "…"
+	}
+	return label
 }

@@ -55,7 +55,7 @@ func (t *turn) askQuestions(ctx context.Context, req agent.PermissionRequest) ag
 }
 
 func (t *turn) reviewPlan(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
-	plan, shown, refusal, notice := approval.PlanOf(req.Input, t.c.workDir)
+	plan, shown, refusal, notice := approval.PlanOf(req.Input, req.PlanDir)
 	if refusal != "" {
 		if notice != "" {
 			t.e.say(ctx, t.c.id, notice)

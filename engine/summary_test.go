@@ -61,10 +61,11 @@ func TestToolSummary(t *testing.T) {
 }
 
 // planFileAgent asks for review of a plan given only as a plan file (the
-// plan argument empty), as newer CLIs may.
-func planFileAgent(path string, got chan<- agent.PermissionResponse) *enginetest.ScriptAgent {
+// plan argument empty), as newer CLIs may, its driver naming planDir as
+// the agent's plan directory.
+func planFileAgent(path, planDir string, got chan<- agent.PermissionResponse) *enginetest.ScriptAgent {
 	return &enginetest.ScriptAgent{Turn: func(ctx context.Context, s *enginetest.ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error) {
-		got <- h.Permission(ctx, agent.PermissionRequest{ToolName: agent.ToolExitPlanMode, Input: mustJSON(map[string]string{"plan": " \n", "planFilePath": path})})
+		got <- h.Permission(ctx, agent.PermissionRequest{ToolName: agent.ToolExitPlanMode, Input: mustJSON(map[string]string{"plan": " \n", "planFilePath": path}), PlanDir: planDir})
 		return agent.Result{}, nil
 	}}
 }
@@ -72,10 +73,10 @@ func planFileAgent(path string, got chan<- agent.PermissionResponse) *enginetest
 func TestPlanReadFromPlanFileWhenPlanIsEmpty(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "plan.md"), []byte("# Plan from the file\n- step"), 0o600))
-	for _, path := range []string{"plan.md", filepath.Join(dir, "plan.md")} { // relative to the work dir, and absolute
+	for _, path := range []string{"plan.md", filepath.Join(dir, "plan.md")} { // relative to the plan directory, and absolute
 		t.Run(path, func(t *testing.T) {
 			got := make(chan agent.PermissionResponse, 1)
-			e, conn, _ := start(t, planFileAgent(path, got), nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
+			e, conn, _ := start(t, planFileAgent(path, dir, got), nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
 			send(t, e, "c1", "plan it")
 			it := conn.WaitShown(t, 1)
 			assert.Equal(t, "# Plan from the file\n- step", it.Plan)
@@ -93,13 +94,12 @@ func TestPlanReadFromPlanFileWhenPlanIsEmpty(t *testing.T) {
 func TestPlanFileMissingIsToldToChatAndAgent(t *testing.T) {
 	dir := t.TempDir()
 	got := make(chan agent.PermissionResponse, 1)
-	e, conn, _ := start(t, planFileAgent("gone.md", got), nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
+	e, conn, _ := start(t, planFileAgent("gone.md", dir, got), nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
 	send(t, e, "c1", "plan it")
 	resp := <-got
 	assert.False(t, resp.Allow)
-	missing := filepath.Join(dir, "gone.md")
-	assert.Equal(t, "leashd could not read the plan file (open "+missing+": no such file or directory); call ExitPlanMode again with the whole plan in \"plan\".", resp.Message)
-	conn.WaitSaid(t, "c1|The agent's plan file could not be read (open "+missing+": no such file or directory); it was told to send the plan as text.")
+	assert.Equal(t, "leashd could not read the plan file (gone.md: no such plan file); call ExitPlanMode again with the whole plan in \"plan\".", resp.Message)
+	conn.WaitSaid(t, "c1|The agent's plan file could not be read (gone.md: no such plan file); it was told to send the plan as text.")
 	conn.Lock()
 	assert.Empty(t, conn.Shown, "nothing to review was shown")
 	conn.Unlock()
@@ -112,15 +112,15 @@ func TestPlanFileOversizedIsShownCutWithANote(t *testing.T) {
 	body := "# Big plan\n" + strings.Repeat("ü", limit) // 2 bytes each: the cut falls inside a rune
 	require.NoError(t, os.WriteFile(path, []byte(body), 0o600))
 	got := make(chan agent.PermissionResponse, 1)
-	e, conn, _ := start(t, planFileAgent(path, got), nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
+	e, conn, _ := start(t, planFileAgent(path, dir, got), nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir }, func(_ *engine.Deps, c *engine.Config) { c.DefaultMode = agent.ModePlan })
 	send(t, e, "c1", "plan it")
 	it := conn.WaitShown(t, 1)
 	note := "\n\n… (plan cut at 256 KiB for display; the full plan is in " + path + ")"
 	require.True(t, strings.HasSuffix(it.Plan, note), "the plan says it was cut and where the rest is: %q", it.Plan[len(it.Plan)-200:])
 	shown := strings.TrimSuffix(it.Plan, note)
 	assert.True(t, strings.HasPrefix(body, shown), "the start of the plan, unchanged")
-	assert.LessOrEqual(t, len(shown), limit)
-	assert.Greater(t, len(shown), limit-4, "cut only to keep whole characters")
+	assert.LessOrEqual(t, len(it.Plan), limit, "the note included")
+	assert.Greater(t, len(it.Plan), limit-4, "cut only to keep whole characters")
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Reject: true})
 	require.NoError(t, err)
 	assert.False(t, (<-got).Allow)
@@ -144,8 +144,8 @@ func TestInlinePlanOversizedIsShownCutWithANote(t *testing.T) {
 	require.True(t, ok, "a note says the plan was cut: %q", it.Plan[max(0, len(it.Plan)-200):])
 	assert.Equal(t, strconv.Itoa(len(plan)-len(shown))+" bytes) — the plan is longer than leashd shows for review", note)
 	assert.True(t, strings.HasPrefix(plan, shown), "the start of the plan, unchanged")
-	assert.LessOrEqual(t, len(shown), limit)
-	assert.Greater(t, len(shown), limit-4, "cut only to keep whole characters")
+	assert.LessOrEqual(t, len(it.Plan), limit, "the note included")
+	assert.Greater(t, len(shown), limit-210, "room is left for the note only")
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionDefault}})
 	require.NoError(t, err)
 	resp := <-got

@@ -172,10 +172,8 @@ func (c *Coordinator) ask(ctx context.Context, it *Interaction, timeout time.Dur
 	if err := validate(it); err != nil {
 		return nil, err
 	}
-	if it.Asker != "" {
-		if err := CheckProgramRequest(it); err != nil {
-			return nil, err
-		}
+	if err := checkRequest(it); err != nil {
+		return nil, err
 	}
 	it.AskedAt = c.now()
 	if timeout > 0 {

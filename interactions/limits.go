@@ -1,19 +1,30 @@
 package interactions
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
-// Limits on what a program may ask (an interaction with an Asker: the HTTP
-// API, `leashd ask`, the MCP server, the Go client). A person reads it on a
-// phone and taps one of its buttons; what does not fit there is refused,
-// not cut. Agents' own requests are cut to fit by the engine instead.
+// Limits on every interaction, whoever asks: a person reads it on a phone
+// and taps one of its buttons. The coordinator applies them to each request
+// (checkRequest). What a program asks (an interaction with an Asker: the
+// HTTP API, `leashd ask`, the MCP server, the Go client) is refused beyond
+// any of them, not cut: the program can fix its request. What the chat's
+// own agent asks is refused where cutting would change what an answer
+// means — the chat ID, the number of options, an empty, repeated or
+// over-long label — and otherwise cut to fit with a note saying how much
+// was left out: the question, header, option descriptions, plan, tool
+// name, summary and input are only read, and the agent keeps its own copy
+// (an answer names a label, never the text around it).
 const (
+	MaxChatIDBytes      = 200
 	MaxOptions          = 10
-	MaxQuestionBytes    = 4000
+	MaxQuestionBytes    = 16 << 10 // 4 Telegram messages; the connectors split it
 	MaxHeaderChars      = 100
 	MaxLabelBytes       = 200
 	MaxDescriptionBytes = 500
@@ -98,6 +109,105 @@ func checkOptions(opts []Choice) error {
 		}
 	}
 	return nil
+}
+
+// CheckChatID refuses a chat ID that is empty, over MaxChatIDBytes, not
+// UTF-8, or has spaces or control characters: the same for every door.
+func CheckChatID(id string) error {
+	if id == "" {
+		return invalid("chat_id", "missing")
+	}
+	if len(id) > MaxChatIDBytes || !utf8.ValidString(id) {
+		return invalid("chat_id", "must be UTF-8 of 1 to %d bytes", MaxChatIDBytes)
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) || unicode.IsSpace(r) {
+			return invalid("chat_id", "%s: no spaces or control characters", quoteShort(id))
+		}
+	}
+	return nil
+}
+
+// checkRequest holds *it to the limits (see above): a program's request is
+// refused beyond any; an agent's is refused for its chat ID or options
+// and has its text cut to fit.
+func checkRequest(it *Interaction) error {
+	if err := CheckChatID(it.ChatID); err != nil {
+		return err
+	}
+	if it.Asker != "" {
+		return CheckProgramRequest(it)
+	}
+	fitAgentRequest(it)
+	if it.Kind != KindQuestion {
+		return nil // the options are leashd's own
+	}
+	return checkOptions(it.Options)
+}
+
+// fitAgentRequest cuts the text of an agent's request to the limits, each
+// cut field ending with a note of how many bytes were left out, and makes
+// it UTF-8. An over-long tool input is replaced by an object holding its
+// start as text (cut JSON would not be JSON): people read the summary, and
+// the agent's own copy of the input is what it runs.
+func fitAgentRequest(it *Interaction) {
+	it.Header = fitChars(it.Header, MaxHeaderChars)
+	it.Question = fitBytes(it.Question, MaxQuestionBytes)
+	it.Plan = fitBytes(it.Plan, MaxPlanBytes)
+	it.ToolName = fitBytes(it.ToolName, MaxToolNameBytes)
+	it.ToolSummary = fitBytes(it.ToolSummary, MaxToolSummaryBytes)
+	if it.Kind == KindQuestion && slices.ContainsFunc(it.Options, func(o Choice) bool {
+		return len(o.Description) > MaxDescriptionBytes || !utf8.ValidString(o.Description)
+	}) {
+		opts := slices.Clone(it.Options) // the caller's slice stays as it was
+		for i := range opts {
+			opts[i].Description = fitBytes(opts[i].Description, MaxDescriptionBytes)
+		}
+		it.Options = opts
+	}
+	if n := len(it.ToolInput); n > MaxToolInputBytes {
+		excerpt, _ := json.Marshal(map[string]any{
+			"leashd_cut": fmt.Sprintf("the tool input is %d bytes; this is its start", n),
+			"start":      fitBytes(string(it.ToolInput[:MaxToolSummaryBytes]), MaxToolSummaryBytes),
+		})
+		it.ToolInput = excerpt
+	}
+}
+
+// fitBytes is s as UTF-8 cut to at most limit bytes, its note ("… (N
+// bytes cut)") included.
+func fitBytes(s string, limit int) string {
+	if len(s) <= limit && utf8.ValidString(s) {
+		return s
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= limit {
+		return s
+	}
+	cut := len(s) - limit
+	for {
+		note := fmt.Sprintf("… (%d bytes cut)", cut)
+		room := max(limit-len(note), 0)
+		for room > 0 && !utf8.RuneStart(s[room]) {
+			room--
+		}
+		if len(s)-room == cut {
+			return s[:room] + note
+		}
+		cut = len(s) - room
+	}
+}
+
+// fitChars is s as UTF-8 cut to at most limit characters, ending in "…".
+func fitChars(s string, limit int) string {
+	if len(s) <= limit && utf8.ValidString(s) {
+		return s // fewer bytes than the limit: fewer characters too
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	return string([]rune(s)[:limit-1]) + "…"
 }
 
 func byteLen(s string) int { return len(s) }

@@ -33,7 +33,7 @@ func selectAgent(ctx context.Context, cfg config.Config, log *slog.Logger) (agen
 		if err != nil {
 			return nil, fmt.Errorf("LEASHD_ACP_COMMAND=%q: %w", cfg.ACPCommand, err)
 		}
-		a := acp.New(argv, acp.WithLogger(log), acp.WithSandbox(sb))
+		a := acp.New(argv, acp.WithLogger(log), acp.WithSandbox(sb), acp.WithMaxMessageBytes(cfg.MaxAgentMessageBytes))
 		// A command that does not exist stops leashd now, as a missing
 		// claude does, not at the first message.
 		if err := a.Ready(); err != nil {

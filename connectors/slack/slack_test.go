@@ -580,12 +580,13 @@ func TestExtremeInteractionsAllValidForSlack(t *testing.T) {
 	assert.False(t, r[0].Allow)
 	e.waitText("D1", "❌ *Deny* — <@U1>: no &lt;script&gt; &amp; no")
 
-	// A question with four long descriptions and over-long labels, multi-select.
+	// A question with four long descriptions (as long as the coordinator
+	// lets them be) and over-long labels, multi-select.
 	var opts []map[string]string
 	for i := range 4 {
 		opts = append(opts, map[string]string{
 			"label":       fmt.Sprintf("Option %d ", i) + strings.Repeat("with a long label ", 6),
-			"description": strings.Repeat("because & <reasons> ", 120) + fmt.Sprintf("end-%d", i),
+			"description": strings.Repeat("because & <reasons> ", 24) + fmt.Sprintf("end-%d", i),
 		})
 	}
 	e.dm(allowedUser, raw("AskUserQuestion", map[string]any{"questions": []any{map[string]any{

@@ -90,7 +90,7 @@ type SessionOptions struct {
 // Notice is something the agent reports that people should see and
 // the audit log should keep.
 type Notice struct {
-	Kind string // NoticeDenied, NoticeWritesLost or NoticeReset
+	Kind string // NoticeDenied, NoticeWritesLost, NoticeReset or NoticeLost
 	Text string // for people
 }
 
@@ -106,6 +106,10 @@ const (
 	// plan approved with a fresh context); the chat's earlier messages are
 	// no longer in its context.
 	NoticeReset = "conversation_reset"
+	// NoticeLost: the session ended between turns because leashd lost its
+	// connection to the agent (the agent's process was ended); the next
+	// prompt starts it again.
+	NoticeLost = "session_lost"
 )
 
 // Session is one live agent conversation (often one agent process).
@@ -175,6 +179,11 @@ type PermissionRequest struct {
 	Options []PermissionOption
 	// Title is the agent's own title for the call, shown with it.
 	Title string
+	// PlanDir is where the agent keeps its plan files, set by a driver that
+	// knows (its own agent's configuration): an ExitPlanMode whose plan is
+	// only a planFilePath is read from a regular file inside it, never from
+	// anywhere else. "" reads no file: the plan must come inline.
+	PlanDir string
 }
 
 // MustAsk reports whether the agent itself says a person must decide: no

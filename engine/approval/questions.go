@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/leashd/leashd/engine/agent"
 	"github.com/leashd/leashd/interactions"
@@ -24,7 +25,7 @@ var _ Flows = (*interactions.Coordinator)(nil)
 
 // Questions puts AskUserQuestion's questions to people one at a time
 // and allows it with the answers attached; unreadable says why the input
-// could not be read ("" when it could).
+// could not be read or asked as given ("" when it could).
 func Questions(ctx context.Context, f Flows, chatID string, req agent.PermissionRequest) (resp agent.PermissionResponse, unreadable string) {
 	var in askInput
 	if err := json.Unmarshal(req.Input, &in); err != nil || len(in.Questions) == 0 {
@@ -35,6 +36,10 @@ func Questions(ctx context.Context, f Flows, chatID string, req agent.Permission
 		return Deny("leashd could not read the AskUserQuestion input (" + why + "); expected {\"questions\":[{\"question\",\"header\",\"options\":[{\"label\",\"description\"}],\"multiSelect\"}]}."), why
 	}
 	res, err := f.Ask(ctx, chatID, in.Questions)
+	if errors.Is(err, interactions.ErrInvalid) {
+		// Over the limits (e.g. 11 options): the agent may ask again.
+		return Deny("The question could not be asked: " + err.Error()), err.Error()
+	}
 	if err != nil {
 		return Deny("The question could not be asked: " + err.Error()), ""
 	}
@@ -55,14 +60,15 @@ func Questions(ctx context.Context, f Flows, chatID string, req agent.Permission
 // answers attached), ExitPlanMode a plan review (approve sets the mode:
 // acceptEdits for the edit decisions, default otherwise; adjust denies with
 // the feedback), any other tool a tool approval. There is no session here:
-// no rules are kept, and a plan file is read relative to workDir.
-func AskPermission(ctx context.Context, f Flows, chatID, workDir string, req agent.PermissionRequest) agent.PermissionResponse {
+// no rules are kept. Nor is a plan file read: a program's request never
+// makes leashd open a file, so an ExitPlanMode needs its plan inline.
+func AskPermission(ctx context.Context, f Flows, chatID string, req agent.PermissionRequest) agent.PermissionResponse {
 	switch req.ToolName {
 	case agent.ToolAskUserQuestion:
 		resp, _ := Questions(ctx, f, chatID, req)
 		return resp
 	case agent.ToolExitPlanMode:
-		_, shown, refusal, _ := PlanOf(req.Input, workDir)
+		_, shown, refusal, _ := PlanOf(req.Input, "")
 		if refusal != "" {
 			return Deny(refusal)
 		}

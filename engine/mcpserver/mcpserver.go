@@ -59,7 +59,9 @@ const (
 
 // Options configure a server.
 type Options struct {
-	// WorkDir is where a relative ExitPlanMode planFilePath is read from.
+	// WorkDir is not used: a caller's ExitPlanMode planFilePath is never
+	// opened (the plan must come inline). It stays so callers that set it
+	// still build.
 	WorkDir string
 	// Version is reported to clients.
 	Version string
@@ -80,7 +82,7 @@ func New(a Flows, chatID string, o Options) *mcp.Server {
 		Logger:       o.Log,
 		Instructions: "leashd puts questions and approvals to a person in the chat " + chatID + " (Telegram, Slack or the web page) and returns their answer.",
 	})
-	t := tools{a: a, chat: chatID, workDir: o.WorkDir, result: o.PermissionResult}
+	t := tools{a: a, chat: chatID, result: o.PermissionResult}
 	s.AddTool(&mcp.Tool{
 		Name:        ToolAskUser,
 		Description: "Ask the user one or more questions (like AskUserQuestion) and wait for the answers. Each question has a short header and 2-4 options; the user may also answer in their own words. Returns one line per question: \"question\"=\"answer\".",
@@ -113,10 +115,9 @@ const approvalSchema = `{"type":"object","properties":{"action":{"type":"string"
 const permissionSchema = `{"type":"object","properties":{"tool_name":{"type":"string"},"input":{"type":"object"},"tool_use_id":{"type":"string"}},"required":["tool_name","input"]}`
 
 type tools struct {
-	a       Flows
-	chat    string
-	workDir string
-	result  func(json.RawMessage, agent.PermissionResponse) any
+	a      Flows
+	chat   string
+	result func(json.RawMessage, agent.PermissionResponse) any
 }
 
 func text(s string) *mcp.CallToolResult {
@@ -296,7 +297,7 @@ func (t tools) permissionPrompt(ctx context.Context, req *mcp.CallToolRequest) (
 	if err != nil {
 		return toolError(err.Error()), nil
 	}
-	resp := approval.AskPermission(ctx, t.a, t.chat, t.workDir, agent.PermissionRequest{ToolName: in.ToolName, Input: in.Input, ToolUseID: in.ToolUseID})
+	resp := approval.AskPermission(ctx, t.a, t.chat, agent.PermissionRequest{ToolName: in.ToolName, Input: in.Input, ToolUseID: in.ToolUseID})
 	b, err := json.Marshal(t.result(in.Input, resp))
 	if err != nil {
 		return nil, err
@@ -340,14 +341,14 @@ func chatOf(r *http.Request) string {
 	return DefaultChat
 }
 
+// validChat holds ?chat= to the coordinator's rule for chat IDs.
 func validChat(id string) error {
-	if len(id) > 200 {
-		return errors.New("at most 200 bytes")
-	}
-	for _, r := range id {
-		if r <= ' ' || r == 0x7f {
-			return fmt.Errorf("%q: no spaces or control characters", id)
+	if err := interactions.CheckChatID(id); err != nil {
+		var inv *interactions.InvalidError
+		if errors.As(err, &inv) {
+			return errors.New(inv.Problem)
 		}
+		return err
 	}
 	return nil
 }

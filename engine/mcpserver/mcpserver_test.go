@@ -21,8 +21,14 @@ import (
 // through coord, and returns a client session.
 func connect(t *testing.T, coord *interactions.Coordinator) *mcp.ClientSession {
 	t.Helper()
+	return connectWith(t, coord, mcpserver.Options{WorkDir: t.TempDir(), PermissionResult: claude.PermissionResult})
+}
+
+// connectWith is connect with the server's options.
+func connectWith(t *testing.T, coord *interactions.Coordinator, o mcpserver.Options) *mcp.ClientSession {
+	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
-	s := mcpserver.New(coord, "c", mcpserver.Options{WorkDir: t.TempDir(), PermissionResult: claude.PermissionResult})
+	s := mcpserver.New(coord, "c", o)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	ss, err := s.Connect(ctx, st, nil)

@@ -38,6 +38,7 @@ type Agent struct {
 	startTimeout time.Duration
 	closeTimeout time.Duration
 	sandbox      sandbox.Sandbox
+	maxLine      int // DefaultMaxMessageBytes
 }
 
 // Option configures an Agent.
@@ -56,13 +57,25 @@ func WithSandbox(sb sandbox.Sandbox) Option { return func(a *Agent) { a.sandbox 
 // WithStartTimeout bounds initialize and session set-up (default 2 min).
 func WithStartTimeout(d time.Duration) Option { return func(a *Agent) { a.startTimeout = d } }
 
+// WithMaxMessageBytes sets the longest message (line) from the agent read
+// whole (default DefaultMaxMessageBytes; at least MinMessageBytes). A
+// longer request is answered with an error, a longer session/update left
+// out with a note; it bounds the memory a session's reader uses.
+func WithMaxMessageBytes(n int) Option {
+	return func(a *Agent) {
+		if n > 0 {
+			a.maxLine = max(n, MinMessageBytes)
+		}
+	}
+}
+
 // WithCloseTimeout is how long each shutdown step waits (default 5 s).
 func WithCloseTimeout(d time.Duration) Option { return func(a *Agent) { a.closeTimeout = d } }
 
 // New returns an Agent running argv (the command and its arguments, as
 // config.SplitCommandLine gives them).
 func New(argv []string, opts ...Option) *Agent {
-	a := &Agent{argv: argv, log: slog.New(slog.DiscardHandler), startTimeout: 2 * time.Minute, closeTimeout: 5 * time.Second}
+	a := &Agent{argv: argv, log: slog.New(slog.DiscardHandler), startTimeout: 2 * time.Minute, closeTimeout: 5 * time.Second, maxLine: DefaultMaxMessageBytes}
 	for _, o := range opts {
 		o(a)
 	}
@@ -120,6 +133,7 @@ func (a *Agent) Open(ctx context.Context, opts agent.SessionOptions) (agent.Sess
 		return nil, fmt.Errorf("starting %s: %w", a.argv[0], err)
 	}
 	s := newSession(a, opts.ChatID, filepath.Base(path), proc, proc.Stdin())
+	s.notice = opts.Notice
 	go func() {
 		_, _ = io.Copy(&s.stderr, proc.Stderr())
 		proc.Stderr().Close()
@@ -155,10 +169,19 @@ func newSession(a *Agent, chatID, agentName string, proc sandbox.Process, w io.W
 	}
 }
 
-// connect starts reading what the agent sends.
+// connect starts reading what the agent sends (through pump: see
+// DefaultMaxMessageBytes), and ending the session when the connection
+// closes (watchConnection).
 func (s *session) connect(r io.Reader) {
-	s.conn = sdk.NewConnection(s.handle, s.stdin, r)
-	s.conn.SetLogger(s.log)
+	pr, pw := io.Pipe()
+	s.conn = sdk.NewConnection(s.handle, s.stdin, pr)
+	s.conn.SetLogger(slog.New(cappedHandler{s.log.Handler()}))
+	go s.pump(r, pw)
+	go func() {
+		<-s.conn.Done()
+		pr.Close() // the SDK reads no more: pump's writes fail instead of blocking
+	}()
+	go s.watchConnection()
 }
 
 // start runs initialize and opens (or resumes) the session.

@@ -42,6 +42,7 @@ type scripted struct {
 	onPrompt func(a *scripted, text string) string // returns the stop reason
 	modes    string                                // session/new's modes JSON
 	caps     string                                // initialize's agentCapabilities JSON
+	replay   int                                   // more history updates session/load replays
 
 	mu      sync.Mutex
 	next    int
@@ -220,6 +221,9 @@ func (a *scripted) answer(m rpc) {
 		// The history is replayed before the answer; it is not shown again.
 		a.update(map[string]any{"sessionUpdate": "user_message_chunk", "content": map[string]any{"type": "text", "text": "old prompt"}})
 		a.update(map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": "OLD REPLY"}})
+		for i := range a.replay {
+			a.update(map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": fmt.Sprint("old ", i)}})
+		}
 		reply(`{"modes":` + a.modes + `}`)
 	case "session/set_mode":
 		reply(`{}`)

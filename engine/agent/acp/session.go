@@ -50,6 +50,8 @@ type session struct {
 	tools     map[string]string // tool call ID -> tool name
 	exitErr   error
 	closing   string
+	lostWhy   string // why leashd gave up the connection (pump)
+	notice    func(agent.Notice)
 }
 
 // Interrupt implements agent.Session: session/cancel. The agent answers
@@ -65,7 +67,20 @@ func (s *session) Interrupt(ctx context.Context) error {
 	if s.ended() {
 		return s.endedErr()
 	}
-	err := s.conn.SendNotification(ctx, sdk.AgentMethodSessionCancel, sdk.CancelNotification{SessionId: sdk.SessionId(id)})
+	// An agent that reads nothing blocks the write: the turn is stopped
+	// anyway after the close timeout (prompt).
+	sent := make(chan error, 1)
+	go func() {
+		sent <- s.conn.SendNotification(ctx, sdk.AgentMethodSessionCancel, sdk.CancelNotification{SessionId: sdk.SessionId(id)})
+	}()
+	t := time.NewTimer(s.a.closeTimeout)
+	defer t.Stop()
+	var err error
+	select {
+	case err = <-sent:
+	case <-t.C:
+		err = fmt.Errorf("the agent did not take session/cancel within %s", s.a.closeTimeout)
+	}
 	if stopping != nil {
 		once.Do(func() { close(stopping) })
 	}
@@ -250,21 +265,24 @@ func (s *session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) 
 }
 
 // prompt runs one session/prompt; ctx ending cancels it (session/cancel)
-// and waits a little for the agent to wind down.
+// and waits a little for the agent to wind down. After Interrupt (/stop)
+// the agent has the close timeout to end the turn; one that does not is
+// closed, so the turn ends and the chat is free whatever the agent does.
 func (s *session) prompt(ctx context.Context, text string) (sdk.PromptResponse, error) {
 	type res struct {
 		v   sdk.PromptResponse
 		err error
 	}
 	ch := make(chan res, 1)
-	id := s.ID()
+	s.mu.Lock()
+	id, stopping := s.id, s.stopping
+	s.mu.Unlock()
 	go func() {
 		v, err := sdk.SendRequest[sdk.PromptResponse](s.conn, context.WithoutCancel(ctx), sdk.AgentMethodSessionPrompt,
 			sdk.PromptRequest{SessionId: sdk.SessionId(id), Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
 		ch <- res{v, err}
 	}()
-	select {
-	case r := <-ch:
+	answered := func(r res) (sdk.PromptResponse, error) {
 		if r.err != nil {
 			if s.lost() {
 				return r.v, s.endedErr()
@@ -272,8 +290,24 @@ func (s *session) prompt(ctx context.Context, text string) (sdk.PromptResponse, 
 			return r.v, fmt.Errorf("session/prompt: %w", r.err)
 		}
 		return r.v, nil
+	}
+	select {
+	case r := <-ch:
+		return answered(r)
 	case <-s.done:
 		return sdk.PromptResponse{}, s.endedErr()
+	case <-stopping:
+		t := time.NewTimer(s.a.closeTimeout)
+		defer t.Stop()
+		select {
+		case r := <-ch:
+			return answered(r)
+		case <-s.done:
+			return sdk.PromptResponse{}, s.endedErr()
+		case <-t.C:
+			s.endUnstoppable(ctx)
+			return sdk.PromptResponse{}, s.endedErr()
+		}
 	case <-ctx.Done():
 		_ = s.Interrupt(context.WithoutCancel(ctx))
 		t := time.NewTimer(s.a.closeTimeout)
@@ -286,6 +320,21 @@ func (s *session) prompt(ctx context.Context, text string) (sdk.PromptResponse, 
 		}
 		return sdk.PromptResponse{}, fmt.Errorf("turn abandoned: %w", context.Cause(ctx))
 	}
+}
+
+// endUnstoppable closes a session whose agent did not end its turn within
+// the close timeout of session/cancel.
+func (s *session) endUnstoppable(ctx context.Context) {
+	why := fmt.Sprintf("the agent did not end its turn within %s of being stopped; leashd closed it", s.a.closeTimeout)
+	s.log.Warn(why)
+	s.mu.Lock()
+	if s.closing == "" {
+		s.closing = why
+	}
+	s.mu.Unlock()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*s.a.closeTimeout)
+	defer cancel()
+	_ = s.Close(cctx)
 }
 
 func (s *session) takeFeedbackLocked() string {
@@ -323,6 +372,8 @@ func (s *session) handle(ctx context.Context, method string, params json.RawMess
 		return nil, nil
 	case sdk.ClientMethodSessionRequestPermission:
 		return s.requestPermission(ctx, params)
+	case methodTooLong:
+		return nil, tooLongError(params)
 	case sdk.ClientMethodElicitationCreate:
 		return s.elicit(ctx, params)
 	case sdk.ClientMethodElicitationComplete:

@@ -14,6 +14,8 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/leashd/leashd/engine/agent"
@@ -70,6 +72,7 @@ type Agent struct {
 	maxLine      int // MaxLineBytes; smaller in tests
 	partial      bool
 	sandbox      sandbox.Sandbox
+	planDir      string // where the CLI writes plan files
 }
 
 // Option configures an Agent.
@@ -138,7 +141,32 @@ func New(path string, opts ...Option) *Agent {
 	if a.startTimeout <= 0 {
 		a.startTimeout = DefaultStartTimeout
 	}
+	a.planDir = plansDir(append(os.Environ(), a.env...))
 	return a
+}
+
+// plansDir is where the CLI writes its plan files given its environment
+// (the last value of a variable wins, as in the agent's): plans/ in
+// CLAUDE_CONFIG_DIR, else in ~/.claude. "" when neither is known. An
+// ExitPlanMode's planFilePath is read only from inside it.
+func plansDir(env []string) string {
+	var home, cfg string
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "HOME":
+			home = v
+		case "CLAUDE_CONFIG_DIR":
+			cfg = v
+		}
+	}
+	switch {
+	case cfg != "":
+		return filepath.Join(cfg, "plans")
+	case home != "":
+		return filepath.Join(home, ".claude", "plans")
+	}
+	return ""
 }
 
 // Name implements agent.Agent.

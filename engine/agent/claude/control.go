@@ -24,7 +24,11 @@ func (s *session) permission(reqID string, req controlRequest) {
 			// not show people a question that is already over.
 			resp = agent.PermissionResponse{Message: "The request ended before it could be asked."}
 		default:
-			resp = ts.h.Permission(ctx, req.permissionRequest())
+			pr := req.permissionRequest()
+			if pr.ToolName == agent.ToolExitPlanMode {
+				pr.PlanDir = s.a.planDir // where its planFilePath may be read
+			}
+			resp = ts.h.Permission(ctx, pr)
 		}
 		return permissionBody(req, resp)
 	}, "answering claude's permission request", "tool", req.ToolName)
