@@ -159,7 +159,9 @@ func TestEveryVariableIsRead(t *testing.T) {
 // falls back to for a field with an explicit name, nor other spellings.
 func TestOnlyPrefixedVariablesAreRead(t *testing.T) {
 	cleanEnv(t)
+	require.NoError(t, os.Unsetenv("LEASHD_SANDBOX")) // cleanEnv turns it off
 	for k, v := range map[string]string{
+		"SANDBOX": "docker", "AGENT_ENV": "LEASHD_WEB_TOKEN",
 		"DB_PATH": "/tmp/elsewhere.db", "TELEGRAM_API_URL": "http://evil.example", "SLACK_API_URL": "http://evil.example",
 		"AGENT": "demo", "APPROVAL_TIMEOUT_SECONDS": "1", "WEB_ADDR": "0.0.0.0:80", "WEB_TOKEN": "x",
 		"TELEGRAM_BOT_TOKEN": "123:abc", "SLACK_BOT_TOKEN": "xoxb-1", "WORKDIR": "/", "LOG_LEVEL": "debug",
