@@ -54,6 +54,9 @@ func mountRoutes(srv *httpserver.Server, s settings, conns []connectors.Connecto
 			}
 		}
 	}
+	// A tool call waits for a person, and the MCP event stream for
+	// notifications: neither may be cut off by the server's write timeout.
+	mcp = httpserver.Waiting(mcp, srv.WriteTimeout())
 	if err := srv.Handle("/mcp", web.RequireToken(s.web.Token, s.tokenFile, mcp)); err != nil {
 		return err
 	}

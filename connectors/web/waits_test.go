@@ -1,0 +1,68 @@
+package web_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/connectors/httpserver"
+)
+
+// A long-poll answered after the server's write timeout still gets the
+// answer: the timeout bounds each write, not the wait for a person.
+func TestLongPollAnsweredAfterTheWriteTimeout(t *testing.T) {
+	e := start(t, setup{server: httpserver.Options{WriteTimeout: 300 * time.Millisecond}})
+	id := e.askID(`{"chat_id":"slow","kind":"approval","question":"Deploy?"}`)
+	got := make(chan string, 1)
+	go func() { got <- e.longPoll(id, 10) }()
+	time.Sleep(time.Second) // more than three write timeouts
+	st, b := e.reply(id, `{"answers":[["Approve"]]}`)
+	require.Equal(t, 204, st, b)
+	select {
+	case o := <-got:
+		assert.Contains(t, o, `"status":"answered"`)
+		assert.Contains(t, o, `"approved":true`)
+	case <-time.After(15 * time.Second):
+		t.Fatal("the long-poll got nothing")
+	}
+}
+
+// longPoll returns what GET /api/interactions/{id}?wait= answers, or the
+// error the client saw (it may run on another goroutine). Like curl, it
+// uses a connection of its own: Go's client would silently retry a GET
+// cut off on a reused connection.
+func (e *env) longPoll(id string, wait int) string {
+	req, err := http.NewRequest("GET", fmt.Sprintf("%s/api/interactions/%s?wait=%d", e.url, id, wait), nil)
+	if err != nil {
+		return err.Error()
+	}
+	req.Header.Set("Authorization", "Bearer "+e.token)
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return fmt.Sprintf("%d %s", resp.StatusCode, b)
+}
+
+// A long-poll nobody answers, longer than the write timeout, says pending.
+func TestLongPollWithoutAnswerSaysPending(t *testing.T) {
+	e := start(t, setup{server: httpserver.Options{WriteTimeout: 300 * time.Millisecond}})
+	id := e.askID(`{"chat_id":"slow","question":"Anyone?"}`)
+	began := time.Now()
+	o := e.longPoll(id, 1)
+	assert.Contains(t, o, "200 {")
+	assert.Contains(t, o, `"status":"pending"`)
+	assert.Contains(t, o, `"interaction_id":"`+id+`"`)
+	assert.GreaterOrEqual(t, time.Since(began), time.Second, "it waited")
+}
