@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -65,4 +66,23 @@ func TestLongPollWithoutAnswerSaysPending(t *testing.T) {
 	assert.Contains(t, o, `"status":"pending"`)
 	assert.Contains(t, o, `"interaction_id":"`+id+`"`)
 	assert.GreaterOrEqual(t, time.Since(began), time.Second, "it waited")
+}
+
+// A plain GET of a request answered before a restart (only in the
+// journal now) says how it ended, not pending.
+func TestOutcomeFromTheJournalWithoutWait(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "leashd.db")
+	e := start(t, setup{db: db})
+	id := e.askID(`{"chat_id":"j","question":"Ship?","options":[{"label":"Ship"},{"label":"Wait"}]}`)
+	st, b := e.reply(id, `{"answers":[["Ship"]]}`)
+	require.Equal(t, 204, st, b)
+	require.Equal(t, "answered", e.outcome(id, "5")["status"])
+	e.stop()
+
+	e2 := start(t, setup{db: db})
+	o := e2.outcome(id, "0")
+	assert.Equal(t, "answered", o["status"])
+	assert.Equal(t, "Ship", o["answer"])
+	o = e2.outcome(id, "")
+	assert.Equal(t, "answered", o["status"], "no ?wait at all")
 }
