@@ -2,9 +2,11 @@ package web_test
 
 import (
 	"fmt"
+	"github.com/leashd/leashd/connectors/web"
 	"io"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,4 +87,47 @@ func TestOutcomeFromTheJournalWithoutWait(t *testing.T) {
 	assert.Equal(t, "Ship", o["answer"])
 	o = e2.outcome(id, "")
 	assert.Equal(t, "answered", o["status"], "no ?wait at all")
+}
+
+// Issue 30 item 8: long-polls fill their own cap, not the server's
+// connections. With more long-polls than the server holds connections, a
+// reply from the page and a health check still answer, those past the
+// cap are told so (503 naming LEASHD_WEB_MAX_WAITS), and those waiting
+// get the answer.
+func TestLongPollsLeaveRoomForRepliesAndHealthChecks(t *testing.T) {
+	const conns, waits = 16, 4
+	e := start(t, setup{server: httpserver.Options{MaxConns: conns}, webOpts: []web.Option{web.WithMaxWaits(waits)},
+		routes: map[string]http.Handler{"GET /healthz": healthz()}})
+	id := e.askID(`{"chat_id":"busy","kind":"approval","question":"Deploy?"}`)
+	got := make(chan string, conns)
+	for range conns {
+		go func() { got <- e.longPoll(id, 30) }()
+	}
+	var refused []string
+	for len(refused) < conns-waits {
+		select {
+		case o := <-got:
+			require.True(t, strings.HasPrefix(o, "503 "), "past the cap: %s", o)
+			refused = append(refused, o)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %d long-polls refused, %d expected", len(refused), conns-waits)
+		}
+	}
+	assert.Contains(t, refused[0], "LEASHD_WEB_MAX_WAITS")
+
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get(e.url + "/healthz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "health check with every long-poll waiting")
+	st, b := e.reply(id, `{"answers":[["Approve"]]}`)
+	require.Equal(t, http.StatusNoContent, st, b)
+	for range waits {
+		select {
+		case o := <-got:
+			assert.Contains(t, o, `"status":"answered"`)
+		case <-time.After(10 * time.Second):
+			t.Fatal("a waiting long-poll got no answer")
+		}
+	}
 }
