@@ -41,7 +41,8 @@ func TestMCPRealClaudeAllowAfterTheWriteTimeout(t *testing.T) {
 }
 
 // Issue 30 item 4 as reported: Allow tapped after more than a minute, with
-// the server's own write timeout (15 s).
+// the server's own write timeout (15 s). Claude Code is configured to wait
+// that long for a tool call (its default is 60 s: see leashdMCPConfig).
 func TestMCPRealClaudeAllowAfterAMinute(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits 65 s")
@@ -61,7 +62,11 @@ func releaseChecksAllowedAfter(t *testing.T, delay time.Duration) {
 	api.Reply(releaseChecksReplies()...)
 
 	dir := testenv.PrivateDir(t)
-	mcpConfig := leashdMCPConfig(t, url+"/mcp?chat=telegram:1001")
+	callTimeout := time.Duration(0) // the CLI's default
+	if delay > 0 {
+		callTimeout = delay + time.Minute
+	}
+	mcpConfig := leashdMCPConfig(t, url+"/mcp?chat=telegram:1001", callTimeout)
 	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second+delay)
 	defer cancel()
 	r := &claudeRun{t: t, fake: fake, chat: me, cancel: cancel}
@@ -101,13 +106,20 @@ func releaseChecksReplies() []fakeapi.Reply {
 }
 
 // leashdMCPConfig returns the --mcp-config JSON naming leashd's MCP
-// endpoint at url, with the web token as bearer.
-func leashdMCPConfig(t *testing.T, url string) string {
+// endpoint at url, with the web token as bearer. Claude Code 2.1.3xx gives
+// up a tool call after 60 s unless told otherwise (the server's "timeout",
+// or MCP_TOOL_TIMEOUT), and a person may take longer: callTimeout (0: the
+// CLI's default) is what a user configures for leashd.
+func leashdMCPConfig(t *testing.T, url string, callTimeout time.Duration) string {
 	t.Helper()
-	mcpConfig, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"leashd": map[string]any{
+	server := map[string]any{
 		"type": "http", "url": url,
 		"headers": map[string]string{"Authorization": "Bearer " + askToken},
-	}}})
+	}
+	if callTimeout > 0 {
+		server["timeout"] = callTimeout.Milliseconds()
+	}
+	mcpConfig, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"leashd": server}})
 	require.NoError(t, err)
 	return string(mcpConfig)
 }
