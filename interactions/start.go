@@ -10,10 +10,11 @@ import (
 // that receives how it ended (once; it is buffered). It is shown in the
 // background, and shown again while showing fails: a chat app that paces
 // its messages (Telegram's one a second in a chat) must not hold up the
-// ID, or a caller that gives up waiting leaves a question nobody collects. The interaction stays
-// pending until a reply, its timeout, Cancel, CancelPending, Interrupt, or
-// until ctx is done — so ctx must live as long as the interaction may. A
-// timeout of 0 means the coordinator's own (WithTimeout).
+// ID, or a caller that gives up waiting leaves a question nobody collects.
+// The interaction stays pending until a reply, its timeout, Cancel,
+// CancelPending, Interrupt, or until ctx is done — so ctx must live as
+// long as the interaction may. A timeout of 0 means the coordinator's own
+// (WithTimeout).
 //
 // It is how a program that is not an agent session (an HTTP client, an MCP
 // tool call) asks: it gets the ID at once and collects the answer later.
