@@ -145,9 +145,9 @@ func (e *Engine) Outcome(ctx context.Context, id string) (it interactions.Intera
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		it, res, found, err := e.store.Outcome(ctx, id)
+		it, res, found, err := e.journaled(ctx, id)
 		switch {
-		case ctx.Err() != nil:
+		case err != nil && ctx.Err() != nil:
 			return it, interactions.Resolution{}, false, nil
 		case err != nil:
 			return it, interactions.Resolution{}, false, err
@@ -155,6 +155,8 @@ func (e *Engine) Outcome(ctx context.Context, id string) (it interactions.Intera
 			return it, interactions.Resolution{}, false, fmt.Errorf("%w: %q", interactions.ErrNotFound, id)
 		case res.Status != "" && res.Status != interactions.StatusInterrupted:
 			return it, res, true, nil
+		case ctx.Err() != nil:
+			return it, interactions.Resolution{}, false, nil
 		}
 		// Pending in the journal but not here (a recovery re-registers
 		// it), or interrupted and not yet answered: wait for the answer.
@@ -167,6 +169,15 @@ func (e *Engine) Outcome(ctx context.Context, id string) (it interactions.Intera
 		case <-tick.C:
 		}
 	}
+}
+
+// journaled looks id up in the journal. The lookup is not bound by ctx,
+// which for a GET without ?wait is done before it starts (the journal's
+// answer must still count), only by a few seconds of its own.
+func (e *Engine) journaled(ctx context.Context, id string) (interactions.Interaction, interactions.Resolution, bool, error) {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return e.store.Outcome(lctx, id)
 }
 
 // CancelAsk cancels a pending interaction a program asked (Ctrl+C in

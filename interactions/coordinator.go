@@ -166,14 +166,25 @@ func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction,
 // timeout 0 means none. Unless it fails, the caller must then wait (c.wait)
 // for the outcome.
 func (c *Coordinator) ask(ctx context.Context, it *Interaction, timeout time.Duration) (*pending, error) {
+	p, presenter, err := c.open(ctx, it, timeout)
+	if err != nil {
+		return nil, err
+	}
+	c.present(ctx, p, presenter)
+	return p, nil
+}
+
+// open checks *it, makes it pending and announces it (journal, log,
+// events); it returns the presenter to show it with.
+func (c *Coordinator) open(ctx context.Context, it *Interaction, timeout time.Duration) (*pending, Presenter, error) {
 	if it.Asker == "" {
 		it.Asker = askerOf(ctx)
 	}
 	if err := validate(it); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkRequest(it); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	it.AskedAt = c.now()
 	if timeout > 0 {
@@ -182,11 +193,10 @@ func (c *Coordinator) ask(ctx context.Context, it *Interaction, timeout time.Dur
 
 	p, presenter, err := c.register(it, timeout)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c.announce(ctx, p)
-	c.present(ctx, p, presenter)
-	return p, nil
+	return p, presenter, nil
 }
 
 // register gives *it a new ID and makes it pending. It returns the presenter

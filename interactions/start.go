@@ -6,11 +6,15 @@ import (
 )
 
 // Start asks like Request but does not wait for the answer: it returns once
-// the interaction is registered and presented, with its ID, and a channel
-// that receives how it ended (once; it is buffered). The interaction stays
-// pending until a reply, its timeout, Cancel, CancelPending, Interrupt, or
-// until ctx is done — so ctx must live as long as the interaction may. A
-// timeout of 0 means the coordinator's own (WithTimeout).
+// the interaction is registered and journaled, with its ID, and a channel
+// that receives how it ended (once; it is buffered). It is shown in the
+// background, and shown again while showing fails: a chat app that paces
+// its messages (Telegram's one a second in a chat) must not hold up the
+// ID, or a caller that gives up waiting leaves a question nobody collects.
+// The interaction stays pending until a reply, its timeout, Cancel,
+// CancelPending, Interrupt, or until ctx is done — so ctx must live as
+// long as the interaction may. A timeout of 0 means the coordinator's own
+// (WithTimeout).
 //
 // It is how a program that is not an agent session (an HTTP client, an MCP
 // tool call) asks: it gets the ID at once and collects the answer later.
@@ -19,13 +23,21 @@ func (c *Coordinator) Start(ctx context.Context, it Interaction, timeout time.Du
 		timeout = c.timeout
 	}
 	asked := it
-	p, err := c.ask(ctx, &asked, timeout)
+	p, presenter, err := c.open(ctx, &asked, timeout)
 	if err != nil {
 		return it, nil, err
 	}
+	started := p.it // copied before the presenter may change p.it
+	go func() {
+		select {
+		case <-p.done: // settled before its turn came (answered on the page)
+		default:
+			c.present(ctx, p, presenter)
+		}
+	}()
 	out := make(chan Resolution, 1)
 	go func() { out <- c.wait(ctx, p) }()
-	return p.it, out, nil
+	return started, out, nil
 }
 
 // Await waits, until ctx is done, for the pending interaction id to be

@@ -26,6 +26,34 @@ import (
 // answered by taps; its Bash call that writes a file is shown as a tool
 // approval and runs after the Allow tap; the model receives both answers.
 func TestMCPRealClaudeApprovalsFromTelegram(t *testing.T) {
+	releaseChecksAllowedAfter(t, 0)
+}
+
+// Issue 30 item 4: the Allow tap comes after the server's write timeout
+// (made 2 s here): the tool call's answer still reaches Claude Code, and
+// the command runs. Before, the call was recorded answered and Claude
+// Code got ECONNRESET.
+func TestMCPRealClaudeAllowAfterTheWriteTimeout(t *testing.T) {
+	old := writeTimeout
+	writeTimeout = 2 * time.Second
+	t.Cleanup(func() { writeTimeout = old })
+	releaseChecksAllowedAfter(t, 5*time.Second)
+}
+
+// Issue 30 item 4 as reported: Allow tapped after more than a minute, with
+// the server's own write timeout (15 s). Claude Code is configured to wait
+// that long for a tool call (its default is 60 s: see leashdMCPConfig).
+func TestMCPRealClaudeAllowAfterAMinute(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits 65 s")
+	}
+	releaseChecksAllowedAfter(t, 65*time.Second)
+}
+
+// releaseChecksAllowedAfter runs claude -p against leashd's /mcp: ask_user
+// is answered by taps at once, the Bash call's approval by an Allow tap
+// after delay.
+func releaseChecksAllowedAfter(t *testing.T, delay time.Duration) {
 	claudePath := testenv.Claude(t)
 	url, fake := startServeTelegram(t)
 	const me = int64(1001)
@@ -34,8 +62,12 @@ func TestMCPRealClaudeApprovalsFromTelegram(t *testing.T) {
 	api.Reply(releaseChecksReplies()...)
 
 	dir := testenv.PrivateDir(t)
-	mcpConfig := leashdMCPConfig(t, url+"/mcp?chat=telegram:1001")
-	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	callTimeout := time.Duration(0) // the CLI's default
+	if delay > 0 {
+		callTimeout = delay + time.Minute
+	}
+	mcpConfig := leashdMCPConfig(t, url+"/mcp?chat=telegram:1001", callTimeout)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second+delay)
 	defer cancel()
 	r := &claudeRun{t: t, fake: fake, chat: me, cancel: cancel}
 	r.start(ctx, dir, claudePath, api, "-p", "Run the release checks and record the deploy",
@@ -48,13 +80,14 @@ func TestMCPRealClaudeApprovalsFromTelegram(t *testing.T) {
 		return strings.Contains(m.Text, "echo shipped &gt; deployed.txt") && len(m.Buttons()) > 0
 	})
 	assert.Contains(t, approval.Text, "Permission: Bash")
+	time.Sleep(delay)
 	_, err := fake.TapButton(me, me, approval.ID, "Allow")
 	require.NoError(t, err)
 
 	r.waitExit(ctx)
 	assert.Contains(t, r.out.String(), "All done.")
 	b, err := os.ReadFile(filepath.Join(dir, "deployed.txt"))
-	require.NoError(t, err, "the approved command ran")
+	require.NoError(t, err, "the approved command ran; claude: %s\n%s", r.out.String(), r.errOut.String())
 	assert.Equal(t, "shipped\n", string(b))
 	checkReleaseAnswers(t, api.Calls())
 }
@@ -73,13 +106,20 @@ func releaseChecksReplies() []fakeapi.Reply {
 }
 
 // leashdMCPConfig returns the --mcp-config JSON naming leashd's MCP
-// endpoint at url, with the web token as bearer.
-func leashdMCPConfig(t *testing.T, url string) string {
+// endpoint at url, with the web token as bearer. Claude Code 2.1.3xx gives
+// up a tool call after 60 s unless told otherwise (the server's "timeout",
+// or MCP_TOOL_TIMEOUT), and a person may take longer: callTimeout (0: the
+// CLI's default) is what a user configures for leashd.
+func leashdMCPConfig(t *testing.T, url string, callTimeout time.Duration) string {
 	t.Helper()
-	mcpConfig, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"leashd": map[string]any{
+	server := map[string]any{
 		"type": "http", "url": url,
 		"headers": map[string]string{"Authorization": "Bearer " + askToken},
-	}}})
+	}
+	if callTimeout > 0 {
+		server["timeout"] = callTimeout.Milliseconds()
+	}
+	mcpConfig, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"leashd": server}})
 	require.NoError(t, err)
 	return string(mcpConfig)
 }

@@ -21,6 +21,10 @@ import (
 // /metrics. With LEASHD_WEB_ADDR=off there is none: no page, no probes, no
 // metrics, and Validate refuses the webhook modes that would need it.
 
+// writeTimeout, when set, replaces the HTTP server's write timeout (15 s):
+// tests make "answered after the write timeout" a matter of seconds.
+var writeTimeout time.Duration
+
 // listen opens leashd's HTTP server on LEASHD_WEB_ADDR, or returns nil
 // when it is off. Listening before anything runs makes a busy address
 // stop leashd at once, and gives the web page its URL.
@@ -31,7 +35,10 @@ func listen(s settings, log *slog.Logger) (*httpserver.Server, error) {
 	srv := httpserver.New(httpserver.Options{
 		Addr:     s.web.Addr,
 		MaxConns: s.web.MaxConnections,
-		Log:      log.With("connector", "web"),
+		// Handlers that wait for a person (long-polls, /mcp) bound each
+		// write instead (httpserver.Waiting).
+		WriteTimeout: writeTimeout,
+		Log:          log.With("connector", "web"),
 	})
 	if err := srv.Listen(); err != nil {
 		return nil, err
@@ -54,6 +61,9 @@ func mountRoutes(srv *httpserver.Server, s settings, conns []connectors.Connecto
 			}
 		}
 	}
+	// A tool call waits for a person, and the MCP event stream for
+	// notifications: neither may be cut off by the server's write timeout.
+	mcp = httpserver.Waiting(mcp, srv.WriteTimeout())
 	if err := srv.Handle("/mcp", web.RequireToken(s.web.Token, s.tokenFile, mcp)); err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ func values(s settings) map[string]reflect.Value {
 func TestChatAppVariablesKeepTheirNames(t *testing.T) {
 	vars := variables(t)
 	for _, want := range []string{
-		"LEASHD_WEB_ADDR", "LEASHD_WEB_PAGE", "LEASHD_WEB_TOKEN", "LEASHD_WEB_MAX_STREAMS", "LEASHD_WEB_MAX_CONNECTIONS",
+		"LEASHD_WEB_ADDR", "LEASHD_WEB_PAGE", "LEASHD_WEB_TOKEN", "LEASHD_WEB_MAX_STREAMS", "LEASHD_WEB_MAX_WAITS", "LEASHD_WEB_MAX_CONNECTIONS",
 		"LEASHD_TELEGRAM_BOT_TOKEN", "LEASHD_TELEGRAM_API_URL", "LEASHD_TELEGRAM_ALLOWED_USERS",
 		"LEASHD_TELEGRAM_WEBHOOK_URL", "LEASHD_TELEGRAM_WEBHOOK_SECRET", "LEASHD_TELEGRAM_APPROVERS",
 		"LEASHD_SLACK_BOT_TOKEN", "LEASHD_SLACK_APP_TOKEN", "LEASHD_SLACK_SIGNING_SECRET",
@@ -84,7 +84,7 @@ func TestSettingsDefaults(t *testing.T) {
 	assert.Equal(t, map[string]any{
 		"telegram": telegram.Config{ApiURL: "https://api.telegram.org"},
 		"slack":    slack.Config{},
-		"web":      web.Config{Addr: "127.0.0.1:8080", Page: "on", MaxStreams: 100},
+		"web":      web.Config{Addr: "127.0.0.1:8080", Page: "on", MaxStreams: 100, MaxWaits: 256},
 	}, appSettings(s))
 	require.NoError(t, s.Validate(), "the defaults are a valid configuration")
 	assert.True(t, s.web.Serves())
@@ -109,7 +109,8 @@ func everyVariable(dir string) map[string]string {
 		"LEASHD_SANDBOX_IMAGE": "my-agent", "LEASHD_SANDBOX_CPUS": "2", "LEASHD_SANDBOX_MEMORY": "1g",
 
 		"LEASHD_WEB_ADDR": "0.0.0.0:9000", "LEASHD_WEB_TOKEN": "w3b-t0ken-9f8e7d6c5b4a", "LEASHD_WEB_PAGE": "off",
-		"LEASHD_WEB_MAX_STREAMS": "7", "LEASHD_WEB_MAX_CONNECTIONS": "300",
+		"LEASHD_WEB_MAX_STREAMS": "7",
+		"LEASHD_WEB_MAX_WAITS":   "9", "LEASHD_WEB_MAX_CONNECTIONS": "300",
 		"LEASHD_TELEGRAM_BOT_TOKEN": "123:abc", "LEASHD_TELEGRAM_API_URL": "http://127.0.0.1:8081",
 		"LEASHD_TELEGRAM_ALLOWED_USERS": "42", "LEASHD_TELEGRAM_WEBHOOK_URL": "https://bot.example.com/telegram",
 		"LEASHD_TELEGRAM_WEBHOOK_SECRET": "s3cr3t_-0123456789", "LEASHD_TELEGRAM_APPROVERS": "43, 44",
@@ -137,7 +138,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 	s, err := loadSettings()
 	require.NoError(t, err)
 	assert.Equal(t, map[string]any{
-		"web": web.Config{Addr: "0.0.0.0:9000", Page: "off", Token: "w3b-t0ken-9f8e7d6c5b4a", MaxStreams: 7, MaxConnections: 300},
+		"web": web.Config{Addr: "0.0.0.0:9000", Page: "off", Token: "w3b-t0ken-9f8e7d6c5b4a", MaxStreams: 7, MaxWaits: 9, MaxConnections: 300},
 		"telegram": telegram.Config{BotToken: "123:abc", ApiURL: "http://127.0.0.1:8081", AllowedUsers: []string{"42"},
 			WebhookURL: "https://bot.example.com/telegram", WebhookSecret: "s3cr3t_-0123456789", Approvers: []string{"43", "44"}},
 		"slack": slack.Config{BotToken: "xoxb-1", AppToken: "xapp-1", SigningSecret: "signing",

@@ -29,9 +29,9 @@ import (
 // sending its headers) without having sent a whole request — is closed to
 // make room. Such a connection has no response pending, so closing it
 // loses nobody an answer; a client that keeps its connection idle can
-// reconnect. Only when every connection is in a handler (event streams are
-// capped below max, other handlers are short and their bodies have a read
-// deadline) is the new client refused, with a 503 written on the raw
+// reconnect. Only when every connection is in a handler (event streams and
+// long-polls are capped below max, other handlers are short and their
+// bodies have a read deadline) is the new client refused, with a 503 written on the raw
 // connection instead of being left waiting.
 //
 // Idle connections whose last request carried no valid token (health

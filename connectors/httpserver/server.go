@@ -30,7 +30,8 @@ type Options struct {
 	MaxConns int
 	// WriteTimeout bounds writing a response [15s]: a client that stops
 	// reading is cut off after it. Event streams set their own deadline
-	// before each write.
+	// before each write, and so do handlers that wait for a person
+	// (Waiting: long-polls, /mcp).
 	WriteTimeout time.Duration
 	// IdleTimeout keeps an idle keep-alive connection open after a request
 	// that carried the token [2m]; ShortIdle after one that did not [5s].
@@ -226,8 +227,8 @@ func (s *Server) httpServer(lim *limiter) *http.Server {
 		IdleTimeout:    s.o.IdleTimeout,
 		// A response must be written within WriteTimeout, or a client that
 		// never reads would hold its connection (busy, so never closed to
-		// make room at the cap) for ever. Event streams set their own
-		// deadline before each write.
+		// make room at the cap) for ever. Event streams and handlers
+		// under Waiting set their own deadline before each write.
 		WriteTimeout: s.o.WriteTimeout,
 		ConnState:    lim.connState,
 		ConnContext:  lim.connContext,

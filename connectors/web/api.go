@@ -59,7 +59,9 @@ func (c *Connector) Mount(mux *http.ServeMux) {
 	api("POST /api/interactions/{id}/confirm", c.confirm)
 	api("POST /api/interactions/{id}/reject", c.reject)
 	api("POST /api/interactions", c.ask)
-	api("GET /api/interactions/{id}", c.outcome)
+	// A long-poll waits for a person: the server's write timeout would cut
+	// its answer off (httpserver.Waiting).
+	api("GET /api/interactions/{id}", httpserver.Waiting(http.HandlerFunc(c.outcome), c.writeTimeout).ServeHTTP)
 	api("DELETE /api/interactions/{id}", c.cancelAsk)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such API route: "+r.Method+" "+r.URL.Path)

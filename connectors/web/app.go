@@ -39,6 +39,7 @@ func (a *App) Connector(d connectors.Deps) (connectors.Connector, error) {
 		WithAgentName(d.AgentName),
 		WithLogger(d.Log.With("connector", "web")),
 		WithMaxStreams(a.Config.MaxStreams),
+		WithMaxWaits(a.Config.MaxWaits),
 		WithConnCap(d.HTTP.ConnCap),
 		WithWriteTimeout(d.HTTP.WriteTimeout),
 	), nil

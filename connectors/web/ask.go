@@ -313,6 +313,12 @@ func (c *Connector) outcome(w http.ResponseWriter, r *http.Request) {
 		}
 		wait = n
 	}
+	if wait > 0 {
+		if !c.takeWait(w) {
+			return
+		}
+		defer c.waits.Add(-1)
+	}
 	id := r.PathValue("id")
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(wait)*time.Second)
 	defer cancel()
@@ -331,6 +337,19 @@ func (c *Connector) outcome(w http.ResponseWriter, r *http.Request) {
 		out.ID = id
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// takeWait counts a long-poll in, or answers 503 when maxWaits are
+// waiting: the client asks again after Retry-After (interactions/client
+// does), and the connections stay free for everything else.
+func (c *Connector) takeWait(w http.ResponseWriter) bool {
+	if n := c.waits.Add(1); n > int64(c.maxWaits) {
+		c.waits.Add(-1)
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many long-polls waiting: at most %d (LEASHD_WEB_MAX_WAITS); ask again in a moment with ?wait, or now without it, or raise LEASHD_WEB_MAX_WAITS", c.maxWaits))
+		return false
+	}
+	return true
 }
 
 // outcomeOf renders how an interaction ended.

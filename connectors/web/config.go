@@ -18,6 +18,7 @@ type Config struct {
 	Token string `split_words:"true" desc:"Bearer token every /api and /mcp request needs, on loopback too; unset: leashd generates one at first start, keeps it in web-token beside the database (leashd ask and leashd mcp read it there) and prints the page's address with it; required when the web address is not loopback, and then at least 16 characters, not one character repeated"`
 	// The server's bounds (issue 15: floods of streams and connections).
 	MaxStreams     int `split_words:"true" default:"100" min:"1" max:"100000" desc:"Event streams (/api/events) served at once; more are refused with 503"`
+	MaxWaits       int `split_words:"true" default:"256" min:"1" max:"100000" desc:"Long-polls (GET /api/interactions/{id}?wait=N) waiting at once, apart from event streams; more are refused with 503 and Retry-After, so that replies, health checks and the page always find a connection"`
 	MaxConnections int `split_words:"true" default:"0" max:"1000000" desc:"Connections the web server holds at once; at the cap the longest-idle one is closed for a new client. 0 = from the open-file limit (a quarter kept for agents, the store and outgoing connections), at most 1024"`
 }
 

@@ -80,6 +80,11 @@ type Connector struct {
 	// WriteTimeout bounds a response.
 	writeTimeout time.Duration
 	connCap      int // the server's connection cap (0: unknown)
+	// maxWaits caps the long-polls waiting at once (waits counts them):
+	// each holds a busy connection, which the cap never closes to make
+	// room, so without a cap of their own they could take every one.
+	maxWaits int
+	waits    atomic.Int64
 
 	// Shutdown: Run's context ends → stopping; Flush → the streams get
 	// what is left and end.
@@ -172,6 +177,15 @@ func WithConnCap(n int) Option { return func(c *Connector) { c.connCap = n } }
 // write timeout.
 func WithWriteTimeout(d time.Duration) Option { return func(c *Connector) { c.writeTimeout = d } }
 
+// WithMaxWaits caps the long-polls (GET /api/interactions/{id}?wait=N,
+// N > 0) waiting at once (default DefaultMaxWaits); past the cap they
+// answer 503 with Retry-After.
+func WithMaxWaits(n int) Option { return func(c *Connector) { c.maxWaits = n } }
+
+// DefaultMaxWaits is how many long-polls wait at once unless WithMaxWaits
+// says otherwise.
+const DefaultMaxWaits = 256
+
 // DefaultMaxStreams is how many event streams are served at once unless
 // WithMaxStreams says otherwise.
 const DefaultMaxStreams = 100
@@ -183,6 +197,7 @@ func New(opts ...Option) *Connector {
 		heartbeat:    15 * time.Second,
 		hub:          newHub(4096, 8<<20, DefaultMaxStreams),
 		writeTimeout: 15 * time.Second,
+		maxWaits:     DefaultMaxWaits,
 
 		state:     errors.New("web: not listening yet"),
 		streams:   make(map[string]*streaming),
@@ -233,8 +248,9 @@ func (c *Connector) URL() string {
 // ends long-polls, and returns nil; the open event streams stay open for
 // what shutdown publishes (the interactions it interrupts) until Flush.
 func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
-	c.handler.Store(&h)
 	c.fitStreams()
+	c.fitWaits() // before any request is served (maxWaits is read unlocked)
+	c.handler.Store(&h)
 	url := c.URL()
 	// Logged before it reports ready, so whoever waits for ready finds the
 	// line with the address in the log.
@@ -265,6 +281,26 @@ func (c *Connector) fitStreams() {
 		n := max(c.connCap/2, 1)
 		c.log.Warn(fmt.Sprintf("web: LEASHD_WEB_MAX_STREAMS=%d leaves no connection for anything else (at most %d connections); serving at most %d event streams", c.hub.maxStreams, c.connCap, n))
 		c.hub.maxStreams = n
+	}
+}
+
+// fitWaits keeps the long-polls and the event streams together below
+// three quarters of the connection cap: the rest is for replies, health
+// checks and the page, which must never find every connection waiting.
+func (c *Connector) fitWaits() {
+	if c.maxWaits <= 0 {
+		c.maxWaits = DefaultMaxWaits
+	}
+	if c.connCap <= 0 {
+		return
+	}
+	c.hub.mu.Lock()
+	streams := c.hub.maxStreams
+	c.hub.mu.Unlock()
+	room := max(c.connCap-max(c.connCap/4, 1)-streams, 1)
+	if c.maxWaits > room {
+		c.log.Warn(fmt.Sprintf("web: LEASHD_WEB_MAX_WAITS=%d and LEASHD_WEB_MAX_STREAMS=%d leave too few of the %d connections for replies and health checks; serving at most %d long-polls", c.maxWaits, streams, c.connCap, room))
+		c.maxWaits = room
 	}
 }
 
