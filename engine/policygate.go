@@ -102,9 +102,20 @@ func (t *turn) policyDecided(ctx context.Context, req agent.PermissionRequest, r
 // programGate is the coordinator's ProgramGate (interactions.ProgramGate):
 // a program's tool approval (the API's, MCP permission_prompt) meets the
 // policy as an agent's does (toolPolicy), and is decided at once by an
-// allow or deny rule, or given the approvers it needs.
+// allow or deny rule, or given the approvers it needs; its plan reviews
+// and yes/no approvals (kind approval, request_approval, leashd ask
+// --approval) get the chat's quorum.
 func (e *Engine) programGate(ctx context.Context, it *interactions.Interaction) (interactions.Resolution, bool, error) {
-	if it.Kind != interactions.KindToolApproval {
+	switch {
+	case it.Kind == interactions.KindPlanReview:
+		it.Quorum = max(it.Quorum, e.quorumFor(it.ChatID))
+		return interactions.Resolution{}, false, nil
+	case it.IsYesNo():
+		// A program's approval decides what happens, as a tool approval
+		// does: as many approvers answer it as the chat's quorum.
+		it.Quorum = max(it.Quorum, e.quorumFor(it.ChatID))
+		return interactions.Resolution{}, false, nil
+	case it.Kind != interactions.KindToolApproval:
 		return interactions.Resolution{}, false, nil
 	}
 	req := agent.PermissionRequest{ToolName: it.ToolName, Input: it.ToolInput}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/approval"
 	"github.com/leashd/leashd/interactions"
 )
@@ -77,4 +78,42 @@ func waitCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// A program's approval and plan review in a group chat get the chat's
+// quorum: an approval is counted, and the approval's second option
+// decides at once; in a one-person chat one answer is enough.
+func TestProgramApprovalAndPlanReviewGetTheQuorum(t *testing.T) {
+	r := startPolicy(t, testPolicy, nil, func(_ *engine.Deps, c *engine.Config) { c.ApprovalQuorum = 2 })
+	approve := []interactions.Choice{{Label: "Approve"}, {Label: "Reject"}}
+	it, err := r.e.Ask(context.Background(), interactions.Interaction{ChatID: "group:1", Kind: interactions.KindQuestion,
+		Question: "Deploy?", Options: approve, Approval: true}, 0)
+	require.NoError(t, err)
+	shown := r.conn.WaitShown(t, 1)
+	assert.Equal(t, 2, shown.Quorum)
+	out, err := r.coord.Reply(it.ID, interactions.Reply{By: "u1", Answers: []string{"Approve"}})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.Counted, out)
+	out, err = r.coord.Reply(it.ID, interactions.Reply{By: "u2", Answers: []string{"Reject"}})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.Resolved, out, "a rejection decides at once")
+	_, res, resolved, err := r.e.Outcome(waitCtx(t), it.ID)
+	require.NoError(t, err)
+	require.True(t, resolved)
+	assert.Equal(t, "Reject", res.Answer)
+
+	it, err = r.e.Ask(context.Background(), interactions.Interaction{ChatID: "group:1", Kind: interactions.KindPlanReview, Plan: "# Plan"}, 0)
+	require.NoError(t, err)
+	assert.Equal(t, 2, r.conn.WaitShown(t, 2).Quorum)
+	out, err = r.coord.Reply(it.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionEdit}})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.Counted, out)
+
+	it, err = r.e.Ask(context.Background(), interactions.Interaction{ChatID: "web:1", Kind: interactions.KindQuestion,
+		Question: "Deploy?", Options: approve, Approval: true}, 0)
+	require.NoError(t, err)
+	assert.Zero(t, r.conn.WaitShown(t, 3).Quorum)
+	out, err = r.coord.Reply(it.ID, interactions.Reply{By: "u1", Answers: []string{"Approve"}})
+	require.NoError(t, err)
+	assert.Equal(t, interactions.Resolved, out)
 }
