@@ -104,7 +104,7 @@ func (t *turn) policyDecided(ctx context.Context, req agent.PermissionRequest, r
 // policy as an agent's does (toolPolicy), and is decided at once by an
 // allow or deny rule, or given the approvers it needs; its plan reviews
 // and yes/no approvals (kind approval, request_approval, leashd ask
-// --approval) get the chat's quorum.
+// --approval) get the chat's quorum, and only approvers decide them.
 func (e *Engine) programGate(ctx context.Context, it *interactions.Interaction) (interactions.Resolution, bool, error) {
 	switch {
 	case it.Kind == interactions.KindPlanReview:
@@ -112,7 +112,8 @@ func (e *Engine) programGate(ctx context.Context, it *interactions.Interaction) 
 		return interactions.Resolution{}, false, nil
 	case it.IsYesNo():
 		// A program's approval decides what happens, as a tool approval
-		// does: as many approvers answer it as the chat's quorum.
+		// does: approvers answer it, as many as the chat's quorum.
+		it.ForApprovers = true
 		it.Quorum = max(it.Quorum, e.quorumFor(it.ChatID))
 		return interactions.Resolution{}, false, nil
 	case it.Kind != interactions.KindToolApproval:

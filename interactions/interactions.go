@@ -160,8 +160,10 @@ type Interaction struct {
 	RequiresDetails bool `json:"requires_details,omitempty"`
 
 	// ForApprovers marks a question that decides what the agent may do (an
-	// agent's permission with its own options): like a plan review or a
-	// tool approval, only approvers answer it (Decides).
+	// agent's permission with its own options) or what a program may do
+	// (its approval, set by the engine for every program's yes/no
+	// approval): like a plan review or a tool approval, only approvers
+	// answer it (Decides).
 	ForApprovers bool `json:"for_approvers,omitempty"`
 
 	// Asker names who asked when it was not the chat's agent session: a
@@ -184,9 +186,10 @@ type Interaction struct {
 	Quorum int `json:"quorum,omitempty"`
 }
 
-// Decides reports whether answering it decides what the agent may do — a
-// plan review, a tool approval or a question marked ForApprovers — so that
-// connectors let only approvers answer it.
+// Decides reports whether answering it decides what an agent or a program
+// may do — a plan review, a tool approval, or a question marked
+// ForApprovers (an agent's own permission options, a program's approval)
+// — so that connectors let only approvers answer it.
 func (it Interaction) Decides() bool { return it.Kind != KindQuestion || it.ForApprovers }
 
 // NeedsQuorum reports whether it takes more than one approval: a plan
