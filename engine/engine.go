@@ -157,6 +157,8 @@ func New(d Deps, cfg Config) *Engine {
 	e.agentCtx, e.agentCancel = context.WithCancel(context.Background())
 	e.events, e.unsubscribe = d.Coord.Subscribe()
 	d.Coord.SetPresenter(interactions.PresenterFunc(e.present))
+	// Programs' requests meet the policy and quorum agents' requests do.
+	d.Coord.SetProgramGate(e.programGate)
 	return e
 }
 

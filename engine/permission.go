@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/leashd/leashd/engine/approval"
 
@@ -104,8 +103,10 @@ func (t *turn) setMode(m agent.Mode) {
 }
 
 func (t *turn) approveTool(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
-	pol := t.policyDecision(req)
-	if pol.Rule != nil && (pol.Decision == policy.Allow || pol.Decision == policy.Deny) {
+	// The policy, and who must approve: as for a program's request
+	// (programGate).
+	pol, decides, quorum := t.e.toolPolicy(t.c.id, t.workDir(), req)
+	if decides {
 		return t.policyDecided(ctx, req, pol)
 	}
 	// An ask or quorum rule, or the agent's own word that a person must
@@ -124,16 +125,6 @@ func (t *turn) approveTool(ctx context.Context, req agent.PermissionRequest) age
 	if !mustAsk && t.e.engineRules() && t.rules.Allows(req.ToolName, req.Input) {
 		return approval.AllowedBy(agent.ClassUserPermanent, req)
 	}
-	if pol.Quorum > 1 && !t.e.isGroupChat(t.c.id) {
-		// Nobody else can approve in a one-person chat (a private chat, the
-		// page, the terminal): the policy's requirement stands, at once
-		// rather than after the timeout.
-		pol.Decision = policy.Deny
-		pol.Reason = fmt.Sprintf("it needs %d approvers and this chat has one person; ask in a group chat (a Telegram group or Slack channel) where the approvers are", pol.Quorum)
-		return t.policyDecided(ctx, req, pol)
-	}
-	// A policy's quorum, or the group chat's; whichever asks for more.
-	quorum := max(pol.Quorum, t.e.quorumFor(t.c.id))
 	if quorum <= 1 { // one person's late answer is not a quorum
 		if res, ok := t.allowedAgain(ctx, req); ok {
 			return res

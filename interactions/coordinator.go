@@ -60,6 +60,7 @@ type Coordinator struct {
 
 	mu        sync.Mutex // guards everything below, and every pending's state
 	presenter Presenter
+	gate      ProgramGate // SetProgramGate; nil: none
 	byID      map[string]*pending
 	byChat    map[string][]*pending // oldest first; a chat with none has no entry
 	gone      tombstones
@@ -154,11 +155,44 @@ func (c *Coordinator) SetPresenter(p Presenter) {
 // ID) and how it ended. The error is non-nil only when it could not be asked
 // at all.
 func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction, Resolution, error) {
+	if c.programAsks(ctx, &it) {
+		out := c.requestGated(ctx, &it)
+		return out.it, out.res, out.err
+	}
 	p, err := c.ask(ctx, &it, c.timeout)
 	if err != nil {
 		return it, Resolution{}, err
 	}
 	return p.it, c.wait(ctx, p), nil
+}
+
+// requestGated is Request of a program's request: through the program gate
+// first. It is apart, and its outcome on the heap, so that the frame of an
+// agent's waiting Request stays small: every waiting goroutine keeps the
+// deepest stack it reached.
+//
+//go:noinline
+func (c *Coordinator) requestGated(ctx context.Context, it *Interaction) *requested {
+	out := &requested{it: *it}
+	if res, decided, err := c.gated(ctx, &out.it); err != nil || decided {
+		out.res, out.err = res, err
+		return out
+	}
+	p, err := c.ask(ctx, &out.it, c.timeout)
+	if err != nil {
+		out.err = err
+		return out
+	}
+	out.it, out.res = p.it, c.wait(ctx, p)
+	return out
+}
+
+// requested is how a request ended: what was asked, how it ended, or why
+// it could not be asked.
+type requested struct {
+	it  Interaction
+	res Resolution
+	err error
 }
 
 // ask is the one way an interaction is asked: it completes *it (ID, times,

@@ -160,8 +160,10 @@ type Interaction struct {
 	RequiresDetails bool `json:"requires_details,omitempty"`
 
 	// ForApprovers marks a question that decides what the agent may do (an
-	// agent's permission with its own options): like a plan review or a
-	// tool approval, only approvers answer it (Decides).
+	// agent's permission with its own options) or what a program may do
+	// (its approval, set by the engine for every program's yes/no
+	// approval): like a plan review or a tool approval, only approvers
+	// answer it (Decides).
 	ForApprovers bool `json:"for_approvers,omitempty"`
 
 	// Asker names who asked when it was not the chat's agent session: a
@@ -177,20 +179,40 @@ type Interaction struct {
 	Restored bool `json:"restored,omitempty"`
 
 	// Quorum is how many distinct approvers must choose an approve option
-	// of a plan review or tool approval before it is answered; 0 or 1:
-	// one. Any approver's deny, adjust or reject rejects it at once.
-	// Questions ignore it.
+	// of a plan review, tool approval or yes/no approval (IsYesNo) before
+	// it is answered; 0 or 1: one. Any approver's deny, adjust or reject
+	// (for a yes/no approval: its second option, or a typed reason)
+	// decides it at once. Other questions ignore it.
 	Quorum int `json:"quorum,omitempty"`
 }
 
-// Decides reports whether answering it decides what the agent may do — a
-// plan review, a tool approval or a question marked ForApprovers — so that
-// connectors let only approvers answer it.
+// Decides reports whether answering it decides what an agent or a program
+// may do — a plan review, a tool approval, or a question marked
+// ForApprovers (an agent's own permission options, a program's approval)
+// — so that connectors let only approvers answer it.
 func (it Interaction) Decides() bool { return it.Kind != KindQuestion || it.ForApprovers }
 
-// NeedsQuorum reports whether it takes more than one approval.
+// NeedsQuorum reports whether it takes more than one approval: a plan
+// review, a tool approval or a yes/no approval with a Quorum over one.
 func (it Interaction) NeedsQuorum() bool {
-	return it.Quorum > 1 && (it.Kind == KindPlanReview || it.Kind == KindToolApproval)
+	return it.Quorum > 1 && (it.Kind == KindPlanReview || it.Kind == KindToolApproval || it.IsYesNo())
+}
+
+// IsYesNo reports whether it is a two-option approval (Approval): the
+// first option approves, the second rejects.
+func (it Interaction) IsYesNo() bool {
+	return it.Kind == KindQuestion && it.Approval && len(it.Options) == 2 && !it.MultiSelect
+}
+
+// approves reports whether an answer approves it, so that it counts
+// towards its Quorum: any answer of a plan review or tool approval (a
+// refusal is a rejection), the first option of a yes/no approval (its
+// second option, or a typed reason, refuses at once).
+func (it Interaction) approves(res Resolution) bool {
+	if it.Kind == KindQuestion {
+		return it.IsYesNo() && res.Answer == it.Options[0].Label
+	}
+	return true
 }
 
 // Approver is one approval counted towards an interaction's Quorum: who

@@ -155,7 +155,7 @@ func (c *Coordinator) replyLocked(p *pending, r Reply, at time.Time) (Outcome, e
 		}
 		return AwaitingFeedback, nil
 	}
-	if res.Status == StatusAnswered && p.it.NeedsQuorum() {
+	if res.Status == StatusAnswered && p.it.NeedsQuorum() && p.it.approves(res) {
 		if slices.ContainsFunc(p.approvals, func(a Approver) bool { return a.By == r.By }) {
 			return 0, fmt.Errorf("%w (%s)", ErrAlreadyApproved, QuorumText(p.it, p.approvals, nil))
 		}

@@ -23,6 +23,13 @@ func (c *Coordinator) Start(ctx context.Context, it Interaction, timeout time.Du
 		timeout = c.timeout
 	}
 	asked := it
+	if res, decided, err := c.gated(ctx, &asked); err != nil {
+		return it, nil, err
+	} else if decided {
+		out := make(chan Resolution, 1)
+		out <- res
+		return asked, out, nil
+	}
 	p, presenter, err := c.open(ctx, &asked, timeout)
 	if err != nil {
 		return it, nil, err

@@ -109,7 +109,7 @@ func TestChannelThreadPlanOnlyApproversDecide(t *testing.T) {
 
 	// The allowed user who asked is not an approver: refused privately.
 	e.tap(allowedUser, btn, "Approve, auto-accept edits")
-	eph := e.waitEphemeral(allowedUser, "only approvers can decide plan reviews and tool approvals")
+	eph := e.waitEphemeral(allowedUser, "only approvers can decide plan reviews, tool approvals and approvals")
 	assert.Equal(t, "C1", eph.Channel)
 	assert.Equal(t, root, eph.ThreadTS)
 	// A stranger too.
@@ -197,7 +197,7 @@ func TestDMNonApproverCannotDecide(t *testing.T) {
 	q := e.waitButtons("D1", "Tool approval")
 	assert.Contains(t, slackfake.Texts(q.Blocks), "Reply here to deny with a reason. Only approvers can decide.")
 	e.tap(allowedUser, q, "Allow")
-	eph := e.waitEphemeral(allowedUser, "You are not allowed to answer this: only approvers can decide plan reviews and tool approvals.")
+	eph := e.waitEphemeral(allowedUser, "You are not allowed to answer this: only approvers can decide plan reviews, tool approvals and approvals.")
 	assert.Equal(t, "D1", eph.Channel)
 	e.settle()
 	assert.Empty(t, e.agent.Responses(), "the refused tap answers nothing")
@@ -217,7 +217,7 @@ func TestDMNonApproverCannotDecide(t *testing.T) {
 	refused := func() int {
 		n := 0
 		for _, m := range e.fake.Messages("D1") {
-			if strings.Contains(m.Text, "Your answer was not accepted: not allowed to answer this: only approvers can decide plan reviews and tool approvals") {
+			if strings.Contains(m.Text, "Your answer was not accepted: not allowed to answer this: only approvers can decide plan reviews, tool approvals and approvals") {
 				n++
 			}
 		}

@@ -79,7 +79,7 @@ func (c *Connector) awaitsDecision(chat int64) bool {
 }
 
 // errNotApprover refuses a decision from someone not among the approvers.
-var errNotApprover = errors.New("only approvers (LEASHD_TELEGRAM_APPROVERS) can decide plan reviews and tool approvals")
+var errNotApprover = errors.New("only approvers (LEASHD_TELEGRAM_APPROVERS) can decide plan reviews, tool approvals and approvals")
 
 // errNotAllowed refuses an answer to a question from an approver who is
 // not an allowed user.

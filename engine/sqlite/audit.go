@@ -149,10 +149,13 @@ type approvalFields struct {
 	// ForApprovers: a question only approvers answer (an agent's own
 	// permission options).
 	ForApprovers bool `json:"for_approvers,omitempty"`
+	// Approval: a yes/no approval (a program's), which after a restart
+	// still needs its quorum of its first option.
+	Approval bool `json:"approval,omitempty"`
 }
 
 func approvalOf(it interactions.Interaction) approvalFields {
-	return approvalFields{it.Reason, it.MCPServer, it.DefaultToNo, it.NoSessionAllow, it.RequiresDetails, it.Quorum, it.ForApprovers}
+	return approvalFields{it.Reason, it.MCPServer, it.DefaultToNo, it.NoSessionAllow, it.RequiresDetails, it.Quorum, it.ForApprovers, it.Approval}
 }
 
 // scanRecords reads and closes rows selected with recordColumns.
@@ -186,7 +189,7 @@ func scanRecords(rows *sql.Rows) ([]AuditRecord, error) {
 			return nil, fmt.Errorf("interaction %s: bad approval fields in the database: %w", it.ID, err)
 		}
 		it.Reason, it.MCPServer, it.DefaultToNo, it.NoSessionAllow, it.RequiresDetails = a.Reason, a.MCPServer, a.DefaultToNo, a.NoSessionAllow, a.RequiresDetails
-		it.Quorum, it.ForApprovers = a.Quorum, a.ForApprovers
+		it.Quorum, it.ForApprovers, it.Approval = a.Quorum, a.ForApprovers, a.Approval
 		if status != statusPending {
 			r.Resolution.Status = interactions.Status(status)
 		}
