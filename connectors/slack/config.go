@@ -16,7 +16,7 @@ type Config struct {
 	SigningSecret string   `split_words:"true" desc:"Slack signing secret for HTTP mode (Events API on the web address)"`
 	ApiURL        string   `split_words:"true" desc:"Slack Web API base URL (empty: Slack's own)"` //nolint:revive // envconfig names it API_URL only when spelt ApiURL
 	AllowedUsers  []string `split_words:"true" desc:"Comma-separated Slack user IDs allowed to prompt the agent and answer questions (empty: nobody)"`
-	Approvers     []string `split_words:"true" desc:"Comma-separated Slack user IDs allowed to decide plan reviews and tool approvals (default: the allowed users)"`
+	Approvers     []string `split_words:"true" desc:"Comma-separated Slack user IDs allowed to decide plan reviews, tool approvals and programs' approvals (default: the allowed users)"`
 }
 
 // Enabled reports whether the Slack connector should run: a bot token is

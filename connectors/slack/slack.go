@@ -410,7 +410,7 @@ func (c *Connector) handler() connectors.Handler {
 // Why people are refused.
 const (
 	notAllowedText  = "You are not allowed to use this bot. Ask an admin to add your Slack user ID to LEASHD_SLACK_ALLOWED_USERS."
-	approverOnlyMsg = "You can decide plan reviews and tool approvals here, but not prompt the agent or run commands: that needs LEASHD_SLACK_ALLOWED_USERS."
+	approverOnlyMsg = "You can decide plan reviews, tool approvals and approvals here, but not prompt the agent or run commands: that needs LEASHD_SLACK_ALLOWED_USERS."
 	expiredText     = "This question has expired."
 	errOnlyApprover = "only approvers can decide plan reviews, tool approvals and approvals"
 	errOnlyAllowed  = "only allowed users can answer the agent's questions"

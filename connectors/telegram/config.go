@@ -18,7 +18,7 @@ type Config struct {
 	AllowedUsers  []string `split_words:"true" desc:"Comma-separated numeric Telegram user IDs allowed to use the bot (empty: nobody)"`
 	WebhookURL    string   `split_words:"true" desc:"Public HTTPS URL for webhook mode (empty: long polling)"`
 	WebhookSecret string   `split_words:"true" desc:"Secret Telegram sends in X-Telegram-Bot-Api-Secret-Token in webhook mode (required with the webhook URL): 16-256 characters A-Z, a-z, 0-9, _ and -, not one character repeated"`
-	Approvers     []string `split_words:"true" desc:"Comma-separated numeric Telegram user IDs allowed to decide plan reviews and tool approvals (default: the allowed users)"`
+	Approvers     []string `split_words:"true" desc:"Comma-separated numeric Telegram user IDs allowed to decide plan reviews, tool approvals and programs' approvals (default: the allowed users)"`
 }
 
 // Enabled reports whether the Telegram connector should run: a bot token

@@ -26,7 +26,7 @@ const (
 	countedText = "✓ Your approval is counted; more approvers are needed"
 	// approverOnlyText answers a command from an approver who is not an
 	// allowed user.
-	approverOnlyText = "Approvers who are not allowed users can only decide plan reviews and tool approvals (buttons, or a reason typed while one waits)."
+	approverOnlyText = "Approvers who are not allowed users can only decide plan reviews, tool approvals and approvals (buttons, or a reason typed while one waits)."
 	// alreadyApprovedText answers a repeat tap by someone counted already.
 	alreadyApprovedText = "You approved this already — your approval counts once"
 )
