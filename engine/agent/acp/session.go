@@ -93,20 +93,33 @@ func (s *session) Interrupt(ctx context.Context) error {
 // first, or it takes the cancelled answer for a failed tool and goes on.
 const cancelGrace = 250 * time.Millisecond
 
-// awaitStop waits for Interrupt, at most cancelGrace.
+// awaitStop waits for Interrupt, at most cancelGrace for one to begin;
+// once one has begun, until its session/cancel is written (at most the
+// close timeout), so the cancelled answer never overtakes it on a busy
+// machine.
 func (s *session) awaitStop() {
 	s.mu.Lock()
 	ch, stopped := s.stopping, s.stopped
 	s.mu.Unlock()
-	if ch == nil || stopped {
+	if ch == nil {
 		return
 	}
-	t := time.NewTimer(cancelGrace)
+	wait := cancelGrace
+	if stopped {
+		wait = s.a.closeTimeout
+	}
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-ch:
-	case <-t.C:
 	case <-s.done:
+	case <-t.C:
+		s.mu.Lock()
+		stopped = s.stopped
+		s.mu.Unlock()
+		if stopped && wait == cancelGrace { // it began meanwhile
+			s.awaitStop()
+		}
 	}
 }
 
