@@ -104,23 +104,31 @@ func (s *session) awaitStop() {
 	if ch == nil {
 		return
 	}
-	wait := cancelGrace
-	if stopped {
-		wait = s.a.closeTimeout
+	if !stopped && !s.waitStopping(ch, cancelGrace) {
+		s.mu.Lock()
+		stopped = s.stopped
+		s.mu.Unlock()
+		if !stopped {
+			return // no Interrupt came
+		}
 	}
-	t := time.NewTimer(wait)
+	if stopped {
+		s.waitStopping(ch, s.a.closeTimeout) // its session/cancel goes first
+	}
+}
+
+// waitStopping waits for ch (Interrupt wrote session/cancel) or the end of
+// the session, at most d; false when d passed.
+func (s *session) waitStopping(ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ch:
 	case <-s.done:
 	case <-t.C:
-		s.mu.Lock()
-		stopped = s.stopped
-		s.mu.Unlock()
-		if stopped && wait == cancelGrace { // it began meanwhile
-			s.awaitStop()
-		}
+		return false
 	}
+	return true
 }
 
 // ID implements agent.Session.

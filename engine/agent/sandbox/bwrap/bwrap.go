@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -92,13 +91,13 @@ func (w *Wrapper) args(dir, program string) []string {
 	for _, d := range programDirs(program) {
 		args = append(args, "--ro-bind", d, d)
 	}
-	if w.opts.Home != "" && exists(w.opts.Home) {
+	if w.opts.Home != "" && sandbox.Exists(w.opts.Home) {
 		args = append(args, "--bind", w.opts.Home, w.opts.Home)
 	}
 	for _, p := range writable {
 		args = append(args, "--bind", p, p)
 	}
-	hidden := w.hide()
+	hidden := sandbox.Hidden(w.opts.Hide)
 	args = hideArgs(args, hidden)
 	for _, p := range writable {
 		if !sandbox.Under(p, hidden) {
@@ -130,27 +129,6 @@ func hideArgs(args, hidden []string) []string {
 		}
 	}
 	return args
-}
-
-// hide is what the agent must not see: Options.Hide, the Docker daemon's
-// socket (whoever reaches it is root on this machine) and /etc/leashd,
-// where the packaged env file keeps leashd's tokens.
-func (w *Wrapper) hide() []string {
-	hidden := append([]string(nil), w.opts.Hide...)
-	hidden = append(hidden, "/run/docker.sock", "/var/run/docker.sock", "/etc/leashd")
-	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
-		hidden = append(hidden, strings.TrimPrefix(h, "unix://"))
-	}
-	var out []string
-	for _, h := range hidden {
-		if h != "" && exists(h) {
-			out = append(out, filepath.Clean(h))
-		}
-	}
-	// Parents first, so that a file hidden inside a hidden directory is
-	// not undone by the directory's tmpfs.
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) < len(out[j]) })
-	return out
 }
 
 // Check runs a trial: bwrap starts a shell that can write its working
@@ -189,9 +167,4 @@ func programDirs(program string) []string {
 		}
 	}
 	return dirs
-}
-
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

@@ -87,7 +87,7 @@ func (s *Sandbox) environ(spec sandbox.Spec) []string {
 func (s *Sandbox) mounts(dir string) []mount.Mount {
 	var writable []string
 	add := func(p string) {
-		if p != "" && exists(p) && !slices.Contains(writable, filepath.Clean(p)) {
+		if p != "" && sandbox.Exists(p) && !slices.Contains(writable, filepath.Clean(p)) {
 			writable = append(writable, filepath.Clean(p))
 		}
 	}
@@ -100,7 +100,7 @@ func (s *Sandbox) mounts(dir string) []mount.Mount {
 	for _, p := range writable {
 		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: p, Target: p})
 	}
-	for _, h := range s.hidden() {
+	for _, h := range sandbox.Hidden(s.opts.Hide) {
 		if !sandbox.Under(h, writable) || slices.Contains(writable, h) {
 			continue // not in the container, or the agent's own place
 		}
@@ -111,26 +111,4 @@ func (s *Sandbox) mounts(dir string) []mount.Mount {
 		}
 	}
 	return ms
-}
-
-// hidden is what the agent must not see: Options.Hide and the Docker
-// daemon's socket (whoever reaches it is root on this machine).
-func (s *Sandbox) hidden() []string {
-	hidden := append([]string(nil), s.opts.Hide...)
-	hidden = append(hidden, "/run/docker.sock", "/var/run/docker.sock")
-	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
-		hidden = append(hidden, strings.TrimPrefix(h, "unix://"))
-	}
-	var out []string
-	for _, h := range hidden {
-		if h != "" && exists(h) && !slices.Contains(out, filepath.Clean(h)) {
-			out = append(out, filepath.Clean(h))
-		}
-	}
-	return out
-}
-
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
