@@ -140,13 +140,15 @@ func (u *ui) send(text string) {
 	u.redraw()
 	_ = u.s.flush() // show the line before the engine, which may take a while
 	route, err := u.h.HandleMessage(u.ctx, connectors.Incoming{ChatID: u.c.chatID, UserID: u.c.userID, UserName: u.c.user, Text: text})
+	if err == nil && route == connectors.RouteAgent {
+		// Before the output already queued: on a busy machine the whole
+		// turn, its Done included, may be there, and Done ends the
+		// spinner; set after it, the spinner would never stop.
+		u.busy = true
+	}
 	u.outputs()
 	if err != nil && route != connectors.RouteInteraction {
 		u.s.commit(u.s.paint(sgrRed, "Not sent: "+err.Error()))
-		return
-	}
-	if route == connectors.RouteAgent {
-		u.busy = true
 	}
 }
 
