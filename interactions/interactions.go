@@ -71,9 +71,9 @@ var PlanOptions = []Choice{
 
 // ToolOptions are the options of every tool approval, in display order.
 var ToolOptions = []Choice{
-	{Label: DecisionAllow, Description: "Allow this call"},
-	{Label: DecisionAllowSession, Description: "Allow this and similar calls for the rest of the session"},
-	{Label: DecisionDeny, Description: "Deny; typed text is sent as the reason"},
+	{Label: DecisionAllow, Description: "Allow this call", Style: StyleApprove},
+	{Label: DecisionAllowSession, Description: "Allow this and similar calls for the rest of the session", Style: StyleApprove},
+	{Label: DecisionDeny, Description: "Deny; typed text is sent as the reason", Style: StyleDeny},
 }
 
 // ToolOptionsFor are the options of a tool approval in display order:
@@ -107,7 +107,24 @@ func isDeny(o Choice) bool { return o.Label == DecisionDeny }
 type Choice struct {
 	Label       string `json:"label"`
 	Description string `json:"description,omitempty"`
+	// Style says how connectors show it; "" is a plain option.
+	Style Style `json:"style,omitempty"`
 }
+
+// Style is how an option is shown, so that a person sees at a glance which
+// button lets something happen and which one refuses or destroys.
+type Style string
+
+// Styles of an option.
+const (
+	// StyleApprove lets the agent or program go ahead (green).
+	StyleApprove Style = "approve"
+	// StyleDeny refuses (red); once chosen it is shown as "Denied".
+	StyleDeny Style = "deny"
+	// StyleDestructive goes ahead with something that cannot be undone,
+	// such as /discard's Discard (red).
+	StyleDestructive Style = "destructive"
+)
 
 // Question is one question of an AskUserQuestion-style request.
 type Question struct {
