@@ -20,7 +20,8 @@ const askUsage = `Usage: leashd ask [--url URL] [--token T] --chat CHAT [--optio
 Asks a person through a running leashd and prints the answer: the question
 is shown in CHAT (telegram:<chat id>, slack:<channel>, or a web chat name)
 like any other, and the first answer there wins. No --option: free text.
-Two options with --approval: an approve/reject gate (the first approves).
+With --approval: an approve/reject gate, Approve and Reject unless two
+--option flags name them (the first approves).
 
 Prints the answer on one line (labels joined with ", ") and exits
   0  answered
@@ -35,7 +36,8 @@ Flags:
   --chat CHAT     where to ask (required)
   --option LABEL  an option to choose from; repeat for more
   --multi         several options may be chosen
-  --approval      two options: the first approves, the second rejects
+  --approval      approve or reject: Approve/Reject, or two --option
+                  flags (the first approves, the second rejects)
   --header H      a short title
   --timeout D     how long to wait for an answer, e.g. 90s or 10m (default
                   LEASHD_APPROVAL_TIMEOUT_SECONDS of the running leashd)
@@ -117,8 +119,8 @@ func runAsk(ctx context.Context, cfg settings, args []string, stdout, stderr io.
 		return fail(`the question is missing: leashd ask --chat CHAT "question"`)
 	case *timeout < 0 || *timeout > 7*24*time.Hour:
 		return fail(fmt.Sprintf("--timeout %s is out of range: 0 (leashd's default) to 168h", *timeout))
-	case *approval && (len(options) != 2 || *multi):
-		return fail(fmt.Sprintf("--approval takes exactly two --option flags (the approving one first) and no --multi; got %d options", len(options)))
+	case *approval && (len(options) != 0 && len(options) != 2 || *multi):
+		return fail(fmt.Sprintf("--approval takes no --option (Approve/Reject) or exactly two (the approving one first), and no --multi; got %d options", len(options)))
 	case *multi && len(options) == 0:
 		return fail("--multi needs --option flags to choose from")
 	}

@@ -104,8 +104,10 @@ func TestAskAnsweredInTelegram(t *testing.T) {
 	require.Equal(t, 0, a.exit(t), a.stderr.String())
 	assert.Equal(t, "Ship it\n", a.stdout.String())
 
-	a = startAsk(t, "--url", url, "--chat", "telegram:1001", "--approval", "--option", "Approve", "--option", "Reject", "Drop the staging DB?")
+	// --approval alone: the server's Approve/Reject, as over HTTP.
+	a = startAsk(t, "--url", url, "--chat", "telegram:1001", "--approval", "Drop the staging DB?")
 	m = waitButtons("Drop the staging DB?")
+	assert.Len(t, m.Buttons(), 2, "approve and reject")
 	_, err = fake.TapButton(me, me, m.ID, "Reject")
 	require.NoError(t, err)
 	require.Equal(t, 1, a.exit(t))
@@ -136,7 +138,7 @@ func TestAskAnsweredInTelegram(t *testing.T) {
 	}{
 		{[]string{"--url", url, "Deploy?"}, "--chat is required"},
 		{[]string{"--url", url, "--chat", "telegram:1001"}, "the question is missing"},
-		{[]string{"--url", url, "--chat", "telegram:1001", "--approval", "--option", "Yes", "Go?"}, "--approval takes exactly two --option flags"},
+		{[]string{"--url", url, "--chat", "telegram:1001", "--approval", "--option", "Yes", "Go?"}, "--approval takes no --option (Approve/Reject) or exactly two"},
 		{[]string{"--url", url, "--chat", "telegram:1001", "--timeout", "-1s", "Go?"}, "--timeout -1s is out of range"},
 		{[]string{"--url", url, "--chat", "slack:C1", "Go?"}, `leashd answered 404: no presenter for this chat "slack:C1": no connector serves it`},
 		{[]string{"--url", url, "--chat", "telegram:1001", "--option", "A", "--option", "A", "Go?"}, `leashd answered 400: options[1].label: "A" is given twice`},
