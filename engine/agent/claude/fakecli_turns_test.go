@@ -77,7 +77,7 @@ func (f *fakeClaude) turnFlood(string) (int, bool) {
 	big := strings.Repeat("A", floodBytes())
 	f.raw(`{"type":"assistant","parent_tool_use_id":null,"message":{"id":"msg_f","content":[{"type":"text","text":"` + big + `"}]}}`)
 	f.raw(`{"type":"control_request","request_id":"big1","request":{"subtype":"can_use_tool","tool_name":"Write","input":{"file_path":"/tmp/x","content":"` + big + `"},"tool_use_id":"toolu_big1"}}`)
-	r, ok := f.waitResponse("big1", 10*time.Second)
+	r, ok := f.waitResponse("big1", time.Minute)
 	if !ok {
 		r = "no response to big1"
 	}
@@ -103,7 +103,7 @@ func (f *fakeClaude) turnSignals(string) (int, bool) {
 	} {
 		f.raw(r)
 		id := r[strings.Index(r, `"request_id":"`)+14:][:2]
-		if _, ok := f.waitResponse(id, 10*time.Second); !ok {
+		if _, ok := f.waitResponse(id, time.Minute); !ok {
 			f.result("no response to "+id, true, "error_during_execution")
 			continue
 		}
@@ -118,7 +118,7 @@ func (f *fakeClaude) turnCancel(string) (int, bool) {
 	f.out(map[string]any{"type": "control_cancel_request", "request_id": "A"})
 	f.askTool("B", "Bash", map[string]string{"command": "ls"})
 	var got []string
-	if _, ok := f.waitResponse("B", 10*time.Second); ok {
+	if _, ok := f.waitResponse("B", time.Minute); ok {
 		got = append(got, "B")
 	}
 	if _, ok := f.waitResponse("A", 500*time.Millisecond); ok {
@@ -136,7 +136,7 @@ func (f *fakeClaude) turnRace(string) (int, bool) {
 		f.out(map[string]any{"type": "control_cancel_request", "request_id": id})
 	}
 	f.askTool("final", "Bash", map[string]string{"command": "ls"})
-	r, ok := f.waitResponse("final", 10*time.Second)
+	r, ok := f.waitResponse("final", time.Minute)
 	if !ok {
 		r = "no response to final"
 	}
@@ -180,7 +180,7 @@ func (f *fakeClaude) turnPartial(string) (int, bool) {
 
 func (f *fakeClaude) turnUnknown(string) (int, bool) {
 	f.out(map[string]any{"type": "control_request", "request_id": "m1", "request": map[string]any{"subtype": "mystery_subtype"}})
-	r, ok := f.waitResponse("m1", 10*time.Second)
+	r, ok := f.waitResponse("m1", time.Minute)
 	if !ok {
 		r = "no response"
 	}
@@ -198,14 +198,14 @@ func (f *fakeClaude) turnFields(string) (int, bool) {
 		"requires_user_interaction": true, "suppress_always_allow_rule": true, "default_to_no": true,
 		"matched_ask_rule": map[string]any{"source": "userSettings", "tool_name": "mcp__github__create_issue"},
 	}})
-	r1, _ := f.waitResponse("f1", 10*time.Second)
+	r1, _ := f.waitResponse("f1", time.Minute)
 	f.out(map[string]any{"type": "control_request", "request_id": "f2", "request": map[string]any{
 		"subtype": "can_use_tool", "tool_name": "Bash", "input": map[string]any{"command": "rm -rf x"}, "tool_use_id": "toolu_f2",
 		"matched_ask_rule": "Bash(rm:*)", "mcp_server": "not an object",
 	}})
-	r2, _ := f.waitResponse("f2", 10*time.Second)
+	r2, _ := f.waitResponse("f2", time.Minute)
 	f.askTool("f3", "Bash", map[string]any{"command": "ls"})
-	r3, _ := f.waitResponse("f3", 10*time.Second)
+	r3, _ := f.waitResponse("f3", time.Minute)
 	f.result(r1+"\n"+r2+"\n"+r3, false, "success")
 	return 0, false
 }
@@ -218,11 +218,11 @@ func (f *fakeClaude) turnElicit(string) (int, bool) {
 		"requested_schema": map[string]any{"type": "object", "properties": map[string]any{"env": map[string]any{"type": "string", "enum": []string{"stg", "prd"}}}},
 		"property_order":   []string{"env"},
 	}})
-	r1, _ := f.waitResponse("e1", 10*time.Second)
+	r1, _ := f.waitResponse("e1", time.Minute)
 	f.out(map[string]any{"type": "control_request", "request_id": "e2", "request": map[string]any{
 		"subtype": "elicitation", "mcp_server_name": "auth", "message": "Sign in", "mode": "url", "url": "https://auth.example/x", "elicitation_id": "el-1",
 	}})
-	r2, _ := f.waitResponse("e2", 10*time.Second)
+	r2, _ := f.waitResponse("e2", time.Minute)
 	f.out(map[string]any{"type": "control_request", "request_id": "e3", "request": map[string]any{
 		"subtype": "elicitation", "mcp_server_name": "slow", "message": "never mind", "requested_schema": map[string]any{"properties": map[string]any{"x": map[string]any{"type": "string"}}},
 	}})
@@ -245,7 +245,7 @@ func (f *fakeClaude) turnBackground(string) (int, bool) {
 	state("running")
 	f.result("main done", false, "success")
 	f.askTool("bg1", "Bash", map[string]any{"command": "make bg"})
-	r, ok := f.waitResponse("bg1", 10*time.Second)
+	r, ok := f.waitResponse("bg1", time.Minute)
 	if !ok {
 		r = "no response"
 	}
@@ -269,7 +269,7 @@ func (f *fakeClaude) turnDialog(string) (int, bool) {
 	f.out(map[string]any{"type": "control_request", "request_id": "d1", "request": map[string]any{"subtype": "request_user_dialog", "dialog_kind": "refusal_fallback_prompt", "payload": map[string]any{}}})
 	f.out(map[string]any{"type": "control_request", "request_id": "d2", "request": map[string]any{"subtype": "mystery_subtype"}})
 	got := []string{}
-	if _, ok := f.waitResponse("d2", 10*time.Second); ok {
+	if _, ok := f.waitResponse("d2", time.Minute); ok {
 		got = append(got, "d2")
 	}
 	if _, ok := f.waitResponse("d1", 500*time.Millisecond); ok {
@@ -281,9 +281,9 @@ func (f *fakeClaude) turnDialog(string) (int, bool) {
 
 func (f *fakeClaude) turnShapes(string) (int, bool) {
 	f.askTool("s1", "Write", map[string]any{"file_path": "/tmp/x", "content": "y"})
-	r1, _ := f.waitResponse("s1", 10*time.Second)
+	r1, _ := f.waitResponse("s1", time.Minute)
 	f.askTool("s2", "Bash", map[string]any{"command": "rm x"})
-	r2, _ := f.waitResponse("s2", 10*time.Second)
+	r2, _ := f.waitResponse("s2", time.Minute)
 	f.result(r1+"\n"+r2, false, "success")
 	return 0, false
 }
