@@ -71,6 +71,9 @@ type Options struct {
 	// driver knows (cmd passes the Claude driver's). Without it the tool is not
 	// offered.
 	PermissionResult func(input json.RawMessage, resp agent.PermissionResponse) any
+	// MayAsk, when set, refuses a chat the request's credential may not
+	// ask in (its context carries the credential): 403 with its error.
+	MayAsk func(ctx context.Context, chatID string) error
 }
 
 // New returns an MCP server whose tools ask in chatID through a.
@@ -326,12 +329,28 @@ func Handler(a Flows, serves func(chatID string) error, o Options) http.Handler 
 			httpError(w, http.StatusBadRequest, "chat: "+err.Error())
 			return
 		}
+		if !mayAsk(w, r, chat, o.MayAsk) {
+			return
+		}
 		if err := serves(chat); err != nil {
 			httpError(w, http.StatusNotFound, err.Error())
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// mayAsk answers 403 when the request's credential may not ask in chat
+// (Options.MayAsk).
+func mayAsk(w http.ResponseWriter, r *http.Request, chat string, check func(context.Context, string) error) bool {
+	if check == nil {
+		return true
+	}
+	if err := check(r.Context(), chat); err != nil {
+		httpError(w, http.StatusForbidden, err.Error())
+		return false
+	}
+	return true
 }
 
 func chatOf(r *http.Request) string {
