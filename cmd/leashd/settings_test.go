@@ -47,6 +47,7 @@ func values(s settings) map[string]reflect.Value {
 	for _, a := range s.apps {
 		add(config.Prefix+"_"+strings.ToUpper(a.Name()), reflect.ValueOf(a.Settings()).Elem())
 	}
+	add(config.Prefix+"_API", reflect.ValueOf(*s.api))
 	return out
 }
 
@@ -360,6 +361,8 @@ func toString(v reflect.Value) string {
 		return v.String()
 	case reflect.Int:
 		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Float64:
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
 	}
 	return v.String()
 }
