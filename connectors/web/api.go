@@ -186,7 +186,7 @@ func (c *Connector) servePage(w http.ResponseWriter, status int, loginErr string
 		return
 	}
 	if loginErr != "" {
-		shown := `<form id="login" style="display:flex"><p id="loginerr" role="alert" style="color:#b42318;font-weight:600">` + html.EscapeString(loginErr) + `</p>`
+		shown := `<form id="login" style="display:flex"><p id="loginerr" role="alert" style="color:var(--bad);font-weight:600">` + html.EscapeString(loginErr) + `</p>`
 		b = bytes.Replace(b, []byte(loginForm), []byte(shown), 1)
 	}
 	h := w.Header()
