@@ -39,10 +39,16 @@ func (s settings) pendingCaps() interactions.Opt {
 	})
 }
 
-// mcpMayAsk holds /mcp?chat= to the scope of the request's token.
-func mcpMayAsk(ctx context.Context, chat string) error {
-	if c, ok := web.CredentialFrom(ctx); ok && !c.MayAsk(chat) {
-		return errors.New(c.ScopeError(chat, "ask"))
+// mcpMayAsk holds /mcp?chat= to the scope of the request's token, and
+// names a program's token as who asks (the audit log's asked_by is then
+// mcp:<name>).
+func mcpMayAsk(ctx context.Context, chat string) (string, error) {
+	c, ok := web.CredentialFrom(ctx)
+	switch {
+	case !ok || c.Page():
+		return "", nil
+	case !c.MayAsk(chat):
+		return "", errors.New(c.ScopeError(chat, "ask"))
 	}
-	return nil
+	return c.Name, nil
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -47,6 +49,26 @@ func TestScopedTokenOnMCPAndInTheAuditLog(t *testing.T) {
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(),
 		&mcp.StreamableClientTransport{Endpoint: url + "/mcp?chat=web:ci-1", HTTPClient: &http.Client{Transport: bearer{ciAPIToken}}, DisableStandaloneSSE: true}, nil)
 	require.NoError(t, err, "in its scope")
+	approved := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "request_approval", Arguments: map[string]any{"action": "Ship it"}})
+		if err != nil || len(res.Content) == 0 {
+			approved <- fmt.Sprint(err)
+			return
+		}
+		approved <- res.Content[0].(*mcp.TextContent).Text
+	}()
+	var pending []struct {
+		ID       string `json:"interaction_id"`
+		Question string `json:"question"`
+	}
+	require.Eventually(t, func() bool {
+		st, body := call(t, "GET", url+"/api/interactions?chat=web:ci-1", askToken, "")
+		return st == http.StatusOK && json.Unmarshal([]byte(body), &pending) == nil && len(pending) == 1
+	}, 10*time.Second, 20*time.Millisecond)
+	st, body = call(t, "POST", url+"/api/interactions/"+pending[0].ID+"/reply", askToken, `{"answers":[["Approve"]]}`)
+	require.Equal(t, http.StatusNoContent, st, body)
+	assert.Equal(t, "approved", <-approved)
 	require.NoError(t, cs.Close())
 
 	st, body = call(t, "POST", url+"/api/interactions", ciAPIToken, `{"chat_id":"web:prod","question":"Deploy?"}`)
@@ -84,6 +106,8 @@ func TestScopedTokenOnMCPAndInTheAuditLog(t *testing.T) {
 	assert.Equal(t, "api:ci", byQ["Roll back?"]["asked_by"])
 	assert.Equal(t, "cancelled", byQ["Roll back?"]["status"])
 	assert.Contains(t, byQ["Roll back?"]["text"], "Withdrawn by ci")
+	require.Contains(t, byQ, "Ship it", out.String())
+	assert.Equal(t, "mcp:ci", byQ["Ship it"]["asked_by"], "asked at /mcp with the ci token")
 }
 
 // A bad entry stops leashd at start, naming the entry and what is
