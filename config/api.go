@@ -130,9 +130,7 @@ func splitEntries(value string) []string {
 		if i := strings.IndexByte(line, '#'); i >= 0 {
 			line = line[:i]
 		}
-		for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ';' || unicode.IsSpace(r) }) {
-			out = append(out, f)
-		}
+		out = append(out, strings.FieldsFunc(line, func(r rune) bool { return r == ';' || unicode.IsSpace(r) })...)
 	}
 	return out
 }
