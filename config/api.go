@@ -140,11 +140,13 @@ func splitEntries(value string) []string {
 func parseAPIToken(e string) (APIToken, error) {
 	name, rest, ok1 := strings.Cut(e, ":")
 	tok, scope, ok2 := strings.Cut(rest, ":")
+	// A malformed entry may be a bare token pasted alone: none of it is
+	// shown.
 	if !ok1 || !ok2 {
-		return APIToken{}, fmt.Errorf("(%s…) is not name:token:scope", safePrefix(name))
+		return APIToken{}, errors.New("is not name:token:scope (it has fewer than two colons)")
 	}
 	if !validTokenName(name) {
-		return APIToken{}, fmt.Errorf("(%s…): the name must be 1 to 40 letters, digits, - or _", safePrefix(name))
+		return APIToken{}, errors.New("has a bad name: it must be 1 to 40 letters, digits, - or _")
 	}
 	if name == "web" {
 		return APIToken{}, fmt.Errorf("(%s): the name web is the page's (LEASHD_WEB_TOKEN); choose another", name)
@@ -190,10 +192,6 @@ func validTokenName(s string) bool {
 	}
 	return true
 }
-
-// safePrefix shows the start of what should be a name, short enough to
-// never be a whole token.
-func safePrefix(s string) string { return fmt.Sprintf("%q", short(s)) }
 
 func short(s string) string {
 	r := []rune(s)

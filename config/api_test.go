@@ -29,11 +29,12 @@ func TestParseAPITokensReadsEntriesAndScopes(t *testing.T) {
 
 func TestParseAPITokensRefusesBadEntriesNamingThemNotTheirTokens(t *testing.T) {
 	for _, tc := range []struct{ value, want string }{
-		{"ci:" + tokA, "entry 1 (\"ci\"…) is not name:token:scope"},
+		{"ci:" + tokA, "entry 1 is not name:token:scope"},
+		{tokA, "entry 1 is not name:token:scope"},
 		{"ci:short:ask=x", "entry 1 (ci): the token is weak"},
 		{"ci:" + tokA + ":answer", "the scope names no chat"},
 		{"ci:" + tokA + ":ask=x,write", `the scope item "write" is not ask=CHAT or answer`},
-		{"c i:" + tokA + ":ask=x", "entry 1"},
+		{"c/i:" + tokA + ":ask=x", "entry 1 has a bad name"},
 		{"web:" + tokA + ":ask=x", "the name web is the page's"},
 		{"ci:" + tokA + ":ask=x ci:" + tokB + ":ask=y", `entry 2: the name "ci" is given twice`},
 		{"ci:" + tokA + ":ask=x cd:" + tokA + ":ask=y", "entry 2 (cd) has the same token as ci"},
