@@ -51,7 +51,7 @@ func (c *Connector) Mount(mux *http.ServeMux) {
 	api := func(pattern string, f http.HandlerFunc) { mux.Handle(pattern, c.protect(f)) }
 	api("GET /api/info", c.info)
 	api("GET /api/events", c.watching(c.events))
-	api("GET /api/chats", c.watching(c.listChats))
+	api("GET /api/chats", c.pageOnly(c.listChats))
 	api("POST /api/chats/{chat}/messages", c.messaging(c.postMessage))
 	api("GET /api/interactions", c.listInteractions)
 	api("POST /api/interactions/{id}/reply", c.answering(c.reply))

@@ -243,6 +243,16 @@ func (c *Connector) watching(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// pageOnly lets through the page's token alone: the chat list names
+// every chat.
+func (c *Connector) pageOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if pageOnly(w, r, "", "list every chat") {
+			h(w, r)
+		}
+	}
+}
+
 // messaging lets through the page's token, and a token that answers in
 // the chat messaged.
 func (c *Connector) messaging(h http.HandlerFunc) http.HandlerFunc {

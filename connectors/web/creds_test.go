@@ -118,6 +118,8 @@ func TestAnswerTokenAnswersInItsChatsAsItself(t *testing.T) {
 	st, b := e.as(opsToken, "GET", "/api/interactions?chat=web:ci-7", "")
 	require.Equal(t, http.StatusOK, st, b)
 	assert.Contains(t, b, ci)
+	st, b = e.as(opsToken, "GET", "/api/chats?chat=web:ci-7", "")
+	assert.Equal(t, http.StatusForbidden, st, "the chat list names every chat: "+b)
 	st, b = e.as(opsToken, "POST", "/api/interactions/"+cd+"/reply", `{"answers":[["Yes"]]}`)
 	assert.Equal(t, http.StatusForbidden, st, b)
 	assert.Contains(t, b, `may not answer in chat \"web:cd\"`)
