@@ -61,6 +61,7 @@ type Coordinator struct {
 	mu        sync.Mutex // guards everything below, and every pending's state
 	presenter Presenter
 	gate      ProgramGate // SetProgramGate; nil: none
+	caps      Caps        // WithCaps (caps.go)
 	byID      map[string]*pending
 	byChat    map[string][]*pending // oldest first; a chat with none has no entry
 	gone      tombstones
@@ -240,6 +241,9 @@ func (c *Coordinator) register(it *Interaction, timeout time.Duration) (*pending
 	defer c.mu.Unlock()
 	if c.closed {
 		return nil, nil, ErrClosed
+	}
+	if err := c.checkCapsLocked(it); err != nil {
+		return nil, nil, err
 	}
 	it.ID = c.newIDLocked()
 	p := newPending(it)

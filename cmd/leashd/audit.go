@@ -149,7 +149,7 @@ func runAudit(ctx context.Context, cfg config.Config, args []string, stdout, std
 		return fmt.Errorf("%s: %w", s.Path(), err)
 	}
 	if a.json {
-		return writeAuditJSON(stdout, recs)
+		return writeAuditJSON(stdout, recs, askedBy(ctx, s, recs))
 	}
 	return writeAuditTable(stdout, recs)
 }
@@ -172,13 +172,17 @@ type auditLine struct {
 	Text          string                `json:"text,omitempty"`
 	Status        string                `json:"status"`
 	By            string                `json:"by"`
-	AskedAt       time.Time             `json:"asked_at"`
-	ResolvedAt    *time.Time            `json:"resolved_at"`
-	LatencyMS     *int64                `json:"latency_ms"`
-	InterruptedAt *time.Time            `json:"interrupted_at,omitempty"`
-	RecoveredAt   *time.Time            `json:"recovered_at,omitempty"`
-	RecoveredFrom string                `json:"recovered_from,omitempty"`
-	Ref           string                `json:"message_ref,omitempty"`
+	// AskedBy is the program that asked, when not the chat's agent: "api"
+	// (the page's token), "api:<name>" (a token of LEASHD_API_TOKENS) or
+	// "mcp".
+	AskedBy       string     `json:"asked_by,omitempty"`
+	AskedAt       time.Time  `json:"asked_at"`
+	ResolvedAt    *time.Time `json:"resolved_at"`
+	LatencyMS     *int64     `json:"latency_ms"`
+	InterruptedAt *time.Time `json:"interrupted_at,omitempty"`
+	RecoveredAt   *time.Time `json:"recovered_at,omitempty"`
+	RecoveredFrom string     `json:"recovered_from,omitempty"`
+	Ref           string     `json:"message_ref,omitempty"`
 	// Quorum and Approvals: an interaction that needed several approvers,
 	// and every approval counted (who, decision, when), first first.
 	Quorum    int                     `json:"quorum,omitempty"`
@@ -193,7 +197,20 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
-func writeAuditJSON(w io.Writer, recs []sqlite.AuditRecord) error {
+// askedBy is who asked each interaction a program asked (the journal
+// keeps it with the request): "api:<name>" for a token of
+// LEASHD_API_TOKENS. One it cannot read is left out.
+func askedBy(ctx context.Context, s *sqlite.Store, recs []sqlite.AuditRecord) map[string]string {
+	out := map[string]string{}
+	for _, r := range recs {
+		if by, err := s.AskedBy(ctx, r.Interaction.ID); err == nil && by != "" {
+			out[r.Interaction.ID] = by
+		}
+	}
+	return out
+}
+
+func writeAuditJSON(w io.Writer, recs []sqlite.AuditRecord, askers map[string]string) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for _, r := range recs {
@@ -202,7 +219,7 @@ func writeAuditJSON(w io.Writer, recs []sqlite.AuditRecord) error {
 			InteractionID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Header: it.Header,
 			Question: it.Question, Plan: it.Plan, ToolName: it.ToolName, ToolSummary: it.ToolSummary,
 			ToolInput: it.ToolInput, Options: it.Options, MultiSelect: it.MultiSelect,
-			Answer: res.Answer, Decision: res.Decision, Text: res.Text, Status: r.Status(), By: res.By,
+			Answer: res.Answer, Decision: res.Decision, Text: res.Text, Status: r.Status(), By: res.By, AskedBy: askers[it.ID],
 			AskedAt: it.AskedAt.UTC(), ResolvedAt: timePtr(res.At),
 			InterruptedAt: timePtr(r.InterruptedAt), RecoveredAt: timePtr(r.RecoveredAt), Ref: r.Ref,
 			RecoveredFrom: r.RecoveredFrom,

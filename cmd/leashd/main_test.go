@@ -62,6 +62,7 @@ func variables(t *testing.T) map[string]reflect.StructField {
 	for _, a := range chatApps() {
 		addVariables(out, config.Prefix+"_"+strings.ToUpper(a.Name()), reflect.TypeOf(a.Settings()).Elem())
 	}
+	addVariables(out, config.Prefix+"_API", reflect.TypeFor[config.API]())
 	require.Greater(t, len(out), 30)
 	return out
 }

@@ -50,6 +50,9 @@ func serve(ctx context.Context, s settings, stderr io.Writer) error {
 	if err := s.useGeneratedToken(); err != nil { // before the logger, which redacts it
 		return err
 	}
+	if err := s.useCredentials(); err != nil {
+		return err
+	}
 	log, err := s.logger(stderr)
 	if err != nil {
 		return err
@@ -81,6 +84,7 @@ func serve(ctx context.Context, s settings, stderr io.Writer) error {
 	coord := interactions.New(
 		interactions.WithTimeout(cfg.ApprovalTimeout()),
 		interactions.WithJournal(db),
+		s.pendingCaps(),
 	)
 	// The watcher outlives the engine so the interruptions it publishes at
 	// shutdown are counted and logged too.
@@ -166,7 +170,7 @@ func serveWith(ctx context.Context, s settings, log *slog.Logger, stderr io.Writ
 		// Programs that leashd did not start ask through the MCP server at
 		// /mcp, behind the API's token.
 		mcp := mcpserver.Handler(f.coord, eng.ServesChat,
-			mcpserver.Options{WorkDir: s.Workdir, Log: log.With("component", "mcp"), PermissionResult: claude.PermissionResult})
+			mcpserver.Options{WorkDir: s.Workdir, Log: log.With("component", "mcp"), PermissionResult: claude.PermissionResult, MayAsk: mcpMayAsk})
 		if err := mountRoutes(srv, s, conns, f, mcp); err != nil {
 			return err
 		}

@@ -64,7 +64,11 @@ func mountRoutes(srv *httpserver.Server, s settings, conns []connectors.Connecto
 	// A tool call waits for a person, and the MCP event stream for
 	// notifications: neither may be cut off by the server's write timeout.
 	mcp = httpserver.Waiting(mcp, srv.WriteTimeout())
-	if err := srv.Handle("/mcp", web.RequireToken(s.web.Token, s.tokenFile, mcp)); err != nil {
+	creds := s.creds
+	if creds == nil { // settings built without useCredentials (tests)
+		creds = web.NewCredentials(s.web.Token, s.tokenFile, nil, 0, 0)
+	}
+	if err := srv.Handle("/mcp", web.RequireCredential(creds, mcp)); err != nil {
 		return err
 	}
 	checks := []metrics.Check{{Name: "store", Ready: f.db.Ready}}

@@ -24,11 +24,15 @@ type settings struct {
 	// tokenFile is where the API's token is when leashd generated it
 	// (LEASHD_WEB_TOKEN unset; see useGeneratedToken).
 	tokenFile string
+	// api is LEASHD_API_*: programs' scoped tokens, rates and caps
+	// (apitokens.go); creds are every token, once built (useCredentials).
+	api   *config.API
+	creds *web.Credentials
 }
 
 // newSettings returns settings holding the chat apps' zero settings.
 func newSettings(cfg config.Config) settings {
-	s := settings{Config: cfg, apps: chatApps()}
+	s := settings{Config: cfg, apps: chatApps(), api: &config.API{}}
 	for _, a := range s.apps {
 		if w, ok := a.(*web.App); ok {
 			s.web, s.webApp = &w.Config, w
@@ -52,7 +56,7 @@ func sections() []config.Section {
 	for _, a := range chatApps() {
 		out = append(out, section(a))
 	}
-	return out
+	return append(out, config.APISection(&config.API{}))
 }
 
 // loadSettings reads the environment (only LEASHD_* variables), reporting
@@ -64,6 +68,7 @@ func loadSettings() (settings, error) {
 	for _, a := range s.apps {
 		errs = append(errs, section(a).Load())
 	}
+	errs = append(errs, config.APISection(s.api).Load())
 	return s, errors.Join(errs...)
 }
 
@@ -73,6 +78,7 @@ func defaultSettings() settings {
 	for _, a := range s.apps {
 		section(a).Defaults()
 	}
+	config.APISection(s.api).Defaults()
 	return s
 }
 
@@ -89,6 +95,8 @@ func (s settings) Validate() error {
 	for _, a := range s.apps {
 		errs = append(errs, section(a).CheckRanges(), a.Validate(s.host()))
 	}
+	_, err := s.api.Validate()
+	errs = append(errs, err)
 	return errors.Join(errs...)
 }
 
@@ -98,7 +106,7 @@ func (s settings) secrets() []string {
 	for _, a := range s.apps {
 		out = append(out, a.Secrets()...)
 	}
-	return out
+	return append(out, s.api.Secrets()...)
 }
 
 // enabled are the chat apps the settings turn on.

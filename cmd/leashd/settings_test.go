@@ -47,6 +47,7 @@ func values(s settings) map[string]reflect.Value {
 	for _, a := range s.apps {
 		add(config.Prefix+"_"+strings.ToUpper(a.Name()), reflect.ValueOf(a.Settings()).Elem())
 	}
+	add(config.Prefix+"_API", reflect.ValueOf(*s.api))
 	return out
 }
 
@@ -116,6 +117,9 @@ func everyVariable(dir string) map[string]string {
 		"LEASHD_TELEGRAM_WEBHOOK_SECRET": "s3cr3t_-0123456789", "LEASHD_TELEGRAM_APPROVERS": "43, 44",
 		"LEASHD_SLACK_BOT_TOKEN": "xoxb-1", "LEASHD_SLACK_APP_TOKEN": "xapp-1", "LEASHD_SLACK_SIGNING_SECRET": "signing",
 		"LEASHD_SLACK_API_URL": "http://127.0.0.1:8082/api/", "LEASHD_SLACK_ALLOWED_USERS": "U1", "LEASHD_SLACK_APPROVERS": "U2",
+
+		"LEASHD_API_TOKENS": "ci:c1-t0ken-0a1b2c3d4e5f:ask=web:ci-*", "LEASHD_API_RATE": "0.5", "LEASHD_API_BURST": "3",
+		"LEASHD_API_MAX_PENDING_PER_CHAT": "5", "LEASHD_API_MAX_PENDING": "50",
 	}
 }
 
@@ -153,7 +157,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 	assert.Len(t, s.enabled(), 2, "Telegram and Slack; the web page is off")
 	assert.True(t, s.host().HTTP, "the server still serves")
 	assert.Equal(t, worktree.Identity{Name: "Leash Bot", Email: "bot@example.com"}, gitIdentity(s.GitAuthor))
-	assert.ElementsMatch(t, []string{"w3b-t0ken-9f8e7d6c5b4a", "123:abc", "s3cr3t_-0123456789", "xoxb-1", "xapp-1", "signing"}, s.secrets())
+	assert.ElementsMatch(t, []string{"w3b-t0ken-9f8e7d6c5b4a", "123:abc", "s3cr3t_-0123456789", "xoxb-1", "xapp-1", "signing", "c1-t0ken-0a1b2c3d4e5f"}, s.secrets())
 }
 
 // Only LEASHD_* variables are read: not the unprefixed names envconfig
@@ -360,6 +364,8 @@ func toString(v reflect.Value) string {
 		return v.String()
 	case reflect.Int:
 		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Float64:
+		return strconv.FormatFloat(v.Float(), 'g', -1, 64)
 	}
 	return v.String()
 }

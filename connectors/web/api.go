@@ -9,10 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -50,14 +50,14 @@ func (c *Connector) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", c.page)
 	api := func(pattern string, f http.HandlerFunc) { mux.Handle(pattern, c.protect(f)) }
 	api("GET /api/info", c.info)
-	api("GET /api/events", c.events)
-	api("GET /api/chats", c.listChats)
-	api("POST /api/chats/{chat}/messages", c.postMessage)
+	api("GET /api/events", c.watching(c.events))
+	api("GET /api/chats", c.pageOnly(c.listChats))
+	api("POST /api/chats/{chat}/messages", c.messaging(c.postMessage))
 	api("GET /api/interactions", c.listInteractions)
-	api("POST /api/interactions/{id}/reply", c.reply)
-	api("POST /api/interactions/{id}/toggle", c.toggle)
-	api("POST /api/interactions/{id}/confirm", c.confirm)
-	api("POST /api/interactions/{id}/reject", c.reject)
+	api("POST /api/interactions/{id}/reply", c.answering(c.reply))
+	api("POST /api/interactions/{id}/toggle", c.answering(c.toggle))
+	api("POST /api/interactions/{id}/confirm", c.answering(c.confirm))
+	api("POST /api/interactions/{id}/reject", c.answering(c.reject))
 	api("POST /api/interactions", c.ask)
 	// A long-poll waits for a person: the server's write timeout would cut
 	// its answer off (httpserver.Waiting).
@@ -85,10 +85,20 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody{msg})
 }
 
-// protect puts h behind the API's rules (RequireToken with this
-// connector's token).
+// protect puts h behind the API's rules (RequireCredential with this
+// connector's credentials).
 func (c *Connector) protect(h http.Handler) http.Handler {
-	return RequireToken(c.token, c.tokenFile, h)
+	return RequireCredential(c.credentials(), h)
+}
+
+// credentials are those WithCredentials gave, else the page's token alone.
+func (c *Connector) credentials() *Credentials {
+	c.credsOnce.Do(func() {
+		if c.creds == nil {
+			c.creds = NewCredentials(c.token, c.tokenFile, nil, 0, 0)
+		}
+	})
+	return c.creds
 }
 
 // RequireToken puts h behind the API's rules: every request carries the
@@ -97,24 +107,9 @@ func (c *Connector) protect(h http.Handler) http.Handler {
 // no state changes from a page of another site using this browser's
 // cookie. tokenFile is where leashd keeps a token it generated ("": the
 // token is LEASHD_WEB_TOKEN), named in the 401s. Without a token nothing
-// is answered. cmd/leashd puts /mcp behind it too.
+// is answered. RequireCredential also takes programs' scoped tokens.
 func RequireToken(token, tokenFile string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if err := sameOrigin(r); err != nil {
-				writeError(w, http.StatusForbidden, err.Error())
-				return
-			}
-		}
-		if token == "" {
-			writeError(w, http.StatusUnauthorized, "this server has no API token, so it answers no API request: set LEASHD_WEB_TOKEN, or let leashd generate one")
-			return
-		}
-		if !checkToken(w, r, token, tokenFile) {
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+	return RequireCredential(NewCredentials(token, tokenFile, nil, 0, 0), next)
 }
 
 // whereToken says where a client finds the token: LEASHD_WEB_TOKEN, or
@@ -124,38 +119,6 @@ func whereToken(tokenFile string) string {
 		return "the token is LEASHD_WEB_TOKEN"
 	}
 	return "the token is in " + tokenFile + " (leashd made it, as LEASHD_WEB_TOKEN is not set; leashd ask and leashd mcp read it there)"
-}
-
-// checkToken answers 401 unless r carries token, as a bearer token or the
-// page's cookie.
-func checkToken(w http.ResponseWriter, r *http.Request, token, tokenFile string) bool {
-	got, how := "", ""
-	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, tok, _ := strings.Cut(h, " ")
-		if !strings.EqualFold(scheme, "Bearer") {
-			writeError(w, http.StatusUnauthorized, "unsupported Authorization scheme "+quoteShort(scheme)+": send Authorization: Bearer <token>; "+whereToken(tokenFile))
-			return false
-		}
-		got, how = strings.TrimSpace(tok), "bearer token"
-	} else if ck, err := r.Cookie(cookieName); err == nil {
-		got, how = ck.Value, "token cookie (open the address with ?token= that leashd printed at start-up again)"
-	}
-	if how == "" {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="leashd"`)
-		page := "open /?token=<token> in the browser"
-		if tokenFile != "" {
-			page += " (leashd prints that address at start-up)"
-		}
-		writeError(w, http.StatusUnauthorized, "a token is required: send Authorization: Bearer <token>, or "+page+"; "+whereToken(tokenFile))
-		return false
-	}
-	if !tokenOK(got, token) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="leashd", error="invalid_token"`)
-		writeError(w, http.StatusUnauthorized, "wrong "+how)
-		return false
-	}
-	httpserver.MarkAuthed(r)
-	return true
 }
 
 // tokenOK compares in constant time (hashing first, so lengths match too).
@@ -184,13 +147,20 @@ func sameOrigin(r *http.Request) error {
 func quoteShort(s string) string { return fmt.Sprintf("%q", connectors.Truncate(s, 80)) }
 
 // page serves the embedded page; /?token=… checks the token, sets the
-// cookie and redirects to / so the token leaves the address bar.
+// cookie and redirects to / so the token leaves the address bar. A wrong
+// token gets the page with its token form shown and the error above it
+// (issue #31: a bare 401 left no way back), and no cookie: an old one is
+// cleared, so the page asks for the token instead of working on.
 func (c *Connector) page(w http.ResponseWriter, r *http.Request) {
 	if tok := r.URL.Query().Get("token"); tok != "" {
-		if c.token == "" || !tokenOK(tok, c.token) {
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = io.WriteString(w, "Wrong token. Open the address with ?token= that leashd printed at start-up; "+whereToken(c.tokenFile)+".\n")
+		if cred, ok := c.credentials().match(tok); !ok || !cred.page {
+			why := "Wrong token."
+			if ok {
+				why = "This token is the program " + quoteShort(cred.Name) + "'s (LEASHD_API_TOKENS); the page needs the page's token."
+			}
+			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", HttpOnly: true,
+				SameSite: http.SameSiteStrictMode, Secure: overHTTPS(r), MaxAge: -1})
+			c.servePage(w, http.StatusUnauthorized, why+" Paste the right one, or open the address with ?token= that leashd printed at start-up; "+whereToken(c.tokenFile)+".")
 			return
 		}
 		http.SetCookie(w, &http.Cookie{
@@ -200,10 +170,24 @@ func (c *Connector) page(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
+	c.servePage(w, http.StatusOK, "")
+}
+
+// loginForm is the token form's opening tag in the page, where a wrong
+// token's error is put.
+const loginForm = `<form id="login">`
+
+// servePage writes the page; with loginErr, its token form is shown with
+// the error.
+func (c *Connector) servePage(w http.ResponseWriter, status int, loginErr string) {
 	b, err := static.ReadFile("static/index.html")
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "the page is missing from the binary")
 		return
+	}
+	if loginErr != "" {
+		shown := `<form id="login" style="display:flex"><p id="loginerr" role="alert" style="color:var(--bad);font-weight:600">` + html.EscapeString(loginErr) + `</p>`
+		b = bytes.Replace(b, []byte(loginForm), []byte(shown), 1)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -211,6 +195,7 @@ func (c *Connector) page(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'")
+	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
 
@@ -353,6 +338,12 @@ func statusOf(err error) int {
 		return http.StatusServiceUnavailable
 	case errors.Is(err, interactions.ErrNoPresenter):
 		return http.StatusNotFound
+	case errors.Is(err, interactions.ErrTooMany):
+		var ce *interactions.CapError
+		if errors.As(err, &ce) && ce.All {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
 }
@@ -400,46 +391,6 @@ func (c *Connector) postMessage(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, routedBody{Routed: route})
 }
 
-func (c *Connector) listInteractions(w http.ResponseWriter, r *http.Request) {
-	h, ok := c.h(w)
-	if !ok {
-		return
-	}
-	chat := r.URL.Query().Get("chat")
-	if chat != "" {
-		if err := validChatID(chat); err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
-		}
-	}
-	its := h.Pending(chat)
-	c.mu.Lock()
-	for _, in := range c.interrupted {
-		// Normally pending again (the engine restores it at start-up):
-		// listed once.
-		restored := slices.ContainsFunc(its, func(p interactions.Interaction) bool { return p.ID == in.it.ID })
-		if !restored && (chat == "" || in.it.ChatID == chat) {
-			its = append(its, in.it)
-		}
-	}
-	slices.SortStableFunc(its, func(a, b interactions.Interaction) int { return a.AskedAt.Compare(b.AskedAt) })
-	src, _ := h.(selectionSource)
-	out := make([]interactionView, 0, len(its))
-	for _, it := range its {
-		v := c.viewLocked(it)
-		if src != nil && it.MultiSelect {
-			// The coordinator's selection: right after a restart it holds
-			// the journaled one before any event has reached the page.
-			if sel := src.Selected(it.ID); sel != nil {
-				v.Selected = sel
-			}
-		}
-		out = append(out, v)
-	}
-	c.mu.Unlock()
-	writeJSON(w, http.StatusOK, out)
-}
-
 // selectionSource is a Handler that knows a pending multi-select's
 // selection (the engine does).
 type selectionSource interface {
@@ -456,6 +407,7 @@ func (c *Connector) reply(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, err.Error())
 		return
 	}
+	rep.By = credential(r).Name
 	out, err := h.Reply(context.WithoutCancel(r.Context()), r.PathValue("id"), rep)
 	if errors.Is(err, interactions.ErrAlreadyApproved) {
 		// The page and the API are one approver ("web"): a second approval
@@ -490,7 +442,7 @@ func (c *Connector) toggle(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, err.Error())
 		return
 	}
-	sel, err := h.Toggle(r.Context(), r.PathValue("id"), req.Label, interactions.Reply{By: webUser})
+	sel, err := h.Toggle(r.Context(), r.PathValue("id"), req.Label, interactions.Reply{By: credential(r).Name})
 	if err != nil {
 		writeError(w, statusOf(err), err.Error())
 		return
@@ -510,7 +462,7 @@ func (c *Connector) confirm(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, err.Error())
 		return
 	}
-	if err := h.Confirm(context.WithoutCancel(r.Context()), r.PathValue("id"), interactions.Reply{By: webUser}); err != nil {
+	if err := h.Confirm(context.WithoutCancel(r.Context()), r.PathValue("id"), interactions.Reply{By: credential(r).Name}); err != nil {
 		writeError(w, statusOf(err), err.Error())
 		return
 	}
@@ -529,7 +481,7 @@ func (c *Connector) reject(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, err.Error())
 		return
 	}
-	if _, err := h.Reply(context.WithoutCancel(r.Context()), r.PathValue("id"), interactions.Reply{By: webUser, Reject: true, Text: req.Text}); err != nil {
+	if _, err := h.Reply(context.WithoutCancel(r.Context()), r.PathValue("id"), interactions.Reply{By: credential(r).Name, Reject: true, Text: req.Text}); err != nil {
 		writeError(w, statusOf(err), err.Error())
 		return
 	}

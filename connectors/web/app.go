@@ -10,6 +10,9 @@ type App struct {
 	// TokenFile is where leashd keeps the token it generated when
 	// LEASHD_WEB_TOKEN is unset (cmd/leashd sets it and Config.Token).
 	TokenFile string
+	// Credentials, when set, are every token the API takes: the page's
+	// and LEASHD_API_TOKENS (cmd/leashd sets them, shared with /mcp).
+	Credentials *Credentials
 }
 
 var _ connectors.App = (*App)(nil)
@@ -36,6 +39,7 @@ func (a *App) Connector(d connectors.Deps) (connectors.Connector, error) {
 		WithURL(d.HTTP.URL),
 		WithToken(a.Config.Token),
 		WithTokenFile(a.TokenFile),
+		WithCredentials(a.Credentials),
 		WithAgentName(d.AgentName),
 		WithLogger(d.Log.With("connector", "web")),
 		WithMaxStreams(a.Config.MaxStreams),

@@ -285,7 +285,16 @@ func (c *Connector) ask(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	cred := credential(r)
+	if !cred.MayAsk(it.ChatID) {
+		writeError(w, http.StatusForbidden, cred.ScopeError(it.ChatID, "ask"))
+		return
+	}
+	it.Asker = cred.Asker()
 	it, err = a.Ask(context.WithoutCancel(r.Context()), it, timeout)
+	if errors.Is(err, interactions.ErrTooMany) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter.Seconds())))
+	}
 	if err != nil {
 		writeError(w, statusOf(err), err.Error())
 		return
@@ -320,6 +329,9 @@ func (c *Connector) outcome(w http.ResponseWriter, r *http.Request) {
 		defer c.waits.Add(-1)
 	}
 	id := r.PathValue("id")
+	if !c.mayRead(w, r, a, id, "read") {
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Duration(wait)*time.Second)
 	defer cancel()
 	defer context.AfterFunc(c.quit, cancel)()
@@ -402,7 +414,15 @@ func (c *Connector) cancelAsk(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if err := a.CancelAsk(r.PathValue("id"), "The program that asked cancelled the request."); err != nil {
+	id, cred := r.PathValue("id"), credential(r)
+	if !c.mayRead(w, r, a, id, "withdraw") {
+		return
+	}
+	why := "The program that asked cancelled the request."
+	if !cred.page {
+		why = fmt.Sprintf("Withdrawn by %s (LEASHD_API_TOKENS).", cred.Name)
+	}
+	if err := a.CancelAsk(id, why); err != nil {
 		writeError(w, statusOf(err), err.Error())
 		return
 	}

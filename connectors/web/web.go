@@ -71,7 +71,9 @@ import (
 // connectors.Readier.
 type Connector struct {
 	token     string
-	tokenFile string // where leashd keeps a token it generated
+	tokenFile string       // where leashd keeps a token it generated
+	creds     *Credentials // WithCredentials; else the token alone (creds.go)
+	credsOnce sync.Once
 	agentName string
 	log       *slog.Logger
 	heartbeat time.Duration

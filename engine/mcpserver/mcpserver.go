@@ -71,6 +71,11 @@ type Options struct {
 	// driver knows (cmd passes the Claude driver's). Without it the tool is not
 	// offered.
 	PermissionResult func(input json.RawMessage, resp agent.PermissionResponse) any
+	// MayAsk, when set, refuses a chat the request's credential may not
+	// ask in (its context carries the credential): 403 with its error.
+	// Else it names who asks ("" : the MCP server), which requests made
+	// through the request carry as their Asker ("mcp:" + name).
+	MayAsk func(ctx context.Context, chatID string) (name string, err error)
 }
 
 // New returns an MCP server whose tools ask in chatID through a.
@@ -178,7 +183,7 @@ func strictJSON(b json.RawMessage, v any) error {
 }
 
 func (t tools) askUser(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ctx = interactions.WithAsker(ctx, engine.AskerMCP)
+	ctx = interactions.WithAsker(ctx, askerOf(req))
 	in, err := ParseAsk(req.Params.Arguments)
 	if err != nil {
 		return toolError(err.Error()), nil
@@ -230,7 +235,7 @@ const (
 )
 
 func (t tools) requestApproval(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ctx = interactions.WithAsker(ctx, engine.AskerMCP)
+	ctx = interactions.WithAsker(ctx, askerOf(req))
 	in, err := ParseApproval(req.Params.Arguments)
 	if err != nil {
 		return toolError(err.Error()), nil
@@ -292,7 +297,7 @@ func ParsePermission(args json.RawMessage) (PermissionInput, error) {
 }
 
 func (t tools) permissionPrompt(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ctx = interactions.WithAsker(ctx, engine.AskerMCP)
+	ctx = interactions.WithAsker(ctx, askerOf(req))
 	in, err := ParsePermission(req.Params.Arguments)
 	if err != nil {
 		return toolError(err.Error()), nil
@@ -326,12 +331,48 @@ func Handler(a Flows, serves func(chatID string) error, o Options) http.Handler 
 			httpError(w, http.StatusBadRequest, "chat: "+err.Error())
 			return
 		}
+		if !mayAsk(w, r, chat, o.MayAsk) {
+			return
+		}
 		if err := serves(chat); err != nil {
 			httpError(w, http.StatusNotFound, err.Error())
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// mayAsk answers 403 when the request's credential may not ask in chat
+// (Options.MayAsk), and names the asker for the tools.
+func mayAsk(w http.ResponseWriter, r *http.Request, chat string, check func(context.Context, string) (string, error)) bool {
+	if check == nil {
+		return true
+	}
+	r.Header.Del(askerHeader) // only leashd names the asker
+	name, err := check(r.Context(), chat)
+	if err != nil {
+		httpError(w, http.StatusForbidden, err.Error())
+		return false
+	}
+	if name != "" {
+		r.Header.Set(askerHeader, engine.AskerMCP+":"+name)
+	}
+	return true
+}
+
+// askerHeader carries who asks from the HTTP handler (mayAsk) to the
+// tools, which see the request's header (mcp.RequestExtra) but not its
+// context.
+const askerHeader = "X-Leashd-Asker"
+
+// askerOf is who asks through a tool call: "mcp", or "mcp:<token name>".
+func askerOf(req *mcp.CallToolRequest) string {
+	if req != nil && req.Extra != nil {
+		if a := req.Extra.Header.Get(askerHeader); a != "" {
+			return a
+		}
+	}
+	return engine.AskerMCP
 }
 
 func chatOf(r *http.Request) string {

@@ -126,6 +126,11 @@ func (e *Error) Is(target error) bool {
 		return e.Status == http.StatusConflict
 	case interactions.ErrInvalidReply:
 		return e.Status == http.StatusBadRequest
+	case interactions.ErrTooMany:
+		// 429: a cap on pending requests in the chat, or the token's
+		// rate; 503 naming a cap: the cap on all chats.
+		return e.Status == http.StatusTooManyRequests ||
+			e.Status == http.StatusServiceUnavailable && strings.Contains(e.Message, "too many pending requests")
 	}
 	return false
 }
