@@ -76,11 +76,71 @@ var ToolOptions = []Choice{
 	{Label: DecisionDeny, Description: "Deny; typed text is sent as the reason", Style: StyleDeny},
 }
 
-// ToolOptionsFor are the options of a tool approval in display order:
-// ToolOptions without DecisionAllowSession when it.NoSessionAllow, with
-// DecisionDeny first when it.DefaultToNo.
+// ToolOptionsFor are the options of a tool approval in display order: the
+// agent's own options when it offered them (OwnOptions), else ToolOptions
+// without DecisionAllowSession when it.NoSessionAllow, with DecisionDeny
+// first when it.DefaultToNo.
 func ToolOptionsFor(it Interaction) []Choice {
+	if it.OwnOptions() {
+		return slices.Clone(it.Options)
+	}
 	return toolOptions(it.NoSessionAllow, it.DefaultToNo)
+}
+
+// OwnOptions reports whether it is a tool approval asked with the agent's
+// own options (an ACP agent's permission request) rather than leashd's
+// allow, allow_session and deny: each is an approve (StyleApprove) or a
+// refusal (StyleDeny), and the answer is the chosen option's label.
+func (it Interaction) OwnOptions() bool {
+	if it.Kind != KindToolApproval || len(it.Options) == 0 {
+		return false
+	}
+	for _, o := range it.Options {
+		if !hasOption(ToolOptions, o.Label) {
+			return true
+		}
+	}
+	return false
+}
+
+// Styled reports whether its options say which approves and which refuses
+// (Choice.Style): connectors show it as an approval — approve and deny
+// buttons, no "Other" answer and no separate Decline.
+func (it Interaction) Styled() bool {
+	return slices.ContainsFunc(it.Options, func(o Choice) bool { return o.Style != "" })
+}
+
+// StyleOf is the style of its option label ("" for none or no such option).
+func (it Interaction) StyleOf(label string) Style {
+	if i := slices.IndexFunc(it.Options, func(o Choice) bool { return o.Label == label }); i >= 0 {
+		return it.Options[i].Style
+	}
+	return ""
+}
+
+// Refusal reports whether res refuses what was asked: a tool approval
+// denied, a plan rejected, or a styled question (a yes/no approval)
+// answered with its StyleDeny option or declined. Connectors show it as
+// "Denied" in red.
+func Refusal(it Interaction, res Resolution) bool {
+	switch res.Status {
+	case StatusRejected:
+		return true
+	case StatusAnswered:
+		if it.IsYesNo() { // its second option, or a reason typed
+			return res.Answer != it.Options[0].Label
+		}
+		return it.Kind == KindQuestion && it.StyleOf(res.Answer) == StyleDeny
+	}
+	return false
+}
+
+// ActionAndDetails splits an approval's question into the action (its
+// first line, shown in bold) and the details beneath it (the rest, "" when
+// there is none), so that every connector shows them alike.
+func ActionAndDetails(question string) (action, details string) {
+	action, details, _ = strings.Cut(strings.TrimSpace(question), "\n")
+	return strings.TrimSpace(action), strings.TrimSpace(details)
 }
 
 func toolOptions(noSessionAllow, defaultToNo bool) []Choice {
@@ -229,7 +289,7 @@ func (it Interaction) approves(res Resolution) bool {
 	if it.Kind == KindQuestion {
 		return it.IsYesNo() && res.Answer == it.Options[0].Label
 	}
-	return true
+	return res.Status == StatusAnswered
 }
 
 // Approver is one approval counted towards an interaction's Quorum: who

@@ -329,7 +329,7 @@ func TestToolApprovalButtonsAndTypedDenial(t *testing.T) {
 		return agent.Result{Text: "ok"}, nil
 	}})
 	h.fake.Text(me, me, "build")
-	m := h.botMessage(me, "Permission: Bash")
+	m := h.botMessage(me, "The agent wants to run a command")
 	assert.Contains(t, m.Text, "<pre>rm -rf build &amp;&amp; make &lt;all&gt;</pre>")
 	assert.Equal(t, []string{"Allow", "Allow for this session", "Deny"}, m.Buttons())
 	h.answer(h.tap(me, me, m.ID, "Allow for this session"))
@@ -339,7 +339,7 @@ func TestToolApprovalButtonsAndTypedDenial(t *testing.T) {
 	m = h.waitMessage(me, m.ID, "decision shown", func(m tgfake.Message) bool { return m.Markup == nil })
 	assert.Contains(t, m.Text, "✅ Allowed for this session")
 
-	e := h.botMessage(me, "Permission: Edit")
+	e := h.botMessage(me, "The agent wants to edit a file")
 	assert.Contains(t, e.Text, "<code>/src/main.go</code>")
 	assert.Contains(t, e.Text, "- a := 1\n+ a := 2")
 	h.fake.Text(me, me, "not that file")
@@ -570,7 +570,7 @@ func TestPlanOutcomeTooLongForTheLastPartGoesBelow(t *testing.T) {
 func TestToolDeniedWithTheButton(t *testing.T) {
 	h := newHarness(t, setup{turn: askTurn("Bash", func() any { return map[string]any{"command": "rm -rf /"} })})
 	h.fake.Text(me, me, "clean up")
-	m := h.botMessage(me, "Permission: Bash")
+	m := h.botMessage(me, "The agent wants to run a command")
 	h.answer(h.tap(me, me, m.ID, "Deny"))
 	resp := h.response(1)
 	assert.False(t, resp.Allow)
