@@ -1,6 +1,7 @@
 package connectors
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/leashd/leashd/interactions"
@@ -60,3 +61,15 @@ func RefusalReason(it interactions.Interaction, res interactions.Resolution) str
 
 // DeniedText is a denied tool call's text when the person gave no reason.
 const DeniedText = "The user denied this tool call."
+
+// ToolCommand is the whole command of a tool call that runs one (its
+// input's "command"), or "".
+func ToolCommand(it interactions.Interaction) string {
+	var in struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(it.ToolInput, &in) != nil {
+		return ""
+	}
+	return in.Command
+}

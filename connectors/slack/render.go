@@ -76,7 +76,7 @@ func render(it interactions.Interaction, pl place, selected []string) []outMsg {
 	case interactions.KindPlanReview:
 		return append(planMessages(it), decisionMsg(it, pl, ""))
 	case interactions.KindToolApproval:
-		return []outMsg{decisionMsg(it, pl, "")}
+		return append(codeMessages(it), decisionMsg(it, pl, ""))
 	default:
 		return []outMsg{questionMsg(it, pl, selected)}
 	}
@@ -85,6 +85,9 @@ func render(it interactions.Interaction, pl place, selected []string) []outMsg {
 // questionTitle is the question's header and text as sections, the text
 // split to fit (nothing of a long question is cut off).
 func questionTitle(it interactions.Interaction) []string {
+	if it.Styled() {
+		return approvalTitle(it)
+	}
 	var b strings.Builder
 	if it.Header != "" {
 		b.WriteString("*" + strings.ReplaceAll(escape(it.Header), "*", "") + "*")
@@ -106,6 +109,54 @@ func questionTitle(it interactions.Interaction) []string {
 		}
 	}
 	return capTexts(texts, maxTitleSections)
+}
+
+// approvalTitle is an approval's (a styled question's) header, its action
+// in bold and the details beneath, split to fit.
+func approvalTitle(it interactions.Interaction) []string {
+	header := it.Header
+	if header == "" {
+		header = "Approval"
+	}
+	action, details := interactions.ActionAndDetails(it.Question)
+	head := "*🔐 " + strings.ReplaceAll(escape(header), "*", "") + "*\n" + bold(action)
+	if details == "" {
+		return []string{head}
+	}
+	d := toMrkdwn(details)
+	if utf8.RuneCountInString(head)+1+utf8.RuneCountInString(d) <= maxSection {
+		return []string{head + "\n" + d}
+	}
+	texts := []string{head}
+	for _, p := range splitMarkdown(details, maxSection) {
+		if strings.TrimSpace(p) != "" {
+			texts = append(texts, toMrkdwn(p))
+		}
+	}
+	return capTexts(texts, maxTitleSections)
+}
+
+// bold is one line of plain text in bold, cut to fit a section.
+func bold(line string) string {
+	t := strings.ReplaceAll(truncEscaped(line, maxSection-200), "*", "")
+	if strings.TrimSpace(t) == "" {
+		return ""
+	}
+	return "*" + t + "*"
+}
+
+// buttonStyle is how Slack colours an option: green (primary) for one
+// that approves, red (danger) for one that denies or cannot be undone.
+func buttonStyle(it interactions.Interaction, o interactions.Choice) string {
+	switch o.Style {
+	case interactions.StyleApprove:
+		if !it.DefaultToNo { // nothing invites a quick approval
+			return "primary"
+		}
+	case interactions.StyleDeny, interactions.StyleDestructive:
+		return "danger"
+	}
+	return ""
 }
 
 // Blocks a message's texts may take, so that with the buttons, the hint
@@ -230,7 +281,7 @@ func questionMsg(it interactions.Interaction, pl place, selected []string) outMs
 	}
 	var buttons []*slack.ButtonBlockElement
 	for i, o := range it.Options {
-		text, style := o.Label, ""
+		text, style := o.Label, buttonStyle(it, o)
 		if it.MultiSelect {
 			if on[o.Label] {
 				text, style = "✓ "+o.Label, "primary"
@@ -241,13 +292,20 @@ func questionMsg(it interactions.Interaction, pl place, selected []string) outMs
 		buttons = append(buttons, button(buttonKey{id: it.ID, kind: 'q', index: i}, text, style))
 	}
 	hint := replyHint(pl) + " to answer in your own words."
+	if it.Styled() {
+		hint = replyHint(pl) + " to reject with a reason."
+	}
 	if it.MultiSelect {
 		buttons = append(buttons, button(buttonKey{id: it.ID, done: true}, "Done", "primary"))
 		hint = "Tap the options that apply, then Done. " + hint
 	}
 	blocks = append(blocks, actionBlocks(it.ID, buttons)...)
 	blocks = append(blocks, contextBlock(it.ID+":h", hint))
-	return outMsg{text: "Question: " + connectors.Truncate(it.Question, 200), blocks: blocks}
+	text := "Question: " + connectors.Truncate(it.Question, 200)
+	if it.Styled() {
+		text = "Approval: " + connectors.Truncate(it.Question, 200)
+	}
+	return outMsg{text: text, blocks: blocks}
 }
 
 // planMessages are the plan as mrkdwn sections, at most maxBlocks to a
@@ -291,19 +349,70 @@ func decisionTitle(it interactions.Interaction) []string {
 	if it.Kind == interactions.KindPlanReview {
 		return []string{"*Plan review:* how should the agent go on?"}
 	}
-	summary := it.ToolSummary
-	if strings.TrimSpace(summary) == "" || (it.RequiresDetails && len(it.ToolInput) > 0) {
-		summary = connectors.ToolDetails(it) // the whole request when it must be read
-	}
-	head := "*Tool approval:* the agent wants to use `" + escape(it.ToolName) + "`"
-	for _, n := range connectors.ToolNotes(it) {
-		head += "\n" + truncEscaped(n, 600)
-	}
-	code := splitFit(summary, maxSection, codeBlock)
+	head := toolHead(it)
+	code := splitFit(toolCode(it), maxSection, codeBlock)
 	if len(code) == 1 && utf8.RuneCountInString(head)+1+utf8.RuneCountInString(code[0]) <= maxSection {
 		return []string{head + "\n" + code[0]}
 	}
-	return capTexts(append([]string{head}, code...), maxCodeSections)
+	if 1+len(code) <= maxCodeSections {
+		return append([]string{head}, code...)
+	}
+	// Too long for one message: it is in messages of its own just above
+	// (codeMessages), whole.
+	return []string{head + fmt.Sprintf("\n_The whole request (%d characters) is shown in full in the %d messages above._",
+		utf8.RuneCountInString(toolCode(it)), len(codeChunks(code)))}
+}
+
+// toolHead is a tool approval's heading: what the agent wants in plain
+// words, and the notes that go with it.
+func toolHead(it interactions.Interaction) string {
+	head := "*Tool approval:* " + escape(connectors.ToolAction(it.ToolName))
+	for _, n := range connectors.ToolNotes(it) {
+		head += "\n" + truncEscaped(n, 600)
+	}
+	return head
+}
+
+// toolCode is what a tool approval shows as code: the whole request when
+// it must be read, the whole Bash command (never the summary's cut
+// copy), else the summary.
+func toolCode(it interactions.Interaction) string {
+	if strings.TrimSpace(it.ToolSummary) == "" || (it.RequiresDetails && len(it.ToolInput) > 0) {
+		return connectors.ToolDetails(it)
+	}
+	if cmd := connectors.ToolCommand(it); cmd != "" && !strings.Contains(it.ToolSummary, cmd) {
+		return cmd // the summary holds a cut copy
+	}
+	return it.ToolSummary
+}
+
+// codeChunks groups code sections into messages' worth.
+func codeChunks(code []string) [][]string {
+	var out [][]string
+	for i := 0; i < len(code); i += maxBlocks {
+		out = append(out, code[i:min(i+maxBlocks, len(code))])
+	}
+	return out
+}
+
+// codeMessages are a tool approval's code in messages of its own, before
+// its buttons' message, when one message cannot hold it all: a person
+// must see the whole of what they allow. None when it fits.
+func codeMessages(it interactions.Interaction) []outMsg {
+	code := splitFit(toolCode(it), maxSection, codeBlock)
+	if 1+len(code) <= maxCodeSections {
+		return nil
+	}
+	chunks := codeChunks(code)
+	msgs := make([]outMsg, len(chunks))
+	for i, c := range chunks {
+		blocks := make([]slack.Block, len(c))
+		for j, t := range c {
+			blocks[j] = section(it.ID+":code"+strconv.Itoa(i*maxBlocks+j), t)
+		}
+		msgs[i] = outMsg{text: fmt.Sprintf("Tool approval: %s (%d/%d)", connectors.Truncate(it.ToolName, 100), i+1, len(chunks)), blocks: blocks}
+	}
+	return msgs
 }
 
 // codeBlock shows text verbatim in a Slack code block. A run of backticks
@@ -348,6 +457,15 @@ func decisionMsg(it interactions.Interaction, pl place, note string) outMsg {
 		shown = opts
 	}
 	var buttons []*slack.ButtonBlockElement
+	if it.OwnOptions() { // the agent's own options, keyed by place
+		for i, t := range details(it) {
+			blocks = append(blocks, contextBlock(blockID(it.ID+":d", i), t))
+		}
+		for i, o := range it.Options {
+			buttons = append(buttons, button(buttonKey{id: it.ID, kind: 'q', index: i}, o.Label, buttonStyle(it, o)))
+		}
+		shown = nil
+	}
 	for _, o := range shown {
 		i := connectors.DecisionIndex(it.Kind, o.Label) // keys name the decision, not its place
 		if i < 0 {
@@ -443,10 +561,16 @@ func outcomeLine(it interactions.Interaction, res interactions.Resolution) strin
 	if t := strings.TrimSpace(res.Text); t != "" {
 		reason = ": " + truncEscaped(t, 1500)
 	}
+	if interactions.Refusal(it, res) && (it.Styled() && it.Kind == interactions.KindQuestion || it.OwnOptions()) {
+		return deniedLine(it, res, by)
+	}
 	switch res.Status {
 	case interactions.StatusAnswered:
 		if it.Kind == interactions.KindQuestion {
 			return "✅ *Answer:* " + truncEscaped(res.Answer, 2000) + by
+		}
+		if it.OwnOptions() {
+			return "✅ *Allowed:* " + truncEscaped(res.Answer, 200) + by
 		}
 		return "✅ *" + connectors.DecisionLabel(res.Decision) + "*" + by
 	case interactions.StatusRejected:
@@ -464,6 +588,20 @@ func outcomeLine(it interactions.Interaction, res interactions.Resolution) strin
 		return "🚫 *Cancelled*" + reason
 	}
 	return "*" + escape(string(res.Status)) + "*" + reason
+}
+
+// deniedLine is a refused approval's outcome: Denied, with the option
+// chosen when it was one of the agent's own, and the reason typed.
+func deniedLine(it interactions.Interaction, res interactions.Resolution, by string) string {
+	s := "🚫 *Denied*"
+	if it.OwnOptions() && res.Answer != "" {
+		s += " (" + truncEscaped(res.Answer, 200) + ")"
+	}
+	s += by
+	if r := strings.TrimSpace(connectors.RefusalReason(it, res)); r != "" {
+		s += ": " + truncEscaped(r, 1500)
+	}
+	return s
 }
 
 // truncEscaped is text escaped and, when that is longer than max
