@@ -127,7 +127,7 @@ func Refusal(it Interaction, res Resolution) bool {
 	case StatusRejected:
 		return true
 	case StatusAnswered:
-		if it.IsYesNo() { // its second option, or a reason typed
+		if it.IsYesNo() && it.Options[0].Style == StyleApprove { // its second option, or a reason typed
 			return res.Answer != it.Options[0].Label
 		}
 		return it.Kind == KindQuestion && it.StyleOf(res.Answer) == StyleDeny

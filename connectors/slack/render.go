@@ -350,7 +350,7 @@ func decisionTitle(it interactions.Interaction) []string {
 		return []string{"*Plan review:* how should the agent go on?"}
 	}
 	head := toolHead(it)
-	code := splitFit(toolCode(it), maxSection, codeBlock)
+	code := splitFit(connectors.ToolCode(it), maxSection, codeBlock)
 	if len(code) == 1 && utf8.RuneCountInString(head)+1+utf8.RuneCountInString(code[0]) <= maxSection {
 		return []string{head + "\n" + code[0]}
 	}
@@ -360,7 +360,7 @@ func decisionTitle(it interactions.Interaction) []string {
 	// Too long for one message: it is in messages of its own just above
 	// (codeMessages), whole.
 	return []string{head + fmt.Sprintf("\n_The whole request (%d characters) is shown in full in the %d messages above._",
-		utf8.RuneCountInString(toolCode(it)), len(codeChunks(code)))}
+		utf8.RuneCountInString(connectors.ToolCode(it)), len(codeChunks(code)))}
 }
 
 // toolHead is a tool approval's heading: what the agent wants in plain
@@ -371,19 +371,6 @@ func toolHead(it interactions.Interaction) string {
 		head += "\n" + truncEscaped(n, 600)
 	}
 	return head
-}
-
-// toolCode is what a tool approval shows as code: the whole request when
-// it must be read, the whole Bash command (never the summary's cut
-// copy), else the summary.
-func toolCode(it interactions.Interaction) string {
-	if strings.TrimSpace(it.ToolSummary) == "" || (it.RequiresDetails && len(it.ToolInput) > 0) {
-		return connectors.ToolDetails(it)
-	}
-	if cmd := connectors.ToolCommand(it); cmd != "" && !strings.Contains(it.ToolSummary, cmd) {
-		return cmd // the summary holds a cut copy
-	}
-	return it.ToolSummary
 }
 
 // codeChunks groups code sections into messages' worth.
@@ -399,7 +386,7 @@ func codeChunks(code []string) [][]string {
 // its buttons' message, when one message cannot hold it all: a person
 // must see the whole of what they allow. None when it fits.
 func codeMessages(it interactions.Interaction) []outMsg {
-	code := splitFit(toolCode(it), maxSection, codeBlock)
+	code := splitFit(connectors.ToolCode(it), maxSection, codeBlock)
 	if 1+len(code) <= maxCodeSections {
 		return nil
 	}
