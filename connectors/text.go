@@ -14,7 +14,7 @@ import (
 func DecisionLabel(decision string) string {
 	switch decision {
 	case interactions.DecisionCleanEdit:
-		return "Approve, clear context"
+		return "Approve, fresh session (recommended)"
 	case interactions.DecisionEdit:
 		return "Approve, auto-accept edits"
 	case interactions.DecisionDefault:

@@ -62,12 +62,18 @@ const RejectedText = "The user rejected this request."
 const DecisionReject = "reject"
 
 // PlanOptions are the options of every plan review, in display order.
+// The first is recommended (RecommendedPlanOption), as Claude Code
+// offers it first: a fresh context keeps the agent on the plan.
 var PlanOptions = []Choice{
-	{Label: DecisionCleanEdit, Description: "Approve, clear the context and auto-accept edits"},
-	{Label: DecisionEdit, Description: "Approve and auto-accept edits"},
-	{Label: DecisionDefault, Description: "Approve and review each edit"},
-	{Label: DecisionAdjust, Description: "Keep planning: tell the agent what should change"},
+	{Label: DecisionCleanEdit, Description: "Starts afresh with only the plan; edits files without asking"},
+	{Label: DecisionEdit, Description: "Keeps its context; edits files without asking"},
+	{Label: DecisionDefault, Description: "Keeps its context; asks you before each file edit"},
+	{Label: DecisionAdjust, Description: "Not yet: type what should change and it keeps planning"},
 }
+
+// RecommendedPlanOption is the plan decision connectors mark as
+// recommended.
+const RecommendedPlanOption = DecisionCleanEdit
 
 // ToolOptions are the options of every tool approval, in display order.
 var ToolOptions = []Choice{

@@ -444,6 +444,9 @@ func decisionMsg(it interactions.Interaction, pl place, note string) outMsg {
 		shown = opts
 	}
 	var buttons []*slack.ButtonBlockElement
+	if it.Kind == interactions.KindPlanReview { // what each decision does
+		blocks = append(blocks, contextBlock(it.ID+":d", planMeanings()))
+	}
 	if it.OwnOptions() { // the agent's own options, keyed by place
 		for i, t := range details(it) {
 			blocks = append(blocks, contextBlock(blockID(it.ID+":d", i), t))
@@ -475,6 +478,15 @@ func decisionMsg(it interactions.Interaction, pl place, note string) outMsg {
 	}
 	blocks = append(blocks, contextBlock(it.ID+":h", hint))
 	return outMsg{text: text, blocks: blocks}
+}
+
+// planMeanings says what each plan decision does, one a line.
+func planMeanings() string {
+	lines := make([]string, len(interactions.PlanOptions))
+	for i, o := range interactions.PlanOptions {
+		lines[i] = "*" + escape(connectors.DecisionLabel(o.Label)) + "* — " + escape(o.Description)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // who is a person as Slack shows them: a mention for a user ID.

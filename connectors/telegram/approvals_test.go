@@ -71,3 +71,14 @@ func TestLongCommandShownWhole(t *testing.T) {
 	assert.Equal(t, strings.ReplaceAll(cmd, "\n", ""), strings.ReplaceAll(shown.String(), "\n", ""), "every character of the command")
 	assert.Greater(t, last.ID-first.ID, 4, "over several messages")
 }
+
+// A plan review says what each decision does, and marks the recommended
+// one.
+func TestPlanReviewSaysWhatEachDecisionDoes(t *testing.T) {
+	h := newHarness(t, setup{turn: askTurn(agent.ToolExitPlanMode, func() any { return map[string]any{"plan": "1. do it"} })})
+	h.fake.Text(me, me, "plan it")
+	m := h.botMessage(me, "Tap a decision")
+	assert.Equal(t, "Approve, fresh session (recommended)", m.Buttons()[0])
+	assert.Contains(t, m.Text, "• <b>Approve, fresh session (recommended)</b> — Starts afresh with only the plan; edits files without asking")
+	assert.Contains(t, m.Text, "• <b>Adjust</b> — Not yet: type what should change and it keeps planning")
+}

@@ -297,7 +297,7 @@ func TestLongPlanIsSplitAndAdjustTakesFeedback(t *testing.T) {
 		}
 	}
 	assert.Contains(t, visible.String(), "change file_119.go so that a < b && c > d")
-	assert.Equal(t, []string{"Approve, clear context", "Approve, auto-accept edits", "Approve, review edits", "Adjust"}, last.Buttons())
+	assert.Equal(t, []string{"Approve, fresh session (recommended)", "Approve, auto-accept edits", "Approve, review edits", "Adjust"}, last.Buttons())
 
 	q := h.tap(me, me, last.ID, "Adjust")
 	assert.Equal(t, telegram.FeedbackPrompt, h.answer(q).Text)
@@ -552,7 +552,7 @@ func TestSeveralQuestionsShowTheirPosition(t *testing.T) {
 // removed and the outcome follows in a message of its own.
 func TestPlanOutcomeTooLongForTheLastPartGoesBelow(t *testing.T) {
 	var h *harness
-	plan := strings.Repeat("word ", 800) // one part, nearly full
+	plan := strings.Repeat("word ", 700) // one part with the decisions' meanings, nearly full
 	h = newHarness(t, setup{turn: askTurn(agent.ToolExitPlanMode, func() any { return map[string]any{"plan": plan} })})
 	h.fake.Text(me, me, "plan it")
 	m := h.botMessage(me, "Tap a decision")

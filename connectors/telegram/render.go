@@ -150,8 +150,17 @@ func questionText(it interactions.Interaction) string {
 }
 
 func planParts(it interactions.Interaction) []string {
-	html := "<b>📋 Plan review</b>\n\n" + markdownToHTML(it.Plan) + "\n\n<i>Tap a decision — or type what should change.</i>"
+	html := "<b>📋 Plan review</b>\n\n" + markdownToHTML(it.Plan) + "\n\n" + planMeanings() + "\n\n<i>Tap a decision — or type what should change.</i>"
 	return splitHTML(html, maxMessage)
+}
+
+// planMeanings says what each plan decision does, one a line.
+func planMeanings() string {
+	lines := make([]string, len(interactions.PlanOptions))
+	for i, o := range interactions.PlanOptions {
+		lines[i] = "• <b>" + escape(connectors.DecisionLabel(o.Label)) + "</b> — " + escape(o.Description)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // keyboard builds the buttons: one per row, labels shown, keys sent.

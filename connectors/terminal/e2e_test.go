@@ -376,10 +376,10 @@ func TestChatPlanReviewWithArrows(t *testing.T) {
 	scr := s.screen()
 	assert.Contains(t, scr, "The agent's plan:\n  # Plan: add a greeting")
 	assert.Contains(t, scr, "Approve this plan?\n"+
-		"❯ 1) Approve, clear context — Approve, clear the context and auto-accept edits\n"+
-		"  2) Approve, auto-accept edits — Approve and auto-accept edits\n"+
-		"  3) Approve, review edits — Approve and review each edit\n"+
-		"  4) Adjust — Keep planning: tell the agent what should change\n"+
+		"❯ 1) Approve, fresh session (recommended) — Starts afresh with only the plan; edits files without asking\n"+
+		"  2) Approve, auto-accept edits — Keeps its context; edits files without asking\n"+
+		"  3) Approve, review edits — Keeps its context; asks you before each file edit\n"+
+		"  4) Adjust — Not yet: type what should change and it keeps planning\n"+
 		"  r) Reject\n")
 	assert.Equal(t, cyan, s.attrOf("4) Adjust").fg)
 
@@ -398,7 +398,7 @@ func TestChatPlanReviewWithArrows(t *testing.T) {
 	s.send(keyUp, keyUp) // wraps round to the Reject line
 	s.waitText("❯ r) Reject")
 	s.send(keyDown) // and back to the top
-	s.waitText("❯ 1) Approve, clear context")
+	s.waitText("❯ 1) Approve, fresh session (recommended)")
 	s.send(keyDown, keyDown)
 	s.waitText("❯ 3) Approve, review edits")
 	s.send(keyEnter)
@@ -413,7 +413,7 @@ func TestChatPlanCleanApprovalGoesOnInAFreshSession(t *testing.T) {
 	s.send("plan", keyEnter)
 	s.waitText("Choose 1-4")
 	s.send("1", keyEnter)
-	s.waitText("  → Approve, clear context")
+	s.waitText("  → Approve, fresh session (recommended)")
 	s.waitText("• Plan approved. Starting a fresh session to implement it (mode: acceptEdits).")
 	s.waitText("Working through the plan: writing hello.txt, then running `echo hello`.")
 	// Edits are accepted in that mode; the command still asks.

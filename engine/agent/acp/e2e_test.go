@@ -294,7 +294,7 @@ func TestRealACPPlanReviewApprovedCleanContext(t *testing.T) {
 	s.reply(fakeapi.Text("Implementing the approved plan."))
 	s.say("plan the users feature")
 	m := s.botMessage("Plan review")
-	s.tap(m, "Approve, clear context")
+	s.tap(m, "Approve, fresh session (recommended)")
 	s.botMessage("Starting a fresh session to implement it")
 	c := s.userTextCall("Implement the following plan, which the user has approved")
 	assert.True(t, c.HasUserText("Add a `users` table"), "the plan seeds the new session: %q", c.UserTexts())
