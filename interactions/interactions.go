@@ -208,7 +208,9 @@ type Interaction struct {
 	Kind   Kind   `json:"kind"`
 
 	// Question fields; Options is also filled for plan reviews and tool
-	// approvals with their decisions (PlanOptions, ToolOptions).
+	// approvals with their decisions (PlanOptions, ToolOptions), or for a
+	// tool approval with the agent's own options (OwnOptions), which the
+	// asker gives.
 	Header      string   `json:"header,omitempty"`
 	Question    string   `json:"question,omitempty"`
 	Options     []Choice `json:"options"`
@@ -242,11 +244,11 @@ type Interaction struct {
 	// its options (no compact one-tap approval).
 	RequiresDetails bool `json:"requires_details,omitempty"`
 
-	// ForApprovers marks a question that decides what the agent may do (an
-	// agent's permission with its own options) or what a program may do
+	// ForApprovers marks a question that decides what a program may do
 	// (its approval, set by the engine for every program's yes/no
 	// approval): like a plan review or a tool approval, only approvers
-	// answer it (Decides).
+	// answer it (Decides). An agent's permission with its own options is a
+	// tool approval (OwnOptions).
 	ForApprovers bool `json:"for_approvers,omitempty"`
 
 	// Asker names who asked when it was not the chat's agent session: a
@@ -270,9 +272,9 @@ type Interaction struct {
 }
 
 // Decides reports whether answering it decides what an agent or a program
-// may do — a plan review, a tool approval, or a question marked
-// ForApprovers (an agent's own permission options, a program's approval)
-// — so that connectors let only approvers answer it.
+// may do — a plan review, a tool approval (with the agent's own options
+// too), or a question marked ForApprovers (a program's approval) — so
+// that connectors let only approvers answer it.
 func (it Interaction) Decides() bool { return it.Kind != KindQuestion || it.ForApprovers }
 
 // NeedsQuorum reports whether it takes more than one approval: a plan

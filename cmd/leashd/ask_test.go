@@ -106,7 +106,7 @@ func TestAskAnsweredInTelegram(t *testing.T) {
 
 	a = startAsk(t, "--url", url, "--chat", "telegram:1001", "--approval", "--option", "Approve", "--option", "Reject", "Drop the staging DB?")
 	m = waitButtons("Drop the staging DB?")
-	_, err = fake.TapButton(me, me, m.ID, "Reject")
+	_, err = fake.TapButton(me, me, m.ID, "❌ Reject")
 	require.NoError(t, err)
 	require.Equal(t, 1, a.exit(t))
 	assert.Contains(t, a.stderr.String(), "leashd ask: rejected: Reject")
