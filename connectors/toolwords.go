@@ -8,7 +8,7 @@ import (
 )
 
 // toolActions say in plain words what a tool call does, by tool name
-// (Claude Code's tools) or by ACP tool kind.
+// (the agents' usual tools) or by ACP tool kind.
 var toolActions = map[string]string{
 	"Bash": "run a command", "execute": "run a command",
 	"Write": "write a file",

@@ -26,7 +26,7 @@ func TestToolActionInPlainWords(t *testing.T) {
 	}
 }
 
-// The plan decision Claude Code offers first is marked recommended, and
+// The plan decision agents offer first is marked recommended, and
 // every decision says what it does.
 func TestPlanDecisionsSayWhatTheyDo(t *testing.T) {
 	assert.Equal(t, "Approve, fresh session (recommended)", connectors.DecisionLabel(interactions.RecommendedPlanOption))

@@ -62,8 +62,8 @@ const RejectedText = "The user rejected this request."
 const DecisionReject = "reject"
 
 // PlanOptions are the options of every plan review, in display order.
-// The first is recommended (RecommendedPlanOption), as Claude Code
-// offers it first: a fresh context keeps the agent on the plan.
+// The first is recommended (RecommendedPlanOption), as agents offer it
+// first: a fresh context keeps the agent on the plan.
 var PlanOptions = []Choice{
 	{Label: DecisionCleanEdit, Description: "Starts afresh with only the plan; edits files without asking"},
 	{Label: DecisionEdit, Description: "Keeps its context; edits files without asking"},
