@@ -212,7 +212,7 @@ func toolText(it interactions.Interaction) string {
 	if it.RequiresDetails && len(it.ToolInput) > 0 {
 		// The whole request, not the compact summary: the person must see
 		// what they approve.
-		b.WriteString("<pre>" + escape(connectors.Truncate(connectors.ToolDetails(it), 2500)) + "</pre>")
+		b.WriteString("<pre>" + escape(connectors.ToolDetails(it)) + "</pre>") // split over messages when long
 		return b.String()
 	}
 	var in map[string]any
@@ -235,7 +235,7 @@ func toolText(it interactions.Interaction) string {
 			b.WriteString("\n<pre>" + escape(diff) + "</pre>")
 		}
 	case it.ToolSummary != "":
-		b.WriteString("<pre>" + escape(connectors.Truncate(it.ToolSummary, 2500)) + "</pre>")
+		b.WriteString("<pre>" + escape(it.ToolSummary) + "</pre>") // split over messages when long
 	case len(it.ToolInput) > 0:
 		b.WriteString("<pre>" + escape(connectors.Truncate(string(it.ToolInput), 2500)) + "</pre>")
 	}
