@@ -14,7 +14,7 @@ import (
 func DecisionLabel(decision string) string {
 	switch decision {
 	case interactions.DecisionCleanEdit:
-		return "Approve, clear context"
+		return "Approve, fresh session (recommended)"
 	case interactions.DecisionEdit:
 		return "Approve, auto-accept edits"
 	case interactions.DecisionDefault:
@@ -34,9 +34,10 @@ func DecisionLabel(decision string) string {
 }
 
 // OptionText is what to show on an interaction's option: the label of a
-// question's option, the human name of a decision.
+// question's option or of an agent's own option, the human name of a
+// decision.
 func OptionText(it interactions.Interaction, label string) string {
-	if it.Kind == interactions.KindQuestion {
+	if it.Kind == interactions.KindQuestion || it.OwnOptions() {
 		return label
 	}
 	return DecisionLabel(label)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/leashd/leashd/engine/agent"
@@ -11,60 +12,70 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
-// chooseOption asks a person to pick one of the agent's own options for a
-// tool call (PermissionRequest.Options). The options are shown by their
-// names, so the request is asked as a single-select question headed "Tool
-// approval": every connector shows a question's options as they are,
-// whereas a tool approval's buttons are leashd's own three decisions.
-// Typed text rejects with the text as the reason.
-func (t *turn) chooseOption(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
-	opts := make([]interactions.Choice, len(req.Options))
-	byLabel := make(map[string]agent.PermissionOption, len(req.Options))
-	for i, o := range req.Options {
-		base := optionLabel(o, i)
-		label := base
-		for n := 2; ; n++ { // labels must be unique to mean one option
-			if _, taken := byLabel[label]; !taken {
-				break
-			}
-			label = fmt.Sprintf("%s (%d)", base, n)
-		}
-		byLabel[label] = o
-		opts[i] = interactions.Choice{Label: label, Description: approval.OptionMeaning[o.Kind]}
-	}
-	// A question, since the options are the agent's, but one that decides
-	// what the agent may do: only approvers answer it (ForApprovers).
-	_, last, err := t.e.coord.Request(ctx, interactions.Interaction{
-		ChatID: t.c.id, Kind: interactions.KindQuestion, ForApprovers: true,
-		Header: approval.ToolApprovalHeader, Question: approval.ToolApprovalText(req), Options: opts, Index: 1, Total: 1,
-	})
+// chooseOption asks people to pick one of the agent's own options for a
+// tool call (PermissionRequest.Options): it is the tool approval it (with
+// its quorum, as approveTool built it) whose buttons are the agent's
+// options by name, allow-like ones styled Approve and reject-like ones
+// Deny. Typed text rejects with the text as the reason.
+func (t *turn) chooseOption(ctx context.Context, req agent.PermissionRequest, it interactions.Interaction) agent.PermissionResponse {
+	opts, byLabel := ownOptions(req.Options)
+	it.Options = opts
+	_, last, err := t.e.coord.Request(ctx, it)
 	if err != nil {
 		t.e.say(ctx, t.c.id, "The agent asked for a tool approval leashd could not show ("+err.Error()+"); it was refused.")
 		r := approval.Deny("The approval could not be asked: " + err.Error())
 		r.OptionID = approval.RejectOption(req.Options)
 		return r
 	}
-	switch last.Status {
-	case interactions.StatusAnswered:
-		if o, ok := byLabel[last.Answer]; ok {
-			if o.Allows() {
-				r := approval.Allow(req)
-				r.OptionID = o.ID
-				return r
-			}
-			return agent.PermissionResponse{Message: interactions.RejectedText, OptionID: o.ID}
-		}
-		// Typed text: a rejection whose reason the agent reads.
-		r := approval.Deny(agent.RejectedBecause + last.Answer)
-		r.OptionID, r.Reason = approval.RejectOption(req.Options), last.Answer
+	o, chosen := byLabel[last.Answer]
+	switch {
+	case last.Status == interactions.StatusAnswered && chosen && o.Allows():
+		r := approval.Allow(req)
+		r.OptionID = o.ID
 		return r
-	case interactions.StatusRejected:
+	case last.Status == interactions.StatusAnswered && chosen:
+		return agent.PermissionResponse{Message: interactions.RejectedText, OptionID: o.ID}
+	case last.Status == interactions.StatusRejected && chosen: // the agent's own reject option
+		return agent.PermissionResponse{Message: interactions.RejectedText, OptionID: o.ID}
+	case last.Status == interactions.StatusRejected && last.Decision == interactions.DecisionDeny:
+		// Typed text: a rejection whose reason the agent reads.
+		r := approval.Deny(agent.RejectedBecause + last.Text)
+		r.OptionID, r.Reason = approval.RejectOption(req.Options), last.Text
+		return r
+	case last.Status == interactions.StatusRejected:
 		r := approval.NotAnswered(last)
 		r.OptionID = approval.RejectOption(req.Options)
 		return r
 	default:
 		return approval.NotAnswered(last) // no option: the agent reads "cancelled"
 	}
+}
+
+// ownOptions are the agent's options as a tool approval's buttons, each
+// with its meaning and style, and the option each label stands for.
+// Labels are unique, and never one of leashd's own decisions (allow,
+// allow_session, deny), so that the answer maps back to one option.
+func ownOptions(in []agent.PermissionOption) ([]interactions.Choice, map[string]agent.PermissionOption) {
+	opts := make([]interactions.Choice, len(in))
+	byLabel := make(map[string]agent.PermissionOption, len(in))
+	taken := func(label string) bool {
+		_, dup := byLabel[label]
+		return dup || slices.ContainsFunc(interactions.ToolOptions, func(c interactions.Choice) bool { return c.Label == label })
+	}
+	for i, o := range in {
+		base := optionLabel(o, i)
+		label := base
+		for n := 2; taken(label); n++ {
+			label = fmt.Sprintf("%s (%d)", base, n)
+		}
+		byLabel[label] = o
+		style := interactions.StyleDeny
+		if o.Allows() {
+			style = interactions.StyleApprove
+		}
+		opts[i] = interactions.Choice{Label: label, Description: approval.OptionMeaning[o.Kind], Style: style}
+	}
+	return opts, byLabel
 }
 
 // optionLabel is the label of the agent's i-th option: its name, else its

@@ -7,7 +7,6 @@ import (
 
 	"github.com/leashd/leashd/engine/agent"
 
-	"github.com/leashd/leashd/engine/policy"
 	"github.com/leashd/leashd/interactions"
 )
 
@@ -24,21 +23,15 @@ func (t *turn) Permission(ctx context.Context, req agent.PermissionRequest) agen
 	t.rememberSessionID() // before anything is put to a person
 	t.budget.pause()
 	defer t.budget.resume()
-	if len(req.Options) > 0 && req.ToolName != agent.ToolExitPlanMode {
-		// The agent's own options (ACP). An approval policy decides first,
-		// as for every backend: its answer is the agent's matching option.
-		if pol := t.policyDecision(req); pol.Rule != nil && (pol.Decision == policy.Allow || pol.Decision == policy.Deny) {
-			r := t.policyDecided(ctx, req, pol)
-			r.OptionID = approval.PickOption(req.Options, r.Allow)
-			return r
-		}
-		return t.chooseOption(ctx, req)
-	}
-	switch req.ToolName {
-	case agent.ToolAskUserQuestion:
-		return t.askQuestions(ctx, req)
-	case agent.ToolExitPlanMode:
+	switch {
+	case req.ToolName == agent.ToolExitPlanMode:
 		return t.reviewPlan(ctx, req)
+	case len(req.Options) > 0:
+		// The agent's own options (ACP): a tool approval like any other,
+		// whose buttons are those options.
+		return t.approveTool(ctx, req)
+	case req.ToolName == agent.ToolAskUserQuestion:
+		return t.askQuestions(ctx, req)
 	default:
 		return t.approveTool(ctx, req)
 	}
@@ -107,7 +100,19 @@ func (t *turn) approveTool(ctx context.Context, req agent.PermissionRequest) age
 	// (programGate).
 	pol, decides, quorum := t.e.toolPolicy(t.c.id, t.workDir(), req)
 	if decides {
-		return t.policyDecided(ctx, req, pol)
+		r := t.policyDecided(ctx, req, pol)
+		if len(req.Options) > 0 { // the agent's option that says the same
+			r.OptionID = approval.PickOption(req.Options, r.Allow)
+		}
+		return r
+	}
+	if len(req.Options) > 0 {
+		// The agent's own options: it keeps its own modes and "always"
+		// rules, and asked because they do not cover this call, so
+		// leashd's mode and session rules do not answer for it.
+		it := approval.ToolInteraction(t.c.id, req)
+		it.Quorum = quorum
+		return t.chooseOption(ctx, req, it)
 	}
 	// An ask or quorum rule, or the agent's own word that a person must
 	// decide, puts the call to people even where the mode or a session

@@ -73,11 +73,6 @@ func (e *Engine) policyVerdict(ctx context.Context, chatID string, req agent.Per
 	return it, rec
 }
 
-// policyDecision evaluates the policy in force for the turn's tool request.
-func (t *turn) policyDecision(req agent.PermissionRequest) policy.Result {
-	return t.e.evalPolicy(t.c.id, t.workDir(), req)
-}
-
 func (t *turn) workDir() string {
 	t.e.mu.Lock()
 	defer t.e.mu.Unlock()

@@ -200,7 +200,8 @@ func (e *Engine) discardCommand(ctx context.Context, chatID string) {
 			Header: DiscardHeader,
 			Prompt: fmt.Sprintf("Discard this chat's worktree %s and its branch %s (%s)? Uncommitted and unmerged work is lost.", st.Path, st.Branch, changes),
 			Options: []interactions.Choice{
-				{Label: DiscardConfirm, Description: "Remove the worktree and its branch"},
+				// Red wherever it is shown: it cannot be undone.
+				{Label: DiscardConfirm, Description: "Remove the worktree and its branch", Style: interactions.StyleDestructive},
 				{Label: DiscardKeep, Description: "Keep them"},
 			},
 		})

@@ -142,6 +142,8 @@ func TestDiscardAsksWithButtonsThenRemovesTheWorktreeAndBranch(t *testing.T) {
 	it := conn.WaitShown(t, 1)
 	assert.Equal(t, interactions.AnswerApproval, it.AnswerMode(), "two buttons: discard or keep")
 	assert.Equal(t, []string{engine.DiscardConfirm, engine.DiscardKeep}, []string{it.Options[0].Label, it.Options[1].Label})
+	assert.Equal(t, interactions.StyleDestructive, it.Options[0].Style, "Discard cannot be undone: shown red")
+	assert.Empty(t, it.Options[1].Style)
 	assert.Contains(t, it.Question, tr.Path)
 	assert.Contains(t, it.Question, "1 file changed")
 	_, err = e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{engine.DiscardKeep}})

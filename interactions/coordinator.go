@@ -398,17 +398,47 @@ func validate(it *Interaction) error {
 		if it.MultiSelect && len(it.Options) == 0 {
 			it.MultiSelect = false
 		}
+		styleYesNo(it)
 	case KindPlanReview:
 		it.Options = slices.Clone(PlanOptions)
 		it.MultiSelect = false
 	case KindToolApproval:
-		it.Options = toolOptions(it.NoSessionAllow, it.DefaultToNo)
 		it.MultiSelect = false
+		if it.OwnOptions() {
+			return checkOwnOptions(it.Options)
+		}
+		it.Options = toolOptions(it.NoSessionAllow, it.DefaultToNo)
 	default:
 		return fmt.Errorf("unknown interaction kind %q (accepted: question, plan_review, tool_approval)", it.Kind)
 	}
 	if it.Options == nil {
 		it.Options = []Choice{}
+	}
+	return nil
+}
+
+// styleYesNo marks a yes/no approval's options (IsYesNo) as approve and
+// deny when the asker did not: every door a program asks through (HTTP,
+// leashd ask, MCP, the Go client) gets an approval card, not a question.
+func styleYesNo(it *Interaction) {
+	if !it.IsYesNo() || it.Styled() {
+		return
+	}
+	it.Options = slices.Clone(it.Options)
+	it.Options[0].Style, it.Options[1].Style = StyleApprove, StyleDeny
+}
+
+// checkOwnOptions checks a tool approval's own options (OwnOptions): as a
+// question's (how many, labels given once, lengths), and each approves or
+// refuses.
+func checkOwnOptions(opts []Choice) error {
+	if err := checkOptions(opts); err != nil {
+		return err
+	}
+	for i, o := range opts {
+		if o.Style != StyleApprove && o.Style != StyleDeny {
+			return fmt.Errorf("%w: options[%d].style of the tool approval is %q (accepted: %q, %q)", ErrInvalidReply, i, o.Style, StyleApprove, StyleDeny)
+		}
 	}
 	return nil
 }

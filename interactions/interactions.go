@@ -62,12 +62,18 @@ const RejectedText = "The user rejected this request."
 const DecisionReject = "reject"
 
 // PlanOptions are the options of every plan review, in display order.
+// The first is recommended (RecommendedPlanOption), as agents offer it
+// first: a fresh context keeps the agent on the plan.
 var PlanOptions = []Choice{
-	{Label: DecisionCleanEdit, Description: "Approve, clear the context and auto-accept edits"},
-	{Label: DecisionEdit, Description: "Approve and auto-accept edits"},
-	{Label: DecisionDefault, Description: "Approve and review each edit"},
-	{Label: DecisionAdjust, Description: "Keep planning: tell the agent what should change"},
+	{Label: DecisionCleanEdit, Description: "Starts afresh with only the plan; edits files without asking"},
+	{Label: DecisionEdit, Description: "Keeps its context; edits files without asking"},
+	{Label: DecisionDefault, Description: "Keeps its context; asks you before each file edit"},
+	{Label: DecisionAdjust, Description: "Not yet: type what should change and it keeps planning"},
 }
+
+// RecommendedPlanOption is the plan decision connectors mark as
+// recommended.
+const RecommendedPlanOption = DecisionCleanEdit
 
 // ToolOptions are the options of every tool approval, in display order.
 var ToolOptions = []Choice{
@@ -76,11 +82,71 @@ var ToolOptions = []Choice{
 	{Label: DecisionDeny, Description: "Deny; typed text is sent as the reason", Style: StyleDeny},
 }
 
-// ToolOptionsFor are the options of a tool approval in display order:
-// ToolOptions without DecisionAllowSession when it.NoSessionAllow, with
-// DecisionDeny first when it.DefaultToNo.
+// ToolOptionsFor are the options of a tool approval in display order: the
+// agent's own options when it offered them (OwnOptions), else ToolOptions
+// without DecisionAllowSession when it.NoSessionAllow, with DecisionDeny
+// first when it.DefaultToNo.
 func ToolOptionsFor(it Interaction) []Choice {
+	if it.OwnOptions() {
+		return slices.Clone(it.Options)
+	}
 	return toolOptions(it.NoSessionAllow, it.DefaultToNo)
+}
+
+// OwnOptions reports whether it is a tool approval asked with the agent's
+// own options (an ACP agent's permission request) rather than leashd's
+// allow, allow_session and deny: each is an approve (StyleApprove) or a
+// refusal (StyleDeny), and the answer is the chosen option's label.
+func (it Interaction) OwnOptions() bool {
+	if it.Kind != KindToolApproval || len(it.Options) == 0 {
+		return false
+	}
+	for _, o := range it.Options {
+		if !hasOption(ToolOptions, o.Label) {
+			return true
+		}
+	}
+	return false
+}
+
+// Styled reports whether its options say which approves and which refuses
+// (Choice.Style): connectors show it as an approval — approve and deny
+// buttons, no "Other" answer and no separate Decline.
+func (it Interaction) Styled() bool {
+	return slices.ContainsFunc(it.Options, func(o Choice) bool { return o.Style != "" })
+}
+
+// StyleOf is the style of its option label ("" for none or no such option).
+func (it Interaction) StyleOf(label string) Style {
+	if i := slices.IndexFunc(it.Options, func(o Choice) bool { return o.Label == label }); i >= 0 {
+		return it.Options[i].Style
+	}
+	return ""
+}
+
+// Refusal reports whether res refuses what was asked: a tool approval
+// denied, a plan rejected, or a styled question (a yes/no approval)
+// answered with its StyleDeny option or declined. Connectors show it as
+// "Denied" in red.
+func Refusal(it Interaction, res Resolution) bool {
+	switch res.Status {
+	case StatusRejected:
+		return true
+	case StatusAnswered:
+		if it.IsYesNo() && it.Options[0].Style == StyleApprove { // its second option, or a reason typed
+			return res.Answer != it.Options[0].Label
+		}
+		return it.Kind == KindQuestion && it.StyleOf(res.Answer) == StyleDeny
+	}
+	return false
+}
+
+// ActionAndDetails splits an approval's question into the action (its
+// first line, shown in bold) and the details beneath it (the rest, "" when
+// there is none), so that every connector shows them alike.
+func ActionAndDetails(question string) (action, details string) {
+	action, details, _ = strings.Cut(strings.TrimSpace(question), "\n")
+	return strings.TrimSpace(action), strings.TrimSpace(details)
 }
 
 func toolOptions(noSessionAllow, defaultToNo bool) []Choice {
@@ -142,7 +208,9 @@ type Interaction struct {
 	Kind   Kind   `json:"kind"`
 
 	// Question fields; Options is also filled for plan reviews and tool
-	// approvals with their decisions (PlanOptions, ToolOptions).
+	// approvals with their decisions (PlanOptions, ToolOptions), or for a
+	// tool approval with the agent's own options (OwnOptions), which the
+	// asker gives.
 	Header      string   `json:"header,omitempty"`
 	Question    string   `json:"question,omitempty"`
 	Options     []Choice `json:"options"`
@@ -176,11 +244,11 @@ type Interaction struct {
 	// its options (no compact one-tap approval).
 	RequiresDetails bool `json:"requires_details,omitempty"`
 
-	// ForApprovers marks a question that decides what the agent may do (an
-	// agent's permission with its own options) or what a program may do
+	// ForApprovers marks a question that decides what a program may do
 	// (its approval, set by the engine for every program's yes/no
 	// approval): like a plan review or a tool approval, only approvers
-	// answer it (Decides).
+	// answer it (Decides). An agent's permission with its own options is a
+	// tool approval (OwnOptions).
 	ForApprovers bool `json:"for_approvers,omitempty"`
 
 	// Asker names who asked when it was not the chat's agent session: a
@@ -204,9 +272,9 @@ type Interaction struct {
 }
 
 // Decides reports whether answering it decides what an agent or a program
-// may do — a plan review, a tool approval, or a question marked
-// ForApprovers (an agent's own permission options, a program's approval)
-// — so that connectors let only approvers answer it.
+// may do — a plan review, a tool approval (with the agent's own options
+// too), or a question marked ForApprovers (a program's approval) — so
+// that connectors let only approvers answer it.
 func (it Interaction) Decides() bool { return it.Kind != KindQuestion || it.ForApprovers }
 
 // NeedsQuorum reports whether it takes more than one approval: a plan
@@ -229,7 +297,7 @@ func (it Interaction) approves(res Resolution) bool {
 	if it.Kind == KindQuestion {
 		return it.IsYesNo() && res.Answer == it.Options[0].Label
 	}
-	return true
+	return res.Status == StatusAnswered
 }
 
 // Approver is one approval counted towards an interaction's Quorum: who

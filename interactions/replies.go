@@ -214,6 +214,9 @@ func evaluate(it *Interaction, r Reply, at time.Time) (Resolution, Outcome, erro
 	case KindPlanReview:
 		return decide(res, "a plan review", r.Answers, DecisionAdjust, text)
 	case KindToolApproval:
+		if it.OwnOptions() {
+			return decideOwn(it, res, r.Answers, text)
+		}
 		return decide(res, "a tool approval", r.Answers, DecisionDeny, text)
 	default:
 		return res, 0, fmt.Errorf("%w: unknown interaction kind %q", ErrInvalidReply, it.Kind)
@@ -258,6 +261,28 @@ func decide(res Resolution, what string, answers []string, refuse, text string) 
 		text = "The user denied this tool call."
 	}
 	res.Status, res.Text = StatusRejected, text
+	return res, Resolved, nil
+}
+
+// decideOwn is the decision on a tool approval with the agent's own
+// options (OwnOptions): an approve option allows (Answer: its label), a
+// deny option or typed text denies (Answer: the option's label, none for
+// text; Text: the reason).
+func decideOwn(it *Interaction, res Resolution, answers []string, text string) (Resolution, Outcome, error) {
+	if len(answers) > 1 {
+		return res, 0, fmt.Errorf("%w: a tool approval takes one decision, got %d", ErrInvalidReply, len(answers))
+	}
+	if len(answers) == 1 {
+		res.Answer = answers[0]
+		if it.StyleOf(res.Answer) != StyleDeny {
+			res.Status, res.Decision = StatusAnswered, DecisionAllow
+			return res, Resolved, nil
+		}
+	}
+	if text == "" {
+		text = "The user denied this tool call."
+	}
+	res.Status, res.Decision, res.Text = StatusRejected, DecisionDeny, text
 	return res, Resolved, nil
 }
 

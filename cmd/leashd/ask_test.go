@@ -107,8 +107,8 @@ func TestAskAnsweredInTelegram(t *testing.T) {
 	// --approval alone: the server's Approve/Reject, as over HTTP.
 	a = startAsk(t, "--url", url, "--chat", "telegram:1001", "--approval", "Drop the staging DB?")
 	m = waitButtons("Drop the staging DB?")
-	assert.Len(t, m.Buttons(), 2, "approve and reject")
-	_, err = fake.TapButton(me, me, m.ID, "Reject")
+	assert.Equal(t, []string{"✅ Approve", "❌ Reject"}, m.Buttons(), "an approval card: approve and reject marked")
+	_, err = fake.TapButton(me, me, m.ID, "❌ Reject")
 	require.NoError(t, err)
 	require.Equal(t, 1, a.exit(t))
 	assert.Contains(t, a.stderr.String(), "leashd ask: rejected: Reject")

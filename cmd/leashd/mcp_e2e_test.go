@@ -79,7 +79,7 @@ func releaseChecksAllowedAfter(t *testing.T, delay time.Duration) {
 	approval := r.waitBot("the Bash approval", func(m tgfake.Message) bool {
 		return strings.Contains(m.Text, "echo shipped &gt; deployed.txt") && len(m.Buttons()) > 0
 	})
-	assert.Contains(t, approval.Text, "Permission: Bash")
+	assert.Contains(t, approval.Text, "The agent wants to run a command")
 	time.Sleep(delay)
 	_, err := fake.TapButton(me, me, approval.ID, "Allow")
 	require.NoError(t, err)

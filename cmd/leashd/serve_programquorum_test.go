@@ -38,7 +38,7 @@ func TestServeProgramRequestsNeedQuorumAndApprovers(t *testing.T) {
 
 	for _, tc := range []struct{ body, shows, approve string }{
 		{`{"chat_id":"telegram:-500","kind":"tool_approval","tool_name":"Bash","tool_input":{"command":"make deploy-prod"}}`, "make deploy-prod", "Allow"},
-		{`{"chat_id":"telegram:-500","kind":"approval","question":"Deploy v2 to prod?"}`, "Deploy v2 to prod?", "Approve"},
+		{`{"chat_id":"telegram:-500","kind":"approval","question":"Deploy v2 to prod?"}`, "Deploy v2 to prod?", "✅ Approve"},
 	} {
 		code, body := postJSON(t, url+"/api/interactions", tc.body)
 		require.Equal(t, http.StatusCreated, code, body)

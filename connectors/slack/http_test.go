@@ -68,7 +68,7 @@ func TestHTTPModeEndToEnd(t *testing.T) {
 	e.deliver("events_api", mention, 1)
 	btn := e.waitButtons("C1", "Plan review")
 	assert.Equal(t, ts, btn.ThreadTS)
-	e.tap(stranger, btn, "Approve, clear context")
+	e.tap(stranger, btn, "Approve, fresh session (recommended)")
 	e.waitEphemeral(stranger, "only approvers")
 	e.tap(approverUser, btn, "Approve, review edits")
 	r := e.agent.WaitResponses(t, 1)

@@ -104,10 +104,10 @@ func TestCleanApprovalAndDenyTap(t *testing.T) {
 	e := start(t, envOpt{})
 	root := e.mention("C1", allowedUser, "", "plan")
 	btn := e.waitButtons("C1", "Plan review")
-	e.tap(approverUser, btn, "Approve, clear context")
+	e.tap(approverUser, btn, "Approve, fresh session (recommended)")
 	r := e.agent.WaitResponses(t, 1)
 	assert.True(t, r[0].Allow)
-	e.waitText("C1", "✅ *Approve, clear context* — <@U2>")
+	e.waitText("C1", "✅ *Approve, fresh session (recommended)* — <@U2>")
 	p := e.waitPrompt(t, "Add **tests**") // the approved plan starts a fresh session
 	assert.NotEqual(t, "plan", p)
 

@@ -76,7 +76,7 @@ func render(it interactions.Interaction, pl place, selected []string) []outMsg {
 	case interactions.KindPlanReview:
 		return append(planMessages(it), decisionMsg(it, pl, ""))
 	case interactions.KindToolApproval:
-		return []outMsg{decisionMsg(it, pl, "")}
+		return append(codeMessages(it), decisionMsg(it, pl, ""))
 	default:
 		return []outMsg{questionMsg(it, pl, selected)}
 	}
@@ -85,6 +85,9 @@ func render(it interactions.Interaction, pl place, selected []string) []outMsg {
 // questionTitle is the question's header and text as sections, the text
 // split to fit (nothing of a long question is cut off).
 func questionTitle(it interactions.Interaction) []string {
+	if it.Styled() {
+		return approvalTitle(it)
+	}
 	var b strings.Builder
 	if it.Header != "" {
 		b.WriteString("*" + strings.ReplaceAll(escape(it.Header), "*", "") + "*")
@@ -230,7 +233,7 @@ func questionMsg(it interactions.Interaction, pl place, selected []string) outMs
 	}
 	var buttons []*slack.ButtonBlockElement
 	for i, o := range it.Options {
-		text, style := o.Label, ""
+		text, style := o.Label, buttonStyle(it, o)
 		if it.MultiSelect {
 			if on[o.Label] {
 				text, style = "✓ "+o.Label, "primary"
@@ -241,13 +244,20 @@ func questionMsg(it interactions.Interaction, pl place, selected []string) outMs
 		buttons = append(buttons, button(buttonKey{id: it.ID, kind: 'q', index: i}, text, style))
 	}
 	hint := replyHint(pl) + " to answer in your own words."
+	if it.Styled() {
+		hint = replyHint(pl) + " to reject with a reason."
+	}
 	if it.MultiSelect {
 		buttons = append(buttons, button(buttonKey{id: it.ID, done: true}, "Done", "primary"))
 		hint = "Tap the options that apply, then Done. " + hint
 	}
 	blocks = append(blocks, actionBlocks(it.ID, buttons)...)
 	blocks = append(blocks, contextBlock(it.ID+":h", hint))
-	return outMsg{text: "Question: " + connectors.Truncate(it.Question, 200), blocks: blocks}
+	text := "Question: " + connectors.Truncate(it.Question, 200)
+	if it.Styled() {
+		text = "Approval: " + connectors.Truncate(it.Question, 200)
+	}
+	return outMsg{text: text, blocks: blocks}
 }
 
 // planMessages are the plan as mrkdwn sections, at most maxBlocks to a
@@ -291,19 +301,18 @@ func decisionTitle(it interactions.Interaction) []string {
 	if it.Kind == interactions.KindPlanReview {
 		return []string{"*Plan review:* how should the agent go on?"}
 	}
-	summary := it.ToolSummary
-	if strings.TrimSpace(summary) == "" || (it.RequiresDetails && len(it.ToolInput) > 0) {
-		summary = connectors.ToolDetails(it) // the whole request when it must be read
-	}
-	head := "*Tool approval:* the agent wants to use `" + escape(it.ToolName) + "`"
-	for _, n := range connectors.ToolNotes(it) {
-		head += "\n" + truncEscaped(n, 600)
-	}
-	code := splitFit(summary, maxSection, codeBlock)
+	head := toolHead(it)
+	code := splitFit(connectors.ToolCode(it), maxSection, codeBlock)
 	if len(code) == 1 && utf8.RuneCountInString(head)+1+utf8.RuneCountInString(code[0]) <= maxSection {
 		return []string{head + "\n" + code[0]}
 	}
-	return capTexts(append([]string{head}, code...), maxCodeSections)
+	if 1+len(code) <= maxCodeSections {
+		return append([]string{head}, code...)
+	}
+	// Too long for one message: it is in messages of its own just above
+	// (codeMessages), whole.
+	return []string{head + fmt.Sprintf("\n_The whole request (%d characters) is shown in full in the %d messages above._",
+		utf8.RuneCountInString(connectors.ToolCode(it)), len(codeChunks(code)))}
 }
 
 // codeBlock shows text verbatim in a Slack code block. A run of backticks
@@ -348,6 +357,18 @@ func decisionMsg(it interactions.Interaction, pl place, note string) outMsg {
 		shown = opts
 	}
 	var buttons []*slack.ButtonBlockElement
+	if it.Kind == interactions.KindPlanReview { // what each decision does
+		blocks = append(blocks, contextBlock(it.ID+":d", planMeanings()))
+	}
+	if it.OwnOptions() { // the agent's own options, keyed by place
+		for i, t := range details(it) {
+			blocks = append(blocks, contextBlock(blockID(it.ID+":d", i), t))
+		}
+		for i, o := range it.Options {
+			buttons = append(buttons, button(buttonKey{id: it.ID, kind: 'q', index: i}, o.Label, buttonStyle(it, o)))
+		}
+		shown = nil
+	}
 	for _, o := range shown {
 		i := connectors.DecisionIndex(it.Kind, o.Label) // keys name the decision, not its place
 		if i < 0 {
@@ -443,10 +464,16 @@ func outcomeLine(it interactions.Interaction, res interactions.Resolution) strin
 	if t := strings.TrimSpace(res.Text); t != "" {
 		reason = ": " + truncEscaped(t, 1500)
 	}
+	if interactions.Refusal(it, res) && (it.Styled() && it.Kind == interactions.KindQuestion || it.OwnOptions()) {
+		return deniedLine(it, res, by)
+	}
 	switch res.Status {
 	case interactions.StatusAnswered:
 		if it.Kind == interactions.KindQuestion {
 			return "✅ *Answer:* " + truncEscaped(res.Answer, 2000) + by
+		}
+		if it.OwnOptions() {
+			return "✅ *Allowed:* " + truncEscaped(res.Answer, 200) + by
 		}
 		return "✅ *" + connectors.DecisionLabel(res.Decision) + "*" + by
 	case interactions.StatusRejected:

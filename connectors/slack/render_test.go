@@ -173,7 +173,7 @@ func TestToolApprovalCodeWithFencesStaysOneBlock(t *testing.T) {
 		it := interactions.Interaction{ID: "t1", ChatID: "slack:D1", Kind: interactions.KindToolApproval, ToolName: "Bash", ToolSummary: cmd}
 		raw := validBlocks(t, render(it, place{}, nil)[0].blocks)
 		texts := sectionTexts(t, raw)
-		assert.True(t, strings.HasPrefix(texts[0], "*Tool approval:* the agent wants to use `Bash`\n```"))
+		assert.True(t, strings.HasPrefix(texts[0], "*Tool approval:* The agent wants to run a command\n```"))
 		assert.Equal(t, cmd, codeShown(t, texts), "the command as sent, fences and all")
 		// The decided message shows it the same way.
 		done := renderUpdate(interactions.Event{Type: interactions.EventResolved, Interaction: it,
@@ -193,7 +193,7 @@ func TestToolApprovalLongCommandShownInFull(t *testing.T) {
 	raw := validBlocks(t, render(it, place{thread: true, approversOnly: true}, nil)[0].blocks)
 	texts := sectionTexts(t, raw)
 	require.Greater(t, len(texts), 2, "a long command spans several sections")
-	assert.Equal(t, "*Tool approval:* the agent wants to use `Bash`", texts[0])
+	assert.Equal(t, "*Tool approval:* The agent wants to run a command", texts[0])
 	for _, x := range texts {
 		assert.LessOrEqual(t, utf8.RuneCountInString(x), MaxSection)
 	}
@@ -234,10 +234,32 @@ func TestCapTextsSaysWhatIsNotShown(t *testing.T) {
 	assert.Equal(t, texts, capTexts(texts, 4))
 	assert.Equal(t, []string{"a", "_… and 9 more characters, too long for one Slack message._"}, capTexts(texts, 2))
 	assert.Len(t, texts, 4, "the input is left alone")
-	// A command too long for one message still fits: the rest is announced.
-	it := interactions.Interaction{ID: "t1", ChatID: "slack:D1", Kind: interactions.KindToolApproval, ToolName: "Bash", ToolSummary: strings.Repeat("x\n", 100_000)}
-	raw := validBlocks(t, render(it, place{}, nil)[0].blocks)
-	assert.Contains(t, slackfake.Texts(raw), "more characters, too long for one Slack message.")
+}
+
+// A command too long for one message is shown whole in messages of its
+// own, before the buttons' message, which says so; the decided message
+// says so too.
+func TestToolApprovalTooLongForOneMessageShownWhole(t *testing.T) {
+	cmd := strings.Repeat("echo x\n", 30_000) + "the-end"
+	in, err := json.Marshal(map[string]string{"command": cmd})
+	require.NoError(t, err)
+	it := interactions.Interaction{ID: "t1", ChatID: "slack:D1", Kind: interactions.KindToolApproval, ToolName: "Bash",
+		ToolInput: in, ToolSummary: cmd[:16000] + "\n… (cut)"}
+	msgs := render(it, place{}, nil)
+	require.Greater(t, len(msgs), 2, "the command, then the buttons")
+	var texts []string
+	for _, m := range msgs[:len(msgs)-1] {
+		raw := validBlocks(t, m.blocks)
+		assert.Empty(t, slackfake.Buttons(raw))
+		texts = append(texts, sectionTexts(t, raw)...)
+	}
+	assert.Equal(t, cmd, codeShown(t, texts), "every character of the command, in order")
+	last := validBlocks(t, msgs[len(msgs)-1].blocks)
+	assert.Len(t, slackfake.Buttons(last), 3)
+	assert.Contains(t, slackfake.Texts(last), fmt.Sprintf("The whole request (%d characters) is shown in full in the %d messages above.", len(cmd), len(msgs)-1))
+	done := renderUpdate(interactions.Event{Type: interactions.EventResolved, Interaction: it,
+		Resolution: interactions.Resolution{Status: interactions.StatusAnswered, Decision: interactions.DecisionAllow, By: "U1"}}, place{})
+	assert.Contains(t, slackfake.Texts(validBlocks(t, done.blocks)), "shown in full in the")
 }
 
 func TestOutcomeTruncatedWithoutSplittingEntities(t *testing.T) {

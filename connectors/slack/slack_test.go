@@ -156,7 +156,7 @@ func TestToolApprovalDeniedByTypedReason(t *testing.T) {
 	e.dm(allowedUser, "tool")
 	q := e.waitButtons("D1", "Tool approval")
 	texts := slackfake.Texts(q.Blocks)
-	assert.Contains(t, texts, "`Bash`")
+	assert.Contains(t, texts, "The agent wants to run a command")
 	assert.Contains(t, texts, "rm -rf build &amp;&amp; make", "the command, escaped, in a code block")
 	var labels []string
 	for _, b := range slackfake.Buttons(q.Blocks) {

@@ -38,13 +38,13 @@ func TestDemoAgentEveryKindThroughTelegram(t *testing.T) {
 	h.botMessage(me, "<i>Done")
 
 	h.fake.Text(me, me, "run bash")
-	b := h.botMessage(me, "Permission: Bash")
+	b := h.botMessage(me, "The agent wants to run a command")
 	assert.Contains(t, b.Text, "<pre>echo hello</pre>")
 	h.answer(h.tap(me, me, b.ID, "Allow"))
 	h.botMessage(me, "allowed")
 
 	h.fake.Text(me, me, "edit a file")
-	w := h.botMessage(me, "Permission: Write")
+	w := h.botMessage(me, "The agent wants to write a file")
 	h.fake.Text(me, me, "not today")
 	h.botMessage(me, "denied: not today")
 	h.waitMessage(me, w.ID, "denial shown", func(m tgfake.Message) bool { return strings.Contains(m.Text, "🚫 Denied: not today") })
@@ -74,7 +74,7 @@ func TestClaudeCLIThroughTelegram(t *testing.T) {
 	h.fake.Text(me, me, "set it up")
 	q := h.waitBotMessage(me, "Which database?", 90*time.Second)
 	h.answer(h.tap(me, me, q.ID, "SQLite"))
-	b := h.waitBotMessage(me, "Permission: Bash", 60*time.Second)
+	b := h.waitBotMessage(me, "The agent wants to run a command", 60*time.Second)
 	assert.Contains(t, b.Text, "<pre>echo leashd-was-here &gt;&gt; out.txt</pre>")
 	h.answer(h.tap(me, me, b.ID, "Allow"))
 	h.waitBotMessage(me, "<i>Done", 60*time.Second)
@@ -142,7 +142,7 @@ func TestClaudeCLIPlanReviewThroughTelegram(t *testing.T) {
 	require.True(t, ok)
 	assert.False(t, res.IsError, "Write ran: %s", res.ResultText())
 	for _, m := range h.fake.BotMessages(me) {
-		assert.NotContains(t, m.Text, "Permission: Write", "acceptEdits: the edit is not asked about")
+		assert.NotContains(t, m.Text, "The agent wants to write a file", "acceptEdits: the edit is not asked about")
 	}
 	out, err := os.ReadFile(filepath.Join(dir, "hello.txt"))
 	require.NoError(t, err, "the CLI left plan mode and wrote the file")

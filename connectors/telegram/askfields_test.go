@@ -29,7 +29,7 @@ func TestToolApprovalWithTheAgentsFlags(t *testing.T) {
 		return agent.Result{Text: "ok"}, nil
 	}})
 	h.fake.Text(me, me, "file it")
-	m := h.botMessage(me, "Permission: mcp__github__create_issue")
+	m := h.botMessage(me, "The agent wants to use the tool create_issue of the MCP server github")
 	assert.Equal(t, []string{"Deny", "Allow"}, m.Buttons())
 	assert.Contains(t, m.Text, "MCP server: github (user)")
 	assert.Contains(t, m.Text, "Why it asks: Posts to a public repo")
@@ -63,7 +63,7 @@ func TestWithdrawnToolApprovalSaysSo(t *testing.T) {
 		return agent.Result{Text: "ok"}, nil
 	}})
 	h.fake.Text(me, me, "build")
-	m := h.botMessage(me, "Permission: Bash")
+	m := h.botMessage(me, "The agent wants to run a command")
 	m = h.waitMessage(me, m.ID, "withdrawn", func(m tgfake.Message) bool { return m.Markup == nil })
 	assert.Contains(t, m.Text, "The agent withdrew this request.")
 	require.False(t, h.response(1).Allow)

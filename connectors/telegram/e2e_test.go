@@ -297,7 +297,7 @@ func TestLongPlanIsSplitAndAdjustTakesFeedback(t *testing.T) {
 		}
 	}
 	assert.Contains(t, visible.String(), "change file_119.go so that a < b && c > d")
-	assert.Equal(t, []string{"Approve, clear context", "Approve, auto-accept edits", "Approve, review edits", "Adjust"}, last.Buttons())
+	assert.Equal(t, []string{"Approve, fresh session (recommended)", "Approve, auto-accept edits", "Approve, review edits", "Adjust"}, last.Buttons())
 
 	q := h.tap(me, me, last.ID, "Adjust")
 	assert.Equal(t, telegram.FeedbackPrompt, h.answer(q).Text)
@@ -329,7 +329,7 @@ func TestToolApprovalButtonsAndTypedDenial(t *testing.T) {
 		return agent.Result{Text: "ok"}, nil
 	}})
 	h.fake.Text(me, me, "build")
-	m := h.botMessage(me, "Permission: Bash")
+	m := h.botMessage(me, "The agent wants to run a command")
 	assert.Contains(t, m.Text, "<pre>rm -rf build &amp;&amp; make &lt;all&gt;</pre>")
 	assert.Equal(t, []string{"Allow", "Allow for this session", "Deny"}, m.Buttons())
 	h.answer(h.tap(me, me, m.ID, "Allow for this session"))
@@ -339,7 +339,7 @@ func TestToolApprovalButtonsAndTypedDenial(t *testing.T) {
 	m = h.waitMessage(me, m.ID, "decision shown", func(m tgfake.Message) bool { return m.Markup == nil })
 	assert.Contains(t, m.Text, "✅ Allowed for this session")
 
-	e := h.botMessage(me, "Permission: Edit")
+	e := h.botMessage(me, "The agent wants to edit a file")
 	assert.Contains(t, e.Text, "<code>/src/main.go</code>")
 	assert.Contains(t, e.Text, "- a := 1\n+ a := 2")
 	h.fake.Text(me, me, "not that file")
@@ -552,7 +552,7 @@ func TestSeveralQuestionsShowTheirPosition(t *testing.T) {
 // removed and the outcome follows in a message of its own.
 func TestPlanOutcomeTooLongForTheLastPartGoesBelow(t *testing.T) {
 	var h *harness
-	plan := strings.Repeat("word ", 800) // one part, nearly full
+	plan := strings.Repeat("word ", 700) // one part with the decisions' meanings, nearly full
 	h = newHarness(t, setup{turn: askTurn(agent.ToolExitPlanMode, func() any { return map[string]any{"plan": plan} })})
 	h.fake.Text(me, me, "plan it")
 	m := h.botMessage(me, "Tap a decision")
@@ -570,7 +570,7 @@ func TestPlanOutcomeTooLongForTheLastPartGoesBelow(t *testing.T) {
 func TestToolDeniedWithTheButton(t *testing.T) {
 	h := newHarness(t, setup{turn: askTurn("Bash", func() any { return map[string]any{"command": "rm -rf /"} })})
 	h.fake.Text(me, me, "clean up")
-	m := h.botMessage(me, "Permission: Bash")
+	m := h.botMessage(me, "The agent wants to run a command")
 	h.answer(h.tap(me, me, m.ID, "Deny"))
 	resp := h.response(1)
 	assert.False(t, resp.Allow)

@@ -232,7 +232,7 @@ func labelFor(k cbKey, it interactions.Interaction) (string, bool) {
 		}
 		opts = interactions.ToolOptions
 	default:
-		if it.Kind != interactions.KindQuestion {
+		if it.Kind != interactions.KindQuestion && !it.OwnOptions() {
 			return "", false
 		}
 		opts = it.Options

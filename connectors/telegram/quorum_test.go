@@ -78,9 +78,9 @@ func TestAgentOptionsAreForApproversOnly(t *testing.T) {
 	})
 	h.fake.Text(group, dev, "deploy")
 	msg := h.botMessage(group, "make deploy")
-	a := h.answer(h.tap(group, dev, msg.ID, "Yes"))
+	a := h.answer(h.tap(group, dev, msg.ID, "✅ Yes"))
 	assert.Contains(t, a.Text, "only approvers")
-	h.answer(h.tap(group, alice, msg.ID, "Yes"))
+	h.answer(h.tap(group, alice, msg.ID, "✅ Yes"))
 	r := h.response(1)
 	assert.True(t, r.Allow)
 	assert.Equal(t, "yes", r.OptionID, "the agent's own option goes back")
@@ -131,4 +131,41 @@ func TestQuorumCountSurvivesARestart(t *testing.T) {
 	// Both counted. (Alice's name is not known to the new connector until
 	// she writes again: names are not kept across a restart.)
 	assert.Regexp(t, `Allowed — approved by [^,]+, Bob$`, m.Text)
+}
+
+// An ACP agent's permission with its own options takes the quorum like
+// any tool approval: with a quorum of 2, Alice's ✅ is counted and the
+// message says so, Bob's decides with the option he tapped; in the next,
+// one ❌ decides at once.
+func TestAgentOptionsNeedTheQuorum(t *testing.T) {
+	const group, dev, alice, bob = int64(-903), int64(42), int64(7), int64(8)
+	h := newHarness(t, setup{
+		allowed:    []int64{dev},
+		connOpts:   []telegram.Option{telegram.WithApprovers([]int64{alice, bob})},
+		engineOpts: []enginetest.Setup{func(_ *engine.Deps, c *engine.Config) { c.ApprovalQuorum = 2 }},
+		turn: func(ctx context.Context, prompt string, th agent.TurnHandler) (agent.Result, error) {
+			for _, cmd := range []string{"make deploy", "make clean"} {
+				th.Permission(ctx, agent.PermissionRequest{ToolName: "Bash", Input: []byte(`{"command":"` + cmd + `"}`),
+					Options: []agent.PermissionOption{{ID: "yes", Name: "Yes", Kind: "allow_once"}, {ID: "no", Name: "No", Kind: "reject_once"}}})
+			}
+			return agent.Result{}, nil
+		},
+	})
+	h.fake.Text(group, dev, "deploy")
+	msg := h.botMessage(group, "make deploy")
+	assert.Equal(t, []string{"✅ Yes", "❌ No"}, msg.Buttons())
+	a := h.answer(h.tap(group, alice, msg.ID, "✅ Yes"))
+	assert.Equal(t, "✓ Your approval is counted; more approvers are needed", a.Text)
+	h.waitMessage(group, msg.ID, "the count shown", func(m tgfake.Message) bool { return strings.Contains(m.Text, "1 of 2 approvals") })
+	h.answer(h.tap(group, bob, msg.ID, "✅ Yes"))
+	r := h.response(1)
+	assert.True(t, r.Allow)
+	assert.Equal(t, "yes", r.OptionID)
+
+	msg = h.botMessage(group, "make clean")
+	h.answer(h.tap(group, alice, msg.ID, "❌ No"))
+	r = h.response(2)
+	assert.False(t, r.Allow)
+	assert.Equal(t, "no", r.OptionID)
+	h.waitMessage(group, msg.ID, "the denial shown", func(m tgfake.Message) bool { return strings.Contains(m.Text, "🚫 Denied") })
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
@@ -63,8 +64,48 @@ func render(it interactions.Interaction, selected []string) ([]string, *tgbotapi
 		// shown (emoji count twice) can pass its 4096-unit limit.
 		return splitHTML(toolText(it)+"\n\n<i>Tap a button — or type a reason to deny.</i>", maxMessage), keyboard(it, selected)
 	default:
+		if it.Styled() {
+			return splitHTML(approvalText(it)+"\n\n<i>"+approvalHint+"</i>", maxMessage), keyboard(it, selected)
+		}
 		return splitHTML(questionText(it), maxMessage), keyboard(it, selected)
 	}
+}
+
+// approvalHint says how to answer an approval (a question whose options
+// approve or deny: a program's yes/no approval, a confirmation).
+const approvalHint = "Tap a button — or type a reason to reject."
+
+// approvalText shows an approval: its header, the action in bold and the
+// details beneath it.
+func approvalText(it interactions.Interaction) string {
+	header := it.Header
+	if header == "" {
+		header = "Approval"
+	}
+	action, details := interactions.ActionAndDetails(it.Question)
+	s := "<b>🔐 " + escape(connectors.Truncate(header, 200)) + "</b>\n<b>" + escape(action) + "</b>"
+	if details != "" {
+		s += "\n" + escape(details)
+	}
+	return s
+}
+
+// stylePrefix marks a styled option's button, as Telegram buttons have
+// no colours: ✅ approves, ❌ denies, ⚠️ cannot be undone. leashd's own
+// tool decisions (Allow, Deny) read plainly and stay unmarked.
+func stylePrefix(it interactions.Interaction, o interactions.Choice) string {
+	if it.Kind == interactions.KindToolApproval && !it.OwnOptions() {
+		return ""
+	}
+	switch o.Style {
+	case interactions.StyleApprove:
+		return "✅ "
+	case interactions.StyleDeny:
+		return "❌ "
+	case interactions.StyleDestructive:
+		return "⚠️ "
+	}
+	return ""
 }
 
 func questionHead(it interactions.Interaction) string {
@@ -109,8 +150,17 @@ func questionText(it interactions.Interaction) string {
 }
 
 func planParts(it interactions.Interaction) []string {
-	html := "<b>📋 Plan review</b>\n\n" + markdownToHTML(it.Plan) + "\n\n<i>Tap a decision — or type what should change.</i>"
+	html := "<b>📋 Plan review</b>\n\n" + markdownToHTML(it.Plan) + "\n\n" + planMeanings() + "\n\n<i>Tap a decision — or type what should change.</i>"
 	return splitHTML(html, maxMessage)
+}
+
+// planMeanings says what each plan decision does, one a line.
+func planMeanings() string {
+	lines := make([]string, len(interactions.PlanOptions))
+	for i, o := range interactions.PlanOptions {
+		lines[i] = "• <b>" + escape(connectors.DecisionLabel(o.Label)) + "</b> — " + escape(o.Description)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // keyboard builds the buttons: one per row, labels shown, keys sent.
@@ -122,6 +172,9 @@ func keyboard(it interactions.Interaction, selected []string) *tgbotapi.InlineKe
 		case interactions.KindPlanReview:
 			k.kind = 'p'
 		case interactions.KindToolApproval:
+			if it.OwnOptions() {
+				break // the agent's own options: keyed by place, as a question's
+			}
 			// The key names the decision, not its place: a request may
 			// show Deny first or leave an option out.
 			k.kind, k.index = 't', connectors.DecisionIndex(it.Kind, o.Label)
@@ -129,7 +182,7 @@ func keyboard(it interactions.Interaction, selected []string) *tgbotapi.InlineKe
 				continue
 			}
 		}
-		text := connectors.OptionText(it, o.Label)
+		text := stylePrefix(it, o) + connectors.OptionText(it, o.Label)
 		if it.MultiSelect && slices.Contains(selected, o.Label) {
 			text = checkMark + text
 		}
@@ -149,14 +202,17 @@ func keyboard(it interactions.Interaction, selected []string) *tgbotapi.InlineKe
 // block, or the file and a short diff.
 func toolText(it interactions.Interaction) string {
 	var b strings.Builder
-	b.WriteString("<b>🔧 Permission: " + escape(connectors.Truncate(it.ToolName, 100)) + "</b>\n")
+	b.WriteString("<b>🔧 " + escape(connectors.Truncate(connectors.ToolAction(it.ToolName), 200)) + "</b>\n")
 	for _, n := range connectors.ToolNotes(it) {
 		b.WriteString("<i>" + escape(connectors.Truncate(n, 600)) + "</i>\n")
+	}
+	if it.OwnOptions() {
+		b.WriteString(ownOptionsText(it))
 	}
 	if it.RequiresDetails && len(it.ToolInput) > 0 {
 		// The whole request, not the compact summary: the person must see
 		// what they approve.
-		b.WriteString("<pre>" + escape(connectors.Truncate(connectors.ToolDetails(it), 2500)) + "</pre>")
+		b.WriteString("<pre>" + escape(connectors.ToolDetails(it)) + "</pre>") // split over messages when long
 		return b.String()
 	}
 	var in map[string]any
@@ -164,7 +220,12 @@ func toolText(it interactions.Interaction) string {
 	str := func(k string) string { s, _ := in[k].(string); return s }
 	switch {
 	case str("command") != "":
-		b.WriteString("<pre>" + escape(connectors.Truncate(str("command"), 2500)) + "</pre>")
+		// The whole command, however long: a person must see all of what
+		// they allow. A long one continues over the next messages.
+		if n := utf8.RuneCountInString(str("command")); n > longCommand {
+			fmt.Fprintf(&b, "<i>The whole command (%d characters) is shown below, continued over the next messages; the buttons are under its end.</i>\n", n)
+		}
+		b.WriteString("<pre>" + escape(str("command")) + "</pre>")
 		if d := str("description"); d != "" {
 			b.WriteString("\n<i>" + escape(connectors.Truncate(d, 300)) + "</i>")
 		}
@@ -174,9 +235,24 @@ func toolText(it interactions.Interaction) string {
 			b.WriteString("\n<pre>" + escape(diff) + "</pre>")
 		}
 	case it.ToolSummary != "":
-		b.WriteString("<pre>" + escape(connectors.Truncate(it.ToolSummary, 2500)) + "</pre>")
+		b.WriteString("<pre>" + escape(it.ToolSummary) + "</pre>") // split over messages when long
 	case len(it.ToolInput) > 0:
 		b.WriteString("<pre>" + escape(connectors.Truncate(string(it.ToolInput), 2500)) + "</pre>")
+	}
+	return b.String()
+}
+
+// longCommand is how long a command may be before its card says that it
+// continues over several messages.
+const longCommand = 2500
+
+// ownOptionsText lists what the agent's own options mean, one a line.
+func ownOptionsText(it interactions.Interaction) string {
+	var b strings.Builder
+	for _, o := range it.Options {
+		if o.Description != "" {
+			b.WriteString("• " + stylePrefix(it, o) + "<b>" + escape(connectors.Truncate(o.Label, 100)) + "</b> — " + escape(connectors.Truncate(o.Description, 200)) + "\n")
+		}
 	}
 	return b.String()
 }
@@ -244,6 +320,9 @@ func (c *Connector) statusLine(it interactions.Interaction, res interactions.Res
 	}
 	switch it.Kind {
 	case interactions.KindQuestion:
+		if it.Styled() {
+			return approvalStatus(it, res, by)
+		}
 		if res.Status == interactions.StatusAnswered {
 			return "✅ <b>" + escape(connectors.Truncate(res.Answer, 1000)) + "</b>" + by
 		}
@@ -258,7 +337,15 @@ func (c *Connector) statusLine(it interactions.Interaction, res interactions.Res
 			return "❌ Rejected" + by
 		}
 	default:
+		chosen := ""
+		if it.OwnOptions() && res.Answer != "" {
+			chosen = ": <b>" + escape(connectors.Truncate(res.Answer, 200)) + "</b>"
+		}
 		switch {
+		case chosen != "" && res.Status == interactions.StatusAnswered:
+			return "✅ Allowed" + by + chosen
+		case chosen != "":
+			return "🚫 Denied" + by + chosen
 		case res.Decision == interactions.DecisionAllowSession:
 			return "✅ Allowed for this session" + by
 		case res.Status == interactions.StatusAnswered:
@@ -269,6 +356,18 @@ func (c *Connector) statusLine(it interactions.Interaction, res interactions.Res
 			return "🚫 Denied" + by
 		}
 	}
+}
+
+// approvalStatus says how an approval (a styled question) ended: 🚫 Denied
+// with the reason typed, if any, or ✅ and the option chosen.
+func approvalStatus(it interactions.Interaction, res interactions.Resolution, by string) string {
+	if !interactions.Refusal(it, res) {
+		return "✅ <b>" + escape(connectors.Truncate(res.Answer, 1000)) + "</b>" + by
+	}
+	if reason := connectors.RefusalReason(it, res); reason != "" {
+		return "🚫 <b>Denied</b>" + by + ": " + escape(connectors.Truncate(reason, 1000))
+	}
+	return "🚫 <b>Denied</b>" + by
 }
 
 // resolvedText is the message after the interaction ended: what was asked
@@ -291,8 +390,11 @@ func (c *Connector) resolvedText(it interactions.Interaction, res interactions.R
 		return status, true
 	}
 	body := questionHead(it)
-	if it.Kind == interactions.KindToolApproval {
+	switch {
+	case it.Kind == interactions.KindToolApproval:
 		body = toolText(it)
+	case it.Styled():
+		body = approvalText(it)
 	}
 	if parts, _ := render(it, nil); len(parts) > 1 {
 		// Shown in several messages: the last one (the buttons') keeps

@@ -49,7 +49,7 @@ func TestChatWithClaudeCode(t *testing.T) {
 
 	s.send("make a file", keyEnter)
 	// Claude Code names the path the command writes (blocked_path).
-	s.waitText("The agent wants to run Bash:\n  Path: " + s.dir + "/made-by-claude.txt\n  touch made-by-claude.txt\n  # Create a file\nAllow it?")
+	s.waitText("The agent wants to run a command:\n  Path: " + s.dir + "/made-by-claude.txt\n  touch made-by-claude.txt\n  # Create a file\nAllow it?")
 	s.waitText("Allow it?\n  a/1 Allow   r/2 Reject   s/3 Allow for this session   d/4 Deny with a reason\n[a/r/s/d]")
 	s.send("r", keyEnter) // rejects at once, as Ctrl+C does
 	s.waitText(rejected)

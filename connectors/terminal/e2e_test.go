@@ -376,10 +376,10 @@ func TestChatPlanReviewWithArrows(t *testing.T) {
 	scr := s.screen()
 	assert.Contains(t, scr, "The agent's plan:\n  # Plan: add a greeting")
 	assert.Contains(t, scr, "Approve this plan?\n"+
-		"❯ 1) Approve, clear context — Approve, clear the context and auto-accept edits\n"+
-		"  2) Approve, auto-accept edits — Approve and auto-accept edits\n"+
-		"  3) Approve, review edits — Approve and review each edit\n"+
-		"  4) Adjust — Keep planning: tell the agent what should change\n"+
+		"❯ 1) Approve, fresh session (recommended) — Starts afresh with only the plan; edits files without asking\n"+
+		"  2) Approve, auto-accept edits — Keeps its context; edits files without asking\n"+
+		"  3) Approve, review edits — Keeps its context; asks you before each file edit\n"+
+		"  4) Adjust — Not yet: type what should change and it keeps planning\n"+
 		"  r) Reject\n")
 	assert.Equal(t, cyan, s.attrOf("4) Adjust").fg)
 
@@ -398,7 +398,7 @@ func TestChatPlanReviewWithArrows(t *testing.T) {
 	s.send(keyUp, keyUp) // wraps round to the Reject line
 	s.waitText("❯ r) Reject")
 	s.send(keyDown) // and back to the top
-	s.waitText("❯ 1) Approve, clear context")
+	s.waitText("❯ 1) Approve, fresh session (recommended)")
 	s.send(keyDown, keyDown)
 	s.waitText("❯ 3) Approve, review edits")
 	s.send(keyEnter)
@@ -413,12 +413,12 @@ func TestChatPlanCleanApprovalGoesOnInAFreshSession(t *testing.T) {
 	s.send("plan", keyEnter)
 	s.waitText("Choose 1-4")
 	s.send("1", keyEnter)
-	s.waitText("  → Approve, clear context")
+	s.waitText("  → Approve, fresh session (recommended)")
 	s.waitText("• Plan approved. Starting a fresh session to implement it (mode: acceptEdits).")
 	s.waitText("Working through the plan: writing hello.txt, then running `echo hello`.")
 	// Edits are accepted in that mode; the command still asks.
-	s.waitText("The agent wants to run Bash:")
-	assert.NotContains(t, s.screen(), "The agent wants to run Write:")
+	s.waitText("The agent wants to run a command:")
+	assert.NotContains(t, s.screen(), "The agent wants to write a file:")
 	s.send("1", keyEnter)
 	s.waitText("Bash `echo hello` allowed. Output: hello")
 	s.waitText("Done · tools: Write, Bash")
@@ -447,7 +447,7 @@ func TestChatToolApprovalsOneAfterAnother(t *testing.T) {
 	s := start(t, nil)
 	// Two requests in one turn: a Write, then a Bash approval.
 	s.send("edit and bash", keyEnter)
-	s.waitText("The agent wants to run Write:")
+	s.waitText("The agent wants to write a file:")
 	// A tool approval is an approval: a/1 allows, r/2 rejects, s/3 allows
 	// for the session and d/4 denies with a reason.
 	s.waitText("[a/r/s/d]")
@@ -468,7 +468,7 @@ func TestChatToolApprovalsOneAfterAnother(t *testing.T) {
 	s.send("a", keyEnter)
 	s.waitText("  → Allow")
 	s.waitText("Write of " + s.dir + "/hello.txt allowed. (The demo writes nothing to disk.)")
-	s.waitText("The agent wants to run Bash:\n  echo hello\n  # Print hello\nAllow it?")
+	s.waitText("The agent wants to run a command:\n  echo hello\n  # Print hello\nAllow it?")
 	s.waitText("[a/r/s/d]")
 	s.send("d", keyEnter)
 	s.waitText("  → Deny\nWhy deny it? The agent reads your reason.")
@@ -497,14 +497,14 @@ func TestChatToolApprovalsOneAfterAnother(t *testing.T) {
 func TestChatToolApprovalRRejectsAtOnce(t *testing.T) {
 	s := start(t, []string{"--log", "chat.log"}, "LEASHD_LOG_LEVEL=info")
 	s.send("edit and bash", keyEnter)
-	s.waitText("The agent wants to run Write:")
+	s.waitText("The agent wants to write a file:")
 	s.waitText("[a/r/s/d]")
 	s.send("r", keyEnter)
 	scr := s.waitText(rejected)
 	s.waitIdle()
 	assert.Equal(t, red, s.attrOf(rejected).fg)
 	assert.NotContains(t, scr, "Why deny it?", "no reason is asked")
-	for _, gone := range []string{"The agent wants to run Bash:", "denied", "Done ·", "Stopped."} {
+	for _, gone := range []string{"The agent wants to run a command:", "denied", "Done ·", "Stopped."} {
 		assert.NotContains(t, scr, gone, "the turn stopped at the rejection")
 	}
 	log, err := os.ReadFile(filepath.Join(s.dir, "chat.log"))

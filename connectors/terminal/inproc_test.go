@@ -202,7 +202,7 @@ func TestRequestInputWithTwoOptionsIsAnApproval(t *testing.T) {
 	r := <-got
 	require.NoError(t, r.err)
 	assert.Equal(t, interactions.InputResponse{Value: "Wait", By: "local"}, r.resp, "r picks the second option")
-	p.waitText("  → Wait")
+	p.waitText("  → Denied (Wait)")
 	p.waitCursor(">")
 }
 

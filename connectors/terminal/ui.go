@@ -40,6 +40,7 @@ type prompt struct {
 	selected map[string]bool
 	hint     string // why the last input was not accepted
 	shown    bool   // its context lines are in the transcript
+	denying  bool   // the option being sent refuses (StyleDeny): shown as Denied
 }
 
 // ui is the connector's single-threaded loop: it alone writes the screen.

@@ -57,6 +57,7 @@ func (u *ui) answer(p *prompt, line string) {
 			u.s.commit(u.s.paint(sgrGreen, "  → "+connectors.DecisionLabel(label)) + "\n" + u.s.paint(sgrBold, "Why deny it? The agent reads your reason.") + "\n" + u.s.paint(sgrDim, "Type the reason and press Enter; r or /reject rejects."))
 			return
 		}
+		p.denying = p.it.StyleOf(label) == interactions.StyleDeny
 		u.reply(p, interactions.Reply{Answers: []string{label}}, connectors.OptionText(p.it, label))
 	case actText:
 		r := interactions.Reply{Text: a.text}
@@ -124,6 +125,11 @@ func (u *ui) failed(p *prompt, err error) {
 // interaction.
 func (u *ui) resolved(p *prompt, shown string) {
 	u.drop(p)
+	if p.denying { // a refusal reads as one, in red
+		u.s.commit(u.s.paint(sgrRed, "  → Denied ("+sanitize(shown)+")"))
+		u.show()
+		return
+	}
 	u.s.commit(u.s.paint(sgrGreen, "  → "+sanitize(shown)))
 	u.show()
 }

@@ -26,21 +26,22 @@ func (u *ui) show() {
 		b.WriteString(indent(sanitize(strings.TrimRight(it.Plan, "\n")), "  ") + "\n")
 		b.WriteString(u.s.paint(sgrBold, "Approve this plan?"))
 	case interactions.KindToolApproval:
-		b.WriteString(u.s.paint(sgrBold, "The agent wants to run "+sanitize(it.ToolName)+":") + "\n")
+		b.WriteString(u.s.paint(sgrBold, sanitize(connectors.ToolAction(it.ToolName))+":") + "\n")
 		for _, n := range connectors.ToolNotes(it) {
 			for _, l := range strings.Split(sanitize(n), "\n") {
 				b.WriteString("  " + u.s.paint(sgrYellow, l) + "\n")
 			}
 		}
-		s := strings.TrimSpace(it.ToolSummary)
-		if it.RequiresDetails && len(it.ToolInput) > 0 {
-			s = connectors.ToolDetails(it) // the whole request, not the summary
-		}
-		if s != "" {
+		// The whole request, however long: a person sees all they allow.
+		if s := strings.TrimSpace(connectors.ToolCode(it)); s != "" {
 			b.WriteString(indent(sanitize(s), "  ") + "\n")
 		}
 		b.WriteString(u.s.paint(sgrBold, "Allow it?"))
 	default:
+		if it.Styled() {
+			b.WriteString(u.approvalText(it))
+			break
+		}
 		head := sanitize(it.Header)
 		if it.Total > 1 {
 			if head != "" {
@@ -57,6 +58,33 @@ func (u *ui) show() {
 		b.WriteString("\n" + u.s.paint(sgrDim, "Type your answer and press Enter; r or /reject rejects."))
 	}
 	u.s.commit(b.String())
+}
+
+// approvalText is an approval (a question whose options approve, deny or
+// destroy): its header, the action in bold and the details beneath.
+func (u *ui) approvalText(it interactions.Interaction) string {
+	head := sanitize(it.Header)
+	if head == "" {
+		head = "Approval"
+	}
+	action, details := interactions.ActionAndDetails(it.Question)
+	s := u.s.paint(sgrDim, head) + "\n" + u.s.paint(sgrBold, sanitize(action))
+	if details != "" {
+		s += "\n" + indent(sanitize(details), "  ")
+	}
+	return s
+}
+
+// styleColour is the colour of a styled option: green approves, red
+// denies or cannot be undone; "" for a plain one.
+func styleColour(s interactions.Style) string {
+	switch s {
+	case interactions.StyleApprove:
+		return sgrGreen
+	case interactions.StyleDeny, interactions.StyleDestructive:
+		return sgrRed
+	}
+	return ""
 }
 
 // indent prefixes pre to every line of s that is not blank.
@@ -132,6 +160,8 @@ func (u *ui) approvalLines(p *prompt, in string) []string {
 	for _, k := range p.keys {
 		code := sgrGreen
 		switch {
+		case p.it.Kind == interactions.KindQuestion && p.it.Styled() && k.index >= 0:
+			code = styleColour(p.it.Options[k.index].Style)
 		case k.reject, k.letter == "r" && p.it.Kind != interactions.KindToolApproval:
 			code = sgrRed // rejects, or the second option of a yes/no
 		case p.it.Kind == interactions.KindToolApproval && k.index >= 0 && p.it.Options[k.index].Label == interactions.DecisionDeny:
@@ -141,7 +171,11 @@ func (u *ui) approvalLines(p *prompt, in string) []string {
 		if k.number != "" {
 			name += "/" + k.number
 		}
-		opts = append(opts, u.s.paint(code, name+" "+sanitize(k.text)))
+		opt := name + " " + sanitize(k.text)
+		if code != "" {
+			opt = u.s.paint(code, opt)
+		}
+		opts = append(opts, opt)
 		letters = append(letters, k.letter)
 	}
 	lines := []string{"  " + strings.Join(opts, "   ")}
@@ -201,6 +235,7 @@ func (u *ui) optionLine(p *prompt, i, w int) string {
 	}
 	label := sanitize(connectors.OptionText(p.it, o.Label))
 	plain := fmt.Sprintf("%d) %s%s", i+1, stripANSI(box), label)
+	colour := styleColour(o.Style)
 	desc := ""
 	if d := sanitize(strings.ReplaceAll(o.Description, "\n", " ")); d != "" {
 		room := w - 2 - len([]rune(plain)) - 3
@@ -210,6 +245,9 @@ func (u *ui) optionLine(p *prompt, i, w int) string {
 	}
 	if len([]rune(plain))+2 > w {
 		label = connectors.Truncate(label, max(1, w-2-len([]rune(plain))+len([]rune(label))))
+	}
+	if colour != "" {
+		label = u.s.paint(colour, label)
 	}
 	return mark + u.s.paint(sgrCyan, fmt.Sprintf("%d)", i+1)) + " " + box + label + desc
 }

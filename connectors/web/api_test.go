@@ -147,7 +147,7 @@ func TestPlanReviewAdjustThenApprove(t *testing.T) {
 	assert.Equal(t, "plan_review", p.Data["kind"])
 	assert.Equal(t, demo.Plan, p.Data["plan"])
 	assert.Equal(t, []string{"clean_edit", "edit", "default", "adjust"}, labels(p))
-	assert.Equal(t, []any{"Approve, clear context", "Approve, auto-accept edits", "Approve, review edits", "Adjust"}, p.Data["option_texts"])
+	assert.Equal(t, []any{"Approve, fresh session (recommended)", "Approve, auto-accept edits", "Approve, review edits", "Adjust"}, p.Data["option_texts"])
 	for _, k := range []string{"interaction_id", "chat_id", "kind", "header", "question", "options", "multi_select", "index", "total", "plan", "tool_name", "tool_input"} {
 		assert.Contains(t, p.Data, k, "every field is present whatever the kind")
 	}

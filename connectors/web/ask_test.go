@@ -91,7 +91,7 @@ func TestProgramApprovalRejected(t *testing.T) {
 	id := e.askID(`{"chat_id":"c","kind":"approval","question":"Drop the table?"}`)
 	it, ok := e.coord.Get(id)
 	require.True(t, ok)
-	assert.Equal(t, []interactions.Choice{{Label: "Approve"}, {Label: "Reject"}}, it.Options)
+	assert.Equal(t, []interactions.Choice{{Label: "Approve", Style: interactions.StyleApprove}, {Label: "Reject", Style: interactions.StyleDeny}}, it.Options)
 	assert.Equal(t, interactions.AnswerApproval, it.AnswerMode())
 	assert.Equal(t, engine.AskerAPI, it.Asker, "asked by a program")
 	st, b := e.reply(id, `{"text":"not on a Friday"}`)

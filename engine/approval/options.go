@@ -1,14 +1,6 @@
 package approval
 
-import (
-	"strings"
-
-	"github.com/leashd/leashd/engine/agent"
-)
-
-// ToolApprovalHeader heads a tool approval asked with the agent's own
-// options.
-const ToolApprovalHeader = "Tool approval"
+import "github.com/leashd/leashd/engine/agent"
 
 // OptionMeaning says what an ACP option kind does, shown under its name.
 var OptionMeaning = map[string]string{
@@ -44,23 +36,4 @@ func RejectOption(opts []agent.PermissionOption) string {
 		}
 	}
 	return ""
-}
-
-// ToolApprovalText is the question a tool approval with the agent's own
-// options asks: the agent's title, the tool, and what it would do.
-func ToolApprovalText(req agent.PermissionRequest) string {
-	var b strings.Builder
-	b.WriteString("The agent wants to use ")
-	name := req.ToolName
-	if name == "" {
-		name = "a tool"
-	}
-	b.WriteString(name)
-	if title := strings.TrimSpace(req.Title); title != "" && title != req.ToolName {
-		b.WriteString(": " + title)
-	}
-	if s := strings.TrimSpace(ToolSummary(req.ToolName, req.Input)); s != "" && s != "null" && s != "{}" {
-		b.WriteString("\n" + s)
-	}
-	return b.String()
 }

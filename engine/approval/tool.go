@@ -19,6 +19,9 @@ var EditTools = map[string]bool{"Write": true, "Edit": true, "MultiEdit": true, 
 // rule would not stop the next prompt.
 func ToolInteraction(chatID string, req agent.PermissionRequest) interactions.Interaction {
 	var why []string
+	if title := strings.TrimSpace(PlainText(req.Title)); title != "" && title != req.ToolName {
+		why = append(why, title) // the agent's own words for the call (ACP)
+	}
 	if r := strings.TrimSpace(PlainText(req.Reason)); r != "" {
 		why = append(why, "Why it asks: "+r)
 	}

@@ -28,10 +28,10 @@ func TestRealACPBashAllowedThenRejectedWithReason(t *testing.T) {
 	)
 	s.say("make a file")
 	m := s.botMessage("touch made-by-agent.txt")
-	assert.Contains(t, m.Text, "Tool approval")
-	assert.Contains(t, m.Buttons(), "Yes")
-	assert.Contains(t, m.Buttons(), "No")
-	s.tap(m, "Yes")
+	assert.Contains(t, m.Text, "The agent wants to run a command")
+	assert.Contains(t, m.Buttons(), "✅ Yes")
+	assert.Contains(t, m.Buttons(), "❌ No")
+	s.tap(m, "✅ Yes")
 	out, isErr := s.toolResult("toolu_bash1")
 	assert.False(t, isErr, "the command ran: %s", out)
 	s.botMessage("Created the file.")
@@ -205,7 +205,7 @@ func TestRealACPPlanReviewApproved(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "CREATE TABLE users (id INTEGER);\n", string(b))
 	for _, m := range s.fake.BotMessages(me) {
-		assert.NotContains(t, m.Text, "Tool approval", "the edit after the approval was not asked about")
+		assert.NotContains(t, m.Text, "The agent wants to", "the edit after the approval was not asked about")
 	}
 	assert.Zero(t, s.unscriptedCalls())
 }
@@ -294,7 +294,7 @@ func TestRealACPPlanReviewApprovedCleanContext(t *testing.T) {
 	s.reply(fakeapi.Text("Implementing the approved plan."))
 	s.say("plan the users feature")
 	m := s.botMessage("Plan review")
-	s.tap(m, "Approve, clear context")
+	s.tap(m, "Approve, fresh session (recommended)")
 	s.botMessage("Starting a fresh session to implement it")
 	c := s.userTextCall("Implement the following plan, which the user has approved")
 	assert.True(t, c.HasUserText("Add a `users` table"), "the plan seeds the new session: %q", c.UserTexts())

@@ -60,7 +60,7 @@ func TestAgentRequestOverTheLimitsIsRefusedOrCut(t *testing.T) {
 		}
 		return false
 	})
-	assert.Equal(t, []string{"Allow", "Always allow make", "Reject", "Never"}, m.Buttons())
+	assert.Equal(t, []string{"✅ Allow", "✅ Always allow make", "❌ Reject", "❌ Never"}, m.Buttons())
 	parts := 0
 	for _, b := range s.fake.BotMessages(me) {
 		if strings.Contains(b.Text, "éé") {
@@ -68,7 +68,7 @@ func TestAgentRequestOverTheLimitsIsRefusedOrCut(t *testing.T) {
 		}
 	}
 	assert.LessOrEqual(t, parts, 5, "a few Telegram messages, not 61")
-	s.tap(m, "Reject")
+	s.tap(m, "❌ Reject")
 	r := <-answers
 	assert.JSONEq(t, `{"outcome":{"outcome":"selected","optionId":"no"}}`, string(r.Result))
 }
@@ -86,8 +86,8 @@ func TestAgentOptionNamesBlankOrLong(t *testing.T) {
 	s.say("build it")
 	m := s.botMessage("make all")
 	require.Len(t, m.Buttons(), 3)
-	assert.Equal(t, "Option 1", m.Buttons()[0])
-	assert.Equal(t, "no", m.Buttons()[2])
+	assert.Equal(t, "✅ Option 1", m.Buttons()[0])
+	assert.Equal(t, "❌ no", m.Buttons()[2])
 	assert.True(t, strings.HasSuffix(m.Buttons()[1], "…"), m.Buttons()[1])
 	s.tap(m, m.Buttons()[1])
 	r := <-answers

@@ -43,10 +43,10 @@ func TestAgentOptionsAreTheButtons(t *testing.T) {
 	})
 	s.say("build it")
 	m := s.botMessage("make all")
-	assert.Equal(t, []string{"Allow", "Always allow make", "Reject", "Never"}, m.Buttons())
+	assert.Equal(t, []string{"✅ Allow", "✅ Always allow make", "❌ Reject", "❌ Never"}, m.Buttons(), "allow-like options approve, reject-like ones deny")
 	assert.Contains(t, m.Text, "Run the build")
 	assert.Contains(t, m.Text, "Allow, and do not ask again for calls like it", "what each kind does is shown")
-	s.tap(m, "Always allow make")
+	s.tap(m, "✅ Always allow make")
 	r := <-answers
 	require.Nil(t, r.Error)
 	assert.JSONEq(t, `{"outcome":{"outcome":"selected","optionId":"always"}}`, string(r.Result))
