@@ -37,9 +37,9 @@ type Limits struct {
 	// naming LEASHD_MCP_MAX_SESSIONS.
 	MaxSessions int
 	// SessionIdle closes a session no request has used for this long
-	// (default DefaultSessionIdle). A tool call waiting for a person, or
-	// an open event stream, is a request in progress: that session is
-	// never idle.
+	// (0: DefaultSessionIdle; negative: never). A tool call waiting for a
+	// person, or an open event stream, is a request in progress: that
+	// session is never idle.
 	SessionIdle time.Duration
 	// TakeWait counts a tool call in progress against the cap of requests
 	// waiting for a person at once (LEASHD_WEB_MAX_WAITS, shared with the
@@ -53,7 +53,7 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxSessions <= 0 {
 		l.MaxSessions = DefaultMaxSessions
 	}
-	if l.SessionIdle <= 0 {
+	if l.SessionIdle == 0 {
 		l.SessionIdle = DefaultSessionIdle
 	}
 	return l
@@ -150,8 +150,10 @@ func (t *sessionTable) add(ss *mcp.ServerSession) (added bool, err error) {
 		return false, t.refuseLocked()
 	}
 	ls := &liveSession{ss: ss, busy: 1, calls: map[uint64]context.CancelCauseFunc{}}
-	ls.timer = time.AfterFunc(t.limits.SessionIdle, func() { t.expire(id, ls) })
-	ls.timer.Stop() // started when the initialize has been answered (used)
+	if t.limits.SessionIdle > 0 {
+		ls.timer = time.AfterFunc(t.limits.SessionIdle, func() { t.expire(id, ls) })
+		ls.timer.Stop() // started when the initialize has been answered (used)
+	}
 	t.byID[id] = ls
 	return true, nil
 }
@@ -162,7 +164,9 @@ func (t *sessionTable) use(id string) {
 	defer t.mu.Unlock()
 	if ls := t.byID[id]; ls != nil {
 		ls.busy++
-		ls.timer.Stop()
+		if ls.timer != nil {
+			ls.timer.Stop()
+		}
 	}
 }
 
@@ -173,7 +177,7 @@ func (t *sessionTable) used(id string) {
 	defer t.mu.Unlock()
 	if ls := t.byID[id]; ls != nil && ls.busy > 0 {
 		ls.busy--
-		if ls.busy == 0 {
+		if ls.busy == 0 && ls.timer != nil {
 			ls.timer.Reset(t.limits.SessionIdle)
 		}
 	}
@@ -200,7 +204,9 @@ func (t *sessionTable) end(id string) {
 	delete(t.byID, id)
 	var cancels []context.CancelCauseFunc
 	if ls != nil {
-		ls.timer.Stop()
+		if ls.timer != nil {
+			ls.timer.Stop()
+		}
 		for _, c := range ls.calls {
 			cancels = append(cancels, c)
 		}
