@@ -305,7 +305,8 @@ func (t tools) permissionPrompt(ctx context.Context, req *mcp.CallToolRequest) (
 
 // Handler serves the MCP server over streamable HTTP (mount it at /mcp
 // behind the API's token check). The chat is ?chat= (default "mcp"); one
-// that no connector serves gets 404 (serves returns why).
+// that no connector serves gets 404 (serves returns why). Its sessions and
+// calls are held to o.Limits (sessions.go).
 func Handler(a Flows, serves func(chatID string) error, o Options) http.Handler {
 	sessions := newSessionTable(o.Limits, o.Log)
 	servers := newServerCache(func(chat string) *mcp.Server {
