@@ -60,6 +60,10 @@ type Config struct {
 	SandboxImage   string   `split_words:"true" default:"leashd-agent" desc:"With LEASHD_SANDBOX=docker: the image each chat's container starts from (build it from deploy/agent.Dockerfile)"`
 	SandboxCpus    string   `split_words:"true" desc:"With LEASHD_SANDBOX=docker: CPUs per agent container, e.g. 1.5 (empty: no limit)"`
 	SandboxMemory  string   `split_words:"true" desc:"With LEASHD_SANDBOX=docker: memory per agent container, e.g. 2g or 512m (empty: no limit)"`
+
+	// The MCP server at /mcp (see mcp.go).
+	MCPMaxSessions        int `split_words:"true" default:"1000" min:"1" max:"100000" desc:"MCP sessions open at once over HTTP (/mcp), 1 to 100000; a new client past it is refused with an error naming this variable"`
+	MCPSessionIdleSeconds int `split_words:"true" default:"600" max:"86400" desc:"An MCP session with no request in progress for this many seconds is closed (a tool call waiting for a person, or an open event stream, is in progress); 0 = never; at most 86400 (1 day)"`
 }
 
 // Agent backends.

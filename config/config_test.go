@@ -113,6 +113,8 @@ func TestDefaults(t *testing.T) {
 		Sandbox:                "auto",
 		SandboxNetwork:         "on",
 		SandboxImage:           "leashd-agent",
+		MCPMaxSessions:         1000,
+		MCPSessionIdleSeconds:  600,
 	}
 	assert.Equal(t, want, config.Defaults())
 	loaded, err := config.Load()
@@ -187,6 +189,8 @@ func TestEveryVariableIsRead(t *testing.T) {
 		"LEASHD_SANDBOX_IMAGE":            "my-agent:1",
 		"LEASHD_SANDBOX_CPUS":             "1.5",
 		"LEASHD_SANDBOX_MEMORY":           "2g",
+		"LEASHD_MCP_MAX_SESSIONS":         "50",
+		"LEASHD_MCP_SESSION_IDLE_SECONDS": "0",
 	}
 	names := envNames(t)
 	for name := range names {
@@ -206,6 +210,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 		ApprovalQuorum: 3,
 		AgentEnv:       []string{"GITHUB_TOKEN", "NPM_*", "CI=true"}, Sandbox: "docker", SandboxNetwork: "off",
 		SandboxHome: "/home/agent", SandboxImage: "my-agent:1", SandboxCpus: "1.5", SandboxMemory: "2g",
+		MCPMaxSessions: 50, MCPSessionIdleSeconds: 0,
 	}, c)
 	require.NoError(t, c.Validate())
 	assert.Zero(t, c.ApprovalTimeout(), "0 waits forever")
@@ -298,6 +303,7 @@ func TestSecondsHaveAMaximum(t *testing.T) {
 		"LEASHD_AGENT_IDLE_SECONDS":       config.Config.AgentIdle,
 		"LEASHD_AGENT_TIMEOUT_SECONDS":    config.Config.AgentTimeout,
 		"LEASHD_SHUTDOWN_TIMEOUT_SECONDS": config.Config.ShutdownTimeout,
+		"LEASHD_MCP_SESSION_IDLE_SECONDS": config.Config.MCPSessionIdle,
 	}
 	maxima := map[string]int64{}
 	for name, r := range numericVars(t) {
@@ -310,6 +316,7 @@ func TestSecondsHaveAMaximum(t *testing.T) {
 	assert.Equal(t, map[string]int64{
 		"LEASHD_APPROVAL_TIMEOUT_SECONDS": 604800, "LEASHD_AGENT_IDLE_SECONDS": 86400,
 		"LEASHD_AGENT_TIMEOUT_SECONDS": 604800, "LEASHD_SHUTDOWN_TIMEOUT_SECONDS": 3600,
+		"LEASHD_MCP_SESSION_IDLE_SECONDS": 86400,
 	}, filterKeys(maxima, accessors), "the documented maxima")
 	for name, hi := range maxima {
 		for _, v := range []string{strconv.FormatInt(hi, 10), strconv.FormatInt(hi+1, 10), "18446744074", "9999999999", "9223372036854775807"} {

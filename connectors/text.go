@@ -160,10 +160,15 @@ func DecisionIndex(kind interactions.Kind, label string) int {
 }
 
 // WithdrawnNote is what replaces the buttons of a request the agent
-// withdrew, or "" when res is not such a withdrawal.
+// withdrew, or the program that asked left (interactions.AskerGoneText),
+// or "" when res is not such a withdrawal.
 func WithdrawnNote(res interactions.Resolution) string {
-	if res.Status == interactions.StatusCancelled && res.Text == interactions.WithdrawnText {
-		return "↩️ " + interactions.WithdrawnText
+	if res.Status != interactions.StatusCancelled {
+		return ""
+	}
+	switch res.Text {
+	case interactions.WithdrawnText, interactions.AskerGoneText:
+		return "↩️ " + res.Text
 	}
 	return ""
 }

@@ -200,7 +200,7 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	// Before any connector takes an update: a tap on an interaction the
 	// last run left pending finds it pending again.
-	crashed, stopped := e.restore(runCtx)
+	crashed, stopped, gone := e.restore(runCtx)
 	e.mu.Lock()
 	e.running = true
 	e.refillLocked() // spare agent sessions (prewarm.go)
@@ -224,6 +224,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		defer close(recovered)
 		e.relistUnanswered(runCtx, stopped)
 		e.markInterrupted(runCtx, crashed)
+		e.showAbandoned(runCtx, gone)
 		e.recoverMerge(runCtx)
 	}()
 	<-runCtx.Done()

@@ -28,12 +28,16 @@ import (
 // leashd was down); /clear and /stop cancel it like a live one, and a
 // shutdown interrupts it again, to be restored at the next start.
 //
+// What an MCP client asked is not restored: no client can collect its
+// answer after the restart (endAbandoned).
+//
 // It returns the crash leftovers (their messages still look pending, so
-// markInterrupted edits them) and the ones the last shutdown interrupted
-// (shown again to watchers by relistUnanswered).
-func (e *Engine) restore(ctx context.Context) (crashed, stopped []Interrupted) {
+// markInterrupted edits them), the ones the last shutdown interrupted
+// (shown again to watchers by relistUnanswered), and the MCP ones ended
+// (their messages edited by showAbandoned).
+func (e *Engine) restore(ctx context.Context) (crashed, stopped, gone []Interrupted) {
 	if !e.opts.persistent {
-		return nil, nil
+		return nil, nil, nil
 	}
 	crashed, err := e.store.Interrupt(ctx)
 	if err != nil {
@@ -52,6 +56,11 @@ func (e *Engine) restore(ctx context.Context) (crashed, stopped []Interrupted) {
 	}
 	var restored []Interrupted
 	for _, in := range all {
+		if e.abandoned(ctx, in.Interaction) {
+			e.endAbandoned(ctx, in.Interaction)
+			gone = append(gone, in)
+			continue
+		}
 		done, err := e.coord.Restore(e.agentCtx, interactions.Restored{Interaction: in.Interaction, Ref: in.Ref, Selected: in.Selected, Approvals: in.Approvals})
 		if err != nil {
 			e.log.Error("an interaction left pending by the last run cannot be answered again", "id", in.Interaction.ID, "err", err)
@@ -68,7 +77,7 @@ func (e *Engine) restore(ctx context.Context) (crashed, stopped []Interrupted) {
 			return !slices.ContainsFunc(restored, func(r Interrupted) bool { return r.Interaction.ID == in.Interaction.ID })
 		})
 	}
-	return keep(crashed), keep(stopped)
+	return keep(crashed), keep(stopped), gone
 }
 
 // settleRestored waits for a restored interaction to end, records how it

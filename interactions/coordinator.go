@@ -332,8 +332,11 @@ func (c *Coordinator) wait(ctx context.Context, p *pending) Resolution {
 	case <-p.done:
 	case <-ctx.Done():
 		text := "The request was cancelled before anyone answered."
-		if errors.Is(context.Cause(ctx), ErrWithdrawn) {
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, ErrWithdrawn):
 			text = WithdrawnText
+		case errors.Is(cause, ErrAskerGone):
+			text = AskerGoneText
 		}
 		c.resolve(p, Resolution{Status: StatusCancelled, Text: text})
 		<-p.done // someone else may have resolved it first

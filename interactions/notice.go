@@ -17,3 +17,14 @@ const WithdrawnText = "The agent withdrew this request."
 // ErrWithdrawn, as the cause of a Request's context
 // (context.WithCancelCause), says the agent withdrew the request.
 var ErrWithdrawn = errors.New("the agent withdrew the request")
+
+// AskerGoneText is a cancelled interaction's text when the program that
+// asked it (an MCP client) is gone: its call was cancelled, its connection
+// cut or its session ended, or it asked before a restart and no one can
+// collect the answer now. Connectors show it in place of the buttons.
+const AskerGoneText = "The program that asked is gone, so this request was withdrawn."
+
+// ErrAskerGone, as the cause of a request's context
+// (context.WithCancelCause), says the program that asked is gone: the
+// interaction ends cancelled with AskerGoneText.
+var ErrAskerGone = errors.New("the program that asked is gone")

@@ -170,7 +170,8 @@ func serveWith(ctx context.Context, s settings, log *slog.Logger, stderr io.Writ
 		// Programs that leashd did not start ask through the MCP server at
 		// /mcp, behind the API's token.
 		mcp := mcpserver.Handler(f.coord, eng.ServesChat,
-			mcpserver.Options{WorkDir: s.Workdir, Log: log.With("component", "mcp"), PermissionResult: claude.PermissionResult, MayAsk: mcpMayAsk})
+			mcpserver.Options{WorkDir: s.Workdir, Log: log.With("component", "mcp"), PermissionResult: claude.PermissionResult,
+				MayAsk: mcpMayAsk, Limits: mcpLimits(s, conns)})
 		if err := mountRoutes(srv, s, conns, f, mcp); err != nil {
 			return err
 		}

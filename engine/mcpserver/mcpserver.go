@@ -26,7 +26,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/leashd/leashd/engine/agent"
 	"github.com/leashd/leashd/engine/approval"
@@ -43,9 +42,6 @@ type Flows interface {
 	approval.Flows
 	interactions.InputHandler
 }
-
-// SessionTimeout closes an MCP session idle this long over HTTP.
-const SessionTimeout = time.Hour
 
 // DefaultChat is the chat of /mcp without ?chat=.
 const DefaultChat = "mcp"
@@ -76,6 +72,8 @@ type Options struct {
 	// Else it names who asks ("" : the MCP server), which requests made
 	// through the request carry as their Asker ("mcp:" + name).
 	MayAsk func(ctx context.Context, chatID string) (name string, err error)
+	// Limits bound the sessions and calls of HTTP clients (Handler).
+	Limits Limits
 }
 
 // New returns an MCP server whose tools ask in chatID through a.
@@ -312,18 +310,23 @@ func (t tools) permissionPrompt(ctx context.Context, req *mcp.CallToolRequest) (
 
 // Handler serves the MCP server over streamable HTTP (mount it at /mcp
 // behind the API's token check). The chat is ?chat= (default "mcp"); one
-// that no connector serves gets 404 (serves returns why).
+// that no connector serves gets 404 (serves returns why). Its sessions and
+// calls are held to o.Limits (sessions.go).
 func Handler(a Flows, serves func(chatID string) error, o Options) http.Handler {
-	servers := newServerCache(func(chat string) *mcp.Server { return New(a, chat, o) })
+	sessions := newSessionTable(o.Limits, o.Log)
+	servers := newServerCache(func(chat string) *mcp.Server {
+		s := New(a, chat, o)
+		s.AddReceivingMiddleware(sessions.middleware)
+		return s
+	})
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return servers.get(chatOf(r))
 	}, &mcp.StreamableHTTPOptions{
 		Logger: o.Log,
 		// The web connector checks the token and the host itself.
 		DisableLocalhostProtection: true,
-		// A client that went away without ending its session: the timer
-		// is paused while a call (a person deciding) is in flight.
-		SessionTimeout: SessionTimeout,
+		// No SessionTimeout: the session table closes idle sessions, and
+		// counts an open event stream as use, which the SDK does not.
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		chat := chatOf(r)
@@ -338,7 +341,7 @@ func Handler(a Flows, serves func(chatID string) error, o Options) http.Handler 
 			httpError(w, http.StatusNotFound, err.Error())
 			return
 		}
-		h.ServeHTTP(w, r)
+		sessions.serve(w, r, h)
 	})
 }
 
