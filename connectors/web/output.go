@@ -133,15 +133,7 @@ func (c *Connector) publishLocked(name, chat string, v any, last string, replace
 		c.log.Error("web: encoding event", "event", name, "err", err)
 		return 0
 	}
-	ci := c.chats[chat]
-	if ci == nil {
-		ci = &chatInfo{ID: chat}
-		c.chats[chat] = ci
-	}
-	ci.Updated = time.Now()
-	if last != "" {
-		ci.LastText = connectors.Truncate(last, 120)
-	}
+	c.noteChatLocked(chat, last)
 	return c.hub.publish(name, chat, data, replaces)
 }
 
@@ -320,20 +312,30 @@ func (c *Connector) Update(_ context.Context, ev interactions.Event) error {
 	return nil
 }
 
-// chatList is the known chats, most recent first, with pending counts.
+// chatList is the known chats, most recent first, with pending counts. A
+// chat evicted from the list while idle that has requests pending again
+// (restored after a restart) is listed from them.
 func (c *Connector) chatList(h connectors.Handler) []chatInfo {
 	pending := map[string]int{}
+	asked := map[string]time.Time{}
 	for _, it := range h.Pending("") {
 		pending[it.ChatID]++
+		if it.AskedAt.After(asked[it.ChatID]) {
+			asked[it.ChatID] = it.AskedAt
+		}
 	}
 	c.mu.Lock()
 	out := make([]chatInfo, 0, len(c.chats))
 	for _, ci := range c.chats {
 		x := *ci
 		x.Pending = pending[x.ID]
+		delete(pending, x.ID)
 		out = append(out, x)
 	}
 	c.mu.Unlock()
+	for id, n := range pending {
+		out = append(out, chatInfo{ID: id, Updated: asked[id], Pending: n})
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Updated.After(out[j].Updated) })
 	return out
 }

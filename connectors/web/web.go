@@ -102,7 +102,8 @@ type Connector struct {
 	state    error // nil while serving
 	msgSeq   int
 	streams  map[string]*streaming // chat → the agent text being streamed
-	chats    map[string]*chatInfo
+	chats    map[string]*chatInfo  // at most maxChats (chats.go)
+	maxChats int
 	selected map[string][]string // interaction → multi-select selection
 	awaiting map[string]bool     // plan review → adjust awaiting feedback
 	// approvals: interaction needing a quorum → the approvals so far
@@ -128,7 +129,10 @@ type chatInfo struct {
 	ID       string    `json:"chat_id"`
 	Updated  time.Time `json:"updated_at"`
 	LastText string    `json:"last_text,omitempty"`
-	Pending  int       `json:"pending"`
+	// FirstText is the chat's first message or request: the page names
+	// the chat by it.
+	FirstText string `json:"first_text,omitempty"`
+	Pending   int    `json:"pending"`
 }
 
 var (
@@ -182,6 +186,10 @@ func WithWriteTimeout(d time.Duration) Option { return func(c *Connector) { c.wr
 // answer 503 with Retry-After.
 func WithMaxWaits(n int) Option { return func(c *Connector) { c.maxWaits = n } }
 
+// WithMaxChats caps the chats the connector lists (default
+// DefaultMaxChats): past it the ones idle longest are forgotten.
+func WithMaxChats(n int) Option { return func(c *Connector) { c.maxChats = n } }
+
 // DefaultMaxWaits is how many long-polls wait at once unless WithMaxWaits
 // says otherwise.
 const DefaultMaxWaits = 256
@@ -198,6 +206,7 @@ func New(opts ...Option) *Connector {
 		hub:          newHub(4096, 8<<20, DefaultMaxStreams),
 		writeTimeout: 15 * time.Second,
 		maxWaits:     DefaultMaxWaits,
+		maxChats:     DefaultMaxChats,
 
 		state:     errors.New("web: not listening yet"),
 		streams:   make(map[string]*streaming),
@@ -220,6 +229,9 @@ func New(opts ...Option) *Connector {
 	}
 	if c.writeTimeout <= 0 {
 		c.writeTimeout = 15 * time.Second
+	}
+	if c.maxChats <= 0 {
+		c.maxChats = DefaultMaxChats
 	}
 	return c
 }
