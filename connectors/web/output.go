@@ -94,6 +94,9 @@ type interactionView struct {
 type optionView struct {
 	Label       string `json:"label"`
 	Description string `json:"description"`
+	// Style is how the page colours it: "approve" green, "deny" and
+	// "destructive" red, "" plain.
+	Style interactions.Style `json:"style"`
 }
 
 type updatedEvent struct {
@@ -211,7 +214,7 @@ func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
 		v.Deadline = &d
 	}
 	for i, o := range it.Options {
-		v.Options[i] = optionView{o.Label, o.Description}
+		v.Options[i] = optionView{o.Label, o.Description, o.Style}
 		v.OptionTexts[i] = connectors.OptionText(it, o.Label)
 	}
 	if v.Selected == nil {
