@@ -116,3 +116,19 @@ func TestBrowserAgentsOwnToolOptions(t *testing.T) {
 	waitSel(t, ctx, card+" .outcome.bad")
 	assert.Contains(t, evalJS[string](t, ctx, `document.querySelector('`+card+` .outcome').textContent`), "Denied · by you")
 }
+
+// Options carry their style on the event stream and in the list of
+// pending requests, which the page colours its buttons by.
+func TestOptionsCarryTheirStyle(t *testing.T) {
+	e := start(t, setup{})
+	s := e.subscribe("")
+	e.askID(approvalAsk("deploys", "Deploy v2"))
+	ev := s.next("interaction.requested")
+	opts := ev.Data["options"].([]any)
+	require.Len(t, opts, 2)
+	assert.Equal(t, "approve", opts[0].(map[string]any)["style"])
+	assert.Equal(t, "deny", opts[1].(map[string]any)["style"])
+	st, body := e.do("GET", "/api/interactions?chat=deploys", "")
+	require.Equal(t, 200, st, body)
+	assert.Contains(t, body, `"label":"Deploy","description":"","style":"approve"`)
+}

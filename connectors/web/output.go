@@ -316,8 +316,8 @@ func (c *Connector) Update(_ context.Context, ev interactions.Event) error {
 }
 
 // chatList is the known chats, most recent first, with pending counts. A
-// chat evicted from the list while idle that has requests pending again
-// (restored after a restart) is listed from them.
+// chat forgotten while idle (noteChatLocked) in which requests wait is
+// listed from them.
 func (c *Connector) chatList(h connectors.Handler) []chatInfo {
 	pending := map[string]int{}
 	asked := map[string]time.Time{}

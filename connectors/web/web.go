@@ -20,7 +20,9 @@
 //	                                       Last-Event-ID or after= replays what was missed
 //	                                       (after=0: all kept); ": heartbeat" every 15s;
 //	                                       at most WithMaxStreams open at once (then 503)
-//	GET  /api/chats                        known chats, most recent first
+//	GET  /api/chats                        known chats, most recent first (at most WithMaxChats, and
+//	                                       those with requests waiting): chat_id, updated_at,
+//	                                       first_text, last_text, pending
 //	POST /api/chats/{chat}/messages        {"text"} → 202 {"routed":"agent"|"interaction"|"command"}
 //	GET  /api/interactions[?chat=C]        pending interactions (and ones a restart interrupted)
 //	POST /api/interactions/{id}/reply      {"answers":[["label",…]],"text":"…"} → 204
@@ -36,7 +38,8 @@
 //	DELETE /api/interactions/{id}          cancels one still pending → 204
 //
 // interaction.requested carries every field of an interaction
-// (interaction_id, chat_id, kind, header, question, options, multi_select,
+// (interaction_id, chat_id, kind, header, question, options (label,
+// description, style: "approve", "deny", "destructive" or ""), multi_select,
 // index, total, plan, tool_name, tool_input, tool_summary, option_texts,
 // selected, awaiting_feedback; interrupted and notice for a request a
 // restart interrupted that still takes an answer). interaction.updated has
