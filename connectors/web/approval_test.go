@@ -72,6 +72,17 @@ func TestBrowserProgramApprovalCard(t *testing.T) {
 	waitSel(t, ctx, card+" .outcome.ok")
 	waitText(t, ctx, "Approved: Deploy · by you")
 	assert.Equal(t, true, e.outcome(aid, "30")["approved"])
+
+	// An approval whose options carry no style (leashd ask --approval's
+	// Approve and Reject) is an approval card all the same.
+	aid = e.askID(`{"chat_id":"` + mine + `","kind":"approval","question":"Restart the workers"}`)
+	card, _ = waitCard(t, ctx, s)
+	assert.Equal(t, "green", evalJS[string](t, ctx, hueJS+`('`+card+` button[data-label="Approve"]')`))
+	assert.Equal(t, "red", evalJS[string](t, ctx, hueJS+`('`+card+` button[data-label="Reject"]')`))
+	assert.Zero(t, count(t, ctx, card+" button.reject"), "no Decline")
+	click(t, ctx, card+` button[data-label="Reject"]`)
+	waitSel(t, ctx, card+" .outcome.bad")
+	assert.Equal(t, false, e.outcome(aid, "30")["approved"])
 }
 
 // Issue 31.2: a destructive choice (/discard's Discard) is red, and so is

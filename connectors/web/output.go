@@ -52,11 +52,14 @@ type interactionView struct {
 	Question    string            `json:"question"`
 	Options     []optionView      `json:"options"`
 	MultiSelect bool              `json:"multi_select"`
-	Index       int               `json:"index"` // 1-based, of Total
-	Total       int               `json:"total"`
-	Plan        string            `json:"plan"`
-	ToolName    string            `json:"tool_name"`
-	ToolInput   json.RawMessage   `json:"tool_input"` // the tool's JSON object; null when none
+	// Approval: a yes/no approval, its first option approves and the
+	// second refuses (styled so or not).
+	Approval  bool            `json:"approval"`
+	Index     int             `json:"index"` // 1-based, of Total
+	Total     int             `json:"total"`
+	Plan      string          `json:"plan"`
+	ToolName  string          `json:"tool_name"`
+	ToolInput json.RawMessage `json:"tool_input"` // the tool's JSON object; null when none
 	// ToolSummary is the tool call for people: the command, or the file
 	// and an excerpt of the change.
 	ToolSummary string `json:"tool_summary"`
@@ -200,7 +203,7 @@ func (c *Connector) Done(_ context.Context, chatID string, s connectors.Summary)
 func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
 	v := interactionView{
 		ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Header: it.Header, Question: it.Question,
-		Options: make([]optionView, len(it.Options)), MultiSelect: it.MultiSelect, Index: it.Index, Total: it.Total,
+		Options: make([]optionView, len(it.Options)), MultiSelect: it.MultiSelect, Approval: it.IsYesNo(), Index: it.Index, Total: it.Total,
 		Plan: it.Plan, ToolName: it.ToolName, ToolInput: it.ToolInput, ToolSummary: it.ToolSummary, AskedAt: it.AskedAt,
 		Reason: it.Reason, MCPServer: it.MCPServer, DefaultToNo: it.DefaultToNo, NoSessionAllow: it.NoSessionAllow,
 		RequiresDetails: it.RequiresDetails, Notes: connectors.ToolNotes(it), Quorum: it.Quorum,

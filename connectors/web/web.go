@@ -40,6 +40,7 @@
 // interaction.requested carries every field of an interaction
 // (interaction_id, chat_id, kind, header, question, options (label,
 // description, style: "approve", "deny", "destructive" or ""), multi_select,
+// approval (a yes/no approval: the first option approves, the second refuses),
 // index, total, plan, tool_name, tool_input, tool_summary, option_texts,
 // selected, awaiting_feedback; interrupted and notice for a request a
 // restart interrupted that still takes an answer). interaction.updated has
