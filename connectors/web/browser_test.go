@@ -311,7 +311,7 @@ func TestBrowserAnswersAnotherConnectorsChat(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(`#chats option[value="telegram:42"]`))))
 	label, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(`#chats option[value="telegram:42"]`)))
 	require.NoError(t, err)
-	require.Regexp(t, `^Telegram \(\d+\)$`, label, "named by its app, with the unread count")
+	require.Regexp(t, `^Telegram · 1 waiting \(\d+\)$`, label, "named by its app, with what waits and the unread count")
 
 	// Choose it as a person does: the value and its change event in one
 	// task (events arriving meanwhile re-render the list).

@@ -52,11 +52,14 @@ type interactionView struct {
 	Question    string            `json:"question"`
 	Options     []optionView      `json:"options"`
 	MultiSelect bool              `json:"multi_select"`
-	Index       int               `json:"index"` // 1-based, of Total
-	Total       int               `json:"total"`
-	Plan        string            `json:"plan"`
-	ToolName    string            `json:"tool_name"`
-	ToolInput   json.RawMessage   `json:"tool_input"` // the tool's JSON object; null when none
+	// Approval: a yes/no approval, its first option approves and the
+	// second refuses (styled so or not).
+	Approval  bool            `json:"approval"`
+	Index     int             `json:"index"` // 1-based, of Total
+	Total     int             `json:"total"`
+	Plan      string          `json:"plan"`
+	ToolName  string          `json:"tool_name"`
+	ToolInput json.RawMessage `json:"tool_input"` // the tool's JSON object; null when none
 	// ToolSummary is the tool call for people: the command, or the file
 	// and an excerpt of the change.
 	ToolSummary string `json:"tool_summary"`
@@ -94,6 +97,9 @@ type interactionView struct {
 type optionView struct {
 	Label       string `json:"label"`
 	Description string `json:"description"`
+	// Style is how the page colours it: "approve" green, "deny" and
+	// "destructive" red, "" plain.
+	Style interactions.Style `json:"style"`
 }
 
 type updatedEvent struct {
@@ -133,15 +139,7 @@ func (c *Connector) publishLocked(name, chat string, v any, last string, replace
 		c.log.Error("web: encoding event", "event", name, "err", err)
 		return 0
 	}
-	ci := c.chats[chat]
-	if ci == nil {
-		ci = &chatInfo{ID: chat}
-		c.chats[chat] = ci
-	}
-	ci.Updated = time.Now()
-	if last != "" {
-		ci.LastText = connectors.Truncate(last, 120)
-	}
+	c.noteChatLocked(chat, last)
 	return c.hub.publish(name, chat, data, replaces)
 }
 
@@ -205,7 +203,7 @@ func (c *Connector) Done(_ context.Context, chatID string, s connectors.Summary)
 func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
 	v := interactionView{
 		ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Header: it.Header, Question: it.Question,
-		Options: make([]optionView, len(it.Options)), MultiSelect: it.MultiSelect, Index: it.Index, Total: it.Total,
+		Options: make([]optionView, len(it.Options)), MultiSelect: it.MultiSelect, Approval: it.IsYesNo(), Index: it.Index, Total: it.Total,
 		Plan: it.Plan, ToolName: it.ToolName, ToolInput: it.ToolInput, ToolSummary: it.ToolSummary, AskedAt: it.AskedAt,
 		Reason: it.Reason, MCPServer: it.MCPServer, DefaultToNo: it.DefaultToNo, NoSessionAllow: it.NoSessionAllow,
 		RequiresDetails: it.RequiresDetails, Notes: connectors.ToolNotes(it), Quorum: it.Quorum,
@@ -219,7 +217,7 @@ func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
 		v.Deadline = &d
 	}
 	for i, o := range it.Options {
-		v.Options[i] = optionView{o.Label, o.Description}
+		v.Options[i] = optionView{o.Label, o.Description, o.Style}
 		v.OptionTexts[i] = connectors.OptionText(it, o.Label)
 	}
 	if v.Selected == nil {
@@ -320,20 +318,30 @@ func (c *Connector) Update(_ context.Context, ev interactions.Event) error {
 	return nil
 }
 
-// chatList is the known chats, most recent first, with pending counts.
+// chatList is the known chats, most recent first, with pending counts. A
+// chat forgotten while idle (noteChatLocked) in which requests wait is
+// listed from them.
 func (c *Connector) chatList(h connectors.Handler) []chatInfo {
 	pending := map[string]int{}
+	asked := map[string]time.Time{}
 	for _, it := range h.Pending("") {
 		pending[it.ChatID]++
+		if it.AskedAt.After(asked[it.ChatID]) {
+			asked[it.ChatID] = it.AskedAt
+		}
 	}
 	c.mu.Lock()
 	out := make([]chatInfo, 0, len(c.chats))
 	for _, ci := range c.chats {
 		x := *ci
 		x.Pending = pending[x.ID]
+		delete(pending, x.ID)
 		out = append(out, x)
 	}
 	c.mu.Unlock()
+	for id, n := range pending {
+		out = append(out, chatInfo{ID: id, Updated: asked[id], Pending: n})
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Updated.After(out[j].Updated) })
 	return out
 }

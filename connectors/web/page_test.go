@@ -327,9 +327,9 @@ func TestBrowserPlainWords(t *testing.T) {
 	click(t, ctx, "#newchat")
 	labels := evalJS[[]string](t, ctx, `[...document.querySelectorAll("#chats option")].map(o => o.textContent)`)
 	require.Len(t, labels, 3)
-	assert.Equal(t, "This browser", labels[0])
-	assert.Regexp(t, `^Telegram \(\d+\)$`, labels[1], "named by its app, with what is unread")
-	assert.Equal(t, "This browser 2", labels[2])
+	assert.Equal(t, "bash", labels[0], "named by its first message")
+	assert.Regexp(t, `^Telegram · 1 waiting \(\d+\)$`, labels[1], "named by its app, with what waits and what is unread")
+	assert.Equal(t, "This browser", labels[2], "nothing said in it yet")
 	assert.NotRegexp(t, `web-[a-z0-9]{6}|telegram:42`, visibleText(t, ctx))
 }
 

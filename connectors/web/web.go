@@ -20,7 +20,9 @@
 //	                                       Last-Event-ID or after= replays what was missed
 //	                                       (after=0: all kept); ": heartbeat" every 15s;
 //	                                       at most WithMaxStreams open at once (then 503)
-//	GET  /api/chats                        known chats, most recent first
+//	GET  /api/chats                        known chats, most recent first (at most WithMaxChats, and
+//	                                       those with requests waiting): chat_id, updated_at,
+//	                                       first_text, last_text, pending
 //	POST /api/chats/{chat}/messages        {"text"} → 202 {"routed":"agent"|"interaction"|"command"}
 //	GET  /api/interactions[?chat=C]        pending interactions (and ones a restart interrupted)
 //	POST /api/interactions/{id}/reply      {"answers":[["label",…]],"text":"…"} → 204
@@ -36,7 +38,9 @@
 //	DELETE /api/interactions/{id}          cancels one still pending → 204
 //
 // interaction.requested carries every field of an interaction
-// (interaction_id, chat_id, kind, header, question, options, multi_select,
+// (interaction_id, chat_id, kind, header, question, options (label,
+// description, style: "approve", "deny", "destructive" or ""), multi_select,
+// approval (a yes/no approval: the first option approves, the second refuses),
 // index, total, plan, tool_name, tool_input, tool_summary, option_texts,
 // selected, awaiting_feedback; interrupted and notice for a request a
 // restart interrupted that still takes an answer). interaction.updated has
@@ -104,7 +108,8 @@ type Connector struct {
 	state    error // nil while serving
 	msgSeq   int
 	streams  map[string]*streaming // chat → the agent text being streamed
-	chats    map[string]*chatInfo
+	chats    map[string]*chatInfo  // at most maxChats (chats.go)
+	maxChats int
 	selected map[string][]string // interaction → multi-select selection
 	awaiting map[string]bool     // plan review → adjust awaiting feedback
 	// approvals: interaction needing a quorum → the approvals so far
@@ -130,7 +135,10 @@ type chatInfo struct {
 	ID       string    `json:"chat_id"`
 	Updated  time.Time `json:"updated_at"`
 	LastText string    `json:"last_text,omitempty"`
-	Pending  int       `json:"pending"`
+	// FirstText is the chat's first message or request: the page names
+	// the chat by it.
+	FirstText string `json:"first_text,omitempty"`
+	Pending   int    `json:"pending"`
 }
 
 var (
@@ -184,6 +192,10 @@ func WithWriteTimeout(d time.Duration) Option { return func(c *Connector) { c.wr
 // answer 503 with Retry-After.
 func WithMaxWaits(n int) Option { return func(c *Connector) { c.maxWaits = n } }
 
+// WithMaxChats caps the chats the connector lists (default
+// DefaultMaxChats): past it the ones idle longest are forgotten.
+func WithMaxChats(n int) Option { return func(c *Connector) { c.maxChats = n } }
+
 // DefaultMaxWaits is how many long-polls wait at once unless WithMaxWaits
 // says otherwise.
 const DefaultMaxWaits = 256
@@ -200,6 +212,7 @@ func New(opts ...Option) *Connector {
 		hub:          newHub(4096, 8<<20, DefaultMaxStreams),
 		writeTimeout: 15 * time.Second,
 		maxWaits:     DefaultMaxWaits,
+		maxChats:     DefaultMaxChats,
 
 		state:     errors.New("web: not listening yet"),
 		streams:   make(map[string]*streaming),
@@ -222,6 +235,9 @@ func New(opts ...Option) *Connector {
 	}
 	if c.writeTimeout <= 0 {
 		c.writeTimeout = 15 * time.Second
+	}
+	if c.maxChats <= 0 {
+		c.maxChats = DefaultMaxChats
 	}
 	return c
 }
