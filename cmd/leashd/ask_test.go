@@ -178,3 +178,13 @@ func TestAskWithoutAnAPIToTalkTo(t *testing.T) {
 		})
 	}
 }
+
+// A misspelt variable stops leashd ask too (it would otherwise ask the
+// default address, not the leashd meant), and asks nothing.
+func TestAskMisspeltVariable(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("LEASHD_WEB_ADR", "127.0.0.1:1")
+	a := startAsk(t, "--chat", "telegram:1", "Go?")
+	assert.Equal(t, 3, a.exit(t))
+	assert.Contains(t, a.stderr.String(), "leashd ask: invalid configuration:\nLEASHD_WEB_ADR is not a leashd variable, and leashd does not start with it set: did you mean LEASHD_WEB_ADDR?")
+}
