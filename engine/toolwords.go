@@ -6,8 +6,8 @@ import "fmt"
 // many ("ran 1 command", "ran 3 commands"); %d is the count.
 type toolDeed struct{ one, many string }
 
-// toolDeeds name the tools of Claude Code (and the ACP agents, whose
-// tools leashd names the same way) in a turn's summary: the people in
+// toolDeeds name the tools agents report (Bash, Read, Edit…; the
+// drivers give every agent's tools these names) in a turn's summary: the people in
 // the chat know what the agent did, not its tools' names. Tools of one
 // deed are counted together (Edit and MultiEdit are both edits). A tool
 // not listed (an MCP server's, mcp__github__create_issue) keeps its name,

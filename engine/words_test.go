@@ -15,7 +15,7 @@ import (
 )
 
 // A turn's summary says what the agent did, not its tools' names:
-// Claude Code's AskUserQuestion, Bash or MultiEdit mean nothing to the
+// the agent's AskUserQuestion, Bash or MultiEdit mean nothing to the
 // people in the chat. An MCP server's tool keeps the name its operator
 // gave it.
 func TestSummarySaysWhatTheAgentDidInPlainWords(t *testing.T) {
