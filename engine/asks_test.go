@@ -45,7 +45,7 @@ func TestProgramAsksThroughTheEngine(t *testing.T) {
 	require.ErrorIs(t, err, interactions.ErrNoPresenter)
 	// What the API's caller reads (leashd ask prints it): plain words.
 	assert.NotContains(t, err.Error(), "presenter")
-	assert.Regexp(t, `^there is no chat "slack:C1" here: Slack is not connected to this leashd; its chats are `, err.Error())
+	assert.Regexp(t, `^there is no chat "slack:C1" here: Slack is not connected to this leashd; this leashd serves `, err.Error())
 	_, _, _, err = e.Outcome(context.Background(), "nope")
 	require.ErrorIs(t, err, interactions.ErrNotFound)
 	require.ErrorIs(t, e.CancelAsk("nope", ""), interactions.ErrNotFound)

@@ -34,14 +34,18 @@ func (e noChat) Error() string {
 			kinds = append(kinds, "slack:<channel ID>")
 		case "terminal":
 			kinds = append(kinds, "terminal:<name>")
-		case "web":
-			kinds = append(kinds, "any other name (a web page chat)")
 		}
 	}
-	if len(kinds) == 0 {
-		return msg + "; no chat app is connected"
+	if slices.Contains(e.served, "web") {
+		kinds = append(kinds, "web page chats (any other name)")
 	}
-	return msg + "; its chats are " + strings.Join(kinds, ", ")
+	switch len(kinds) {
+	case 0:
+		return msg + "; no chat app is connected"
+	case 1:
+		return msg + "; this leashd serves " + kinds[0]
+	}
+	return msg + "; this leashd serves " + strings.Join(kinds[:len(kinds)-1], ", ") + " and " + kinds[len(kinds)-1]
 }
 
 // appNames are the chat apps as people call them.

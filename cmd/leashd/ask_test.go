@@ -138,7 +138,7 @@ func TestAskAnsweredInTelegram(t *testing.T) {
 		{[]string{"--url", url, "--chat", "telegram:1001"}, "the question is missing"},
 		{[]string{"--url", url, "--chat", "telegram:1001", "--approval", "--option", "Yes", "Go?"}, "--approval takes exactly two --option flags"},
 		{[]string{"--url", url, "--chat", "telegram:1001", "--timeout", "-1s", "Go?"}, "--timeout -1s is out of range"},
-		{[]string{"--url", url, "--chat", "slack:C1", "Go?"}, `leashd answered 404: there is no chat "slack:C1" here: Slack is not connected to this leashd; its chats are telegram:<chat ID>, any other name (a web page chat)`},
+		{[]string{"--url", url, "--chat", "slack:C1", "Go?"}, `leashd answered 404: there is no chat "slack:C1" here: Slack is not connected to this leashd; this leashd serves telegram:<chat ID> and web page chats (any other name)`},
 		{[]string{"--url", url, "--chat", "telegram:1001", "--option", "A", "--option", "A", "Go?"}, `leashd answered 400: options[1].label: "A" is given twice`},
 		{[]string{"--url", url, "--token", "wrong-token-0123456789", "--chat", "telegram:1001", "Go?"}, "leashd answered 401: wrong bearer token"},
 	} {
