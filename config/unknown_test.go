@@ -1,6 +1,8 @@
 package config_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,4 +47,22 @@ func TestCheckVariablesAll(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "did you mean LEASHD_AGENT?")
 	assert.Contains(t, err.Error(), "did you mean LEASHD_LOG_LEVEL?")
+}
+
+// Any environment entry is checked without panicking; a known variable
+// never stops leashd, and a refused one is named in the message.
+func FuzzCheckVariables(f *testing.F) {
+	for _, s := range []string{"LEASHD_WEBADDR=:80", "LEASHD_AGENT=demo", "leashd_=", "LEASHD_TEST_X=1", "LEASHD_\xff=", "=LEASHD_X", "LEASHD_"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, kv string) {
+		err := config.CheckVariables([]string{kv})
+		name, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(config.Variables(), name) {
+			assert.NoError(t, err)
+		}
+		if err != nil {
+			assert.Contains(t, err.Error(), name+" is not a leashd variable")
+		}
+	})
 }
