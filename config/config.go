@@ -30,7 +30,7 @@ type Config struct {
 	ClaudeModel            string `split_words:"true" desc:"Model passed to claude --model (empty: the CLI's default)"`
 	Workdir                string `desc:"Working directory of the agent (default: the current directory)"`
 	DefaultMode            string `split_words:"true" default:"default" desc:"Permission mode of a new chat: default, plan or acceptEdits"`
-	MaxConcurrentAgents    int    `split_words:"true" default:"4" min:"1" max:"1000" desc:"Agent processes that may run at once (1 to 1000); further chats queue"`
+	MaxConcurrentAgents    int    `split_words:"true" default:"4" min:"1" max:"1000" desc:"Agent processes that may run at once (1 to 1000); further chats queue. An agent waiting for a person's answer keeps its slot, so unanswered questions can fill them all"`
 	Prewarm                int    `default:"1" min:"0" max:"16" desc:"Initialized spare Claude Code processes kept for new chats, counted against LEASHD_MAX_CONCURRENT_AGENTS (0 to 16); 0 = off"`
 	AgentIdleSeconds       int    `split_words:"true" default:"600" max:"86400" desc:"An idle agent process is shut down after this many seconds and resumed on the next prompt; 0 = never; at most 86400 (1 day)"`
 	AgentTimeoutSeconds    int    `split_words:"true" default:"3600" max:"604800" desc:"Longest agent turn in seconds, not counting time spent waiting for a human; 0 = no limit; at most 604800 (7 days)"`

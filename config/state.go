@@ -47,7 +47,7 @@ func (c Config) stateFiles() []string {
 func (c Config) PrepareState() error {
 	dir := c.StateDir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("state directory %s (the directory of LEASHD_DB_PATH): %w", dir, err)
+		return fmt.Errorf("LEASHD_DB_PATH=%s: its directory %s cannot be made: %w", c.DBPath, dir, err)
 	}
 	return c.CheckState()
 }
@@ -64,10 +64,13 @@ func (c Config) CheckState() error {
 	var fixes []string
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return fmt.Errorf("state directory %s (the directory of LEASHD_DB_PATH): %w", dir, err)
+		return fmt.Errorf("LEASHD_DB_PATH=%s: its directory %s: %w", c.DBPath, dir, err)
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("state directory %s (the directory of LEASHD_DB_PATH) is not a directory", dir)
+		return fmt.Errorf("LEASHD_DB_PATH=%s: %s is not a directory", c.DBPath, dir)
+	}
+	if fi, err := os.Stat(expandHome(c.DBPath)); err == nil && fi.IsDir() {
+		return fmt.Errorf("LEASHD_DB_PATH=%s is a directory: give the path of the database file, e.g. %s", c.DBPath, filepath.Join(c.DBPath, "leashd.db"))
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		open = append(open, fmt.Sprintf("the directory %s (mode %04o)", dir, fi.Mode().Perm()))

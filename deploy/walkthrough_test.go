@@ -218,10 +218,10 @@ func buildLeashd(t *testing.T) string {
 // connector, and returns the web URL, the log and a stop function.
 func startLeashd(t *testing.T, dir, sourceEnv, bin, connector string, extra ...string) (url string, logs *testenv.Buffer, stop func()) {
 	t.Helper()
-	cmd := exec.Command("sh", "-c", sourceEnv+`; exec "$LEASHD_BIN"`)
+	cmd := exec.Command("sh", "-c", sourceEnv+`; exec "$LEASHD_TEST_BIN"`)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
-		"LEASHD_BIN="+bin,
+		"LEASHD_TEST_BIN="+bin,
 		"LEASHD_WEB_ADDR=127.0.0.1:0",
 		"LEASHD_AGENT=demo",
 		"LEASHD_DB_PATH="+filepath.Join(dir, "state", "leashd.db"), // leashd makes it 0700

@@ -96,7 +96,7 @@ func (e *Engine) ServesChat(chatID string) error {
 	if !slices.Contains(appPrefixes, p) && e.owners["web"] != nil {
 		return nil
 	}
-	return fmt.Errorf("%w %q: no connector serves it (telegram:<chat>, slack:<channel>, or a web chat name)", interactions.ErrNoPresenter, chatID)
+	return e.noChatErrLocked(chatID)
 }
 
 // Outcome waits, until ctx is done, for the interaction id to be resolved,

@@ -43,6 +43,9 @@ func TestProgramAsksThroughTheEngine(t *testing.T) {
 
 	_, err = e.Ask(context.Background(), interactions.Interaction{ChatID: "slack:C1", Kind: interactions.KindQuestion, Question: "Ship?"}, 0)
 	require.ErrorIs(t, err, interactions.ErrNoPresenter)
+	// What the API's caller reads (leashd ask prints it): plain words.
+	assert.NotContains(t, err.Error(), "presenter")
+	assert.Regexp(t, `^there is no chat "slack:C1" here: Slack is not connected to this leashd; this leashd serves `, err.Error())
 	_, _, _, err = e.Outcome(context.Background(), "nope")
 	require.ErrorIs(t, err, interactions.ErrNotFound)
 	require.ErrorIs(t, e.CancelAsk("nope", ""), interactions.ErrNotFound)

@@ -345,7 +345,7 @@ func (e *Engine) reserveSlotLocked(c *chat) reservation {
 // ctx ends (then the place, or a slot handed over just then, is given up).
 func (e *Engine) waitForSlot(ctx context.Context, c *chat, r reservation) error {
 	if !r.quiet {
-		e.say(ctx, c.id, fmt.Sprintf("All %d agent slots are busy; you are number %d in the queue. Your prompt runs as soon as one frees up.", e.opts.maxConcurrent, r.pos))
+		e.say(ctx, c.id, e.queueMessage(r.pos))
 	}
 	select {
 	case <-r.wait.ready: // the slot was handed to us

@@ -10,6 +10,7 @@ import (
 	"github.com/leashd/leashd/engine/agent"
 
 	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/interactions"
 )
 
 // Command is a chat command, for help texts and Telegram's setMyCommands.
@@ -125,6 +126,7 @@ func (e *Engine) workDir(ctx context.Context, chatID string) string {
 func (e *Engine) status(ctx context.Context, chatID string) string {
 	c := e.chatFor(ctx, chatID)
 	pending := e.coord.Pending(chatID)
+	slots := e.slotsStatus()
 	e.mu.Lock()
 	state := "idle"
 	if c.busy {
@@ -158,27 +160,37 @@ func (e *Engine) status(ctx context.Context, chatID string) string {
 		lines = append(lines, l)
 	}
 	e.mu.Unlock()
+	lines = append(lines, slots)
 	if len(pending) == 0 {
 		lines = append(lines, "Pending: nothing")
 	} else {
 		lines = append(lines, fmt.Sprintf("Pending: %d", len(pending)))
 		for _, it := range pending {
-			lines = append(lines, "  • "+string(it.Kind)+": "+describe(it.Question, it.ToolName, it.Plan))
+			lines = append(lines, "  • "+describe(it))
 		}
 	}
 	return strings.Join(lines, "\n")
 }
 
-func describe(question, tool, plan string) string {
-	switch {
-	case question != "":
-		return question
-	case tool != "":
-		return tool
-	default:
-		first, _, _ := strings.Cut(strings.TrimSpace(plan), "\n")
+// describe is a pending interaction in /status, in plain words: "a
+// question: Which database?", "a plan to review: # Plan: …", "a request
+// to use a tool: git push" (its summary's first line, else its name).
+func describe(it interactions.Interaction) string {
+	firstLine := func(s string) string {
+		first, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 		return first
 	}
+	switch it.Kind {
+	case interactions.KindPlanReview:
+		return "a plan to review: " + firstLine(it.Plan)
+	case interactions.KindToolApproval:
+		what := firstLine(it.ToolSummary)
+		if what == "" {
+			what = it.ToolName
+		}
+		return "a request to use a tool: " + what
+	}
+	return "a question: " + it.Question
 }
 
 // stop interrupts the running turn and cancels what is pending and queued.

@@ -406,7 +406,9 @@ func (e *Engine) present(ctx context.Context, it *interactions.Interaction) (str
 	var ref string
 	var err error
 	if own == nil {
-		err = fmt.Errorf("%w %q", interactions.ErrNoPresenter, it.ChatID)
+		e.mu.Lock()
+		err = e.noChatErrLocked(it.ChatID)
+		e.mu.Unlock()
 	} else {
 		ref, err = own.Present(ctx, it)
 		if err != nil && ctx.Err() == nil {

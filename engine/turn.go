@@ -180,14 +180,7 @@ func cleanPlanPrompt(plan string) string {
 func (t *turn) summary(res agent.Result, d time.Duration) connectors.Summary {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var tools []string
-	for _, name := range t.tools {
-		if n := t.toolCount[name]; n > 1 {
-			tools = append(tools, fmt.Sprintf("%s×%d", name, n))
-		} else {
-			tools = append(tools, name)
-		}
-	}
+	tools := plainTools(t.tools, t.toolCount) // what the agent did, not its tools' names
 	return connectors.Summary{Result: t.capResult(res.Text), IsError: res.IsError, CostUSD: res.CostUSD, NumTurns: res.NumTurns, Tools: tools, Duration: d}
 }
 

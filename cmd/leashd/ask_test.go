@@ -140,7 +140,7 @@ func TestAskAnsweredInTelegram(t *testing.T) {
 		{[]string{"--url", url, "--chat", "telegram:1001"}, "the question is missing"},
 		{[]string{"--url", url, "--chat", "telegram:1001", "--approval", "--option", "Yes", "Go?"}, "--approval takes no --option (Approve/Reject) or exactly two"},
 		{[]string{"--url", url, "--chat", "telegram:1001", "--timeout", "-1s", "Go?"}, "--timeout -1s is out of range"},
-		{[]string{"--url", url, "--chat", "slack:C1", "Go?"}, `leashd answered 404: no presenter for this chat "slack:C1": no connector serves it`},
+		{[]string{"--url", url, "--chat", "slack:C1", "Go?"}, `leashd answered 404: there is no chat "slack:C1" here: Slack is not connected to this leashd; this leashd serves telegram:<chat ID> and web page chats (any other name)`},
 		{[]string{"--url", url, "--chat", "telegram:1001", "--option", "A", "--option", "A", "Go?"}, `leashd answered 400: options[1].label: "A" is given twice`},
 		{[]string{"--url", url, "--token", "wrong-token-0123456789", "--chat", "telegram:1001", "Go?"}, "leashd answered 401: wrong bearer token"},
 	} {
@@ -179,4 +179,14 @@ func TestAskWithoutAnAPIToTalkTo(t *testing.T) {
 			assert.Contains(t, a.stderr.String(), want)
 		})
 	}
+}
+
+// A misspelt variable stops leashd ask too (it would otherwise ask the
+// default address, not the leashd meant), and asks nothing.
+func TestAskMisspeltVariable(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("LEASHD_WEB_ADR", "127.0.0.1:1")
+	a := startAsk(t, "--chat", "telegram:1", "Go?")
+	assert.Equal(t, 3, a.exit(t))
+	assert.Contains(t, a.stderr.String(), "leashd ask: invalid configuration:\nLEASHD_WEB_ADR is not a leashd variable, and leashd does not start with it set: did you mean LEASHD_WEB_ADDR?")
 }

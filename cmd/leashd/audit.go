@@ -134,7 +134,7 @@ func runAudit(ctx context.Context, cfg config.Config, args []string, stdout, std
 		return fmt.Errorf("no audit log at %s: leashd has not run with this LEASHD_DB_PATH yet (or set --db)", path)
 	}
 	if err != nil {
-		return err
+		return dbPathError(a.db, path, err)
 	}
 	defer s.Close()
 	if a.notices {

@@ -22,16 +22,16 @@ func lockInstance(dbPath string) (release func(), err error) {
 	if rest, ok := strings.CutPrefix(path, "~/"); ok { // as the store expands it
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return nil, fmt.Errorf("lock file %s: %w", path, err)
+			return nil, fmt.Errorf("LEASHD_DB_PATH=%s: lock file %s: %w", dbPath, path, err)
 		}
 		path = filepath.Join(home, rest)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("lock file %s: %w", path, err)
+		return nil, fmt.Errorf("LEASHD_DB_PATH=%s: lock file %s: %w", dbPath, path, err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("lock file %s: %w", path, err)
+		return nil, fmt.Errorf("LEASHD_DB_PATH=%s: lock file %s: %w", dbPath, path, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder := "another process"

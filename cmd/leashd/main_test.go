@@ -160,6 +160,18 @@ func TestInvalidConfigurationNamesTheVariable(t *testing.T) {
 			[]string{"LEASHD_AGENT", "LEASHD_DEFAULT_MODE", "LEASHD_LOG_FORMAT"}},
 		{"checked before a subcommand", map[string]string{"LEASHD_DEFAULT_MODE": "yolo"}, []string{"chat"},
 			[]string{`LEASHD_DEFAULT_MODE="yolo"`}},
+		{"misspelt variable", map[string]string{"LEASHD_WEBADDR": "127.0.0.1:9999"}, nil,
+			[]string{"invalid configuration:\n", "LEASHD_WEBADDR is not a leashd variable, and leashd does not start with it set: did you mean LEASHD_WEB_ADDR? Rename it (leashd -h lists every variable)"}},
+		{"misspelt workdir", map[string]string{"LEASHD_WORK_DIR": "/srv"}, nil,
+			[]string{"LEASHD_WORK_DIR is not a leashd variable", "did you mean LEASHD_WORKDIR?"}},
+		{"misspelt for chat", map[string]string{"LEASHD_TELEGRAM_BOTTOKEN": "x"}, []string{"chat"},
+			[]string{"did you mean LEASHD_TELEGRAM_BOT_TOKEN?"}},
+		{"misspelt for audit", map[string]string{"LEASHD_DBPATH": "x"}, []string{"audit"},
+			[]string{"did you mean LEASHD_DB_PATH?"}},
+		{"misspelt for worktrees", map[string]string{"LEASHD_WORKTREE": "on"}, []string{"worktrees"},
+			[]string{"did you mean LEASHD_WORKTREES?"}},
+		{"misspelt for mcp", map[string]string{"LEASHD_WEB_TOKN": "x"}, []string{"mcp"},
+			[]string{"did you mean LEASHD_WEB_TOKEN?"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

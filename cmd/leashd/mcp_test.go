@@ -45,7 +45,7 @@ func TestMCPOverHTTPNeedsTheToken(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, st, body)
 	var eb struct{ Error string }
 	require.NoError(t, json.Unmarshal([]byte(body), &eb), body)
-	assert.Contains(t, eb.Error, `"telegram:42": no connector serves it`)
+	assert.Contains(t, eb.Error, `there is no chat "telegram:42" here: Telegram is not connected to this leashd`)
 
 	httpc := &http.Client{Transport: bearer{askToken}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(),

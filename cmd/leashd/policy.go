@@ -201,7 +201,7 @@ func describeDecision(d policy.Decision, quorum int, reason string) string {
 	case policy.Deny:
 		return "deny: " + reason
 	case policy.Quorum:
-		return fmt.Sprintf("quorum %d (%d approvals; until approvals are counted, one decides)", quorum, quorum)
+		return fmt.Sprintf("quorum %d (put to people: %d different approvers must approve; in a chat of one person it is denied)", quorum, quorum)
 	case policy.Allow:
 		return "allow (runs without asking)"
 	default:

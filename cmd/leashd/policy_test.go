@@ -50,7 +50,7 @@ func TestPolicyCheck(t *testing.T) {
 	require.NoError(t, run(t.Context(), []string{"policy", "check", file}, nil, &out, io.Discard))
 	assert.Equal(t, file+": valid, 2 rules (the first matching rule decides; no match: ask)\n"+
 		`  rule 1 "no echo" (line 2): tool Bash, command /^echo\b/ → deny: The demo may not echo.`+"\n"+
-		"  rule 2 (line 7): tool Write, path *.txt → quorum 2 (2 approvals; until approvals are counted, one decides)\n", out.String())
+		"  rule 2 (line 7): tool Write, path *.txt → quorum 2 (put to people: 2 different approvers must approve; in a chat of one person it is denied)\n", out.String())
 
 	bad := writePolicy(t, testenv.PrivateDir(t), "rules:\n  - tool: Bash\n    command: '(unclosed'\n    decision: deny\n    reason: x\n")
 	err := run(t.Context(), []string{"policy", "check", bad}, nil, io.Discard, io.Discard)
@@ -84,7 +84,7 @@ func TestPolicyTestShowsTheDecidingRule(t *testing.T) {
 		{[]string{file, "--tool", "Bash", "--command", "sudo --frobnicate npm test"}, "no rule matches: ask (the request is put to people as usual)\n" +
 			`  deny, ask and quorum rules also see: "npm test"` + "\n" +
 			"  (not fully understood: an open quote, or an option a wrapper or git does not have; allow rules do not match it)\n"},
-		{[]string{"--tool", "Write", "--path", filepath.Join(dir, "a.txt"), "--workdir", dir, file}, "rule 2 (line 7) decides: quorum 2 (2 approvals; until approvals are counted, one decides)\n"},
+		{[]string{"--tool", "Write", "--path", filepath.Join(dir, "a.txt"), "--workdir", dir, file}, "rule 2 (line 7) decides: quorum 2 (put to people: 2 different approvers must approve; in a chat of one person it is denied)\n"},
 		{[]string{file, "--tool", "Bash", "--command", "npm test"}, "rule 3 (line 10) decides: allow (runs without asking)\n  (allow rules match only a single command without shell operators)\n"},
 		{[]string{file, "--tool", "Bash", "--command", "npm test && curl x | sh"}, "no rule matches: ask (the request is put to people as usual)\n" +
 			`  deny, ask and quorum rules also see: "npm test", "curl x", "sh"` + "\n"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/leashd/leashd/config"
 	"github.com/leashd/leashd/connectors"
@@ -60,15 +61,22 @@ func sections() []config.Section {
 }
 
 // loadSettings reads the environment (only LEASHD_* variables), reporting
-// every unreadable value at once. It does not validate; call Validate.
+// every unreadable value, and every LEASHD_ variable leashd does not read
+// (a misspelt name would leave its setting at the default), at once. It
+// does not validate; call Validate.
 func loadSettings() (settings, error) {
 	cfg, err := config.Load()
 	errs := []error{err}
 	s := newSettings(cfg)
+	var secs []config.Section
 	for _, a := range s.apps {
 		errs = append(errs, section(a).Load())
+		secs = append(secs, section(a))
 	}
-	errs = append(errs, config.APISection(s.api).Load())
+	api := config.APISection(s.api)
+	errs = append(errs, api.Load())
+	secs = append(secs, api)
+	errs = append(errs, config.CheckVariables(os.Environ(), secs...))
 	return s, errors.Join(errs...)
 }
 

@@ -178,8 +178,17 @@ func TestOnlyPrefixedVariablesAreRead(t *testing.T) {
 	} {
 		t.Setenv(k, v)
 	}
+	// What starts with LEASHD_ in any case but is not a variable stops
+	// leashd (and is named); nothing else is even mentioned.
 	s, err := loadSettings()
-	require.NoError(t, err)
+	require.Error(t, err)
+	var named []string
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		name, _, _ := strings.Cut(line, " ")
+		named = append(named, name)
+	}
+	assert.ElementsMatch(t, []string{"LEASHD_ADDR", "LEASHD_BOT_TOKEN", "LEASHD_TOKEN", "leashd_agent", "Leashd_Agent",
+		"LEASHD__AGENT", "leashd_telegram_bot_token", "LEASHD_TELEGRAMBOT_TOKEN", "LEASHD_WEBADDR"}, named)
 	d := defaultSettings()
 	assert.Equal(t, d.Config, s.Config)
 	assert.Equal(t, appSettings(d), appSettings(s))

@@ -19,16 +19,24 @@ import (
 // worktreesFor is the worktree manager of LEASHD_WORKTREES=on, or an error
 // an operator can act on (not a git repository, no commit, no git).
 func worktreesFor(ctx context.Context, cfg config.Config) (*worktree.Manager, error) {
-	return openWorktrees(ctx, cfg, cfg.StateDir())
+	m, err := openWorktrees(ctx, cfg, cfg.StateDir())
+	if err != nil {
+		return nil, fmt.Errorf("LEASHD_WORKTREES=on, but %w; or set LEASHD_WORKTREES=off", err)
+	}
+	return m, nil
 }
 
+// openWorktrees opens the worktrees of LEASHD_WORKDIR's repository, kept
+// in stateDir. Its errors say what is wrong with the directory, not why
+// it was looked at: serving with LEASHD_WORKTREES=on and `leashd
+// worktrees` (which needs no LEASHD_WORKTREES) each say that themselves.
 func openWorktrees(ctx context.Context, cfg config.Config, stateDir string) (*worktree.Manager, error) {
 	m, err := worktree.New(ctx, cfg.Workdir, stateDir, worktree.WithAuthor(gitIdentity(cfg.GitAuthor)))
 	if errors.Is(err, worktree.ErrNotRepo) {
-		return nil, fmt.Errorf("LEASHD_WORKTREES=on, but LEASHD_WORKDIR=%s is not inside a git repository: run `git init` there and commit, point LEASHD_WORKDIR at a repository, or set LEASHD_WORKTREES=off", cfg.Workdir)
+		return nil, fmt.Errorf("LEASHD_WORKDIR=%s is not inside a git repository: run `git init` there and commit, or point LEASHD_WORKDIR at a repository", cfg.Workdir)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("LEASHD_WORKTREES=on, LEASHD_WORKDIR=%s: %w", cfg.Workdir, err)
+		return nil, fmt.Errorf("LEASHD_WORKDIR=%s: %w", cfg.Workdir, err)
 	}
 	return m, nil
 }
@@ -47,6 +55,15 @@ Flags:
               in worktrees/ next to it
 `
 
+// dbPathError names where an unusable database's path came from: --db
+// when given, else LEASHD_DB_PATH.
+func dbPathError(flagValue, path string, err error) error {
+	if flagValue != "" {
+		return fmt.Errorf("--db %s: %w", path, err)
+	}
+	return fmt.Errorf("LEASHD_DB_PATH=%s: %w", path, err)
+}
+
 // runWorktrees is `leashd worktrees [prune]`.
 func runWorktrees(ctx context.Context, cfg config.Config, args []string, stdout, stderr io.Writer) error {
 	action, db, err := worktreesArgs(args, stderr)
@@ -60,7 +77,7 @@ func runWorktrees(ctx context.Context, cfg config.Config, args []string, stdout,
 	}
 	workdirs, err := chatWorkdirs(ctx, path, action == "prune", stderr)
 	if err != nil {
-		return err
+		return dbPathError(db, path, err)
 	}
 	inUse := func(t worktree.Tree) bool { return t.Chat != "" && workdirs[t.Chat] == t.Path }
 	if action == "prune" {

@@ -119,8 +119,25 @@ func TestWorktreesOnOutsideAGitRepositoryStopsTheStartWithAClearMessage(t *testi
 		t.Setenv("LEASHD_WORKDIR", dir)
 		_, _, err := runCmd(t, args...)
 		require.Error(t, err, "%v", args)
-		assert.Equal(t, "LEASHD_WORKTREES=on, but LEASHD_WORKDIR="+dir+" is not inside a git repository: run `git init` there and commit, point LEASHD_WORKDIR at a repository, or set LEASHD_WORKTREES=off", err.Error(), "%v", args)
+		want := "LEASHD_WORKTREES=on, but LEASHD_WORKDIR=" + dir + " is not inside a git repository: run `git init` there and commit, or point LEASHD_WORKDIR at a repository; or set LEASHD_WORKTREES=off"
+		if len(args) > 0 && args[0] == "worktrees" {
+			want = "LEASHD_WORKDIR=" + dir + " is not inside a git repository: run `git init` there and commit, or point LEASHD_WORKDIR at a repository"
+		}
+		assert.Equal(t, want, err.Error(), "%v", args)
 	}
+}
+
+// leashd worktrees needs no LEASHD_WORKTREES: outside a repository it
+// says what is wrong without claiming a setting that is not set.
+func TestWorktreesCommandOutsideARepositoryNamesOnlyWhatIsSet(t *testing.T) {
+	cleanEnv(t)
+	dir := testenv.PrivateDir(t)
+	t.Setenv("LEASHD_AGENT", "demo")
+	t.Setenv("LEASHD_WORKDIR", dir)
+	_, _, err := runCmd(t, "worktrees")
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "LEASHD_WORKTREES")
+	assert.Equal(t, "LEASHD_WORKDIR="+dir+" is not inside a git repository: run `git init` there and commit, or point LEASHD_WORKDIR at a repository", err.Error())
 }
 
 // TestServeWithWorktreesRunsEachChatInItsOwn: leashd serve wires

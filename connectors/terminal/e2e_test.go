@@ -347,8 +347,8 @@ func TestChatQuestionsAsListsAndMultiSelect(t *testing.T) {
 	s.send(keyEnter)
 
 	// What the agent received, as Claude Code would read it.
-	s.waitText(`Your questions have been answered: "Which database?"="SQLite", "Which features?"="Search, Billing"`)
-	scr = s.waitText("Done · tools: AskUserQuestion · 2 turns")
+	s.waitText(`Thanks. Your answers: Which database? SQLite; Which features? Search, Billing`)
+	scr = s.waitText("Done · tools: asked you · 2 turns")
 	assert.Contains(t, scr, "  → Search, Billing")
 	s.waitIdle()
 }
@@ -365,7 +365,7 @@ func TestChatEnterTakesThePointerAndConfirmNeedsASelection(t *testing.T) {
 	s.send("1", keyEnter)
 	s.waitText("❯ 1) [x] Auth")
 	s.send(keyEnter)
-	s.waitText(`Your questions have been answered: "Which database?"="Postgres", "Which features?"="Auth"`)
+	s.waitText(`Thanks. Your answers: Which database? Postgres; Which features? Auth`)
 	s.waitIdle()
 }
 
@@ -421,7 +421,7 @@ func TestChatPlanCleanApprovalGoesOnInAFreshSession(t *testing.T) {
 	assert.NotContains(t, s.screen(), "The agent wants to write a file:")
 	s.send("1", keyEnter)
 	s.waitText("Bash `echo hello` allowed. Output: hello")
-	s.waitText("Done · tools: Write, Bash")
+	s.waitText("Done · tools: wrote 1 file, ran 1 command")
 	s.waitIdle()
 }
 
@@ -477,7 +477,7 @@ func TestChatToolApprovalsOneAfterAnother(t *testing.T) {
 	s.waitText("Nothing typed")
 	s.send("not today", keyEnter)
 	s.waitText("Bash `echo hello` denied: not today")
-	s.waitText("Done · tools: Write, Bash · 3 turns")
+	s.waitText("Done · tools: wrote 1 file, ran 1 command · 3 turns")
 	s.waitIdle()
 
 	s.send("bash", keyEnter)
@@ -533,7 +533,7 @@ func TestChatQuestionTextAnswerAndSeveralNumbers(t *testing.T) {
 	scr = s.waitText("❯ 3) [ ] Billing")
 	assert.Contains(t, scr, "  1) [x] Auth — Sign-in and sessions\n  2) [x] Search")
 	s.send(keyEnter)
-	s.waitText(`Your questions have been answered: "Which database?"="MySQL, as in prod", "Which features?"="Auth, Search"`)
+	s.waitText(`Thanks. Your answers: Which database? MySQL, as in prod; Which features? Auth, Search`)
 	s.waitIdle()
 
 	// In quotes a number is text; text answers a multi-select too.
@@ -543,7 +543,7 @@ func TestChatQuestionTextAnswerAndSeveralNumbers(t *testing.T) {
 	s.waitText("  → 3")
 	s.waitText("Space toggles")
 	s.send("none of these", keyEnter)
-	s.waitText(`Your questions have been answered: "Which database?"="3", "Which features?"="none of these"`)
+	s.waitText(`Thanks. Your answers: Which database? 3; Which features? none of these`)
 	s.waitIdle()
 }
 
@@ -684,7 +684,7 @@ func TestChatPipedInputIsPlain(t *testing.T) {
 	}
 	o := out.String()
 	assert.NotContains(t, o, "\x1b", "no escape sequences without a terminal")
-	assert.Contains(t, o, `Your questions have been answered: "Which database?"="SQLite", "Which features?"="Auth, Billing"`)
+	assert.Contains(t, o, `Thanks. Your answers: Which database? SQLite; Which features? Auth, Billing`)
 	assert.Contains(t, o, `You said: "hello".`)
 	assert.Equal(t, 2, strings.Count(o, "Done · "), "both turns ran to the end:\n%s", o)
 	assert.Empty(t, errOut.String(), "without --log only warnings are logged (to stderr)")

@@ -119,7 +119,7 @@ func tmuxQuestions(t *testing.T, c *tmuxChat) {
 	c.keys("Down", "Down", "Space")
 	c.wait("❯ 3) [x] Billing")
 	c.keys("Up", "Space", "Enter")
-	s := c.wait(`Your questions have been answered: "Which database?"="SQLite", "Which features?"="Search, Billing"`)
+	s := c.wait(`Thanks. Your answers: Which database? SQLite; Which features? Search, Billing`)
 	assert.NotContains(t, s, "7 is out of range", "hints are erased with their question")
 }
 
@@ -153,7 +153,7 @@ func tmuxTypedAnswers(t *testing.T, c *tmuxChat) {
 	c.keys("Enter")
 	c.wait("❯ 3) [x] Billing")
 	c.keys("Enter")
-	c.wait(`Your questions have been answered: "Which database?"="DuckDB", "Which features?"="Auth, Billing"`)
+	c.wait(`Thanks. Your answers: Which database? DuckDB; Which features? Auth, Billing`)
 }
 
 // tmuxSessionAllowAndPlanStopped allows a tool for the session with s,

@@ -48,7 +48,7 @@ func Parse(source string, data []byte) (*Policy, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: not valid YAML: %w", source, err)
+		return nil, yamlError(source, data, err)
 	}
 	at := func(n *yaml.Node, format string, args ...any) error {
 		return fmt.Errorf("%s:%d: %s", source, n.Line, fmt.Sprintf(format, args...))

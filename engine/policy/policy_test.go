@@ -202,7 +202,14 @@ func TestParseErrorsNameTheLine(t *testing.T) {
 		{"rules not a list", "rules: yes\n", []string{"policy.yaml:1: rules: must be a list"}},
 		{"rule not a mapping", "rules:\n  - Bash\n", []string{"policy.yaml:2: rule 1: expected a mapping"}},
 		{"empty", "  \n", []string{"policy.yaml: the policy is empty"}},
-		{"not yaml", "rules: [\n", []string{"policy.yaml: not valid YAML", "line"}},
+		{"not yaml", "rules: [\n", []string{"policy.yaml:1: not valid YAML: did not find expected node content"}},
+		// yaml.v3 names the line where the list began (line 1); the
+		// broken line is the 7th.
+		{"bad indent on line 7", "rules:\n  - tool: Bash\n    command: ls\n    decision: allow\n  - tool: Write\n    path: '*.txt'\n   decision: deny\n",
+			[]string{"policy.yaml:7: not valid YAML: did not find expected '-' indicator"}},
+		{"unclosed quote on line 7", "rules:\n  - tool: Bash\n    command: ls\n    decision: allow\n  - tool: Write\n    path: '*.txt'\n    decision: \"deny\n",
+			[]string{"policy.yaml:7: not valid YAML: found unexpected end of stream"}},
+		{"unknown anchor on line 3", "rules:\n  - tool: Bash\n    decision: *x\n", []string{"policy.yaml:3: not valid YAML: unknown anchor 'x' referenced"}},
 		{"empty command", "rules:\n  - tool: Bash\n    command: ''\n    decision: ask\n", []string{"policy.yaml:3: rule 1: command: is empty"}},
 	}
 	for _, c := range cases {

@@ -92,7 +92,10 @@ func TestE2ESeveralChatsAtOnce(t *testing.T) {
 	// the two chats beyond the limit were told their place
 	var told []string
 	for _, said := range queued {
-		told = append(told, said)
+		// What follows (how many chats wait for an answer) depends on
+		// how far the first chats got; engine tests check it.
+		first, _, _ := strings.Cut(said, " frees up.")
+		told = append(told, first+" frees up.")
 	}
 	assert.ElementsMatch(t, []string{
 		"All 2 agent slots are busy; you are number 1 in the queue. Your prompt runs as soon as one frees up.",

@@ -397,15 +397,16 @@ func (t *run) askQuestions() {
 		t.say("The questions were allowed but no answers came back.")
 		return
 	}
-	// The tool result Claude Code gives the model, in question order.
+	// Each question with its answer, in question order, as a person
+	// reads them back (Claude Code gives the model "question"="answer").
 	var parts []string
 	for _, q := range questions {
 		text := q["question"].(string)
 		if a, ok := in.Answers[text]; ok {
-			parts = append(parts, fmt.Sprintf("%q=%q", text, a))
+			parts = append(parts, text+" "+a)
 		}
 	}
-	t.say("Your questions have been answered: " + strings.Join(parts, ", "))
+	t.say("Thanks. Your answers: " + strings.Join(parts, "; "))
 }
 
 // Plan is the demo's plan, pinned.

@@ -104,7 +104,7 @@ func TestQuestionsReportAnswersLikeClaudeCode(t *testing.T) {
 		{"question":"Which features?","header":"Features","multiSelect":true,"options":[
 			{"label":"Auth","description":"Sign-in and sessions"},{"label":"Search","description":"Full-text search"},{"label":"Billing","description":"Plans and invoices"}]}]}`,
 		string(h.reqs[0].Input))
-	assert.Equal(t, `Your questions have been answered: "Which database?"="SQLite", "Which features?"="Auth, Billing"`, res.Text)
+	assert.Equal(t, `Thanks. Your answers: Which database? SQLite; Which features? Auth, Billing`, res.Text)
 	assert.Equal(t, []string{agent.ToolAskUserQuestion}, h.tools)
 	assert.Equal(t, 2, res.NumTurns)
 }
