@@ -34,7 +34,7 @@ func TestDemoAgentEveryKindThroughTelegram(t *testing.T) {
 	h.answer(h.tap(me, me, q2.ID, "Auth"))
 	h.waitMessage(me, q2.ID, "Auth checked", func(m tgfake.Message) bool { return contains(m.Buttons(), "✅ Auth") })
 	h.answer(h.tap(me, me, q2.ID, "Done"))
-	h.botMessage(me, `Your questions have been answered: &quot;Which database?&quot;=&quot;SQLite&quot;, &quot;Which features?&quot;=&quot;Auth, Search&quot;`)
+	h.botMessage(me, `Thanks. Your answers: Which database? SQLite; Which features? Auth, Search`)
 	h.botMessage(me, "<i>Done")
 
 	h.fake.Text(me, me, "run bash")

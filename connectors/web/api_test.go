@@ -92,9 +92,9 @@ func TestQuestionFlowWithToggles(t *testing.T) {
 	r2 := s.resolved(id(q2))
 	assert.Equal(t, "Auth, Billing", r2.Data["answer"])
 
-	s.saying(`Your questions have been answered: "Which database?"="SQLite", "Which features?"="Auth, Billing"`)
+	s.saying(`Thanks. Your answers: Which database? SQLite; Which features? Auth, Billing`)
 	done := s.next("agent.done")
-	assert.Equal(t, `Your questions have been answered: "Which database?"="SQLite", "Which features?"="Auth, Billing"`, done.Data["result"])
+	assert.Equal(t, `Thanks. Your answers: Which database? SQLite; Which features? Auth, Billing`, done.Data["result"])
 	assert.Equal(t, false, done.Data["is_error"])
 	assert.EqualValues(t, 0, done.Data["cost_usd"])
 	assert.EqualValues(t, 2, done.Data["num_turns"])
@@ -110,7 +110,7 @@ func TestMultiSelectAsOneReply(t *testing.T) {
 	q2 := s.next("interaction.requested")
 	st, body := e.reply(id(q2), `{"answers":[["Billing","Auth"]]}`)
 	require.Equal(t, http.StatusNoContent, st, body)
-	s.saying(`"Which database?"="Postgres", "Which features?"="Auth, Billing"`)
+	s.saying(`Which database? Postgres; Which features? Auth, Billing`)
 }
 
 func TestQuestionTypedAnswerAndDecline(t *testing.T) {
@@ -125,7 +125,7 @@ func TestQuestionTypedAnswerAndDecline(t *testing.T) {
 	e.send("c3", "everything", "interaction")
 	r := s.until("interaction.resolved", func(ev sseEvent) bool { return id(ev) == id(q2) })
 	assert.Equal(t, "everything", r.Data["answer"])
-	s.saying(`"Which database?"="DuckDB", "Which features?"="everything"`)
+	s.saying(`Which database? DuckDB; Which features? everything`)
 
 	e.send("c3", "question", "agent")
 	q3 := s.next("interaction.requested")
@@ -703,7 +703,7 @@ func TestManyChatsAtOnce(t *testing.T) {
 			q2 := s.next("interaction.requested")
 			st, _ = e.reply(id(q2), `{"text":"feature `+chat+`"}`)
 			assert.Equal(t, http.StatusNoContent, st)
-			s.saying(fmt.Sprintf(`"Which database?"=%q, "Which features?"="feature %s"`, db, chat))
+			s.saying(fmt.Sprintf(`Which database? %s; Which features? feature %s`, db, chat))
 		}()
 	}
 	wg.Wait()

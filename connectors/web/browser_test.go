@@ -163,7 +163,7 @@ func TestBrowserQuestionFlow(t *testing.T) {
 	artifact(t, "web-question-pending.png", pending)
 	click(t, ctx, card+" button.confirm")
 
-	report := `Your questions have been answered: "Which database?"="SQLite", "Which features?"="Auth, Billing"`
+	report := `Thanks. Your answers: Which database? SQLite; Which features? Auth, Billing`
 	waitText(t, ctx, report)
 	s.saying(report) // what the agent received, as it reported it
 	waitText(t, ctx, "Answered: Auth, Billing · by you")
@@ -369,7 +369,7 @@ func TestBrowserOtherFreeTextAnswer(t *testing.T) {
 	))
 	require.Equal(t, "Audit log", s.resolved(id(q2)).Data["answer"])
 
-	report := `Your questions have been answered: "Which database?"="DuckDB, embedded", "Which features?"="Audit log"`
+	report := `Thanks. Your answers: Which database? DuckDB, embedded; Which features? Audit log`
 	waitText(t, ctx, report)
 	s.saying(report) // what the agent received, as it reported it
 	require.Zero(t, count(t, ctx, ".card .actions"), "no buttons left on answered cards")

@@ -94,7 +94,7 @@ func TestBrowserNewcomerOpensThePrintedAddress(t *testing.T) {
 	click(t, ctx, `button[data-label="Auth"]`)
 	waitSel(t, ctx, `button.on[data-label="Auth"]`)
 	click(t, ctx, `.card:has(button.on[data-label="Auth"]) button.confirm`)
-	report := `Your questions have been answered: "Which database?"="SQLite", "Which features?"="Auth"`
+	report := `Thanks. Your answers: Which database? SQLite; Which features? Auth`
 	waitText(t, ctx, report)
 
 	// A reload, and a new visit to the bare address: the cookie does it.
