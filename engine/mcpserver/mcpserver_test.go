@@ -167,6 +167,10 @@ func TestRequestApproval(t *testing.T) {
 		it := next(t, shown)
 		assert.Equal(t, "Run the migration\n\nALTER TABLE users", it.Question)
 		assert.Equal(t, interactions.AnswerApproval, it.AnswerMode())
+		// Shown as an approval card: approve and deny styled, as every
+		// door's yes/no approval is (issue #31).
+		require.Len(t, it.Options, 2)
+		assert.Equal(t, []interactions.Style{interactions.StyleApprove, interactions.StyleDeny}, []interactions.Style{it.Options[0].Style, it.Options[1].Style})
 		_, err := coord.Reply(it.ID, c.reply)
 		require.NoError(t, err)
 		r := <-out
