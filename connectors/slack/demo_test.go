@@ -42,7 +42,7 @@ func TestTeamPlanApprovalWithDemoAgent(t *testing.T) {
 				}
 			}
 			e.tap(allowedUser, f, "Done")
-			e.waitText("C7", `"Which database?"="SQLite"`)
+			e.waitText("C7", "Which database? SQLite")
 		})
 	}
 }

@@ -812,7 +812,7 @@ func TestTogglesRaceConfirm(t *testing.T) {
 		for _, part := range strings.Split(answer, ", ") {
 			require.Contains(t, []string{"Auth", "Search", "Billing"}, part)
 		}
-		s.saying(`"Which features?"="` + answer + `"`)
+		s.saying("Which features? " + answer)
 		s.next("agent.done")
 	}
 }
