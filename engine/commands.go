@@ -195,8 +195,11 @@ func describe(it interactions.Interaction) string {
 
 // stop interrupts the running turn and cancels what is pending and queued.
 func (e *Engine) stop(ctx context.Context, chatID string) string {
-	cancelled := e.coord.CancelPending(chatID, "Cancelled by /stop.")
 	c := e.chatFor(ctx, chatID)
+	e.mu.Lock()
+	c.markStopping()
+	e.mu.Unlock()
+	cancelled := e.coord.CancelPending(chatID, "Cancelled by /stop.")
 	e.mu.Lock()
 	dropped := len(c.queue)
 	c.queue = nil
@@ -232,8 +235,11 @@ func (e *Engine) stop(ctx context.Context, chatID string) string {
 // clear cancels everything and drops the session: the next prompt starts
 // a fresh one.
 func (e *Engine) clear(ctx context.Context, chatID string) {
-	e.coord.CancelPending(chatID, "Cancelled by /clear.")
 	c := e.chatFor(ctx, chatID)
+	e.mu.Lock()
+	c.markStopping()
+	e.mu.Unlock()
+	e.coord.CancelPending(chatID, "Cancelled by /clear.")
 	e.mu.Lock()
 	c.gen++
 	c.queue = nil

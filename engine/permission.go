@@ -23,6 +23,17 @@ func (t *turn) Permission(ctx context.Context, req agent.PermissionRequest) agen
 	t.rememberSessionID() // before anything is put to a person
 	t.budget.pause()
 	defer t.budget.resume()
+	resp := t.decide(ctx, req)
+	if resp.NoAnswer {
+		t.mu.Lock()
+		resp.StopFollows = t.stopping
+		t.mu.Unlock()
+	}
+	return resp
+}
+
+// decide puts the request to the policy and to people.
+func (t *turn) decide(ctx context.Context, req agent.PermissionRequest) agent.PermissionResponse {
 	switch {
 	case req.ToolName == agent.ToolExitPlanMode:
 		return t.reviewPlan(ctx, req)

@@ -33,6 +33,20 @@ type turn struct {
 	shown     int             // bytes of agent text streamed to the chats (outputlimit.go)
 	cut       int             // bytes left out over the turn's output limit
 	again     *approval.Again // see allowedAgain; used once
+	// stopping: /stop or /clear is ending this turn; what they cancel is
+	// answered with StopFollows.
+	stopping bool
+}
+
+// markStopping notes that /stop or /clear ends the chat's running turn,
+// before they cancel what it waits for (see StopFollows). Called with
+// e.mu held.
+func (c *chat) markStopping() {
+	if c.current != nil {
+		c.current.mu.Lock()
+		c.current.stopping = true
+		c.current.mu.Unlock()
+	}
 }
 
 // runTurn runs one prompt in the chat's session and reports the result.

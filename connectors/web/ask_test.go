@@ -162,7 +162,7 @@ func TestProgramAskBadInput(t *testing.T) {
 	}
 	st, hdr, b := e.request(t, "POST", "/api/interactions", `{"chat_id":"telegram:42","question":"q"}`, e.token)
 	require.Equal(t, http.StatusNotFound, st, b)
-	assert.Contains(t, errorOf(t, hdr, b), `"telegram:42": no connector serves it`)
+	assert.Contains(t, errorOf(t, hdr, b), `there is no chat "telegram:42" here: Telegram is not connected to this leashd`)
 
 	st, hdr, b = e.request(t, "GET", "/api/interactions/nope?wait=0", "", e.token)
 	require.Equal(t, http.StatusNotFound, st, b)

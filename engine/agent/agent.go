@@ -233,6 +233,11 @@ type PermissionResponse struct {
 	// NoAnswer: nobody decided (the request expired, was cancelled or
 	// leashd is stopping); a denial without it is a person's.
 	NoAnswer bool
+	// StopFollows: the request was cancelled because the turn is being
+	// stopped (/stop, /clear): an Interrupt or Close of the session
+	// follows. A driver whose agent must read the stop before this answer
+	// waits for it, however busy the machine.
+	StopFollows bool
 	// Reason is the person's own words with a denial (a rejection's
 	// reason, plan feedback); "" when they gave none.
 	Reason string

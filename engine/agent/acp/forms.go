@@ -88,7 +88,7 @@ func (s *session) elicit(ctx context.Context, params json.RawMessage) (any, *sdk
 	}
 	resp := h.Permission(ctx, agent.PermissionRequest{ToolName: agent.ToolAskUserQuestion, Input: askInput(fs)})
 	if resp.NoAnswer {
-		s.awaitStop()
+		s.awaitStop(resp.StopFollows)
 	}
 	switch {
 	case resp.Allow:
@@ -180,7 +180,7 @@ func (s *session) vendorQuestion(ctx context.Context, method string, params json
 	}
 	resp := h.Permission(ctx, agent.PermissionRequest{ToolName: agent.ToolAskUserQuestion, Input: rawJSON(map[string]any{"questions": qs})})
 	if resp.NoAnswer {
-		s.awaitStop()
+		s.awaitStop(resp.StopFollows)
 	}
 	switch {
 	case resp.Allow:

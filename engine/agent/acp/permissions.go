@@ -28,7 +28,7 @@ func (s *session) requestPermission(ctx context.Context, params json.RawMessage)
 	req := s.permissionRequest(p)
 	resp := h.Permission(ctx, req)
 	if resp.NoAnswer && !resp.Allow {
-		s.awaitStop()
+		s.awaitStop(resp.StopFollows)
 	}
 	return s.permissionOutcome(ctx, p, req, resp), nil
 }

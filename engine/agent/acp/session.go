@@ -93,15 +93,20 @@ func (s *session) Interrupt(ctx context.Context) error {
 // first, or it takes the cancelled answer for a failed tool and goes on.
 const cancelGrace = 250 * time.Millisecond
 
-// awaitStop waits for Interrupt, at most cancelGrace for one to begin;
-// once one has begun, until its session/cancel is written (at most the
-// close timeout), so the cancelled answer never overtakes it on a busy
-// machine.
-func (s *session) awaitStop() {
+// awaitStop waits for Interrupt so that the cancelled answer never
+// overtakes its session/cancel on a busy machine: when the engine says a
+// stop follows (StopFollows), until session/cancel is written or the
+// session ends, at most the close timeout; otherwise at most cancelGrace
+// for an Interrupt to begin, then until its write.
+func (s *session) awaitStop(follows bool) {
 	s.mu.Lock()
 	ch, stopped := s.stopping, s.stopped
 	s.mu.Unlock()
 	if ch == nil {
+		return
+	}
+	if follows {
+		s.waitStopping(ch, s.a.closeTimeout)
 		return
 	}
 	if !stopped && !s.waitStopping(ch, cancelGrace) {

@@ -47,7 +47,7 @@ func TestE2EPartialTextStreamsToTheChat(t *testing.T) {
 	s.send(t, "say hello")
 	sum := s.conn.WaitDone(t, 1)
 	assert.Equal(t, "Hello from the fake model", sum.Result)
-	assert.Equal(t, []string{"Bash"}, sum.Tools)
+	assert.Equal(t, []string{"ran 1 command"}, sum.Tools, "what the agent did, in plain words")
 	s.conn.Lock()
 	defer s.conn.Unlock()
 	// the fake API streams each text block in three deltas: each reaches
