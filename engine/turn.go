@@ -194,7 +194,7 @@ func cleanPlanPrompt(plan string) string {
 func (t *turn) summary(res agent.Result, d time.Duration) connectors.Summary {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	tools := plainTools(t.tools, t.toolCount) // what the agent did, not its tools' names
+	tools := connectors.ToolsDone(t.tools, t.toolCount) // what the agent did, not its tools' names
 	return connectors.Summary{Result: t.capResult(res.Text), IsError: res.IsError, CostUSD: res.CostUSD, NumTurns: res.NumTurns, Tools: tools, Duration: d}
 }
 
