@@ -138,8 +138,10 @@ type Summary struct {
 	Duration time.Duration
 }
 
-// Line renders the summary's one-line footer, e.g.
-// "Done · tools: Bash×2, Edit · $0.0123 · 2 turns".
+// Line renders the summary's one-line footer in plain words, e.g.
+// "Done · ran 2 commands, made 1 edit · $0.0123 · 2 steps": what the agent
+// did (Tools), its cost, and how many steps (the agent's model turns) it
+// took.
 func (s Summary) Line() string {
 	var b strings.Builder
 	if s.IsError {
@@ -148,16 +150,16 @@ func (s Summary) Line() string {
 		b.WriteString("Done")
 	}
 	if len(s.Tools) > 0 {
-		b.WriteString(" · tools: " + strings.Join(s.Tools, ", "))
+		b.WriteString(" · " + strings.Join(s.Tools, ", "))
 	}
 	if s.CostUSD > 0 {
 		b.WriteString(" · $" + formatCost(s.CostUSD))
 	}
 	if s.NumTurns > 0 {
 		if s.NumTurns == 1 {
-			b.WriteString(" · 1 turn")
+			b.WriteString(" · 1 step")
 		} else {
-			b.WriteString(" · " + itoa(s.NumTurns) + " turns")
+			b.WriteString(" · " + itoa(s.NumTurns) + " steps")
 		}
 	}
 	return b.String()

@@ -47,7 +47,7 @@ func TestPromptStreamsTextAndSummary(t *testing.T) {
 	conn.Lock()
 	defer conn.Unlock()
 	assert.Equal(t, []string{"c1|Hello ", "c1|world"}, conn.Streamed)
-	assert.Equal(t, "Done · tools: ran 2 commands, read 1 file · $0.0123 · 2 turns", conn.Summaries[0].Line())
+	assert.Equal(t, "Done · ran 2 commands, read 1 file · $0.0123 · 2 steps", conn.Summaries[0].Line())
 	assert.Equal(t, "Hello world", conn.Summaries[0].Result)
 }
 

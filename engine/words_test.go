@@ -28,7 +28,7 @@ func TestSummarySaysWhatTheAgentDidInPlainWords(t *testing.T) {
 	e, conn, _ := start(t, ag, nil)
 	send(t, e, "c1", "go")
 	line := conn.WaitDone(t, 1).Line()
-	assert.Equal(t, "Done · tools: asked you, ran 1 command, made 3 edits, searched the files, mcp__github__create_issue×2, proposed a plan, wrote 1 file · 2 turns", line)
+	assert.Equal(t, "Done · asked you, ran 1 command, made 3 edits, searched the files, mcp__github__create_issue×2, proposed a plan, wrote 1 file · 2 steps", line)
 	for _, internal := range []string{"AskUserQuestion", "ExitPlanMode", "Bash", "MultiEdit"} {
 		assert.NotContains(t, line, internal)
 	}

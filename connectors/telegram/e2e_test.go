@@ -100,7 +100,7 @@ func TestAgentOutputIsRenderedAsHTML(t *testing.T) {
 	assert.Equal(t, "<b>Result</b>\nUse <b>bold</b> and <code>a &lt; b</code> &amp; <a href=\"https://example.com\">docs</a>", m.Text)
 	assert.Equal(t, "HTML", m.ParseMode)
 	sum := h.botMessage(me, "Done")
-	assert.Equal(t, "<i>Done · $0.0123 · 2 turns</i>", sum.Text)
+	assert.Equal(t, "<i>Done · $0.0123 · 2 steps</i>", sum.Text)
 }
 
 func TestQuestionTappedShowsAnswerAndRemovesButtons(t *testing.T) {

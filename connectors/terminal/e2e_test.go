@@ -348,7 +348,7 @@ func TestChatQuestionsAsListsAndMultiSelect(t *testing.T) {
 
 	// What the agent received, as Claude Code would read it.
 	s.waitText(`Thanks. Your answers: Which database? SQLite; Which features? Search, Billing`)
-	scr = s.waitText("Done · tools: asked you · 2 turns")
+	scr = s.waitText("Done · asked you · 2 steps")
 	assert.Contains(t, scr, "  → Search, Billing")
 	s.waitIdle()
 }
@@ -421,7 +421,7 @@ func TestChatPlanCleanApprovalGoesOnInAFreshSession(t *testing.T) {
 	assert.NotContains(t, s.screen(), "The agent wants to write a file:")
 	s.send("1", keyEnter)
 	s.waitText("Bash `echo hello` allowed. Output: hello")
-	s.waitText("Done · tools: wrote 1 file, ran 1 command")
+	s.waitText("Done · wrote 1 file, ran 1 command")
 	s.waitIdle()
 }
 
@@ -477,7 +477,7 @@ func TestChatToolApprovalsOneAfterAnother(t *testing.T) {
 	s.waitText("Nothing typed")
 	s.send("not today", keyEnter)
 	s.waitText("Bash `echo hello` denied: not today")
-	s.waitText("Done · tools: wrote 1 file, ran 1 command · 3 turns")
+	s.waitText("Done · wrote 1 file, ran 1 command · 3 steps")
 	s.waitIdle()
 
 	s.send("bash", keyEnter)
@@ -558,7 +558,7 @@ func TestChatCtrlCRejectsAndStopsTheTurn(t *testing.T) {
 
 	// The next prompt works; the rejected turn said nothing more.
 	s.send("hello", keyEnter)
-	scr := s.waitText("Done · 1 turn")
+	scr := s.waitText("Done · 1 step")
 	assert.Contains(t, scr, "I have two questions before I start.", "what the agent said stays")
 	assert.Contains(t, scr, `You said: "hello".`)
 	for _, gone := range []string{"You did not answer", "Stopped.", "Interrupted by the user", "Failed", "Which features?"} {
@@ -626,7 +626,7 @@ func TestChatSpinnerAndCtrlCWhileWorking(t *testing.T) {
 	s.waitFor("the spinner", func(string) bool { return strings.ContainsAny(s.cursorLine(), spinner) })
 	s.send(keyCtrlC)
 	s.waitText("• Stopped.")
-	scr := s.waitText("Failed · 1 turn")
+	scr := s.waitText("Failed · 1 step")
 	s.waitIdle()
 	assert.False(t, strings.ContainsAny(s.cursorLine(), spinner))
 	assert.NotContains(t, after(scr, "You said"), "to see how leashd asks you", "the turn stopped before its end")
@@ -745,7 +745,7 @@ func TestChatOutputRedirectedFromATerminal(t *testing.T) {
 	waitFile("leashd chat (terminal:local)") // the terminal is set up
 	_, err = ptmx.Write([]byte("hello\r"))
 	require.NoError(t, err)
-	waitFile("Done · 1 turn")
+	waitFile("Done · 1 step")
 	_, err = ptmx.Write([]byte(keyCtrlD)) // end of input at the start of a line
 	require.NoError(t, err)
 	select {

@@ -374,8 +374,8 @@ func TestStreamingWithSpinnerAndHostileText(t *testing.T) {
 		return strings.HasPrefix(l, "Hello wor ") && strings.ContainsAny(l, spinner)
 	})
 	close(release)
-	s := p.waitText("Done · 1 turn")
-	assert.Contains(t, s, "> go\nHello world\n[2J]0;pwnedline two\nDone · 1 turn", "control characters from the agent are not obeyed")
+	s := p.waitText("Done · 1 step")
+	assert.Contains(t, s, "> go\nHello world\n[2J]0;pwnedline two\nDone · 1 step", "control characters from the agent are not obeyed")
 	p.waitCursor(">")
 }
 

@@ -244,7 +244,7 @@ func TestUpdatesAreShown(t *testing.T) {
 	m := s.botMessage("Plan:")
 	assert.Contains(t, m.Text, "☑ Read the code")
 	assert.Contains(t, m.Text, "☐ Fix the bug")
-	s.botMessage("tools: ran 1 command")
+	s.botMessage("Done · ran 1 command")
 }
 
 // /plan and /default map onto the agent's own modes; a mode it lacks is
