@@ -82,8 +82,8 @@ func TestToolApprovalWithTheAgentsOptions(t *testing.T) {
 	bs := slackfake.Buttons(raw)
 	k, err := parseAction(bs[1].ActionID, bs[1].Value)
 	require.NoError(t, err)
-	assert.Equal(t, byte('q'), k.kind, "keyed by place: the inbound side reads it.Options")
-	assert.Equal(t, 1, k.index)
+	assert.Equal(t, byte('q'), k.Kind, "keyed by place: the inbound side reads it.Options")
+	assert.Equal(t, 1, k.Index)
 
 	done := renderUpdate(interactions.Event{Type: interactions.EventResolved, Interaction: it,
 		Resolution: interactions.Resolution{Status: interactions.StatusRejected, Decision: interactions.DecisionDeny, Answer: "Reject", Text: "The user denied this tool call.", By: "U7"}}, place{})

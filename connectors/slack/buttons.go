@@ -3,8 +3,9 @@ package slack
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/leashd/leashd/connectors"
 )
 
 // chatRef is a chat ID. A direct message conversation is one chat, "slack:<channel>"
@@ -68,41 +69,20 @@ func validTS(s string) bool {
 }
 
 // buttonKey is what a button carries as its value (and, prefixed with
-// keyPrefix, as its action_id): the interaction ID and which button, never
-// the label, so it stays short whatever the labels are:
-//
-//	<id>:<n>   option n of a question (toggles it on a multi-select)
-//	<id>:p<n>  plan decision n (interactions.PlanOptions)
-//	<id>:t<n>  tool decision n (interactions.ToolOptions)
-//	<id>:done  confirm a multi-select question
-type buttonKey struct {
-	id    string
-	kind  byte // 'q', 'p', 't'; 0 with done
-	index int
-	done  bool
-}
+// keyPrefix, as its action_id): connectors.ButtonKey, shared with the
+// other chat apps.
+type buttonKey = connectors.ButtonKey
 
 // keyPrefix starts the action_id of every leashd button.
 const keyPrefix = "leashd:"
 
-const maxKeyIDLen = 40
-
-func (k buttonKey) String() string {
-	switch {
-	case k.done:
-		return k.id + ":done"
-	case k.kind == 'q':
-		return k.id + ":" + strconv.Itoa(k.index)
-	default:
-		return k.id + ":" + string(k.kind) + strconv.Itoa(k.index)
-	}
-}
+const maxKeyIDLen = connectors.MaxButtonIDLen
 
 // actionID is the button's action_id: unique within a message because
 // each button has its own key.
-func (k buttonKey) actionID() string { return keyPrefix + k.String() }
+func actionIDOf(k buttonKey) string { return keyPrefix + k.String() }
 
-var errBadKey = errors.New("not a leashd button")
+var errBadKey = connectors.ErrNotAButton
 
 // parseAction decodes a tapped button's action_id and value. They must
 // agree (a forged or altered tap does not); anything else is an error
@@ -112,41 +92,13 @@ func parseAction(actionID, value string) (buttonKey, error) {
 	if err != nil {
 		return buttonKey{}, err
 	}
-	if actionID != k.actionID() {
-		return buttonKey{}, fmt.Errorf("%w: action_id %q does not match value %q (expected %q)", errBadKey, actionID, value, k.actionID())
+	if actionID != actionIDOf(k) {
+		return buttonKey{}, fmt.Errorf("%w: action_id %q does not match value %q (expected %q)", errBadKey, actionID, value, actionIDOf(k))
 	}
 	return k, nil
 }
 
-// parseKey decodes a button value.
-func parseKey(s string) (buttonKey, error) {
-	id, rest, ok := strings.Cut(s, ":")
-	if !ok || id == "" || len(id) > maxKeyIDLen || !validID(id) {
-		return buttonKey{}, fmt.Errorf("%w: %q (expected <interaction id>:<option index>, :p<n>, :t<n> or :done)", errBadKey, s)
-	}
-	if rest == "done" {
-		return buttonKey{id: id, done: true}, nil
-	}
-	k := buttonKey{id: id, kind: 'q'}
-	if rest != "" && (rest[0] == 'p' || rest[0] == 't') {
-		k.kind, rest = rest[0], rest[1:]
-	}
-	n, err := strconv.Atoi(rest)
-	if err != nil || n < 0 || n > 99 || strconv.Itoa(n) != rest {
-		return buttonKey{}, fmt.Errorf("%w: %q has no option index 0-99", errBadKey, s)
-	}
-	k.index = n
-	return k, nil
-}
-
-func validID(id string) bool {
-	for _, c := range []byte(id) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
+func parseKey(s string) (buttonKey, error) { return connectors.ParseButtonKey(s) }
 
 // msgRef is a posted message: what Present returns as the reference,
 // "<channel>:<ts>".

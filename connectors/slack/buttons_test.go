@@ -10,16 +10,16 @@ import (
 
 func TestButtonKeysRoundTrip(t *testing.T) {
 	for _, k := range []buttonKey{
-		{id: "aB3_-x9Z", kind: 'q', index: 0},
-		{id: "aB3_-x9Z", kind: 'q', index: 99},
-		{id: "id", kind: 'p', index: 3},
-		{id: "id", kind: 't', index: 2},
-		{id: "id", done: true},
+		{ID: "aB3_-x9Z", Kind: 'q', Index: 0},
+		{ID: "aB3_-x9Z", Kind: 'q', Index: 99},
+		{ID: "id", Kind: 'p', Index: 3},
+		{ID: "id", Kind: 't', Index: 2},
+		{ID: "id", Done: true},
 	} {
-		got, err := parseAction(k.actionID(), k.String())
+		got, err := parseAction(actionIDOf(k), k.String())
 		require.NoError(t, err, k.String())
 		assert.Equal(t, k, got)
-		assert.LessOrEqual(t, len(k.actionID()), 255, "Slack's action_id limit")
+		assert.LessOrEqual(t, len(actionIDOf(k)), 255, "Slack's action_id limit")
 	}
 }
 
@@ -84,10 +84,10 @@ func FuzzParseAction(f *testing.F) {
 			}
 			return
 		}
-		if k.String() != value || k.actionID() != actionID {
-			t.Fatalf("accepted %q/%q but re-encodes as %q/%q", actionID, value, k.actionID(), k.String())
+		if k.String() != value || actionIDOf(k) != actionID {
+			t.Fatalf("accepted %q/%q but re-encodes as %q/%q", actionID, value, actionIDOf(k), k.String())
 		}
-		if k.id == "" || len(k.id) > maxKeyIDLen || k.index < 0 || k.index > 99 {
+		if k.ID == "" || len(k.ID) > maxKeyIDLen || k.Index < 0 || k.Index > 99 {
 			t.Fatalf("accepted an out-of-range key %+v", k)
 		}
 	})

@@ -178,44 +178,44 @@ func (c *Connector) tap(ctx context.Context, cb slack.InteractionCallback, a *sl
 	}
 	// One path before and after a restart: an interaction the last run
 	// left pending is pending again (the engine registers it at start-up).
-	it, found := h.Interaction(key.id)
+	it, found := h.Interaction(key.ID)
 	if !found {
 		c.ephemeral(ctx, channel, thread, user, expiredText)
 		return
 	}
 	ref, err := parseChat(it.ChatID)
 	if err != nil || ref.channel != channel || (ref.thread != "" && thread != "" && thread != ref.thread) {
-		c.log.Warn("button tapped outside its chat", "user", user, "id", key.id, "channel", channel)
+		c.log.Warn("button tapped outside its chat", "user", user, "id", key.ID, "channel", channel)
 		c.ephemeral(ctx, channel, thread, user, expiredText)
 		return
 	}
 	r := interactions.Reply{By: user, Authorize: c.authorizer(user)}
 	switch {
-	case key.done:
-		err = h.Confirm(ctx, key.id, r)
-	case key.kind == 'q':
-		if key.index >= len(it.Options) {
+	case key.Done:
+		err = h.Confirm(ctx, key.ID, r)
+	case key.Kind == 'q':
+		if key.Index >= len(it.Options) {
 			err = interactions.ErrInvalidReply
 			break
 		}
-		label := it.Options[key.index].Label
+		label := it.Options[key.Index].Label
 		if it.MultiSelect {
-			_, err = h.Toggle(ctx, key.id, label, r)
+			_, err = h.Toggle(ctx, key.ID, label, r)
 		} else {
 			r.Answers = []string{label}
-			_, err = h.Reply(ctx, key.id, r)
+			_, err = h.Reply(ctx, key.ID, r)
 		}
 	default:
 		opts := interactions.PlanOptions
-		if key.kind == 't' {
+		if key.Kind == 't' {
 			opts = interactions.ToolOptions
 		}
-		if key.index >= len(opts) || it.Kind != kindOf(key.kind) {
+		if key.Index >= len(opts) || it.Kind != kindOf(key.Kind) {
 			err = interactions.ErrInvalidReply
 			break
 		}
-		r.Answers = []string{opts[key.index].Label}
-		_, err = h.Reply(ctx, key.id, r)
+		r.Answers = []string{opts[key.Index].Label}
+		_, err = h.Reply(ctx, key.ID, r)
 	}
 	switch {
 	case err == nil:

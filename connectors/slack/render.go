@@ -31,7 +31,7 @@ func button(k buttonKey, text, style string) *slack.ButtonBlockElement {
 	if strings.TrimSpace(text) == "" {
 		text = "(no label)" // Slack refuses empty button text
 	}
-	b := slack.NewButtonBlockElement(k.actionID(), k.String(), slack.NewTextBlockObject(slack.PlainTextType, connectors.Truncate(text, maxButton), true, false))
+	b := slack.NewButtonBlockElement(actionIDOf(k), k.String(), slack.NewTextBlockObject(slack.PlainTextType, connectors.Truncate(text, maxButton), true, false))
 	if style != "" {
 		b.Style = slack.Style(style)
 	}
@@ -241,14 +241,14 @@ func questionMsg(it interactions.Interaction, pl place, selected []string) outMs
 				text = "☐ " + o.Label
 			}
 		}
-		buttons = append(buttons, button(buttonKey{id: it.ID, kind: 'q', index: i}, text, style))
+		buttons = append(buttons, button(buttonKey{ID: it.ID, Kind: 'q', Index: i}, text, style))
 	}
 	hint := replyHint(pl) + " to answer in your own words."
 	if it.Styled() {
 		hint = replyHint(pl) + " to reject with a reason."
 	}
 	if it.MultiSelect {
-		buttons = append(buttons, button(buttonKey{id: it.ID, done: true}, "Done", "primary"))
+		buttons = append(buttons, button(buttonKey{ID: it.ID, Done: true}, "Done", "primary"))
 		hint = "Tap the options that apply, then Done. " + hint
 	}
 	blocks = append(blocks, actionBlocks(it.ID, buttons)...)
@@ -365,7 +365,7 @@ func decisionMsg(it interactions.Interaction, pl place, note string) outMsg {
 			blocks = append(blocks, contextBlock(blockID(it.ID+":d", i), t))
 		}
 		for i, o := range it.Options {
-			buttons = append(buttons, button(buttonKey{id: it.ID, kind: 'q', index: i}, o.Label, buttonStyle(it, o)))
+			buttons = append(buttons, button(buttonKey{ID: it.ID, Kind: 'q', Index: i}, o.Label, buttonStyle(it, o)))
 		}
 		shown = nil
 	}
@@ -383,7 +383,7 @@ func decisionMsg(it interactions.Interaction, pl place, note string) outMsg {
 		case interactions.DecisionDeny:
 			style = "danger"
 		}
-		buttons = append(buttons, button(buttonKey{id: it.ID, kind: kind, index: i}, connectors.DecisionLabel(o.Label), style))
+		buttons = append(buttons, button(buttonKey{ID: it.ID, Kind: kind, Index: i}, connectors.DecisionLabel(o.Label), style))
 	}
 	blocks = append(blocks, actionBlocks(it.ID, buttons)...)
 	if pl.approversOnly {

@@ -85,7 +85,15 @@ func (c Config) Validate(h connectors.Host) error {
 // guarding a public endpoint (config.WeakSecret: 16 or more, not one
 // character repeated); Validate checks both, Run only Telegram's.
 func telegramAccepts(s string) bool {
-	return len(s) >= 1 && len(s) <= 256 && validID(s)
+	if len(s) < 1 || len(s) > 256 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 func nonEmpty(ss ...string) []string {

@@ -133,7 +133,7 @@ func (c *Connector) handleTap(ctx context.Context, q *tgbotapi.CallbackQuery) {
 	}}
 	// One path before and after a restart: an interaction the last run
 	// left pending is pending again (the engine registers it at start-up).
-	it, pending := h.Interaction(k.id)
+	it, pending := h.Interaction(k.ID)
 	if !pending || it.ChatID != tapChat {
 		a.answer(staleText, false)
 		return
@@ -169,12 +169,12 @@ func (a *tapAnswer) answer(text string, alert bool) {
 // option toggles one or answers. answered reports that the tap was
 // answered already (stale, or a toggle that worked).
 func (c *Connector) applyTap(ctx context.Context, h connectors.Handler, k cbKey, it interactions.Interaction, r interactions.Reply, a *tapAnswer) (out interactions.Outcome, answered bool, err error) {
-	if k.done {
+	if k.Done {
 		if !it.MultiSelect {
 			a.answer(staleText, false)
 			return 0, true, nil
 		}
-		return interactions.Resolved, false, h.Confirm(ctx, k.id, r)
+		return interactions.Resolved, false, h.Confirm(ctx, k.ID, r)
 	}
 	label, ok := labelFor(k, it)
 	if !ok {
@@ -182,14 +182,14 @@ func (c *Connector) applyTap(ctx context.Context, h connectors.Handler, k cbKey,
 		return 0, true, nil
 	}
 	if it.MultiSelect {
-		if _, err = h.Toggle(ctx, k.id, label, r); err == nil {
+		if _, err = h.Toggle(ctx, k.ID, label, r); err == nil {
 			a.answer("", false)
 			return 0, true, nil
 		}
 		return 0, false, err
 	}
 	r.Answers = []string{label}
-	out, err = h.Reply(ctx, k.id, r)
+	out, err = h.Reply(ctx, k.ID, r)
 	return out, false, err
 }
 
@@ -212,7 +212,7 @@ func (c *Connector) answerTap(ctx context.Context, q *tgbotapi.CallbackQuery, k 
 	case errors.Is(err, interactions.ErrUnauthorized), errors.Is(err, interactions.ErrInvalidReply):
 		a.answer(connectors.Truncate(err.Error(), 200), true)
 	default:
-		c.log.Warn("telegram: button tap failed", "id", k.id, "err", err)
+		c.log.Warn("telegram: button tap failed", "id", k.ID, "err", err)
 		a.answer(connectors.Truncate("Something went wrong: "+err.Error(), 200), true)
 	}
 }
@@ -220,7 +220,7 @@ func (c *Connector) answerTap(ctx context.Context, q *tgbotapi.CallbackQuery, k 
 // labelFor finds the option a key points at in the pending interaction.
 func labelFor(k cbKey, it interactions.Interaction) (string, bool) {
 	var opts []interactions.Choice
-	switch k.kind {
+	switch k.Kind {
 	case 'p':
 		if it.Kind != interactions.KindPlanReview {
 			return "", false
@@ -237,8 +237,8 @@ func labelFor(k cbKey, it interactions.Interaction) (string, bool) {
 		}
 		opts = it.Options
 	}
-	if k.index >= len(opts) {
+	if k.Index >= len(opts) {
 		return "", false
 	}
-	return opts[k.index].Label, true
+	return opts[k.Index].Label, true
 }

@@ -161,7 +161,7 @@ func FuzzParseKey(f *testing.F) {
 }
 
 func TestKeysStayShort(t *testing.T) {
-	for _, k := range []cbKey{{id: strings.Repeat("A", maxKeyIDLen), kind: 'q', index: 99}, {id: strings.Repeat("A", maxKeyIDLen), done: true}} {
+	for _, k := range []cbKey{{ID: strings.Repeat("A", maxKeyIDLen), Kind: 'q', Index: 99}, {ID: strings.Repeat("A", maxKeyIDLen), Done: true}} {
 		assert.LessOrEqual(t, len(k.String()), 64)
 		back, err := parseKey(k.String())
 		require.NoError(t, err)

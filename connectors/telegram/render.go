@@ -167,18 +167,18 @@ func planMeanings() string {
 func keyboard(it interactions.Interaction, selected []string) *tgbotapi.InlineKeyboardMarkup {
 	var rows [][]tgbotapi.InlineKeyboardButton
 	for i, o := range it.Options {
-		k := cbKey{id: it.ID, kind: 'q', index: i}
+		k := cbKey{ID: it.ID, Kind: 'q', Index: i}
 		switch it.Kind {
 		case interactions.KindPlanReview:
-			k.kind = 'p'
+			k.Kind = 'p'
 		case interactions.KindToolApproval:
 			if it.OwnOptions() {
 				break // the agent's own options: keyed by place, as a question's
 			}
 			// The key names the decision, not its place: a request may
 			// show Deny first or leave an option out.
-			k.kind, k.index = 't', connectors.DecisionIndex(it.Kind, o.Label)
-			if k.index < 0 {
+			k.Kind, k.Index = 't', connectors.DecisionIndex(it.Kind, o.Label)
+			if k.Index < 0 {
 				continue
 			}
 		}
@@ -189,7 +189,7 @@ func keyboard(it interactions.Interaction, selected []string) *tgbotapi.InlineKe
 		rows = append(rows, tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData(text, k.String())))
 	}
 	if it.MultiSelect {
-		rows = append(rows, tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData("Done", cbKey{id: it.ID, done: true}.String())))
+		rows = append(rows, tgbotapi.NewInlineKeyboardRow(tgbotapi.NewInlineKeyboardButtonData("Done", cbKey{ID: it.ID, Done: true}.String())))
 	}
 	if len(rows) == 0 {
 		return nil
