@@ -75,6 +75,9 @@ type interactionView struct {
 	Notes           []string   `json:"notes"`
 	AskedAt         time.Time  `json:"asked_at"`
 	Deadline        *time.Time `json:"deadline,omitempty"`
+	// ToolAction is a tool approval's heading in plain words ("The agent
+	// wants to run a command"), as the chat apps show it.
+	ToolAction string `json:"tool_action,omitempty"`
 	// OptionTexts are the buttons' texts, by option ("Allow for this
 	// session" for allow_session).
 	OptionTexts      []string `json:"option_texts"`
@@ -208,6 +211,9 @@ func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
 		Reason: it.Reason, MCPServer: it.MCPServer, DefaultToNo: it.DefaultToNo, NoSessionAllow: it.NoSessionAllow,
 		RequiresDetails: it.RequiresDetails, Notes: connectors.ToolNotes(it), Quorum: it.Quorum,
 		OptionTexts: make([]string, len(it.Options)), Selected: c.selected[it.ID], AwaitingFeedback: c.awaiting[it.ID],
+	}
+	if it.Kind == interactions.KindToolApproval {
+		v.ToolAction = connectors.ToolAction(it.ToolName)
 	}
 	if len(v.ToolInput) > 0 && !json.Valid(v.ToolInput) {
 		v.ToolInput = nil // never break the event's JSON

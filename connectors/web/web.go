@@ -41,7 +41,8 @@
 // (interaction_id, chat_id, kind, header, question, options (label,
 // description, style: "approve", "deny", "destructive" or ""), multi_select,
 // approval (a yes/no approval: the first option approves, the second refuses),
-// index, total, plan, tool_name, tool_input, tool_summary, option_texts,
+// index, total, plan, tool_name, tool_action (its heading in plain words),
+// tool_input, tool_summary, option_texts,
 // selected, awaiting_feedback; interrupted and notice for a request a
 // restart interrupted that still takes an answer). interaction.updated has
 // selected and awaiting_feedback; interaction.resolved has status, answer,

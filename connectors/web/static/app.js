@@ -281,7 +281,7 @@ function cardBody(it, card) {
   } else if (it.kind === "plan_review") {
     const p = el("div", { class: "plan" }); p.innerHTML = markdown(it.plan || ""); card.append(p);
   } else {
-    card.append(el("div", { class: "q", text: "Allow " + it.tool_name + "?" }));
+    card.append(el("div", { class: "q", text: it.tool_action }));
     // The MCP server, why the agent asks, what the options mean.
     for (const n of it.notes || []) card.append(el("div", { class: "hint note", text: n }));
     // The command, or the file and its change with + and - lines marked;
@@ -473,7 +473,7 @@ const handlers = {
       if (ev.interrupted && !$(".notice", old.card)) old.card.replaceWith(renderCard(ev));
       return;
     }
-    noteFirst(ev.chat_id, ev.kind === "question" ? ev.question : ev.kind === "plan_review" ? "Plan review" : "Allow " + ev.tool_name + "?");
+    noteFirst(ev.chat_id, ev.kind === "question" ? ev.question : ev.kind === "plan_review" ? "Plan review" : ev.tool_action);
     add(ev.chat_id, renderCard(ev));
     const r = state.resolved.get(ev.interaction_id);
     if (r) closeCard(ev.interaction_id, r);
