@@ -376,7 +376,7 @@ func TestBrowserTimestampsAndTabTitle(t *testing.T) {
 
 // screenshot saves what the viewport shows as a PNG at twice its CSS
 // size, then puts back the emulation given (the phone or the desktop
-// window). With LEASHD_UPDATE_SCREENSHOTS=<dir> it writes there (the
+// window). With LEASHD_TEST_SCREENSHOTS=<dir> it writes there (the
 // README's pictures come from connectors/web/screenshots); otherwise it is
 // a test artifact.
 func screenshot(t *testing.T, ctx context.Context, name string, mobile bool, restore chromedp.Action[chromedp.Void]) {
@@ -391,7 +391,7 @@ func screenshot(t *testing.T, ctx context.Context, name string, mobile bool, res
 	b, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx, restore))
-	if dir := os.Getenv("LEASHD_UPDATE_SCREENSHOTS"); dir != "" {
+	if dir := os.Getenv("LEASHD_TEST_SCREENSHOTS"); dir != "" {
 		require.NoError(t, os.MkdirAll(dir, 0o755))
 		p := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(p, b, 0o644))
