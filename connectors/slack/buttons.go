@@ -78,7 +78,7 @@ const keyPrefix = "leashd:"
 
 const maxKeyIDLen = connectors.MaxButtonIDLen
 
-// actionID is the button's action_id: unique within a message because
+// actionIDOf is the button's action_id: unique within a message because
 // each button has its own key.
 func actionIDOf(k buttonKey) string { return keyPrefix + k.String() }
 
