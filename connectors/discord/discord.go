@@ -43,11 +43,11 @@ const appName = "discord"
 
 // Connector is the Discord connector. Create it with New.
 type Connector struct {
-	token     string
-	apiURL    string
+	token      string
+	apiURL     string
 	allowedIDs map[string]bool
-	roles     map[string]bool
-	approvers map[string]bool
+	roles      map[string]bool
+	approvers  map[string]bool
 	// ownApprovers: LEASHD_DISCORD_APPROVERS was set, so not everyone
 	// allowed may decide
 	ownApprovers bool
@@ -67,6 +67,7 @@ type Connector struct {
 	appID      string
 	seen       *dedupe           // message and interaction IDs handled
 	warned     *dedupe           // user|chat pairs told they may not use the bot
+	asked      *dedupe           // channels looked up (ownThread)
 	threads    map[string]string // leashd thread → its parent channel
 	lastThread map[string]string // channel → its latest leashd thread
 	streams    map[string]*stream
@@ -161,6 +162,7 @@ func New(token string, opts ...Option) *Connector {
 		ready:      errors.New("discord: not connected yet"),
 		seen:       newDedupe(8192),
 		warned:     newDedupe(4096),
+		asked:      newDedupe(4096),
 		threads:    map[string]string{},
 		lastThread: map[string]string{},
 		streams:    map[string]*stream{},

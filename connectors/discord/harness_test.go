@@ -96,13 +96,15 @@ func longPlan() string {
 // env is a running leashd (real engine, real coordinator, the Discord
 // connector with the real discordgo client) against discordfake.
 type env struct {
-	t      testing.TB
-	fake   *discordfake.Server
-	conn   *discord.Connector
-	agent  *enginetest.ScriptAgent
-	logs   *testenv.Buffer
-	stats  *stats
-	runErr chan error
+	t       testing.TB
+	fake    *discordfake.Server
+	conn    *discord.Connector
+	agent   *enginetest.ScriptAgent
+	logs    *testenv.Buffer
+	stats   *stats
+	runErr  chan error
+	cancel  context.CancelFunc
+	stopped bool
 }
 
 type envOpt struct {
@@ -110,11 +112,18 @@ type envOpt struct {
 	roles     []string
 	setups    []enginetest.Setup
 	before    func(*discordfake.Server) // runs before leashd starts
+	fake      *discordfake.Server       // shared across runs (a restart); the test closes it
+	coordOpts []interactions.Opt
 }
 
 func start(t testing.TB, o envOpt) *env {
 	t.Helper()
-	e := &env{t: t, fake: discordfake.New(token), agent: &enginetest.ScriptAgent{Turn: turn}, logs: &testenv.Buffer{}, stats: &stats{}, runErr: make(chan error, 1)}
+	fake, own := o.fake, o.fake == nil
+	if own {
+		fake = discordfake.New(token)
+	}
+	fake.GuildChannel(guildCh)
+	e := &env{t: t, fake: fake, agent: &enginetest.ScriptAgent{Turn: turn}, logs: &testenv.Buffer{}, stats: &stats{}, runErr: make(chan error, 1)}
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e.conn = discord.New(token,
 		discord.WithAPIURL(strings.TrimSuffix(e.fake.URL(), "/")), // the missing "/" is added
@@ -126,7 +135,7 @@ func start(t testing.TB, o envOpt) *env {
 		discord.WithStreamInterval(50*time.Millisecond),
 		discord.WithCommands(commands()),
 	)
-	coord := interactions.New(interactions.WithLogger(log))
+	coord := interactions.New(append([]interactions.Opt{interactions.WithLogger(log)}, o.coordOpts...)...)
 	setups := append([]enginetest.Setup{
 		func(d *engine.Deps, c *engine.Config) { d.Log = log; c.CloseTimeout = 3 * time.Second },
 	}, o.setups...)
@@ -136,27 +145,40 @@ func start(t testing.TB, o envOpt) *env {
 		o.before(e.fake)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
 	go func() { e.runErr <- eng.Run(ctx) }()
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("logs:\n%s", e.logs.String())
 		}
-		cancel()
-		select {
-		case err := <-e.runErr:
-			require.NoError(t, err)
-		case <-time.After(wait):
-			t.Error("engine did not stop")
-		}
+		e.stop()
 		for _, r := range e.fake.Rejected() { // everything leashd sent must be what Discord takes
 			t.Errorf("Discord would refuse %s: %v", r.Call, r.Errors)
 		}
-		e.fake.Close()
+		if own {
+			e.fake.Close()
+		}
 		require.NotContains(t, e.logs.String(), token, "the token was logged")
 	})
 	require.Eventually(t, func() bool { return e.conn.Ready() == nil && e.fake.Connected() > 0 }, wait, 5*time.Millisecond,
 		"never connected: %v\n%s", e.conn.Ready(), e.logs.String())
 	return e
+}
+
+// stop stops leashd (once) and waits for it.
+func (e *env) stop() {
+	e.t.Helper()
+	if e.stopped {
+		return
+	}
+	e.stopped = true
+	e.cancel()
+	select {
+	case err := <-e.runErr:
+		require.NoError(e.t, err)
+	case <-time.After(wait):
+		e.t.Error("engine did not stop")
+	}
 }
 
 func commands() []connectors.Command {
@@ -328,4 +350,3 @@ func (e *env) settle() {
 		n = c
 	}
 }
-

@@ -130,7 +130,38 @@ func (c *Connector) onMessage(_ *discordgo.Session, m *discordgo.MessageCreate) 
 		c.spawn(ref.String(), func(ctx context.Context) { c.handleText(ctx, ref, p, text, m.ID) })
 	case mentions(m.Message, bot):
 		c.spawn("mention:"+m.ChannelID, func(ctx context.Context) { c.startThread(ctx, m.Message, p, text) })
+	default: // maybe a thread leashd started before a restart
+		ref := chatRef{guild: m.GuildID, channel: m.ChannelID}
+		c.spawn(ref.String(), func(ctx context.Context) {
+			if c.ownThread(ctx, m.ChannelID) {
+				c.handleText(ctx, ref, p, text, m.ID)
+			}
+		})
 	}
+}
+
+// ownThread reports whether channel is a thread the bot started (asked
+// once per channel: the answer is remembered either way).
+func (c *Connector) ownThread(ctx context.Context, channel string) bool {
+	c.mu.Lock()
+	_, known := c.threads[channel]
+	asked := !c.asked.add(channel)
+	c.mu.Unlock()
+	if known || asked {
+		return known
+	}
+	var ch *discordgo.Channel
+	err := c.call(ctx, func(o ...discordgo.RequestOption) (err error) {
+		ch, err = c.s.Channel(channel, o...)
+		return err
+	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil || ch == nil || !ch.IsThread() || ch.OwnerID != c.botID {
+		return false
+	}
+	c.threads[channel] = ch.ParentID
+	return true
 }
 
 func mentions(m *discordgo.Message, bot string) bool {

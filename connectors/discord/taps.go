@@ -167,7 +167,11 @@ func (c *Connector) command(ctx context.Context, i *discordgo.Interaction, p per
 		c.respondText(ctx, i, why, true)
 		return
 	}
-	c.respondText(ctx, i, connTruncate(text), false)
+	echo := text
+	if ref.channel != i.ChannelID { // shown where it was run; it applies in the thread
+		echo += " → <#" + ref.channel + ">"
+	}
+	c.respondText(ctx, i, connTruncate(echo), false)
 	c.spawn(ref.String(), func(ctx context.Context) { c.handleText(ctx, ref, p, text, "") })
 }
 

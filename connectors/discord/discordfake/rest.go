@@ -70,6 +70,8 @@ func (s *Server) endpoint(method string, p []string, r *http.Request, body []byt
 		return reply{200, map[string]any{"url": url, "shards": 1, "session_start_limit": map[string]any{"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}}}
 	case method == "GET" && len(p) == 2 && p[0] == "users" && p[1] == "@me":
 		return reply{200, map[string]any{"id": BotID, "username": "leashd", "bot": true, "discriminator": "0"}}
+	case method == "GET" && len(p) == 2 && p[0] == "channels":
+		return s.channel(p[1])
 	case method == "POST" && len(p) == 3 && p[0] == "channels" && p[2] == "messages":
 		return s.createMessage(p[1], body)
 	case method == "PATCH" && len(p) == 4 && p[0] == "channels" && p[2] == "messages":
@@ -196,6 +198,20 @@ func (s *Server) startThread(channel, message string, body []byte) reply {
 	s.threads[id] = channel
 	s.started[message] = id
 	return reply{201, map[string]any{"id": id, "type": 11, "guild_id": GuildID, "parent_id": channel, "name": t.Name}}
+}
+
+// channel describes a thread (owned by the bot, which starts them all),
+// a guild text channel, or nothing known.
+func (s *Server) channel(id string) reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if parent, ok := s.threads[id]; ok {
+		return reply{200, map[string]any{"id": id, "type": 11, "guild_id": GuildID, "parent_id": parent, "owner_id": BotID, "name": "thread"}}
+	}
+	if s.guildChannels[id] {
+		return reply{200, map[string]any{"id": id, "type": 0, "guild_id": GuildID, "name": "general"}}
+	}
+	return fail(404, 10003, "Unknown Channel")
 }
 
 func (s *Server) putCommands(app string, body []byte) reply {
