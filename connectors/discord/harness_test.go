@@ -77,6 +77,7 @@ func turn(ctx context.Context, _ *enginetest.ScriptSession, prompt string, h age
 	case "stream":
 		for i := range 30 {
 			h.Text(fmt.Sprintf("line %d: %s\n", i, strings.Repeat("words ", 20)))
+			time.Sleep(10 * time.Millisecond) // a few edits between posts
 		}
 		return agent.Result{Text: "streamed"}, nil
 	}
@@ -144,6 +145,7 @@ func start(t testing.TB, o envOpt) *env {
 	if o.before != nil {
 		o.before(e.fake)
 	}
+	identified := fake.Identifies()
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	go func() { e.runErr <- eng.Run(ctx) }()
@@ -160,7 +162,7 @@ func start(t testing.TB, o envOpt) *env {
 		}
 		require.NotContains(t, e.logs.String(), token, "the token was logged")
 	})
-	require.Eventually(t, func() bool { return e.conn.Ready() == nil && e.fake.Connected() > 0 }, wait, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return e.conn.Ready() == nil && e.fake.Identifies() > identified }, wait, 5*time.Millisecond,
 		"never connected: %v\n%s", e.conn.Ready(), e.logs.String())
 	return e
 }

@@ -232,11 +232,11 @@ func (s *Server) resume(conn *wsConn, d json.RawMessage) bool {
 	}
 	s.mu.Unlock()
 	for _, e := range missed {
+		if e.sent != nil {
+			e.sent() // before the write: the client may answer at once
+		}
 		if conn.write(frame{Op: opDispatch, S: e.seq, T: e.typ, D: e.data}) != nil {
 			return false
-		}
-		if e.sent != nil {
-			e.sent()
 		}
 	}
 	s.dispatch(sess, "RESUMED", map[string]any{}, nil)
@@ -251,7 +251,7 @@ func (s *Server) closeWith(conn *wsConn, code int, text string) {
 }
 
 // dispatch sends an event in sess now, or keeps it for a RESUME when the
-// session is disconnected. sent runs once it is written.
+// session is disconnected. sent runs as it is written.
 func (s *Server) dispatch(sess *session, typ string, data any, sent func()) {
 	raw, _ := json.Marshal(data)
 	s.mu.Lock()
@@ -263,9 +263,10 @@ func (s *Server) dispatch(sess *session, typ string, data any, sent func()) {
 	if conn == nil {
 		return
 	}
-	if conn.write(frame{Op: opDispatch, S: e.seq, T: typ, D: raw}) == nil && sent != nil {
-		sent()
+	if sent != nil {
+		sent() // before the write: the client may answer at once
 	}
+	_ = conn.write(frame{Op: opDispatch, S: e.seq, T: typ, D: raw})
 }
 
 // current is the newest session (the one a client identified last).
