@@ -159,3 +159,13 @@ func (s *Server) isGuildChannel(channel string) bool {
 	defer s.mu.Unlock()
 	return s.guildChannels[channel]
 }
+
+// Backdate moves an interaction's dispatch d into the past, so a test can
+// see a response after Discord's 3 s refused without waiting for it.
+func (s *Server) Backdate(id string, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if it := s.interactions[id]; it != nil {
+		it.Sent = it.Sent.Add(-d)
+	}
+}
