@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/connectors/discord"
 	"github.com/leashd/leashd/connectors/slack"
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/web"
@@ -16,6 +17,7 @@ func chatApps() []connectors.App {
 	return []connectors.App{
 		&telegram.App{},
 		&slack.App{},
+		&discord.App{},
 		&web.App{},
 	}
 }

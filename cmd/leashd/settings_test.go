@@ -17,6 +17,7 @@ import (
 
 	"github.com/leashd/leashd/config"
 	"github.com/leashd/leashd/config/testenv"
+	"github.com/leashd/leashd/connectors/discord"
 	"github.com/leashd/leashd/connectors/slack"
 	"github.com/leashd/leashd/connectors/telegram"
 	"github.com/leashd/leashd/connectors/web"
@@ -85,6 +86,7 @@ func TestSettingsDefaults(t *testing.T) {
 	assert.Equal(t, map[string]any{
 		"telegram": telegram.Config{ApiURL: "https://api.telegram.org"},
 		"slack":    slack.Config{},
+		"discord":  discord.Config{},
 		"web":      web.Config{Addr: "127.0.0.1:8080", Page: "on", MaxStreams: 100, MaxWaits: 256},
 	}, appSettings(s))
 	require.NoError(t, s.Validate(), "the defaults are a valid configuration")
@@ -118,6 +120,8 @@ func everyVariable(dir string) map[string]string {
 		"LEASHD_TELEGRAM_WEBHOOK_SECRET": "s3cr3t_-0123456789", "LEASHD_TELEGRAM_APPROVERS": "43, 44",
 		"LEASHD_SLACK_BOT_TOKEN": "xoxb-1", "LEASHD_SLACK_APP_TOKEN": "xapp-1", "LEASHD_SLACK_SIGNING_SECRET": "signing",
 		"LEASHD_SLACK_API_URL": "http://127.0.0.1:8082/api/", "LEASHD_SLACK_ALLOWED_USERS": "U1", "LEASHD_SLACK_APPROVERS": "U2",
+		"LEASHD_DISCORD_BOT_TOKEN": "d1sc0rd", "LEASHD_DISCORD_ALLOWED_USERS": "11", "LEASHD_DISCORD_ALLOWED_ROLES": "22",
+		"LEASHD_DISCORD_APPROVERS": "33", "LEASHD_DISCORD_API_URL": "http://127.0.0.1:8083/",
 
 		"LEASHD_API_TOKENS": "ci:c1-t0ken-0a1b2c3d4e5f:ask=web:ci-*", "LEASHD_API_RATE": "0.5", "LEASHD_API_BURST": "3",
 		"LEASHD_API_MAX_PENDING_PER_CHAT": "5", "LEASHD_API_MAX_PENDING": "50",
@@ -148,6 +152,8 @@ func TestEveryVariableIsRead(t *testing.T) {
 			WebhookURL: "https://bot.example.com/telegram", WebhookSecret: "s3cr3t_-0123456789", Approvers: []string{"43", "44"}},
 		"slack": slack.Config{BotToken: "xoxb-1", AppToken: "xapp-1", SigningSecret: "signing",
 			ApiURL: "http://127.0.0.1:8082/api/", AllowedUsers: []string{"U1"}, Approvers: []string{"U2"}},
+		"discord": discord.Config{BotToken: "d1sc0rd", AllowedUsers: []string{"11"}, AllowedRoles: []string{"22"},
+			Approvers: []string{"33"}, ApiURL: "http://127.0.0.1:8083/"},
 	}, appSettings(s))
 	assert.Equal(t, "Leash Bot <bot@example.com>", s.GitAuthor)
 	require.NoError(t, s.Validate())
@@ -155,10 +161,10 @@ func TestEveryVariableIsRead(t *testing.T) {
 	for name := range variables(t) {
 		assert.NotEqual(t, defaults[name].Interface(), vals[name].Interface(), "%s was not read", name)
 	}
-	assert.Len(t, s.enabled(), 2, "Telegram and Slack; the web page is off")
+	assert.Len(t, s.enabled(), 3, "Telegram, Slack and Discord; the web page is off")
 	assert.True(t, s.host().HTTP, "the server still serves")
 	assert.Equal(t, worktree.Identity{Name: "Leash Bot", Email: "bot@example.com"}, gitIdentity(s.GitAuthor))
-	assert.ElementsMatch(t, []string{"w3b-t0ken-9f8e7d6c5b4a", "123:abc", "s3cr3t_-0123456789", "xoxb-1", "xapp-1", "signing", "c1-t0ken-0a1b2c3d4e5f"}, s.secrets())
+	assert.ElementsMatch(t, []string{"w3b-t0ken-9f8e7d6c5b4a", "123:abc", "s3cr3t_-0123456789", "xoxb-1", "xapp-1", "signing", "d1sc0rd", "c1-t0ken-0a1b2c3d4e5f"}, s.secrets())
 }
 
 // Only LEASHD_* variables are read: not the unprefixed names envconfig
