@@ -91,9 +91,18 @@ func TestServeDiscord(t *testing.T) {
 		assert.Less(t, it.Responded.Sub(it.Sent), discordfake.AckDeadline, "every tap acknowledged within 3 s")
 	}
 
-	_, err = fake.DM(stranger, "3001", "hi")
+	strangerTold(t, fake, stranger)
+	assert.Empty(t, fake.Rejected(), "Discord would refuse a request leashd sent")
+	assert.NotContains(t, logs.String(), bot)
+}
+
+// strangerTold checks a stranger's DM is answered with their user ID and
+// the variable to add it to.
+func strangerTold(t *testing.T, fake *discordfake.Server, stranger string) {
+	t.Helper()
+	_, err := fake.DM(stranger, "3001", "hi")
 	require.NoError(t, err)
-	require.True(t, fake.WaitFor(limit, func() bool {
+	require.True(t, fake.WaitFor(15*time.Second, func() bool {
 		for _, m := range fake.Messages("3001") {
 			if strings.Contains(m.Content, "Your Discord user ID is "+stranger) && strings.Contains(m.Content, "LEASHD_DISCORD_ALLOWED_USERS") {
 				return true
@@ -101,6 +110,4 @@ func TestServeDiscord(t *testing.T) {
 		}
 		return false
 	}), "the stranger is told their ID")
-	assert.Empty(t, fake.Rejected(), "Discord would refuse a request leashd sent")
-	assert.NotContains(t, logs.String(), bot)
 }

@@ -48,7 +48,7 @@ func Menus(components json.RawMessage) []Menu {
 			m.MaxValues = *c.MaxValues
 		}
 		for _, o := range c.Options {
-			m.Options = append(m.Options, MenuOption{Label: o.Label, Value: o.Value, Description: o.Description, Default: o.Default})
+			m.Options = append(m.Options, MenuOption(o))
 		}
 		out = append(out, m)
 	}
