@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/gorilla/websocket"
 
 	"github.com/leashd/leashd/connectors"
 )
@@ -279,6 +280,7 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 	c.botID = me.ID
 	c.mu.Unlock()
 	if err := c.open(ctx); err != nil {
+		c.setReady(err)
 		return err
 	}
 	defer func() { _ = c.s.Close() }()
@@ -288,13 +290,23 @@ func (c *Connector) Run(ctx context.Context, h connectors.Handler) error {
 }
 
 // open connects to the Gateway, retrying with a growing pause until it
-// works or ctx ends.
+// works or ctx ends. A refusal no retry can change — the token, the
+// intents — is returned, saying what to do.
 func (c *Connector) open(ctx context.Context) error {
 	pause := time.Second
 	for {
 		err := c.s.Open()
 		if err == nil || errors.Is(err, discordgo.ErrWSAlreadyOpen) {
 			return nil
+		}
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			switch ce.Code {
+			case 4004:
+				return errors.New("discord: the Gateway refused the bot token (4004): check LEASHD_DISCORD_BOT_TOKEN")
+			case 4013, 4014:
+				return fmt.Errorf("discord: the Gateway refused the intents (%d): enable the Message Content Intent in the Developer Portal (your application → Bot → Privileged Gateway Intents)", ce.Code)
+			}
 		}
 		c.setReady(fmt.Errorf("discord: connecting to the Gateway: %s", c.redact(err.Error())))
 		c.log.Warn("connecting to the Gateway failed; retrying", c.errAttr(err), "in", pause)

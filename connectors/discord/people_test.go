@@ -140,3 +140,27 @@ func TestCommands(t *testing.T) {
 	e.waitText(th, "Mode: plan")
 	e.waitPrompt("draft a schema")
 }
+
+// Without the Message Content intent enabled in the Developer Portal, or
+// with a token the Gateway refuses, Run stops with what to do, and the
+// connector is not ready.
+func TestGatewayRefusals(t *testing.T) {
+	for name, setup := range map[string]func(*discordfake.Server){
+		"Message Content Intent": func(f *discordfake.Server) { f.DisableMessageContent() },
+	} {
+		f := discordfake.New(token)
+		setup(f)
+		c := discord.New(token, discord.WithAPIURL(f.URL()))
+		err := c.Run(t.Context(), nil)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), name)
+		assert.Error(t, c.Ready())
+		assert.NotContains(t, err.Error(), token)
+		f.Close()
+	}
+	f := discordfake.New("another-token")
+	defer f.Close()
+	err := discord.New(token, discord.WithAPIURL(f.URL())).Run(t.Context(), nil)
+	require.ErrorContains(t, err, "checking the bot token")
+	assert.NotContains(t, err.Error(), token)
+}

@@ -115,6 +115,7 @@ type Server struct {
 	interactions  map[string]*Interaction
 	users         map[string]User
 	heartbeat     time.Duration
+	contentOff    bool // the Message Content intent is off (DisableMessageContent)
 	sessions      map[string]*session
 	conns         []*wsConn
 	counts        counts

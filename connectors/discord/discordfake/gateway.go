@@ -73,6 +73,15 @@ func (s *Server) SetHeartbeat(d time.Duration) {
 	s.heartbeat = d
 }
 
+// DisableMessageContent refuses the Message Content intent, as Discord
+// does while it is off in the Developer Portal (close code 4014); leashd
+// needs it.
+func (s *Server) DisableMessageContent() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.contentOff = true
+}
+
 // Connected reports how many Gateway connections are open with a session.
 func (s *Server) Connected() int {
 	s.mu.Lock()
@@ -185,8 +194,11 @@ func (s *Server) identify(conn *wsConn, d json.RawMessage) bool {
 		return false
 	}
 	need := intentGuildMessages | intentDirectMessages | intentMessageContent
-	if id.Intents&need != need {
-		s.closeWith(conn, 4014, "Disallowed intent(s).")
+	s.mu.Lock()
+	off := s.contentOff
+	s.mu.Unlock()
+	if id.Intents&need != need || off {
+		s.closeWith(conn, 4014, "Disallowed intent(s).") // a privileged intent the application does not have
 		return false
 	}
 	s.mu.Lock()
