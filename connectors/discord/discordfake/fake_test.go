@@ -89,7 +89,7 @@ func TestRateLimits(t *testing.T) {
 	assert.Equal(t, "0.500", resp.Header.Get("X-RateLimit-Reset-After"))
 	resp, _ = do(t, f, "GET", "users/@me", nil)
 	assert.Equal(t, 200, resp.StatusCode)
-	assert.Equal(t, 1, f.Violations(), "sent during a global 429's retry_after")
+	assert.Len(t, f.Violations(), 1, "sent during a global 429's retry_after")
 
 }
 
@@ -105,7 +105,7 @@ func TestBucketLimit(t *testing.T) {
 			assert.Equal(t, fmt.Sprint(1-i), resp.Header.Get("X-RateLimit-Remaining"))
 		}
 	}
-	assert.Zero(t, f.Violations())
+	assert.Empty(t, f.Violations())
 }
 
 // The Gateway: HELLO, then a bad token or missing intents are closed

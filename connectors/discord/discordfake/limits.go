@@ -3,8 +3,10 @@ package discordfake
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +21,7 @@ type limits struct {
 	global                     window
 	scripted                   []scripted
 	blocked                    map[string]time.Time // bucket or "global" → end of its 429's retry_after
-	violations                 int
+	violations                 []string
 	served                     int
 }
 
@@ -65,13 +67,13 @@ func (s *Server) RateLimit(route string, retryAfter time.Duration, global bool) 
 	s.limits.scripted = append(s.limits.scripted, scripted{route, retryAfter, global})
 }
 
-// Violations counts requests sent while a 429's retry_after had not
-// passed (for their bucket, or any while global): Discord bans clients
-// that do this.
-func (s *Server) Violations() int {
+// Violations lists the requests sent while a 429's retry_after had not
+// passed (for their bucket, or any while global), each with how early it
+// came: Discord bans clients that do this.
+func (s *Server) Violations() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.limits.violations
+	return slices.Clone(s.limits.violations)
 }
 
 // Served429 counts the 429s answered.
@@ -105,10 +107,11 @@ func routeOf(method, path string) (route, bucket string) {
 func (s *Server) limit(h http.Header, route, bucket string, now time.Time) (time.Duration, bool) {
 	l := &s.limits
 	const slack = 5 * time.Millisecond // clocks read at slightly different moments
-	if until, ok := l.blocked["global"]; ok && now.Add(slack).Before(until) {
-		l.violations++
-	} else if until, ok := l.blocked[bucket]; ok && now.Add(slack).Before(until) {
-		l.violations++
+	for _, key := range []string{"global", bucket} {
+		if until, ok := l.blocked[key]; ok && now.Add(slack).Before(until) {
+			l.violations = append(l.violations, fmt.Sprintf("%s: %v before the %s retry_after passed", route, until.Sub(now).Round(time.Millisecond), key))
+			break
+		}
 	}
 	for i, sc := range l.scripted {
 		if sc.route == "" || sc.route == route {
