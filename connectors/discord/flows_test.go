@@ -146,3 +146,42 @@ func TestStreamAndSummary(t *testing.T) {
 	}
 	assert.Greater(t, len(e.fake.Messages(dmChan)), 2, "over 2,000 characters take several messages")
 }
+
+// Adjust asks for what should change: the message says so (buttons
+// kept), and the text typed next is the feedback the agent reads, not a
+// prompt.
+func TestPlanAdjustWithTypedFeedback(t *testing.T) {
+	e := start(t, envOpt{})
+	e.dm(dev, "plan")
+	d := e.waitComponents(dmChan, "Plan review")
+	e.click(dev, d, "Adjust")
+	e.waitMsg(dmChan, "the adjust prompt", func(m discordfake.Message) bool {
+		return m.ID == d.ID && strings.Contains(m.Content, "✏️ **Adjust** chosen: reply here with what should change.") && m.HasComponents()
+	})
+	e.dm(dev, "split step 2 in two")
+	r := e.agent.WaitResponses(t, 1)[0]
+	assert.False(t, r.Allow)
+	assert.Contains(t, r.Message, "split step 2 in two")
+	done := e.waitMsg(dmChan, "the adjustment", func(m discordfake.Message) bool { return m.ID == d.ID && !m.HasComponents() })
+	assert.Contains(t, done.Content, "split step 2 in two")
+	assert.Equal(t, []string{"plan"}, e.agent.Prompts())
+}
+
+// A command too long to sit with the buttons is shown whole in messages
+// before them, each within 2,000 characters; the buttons message says so.
+func TestLongCommandShownWhole(t *testing.T) {
+	e := start(t, envOpt{})
+	e.dm(dev, "longbash")
+	a := e.waitComponents(dmChan, "The agent wants to run a command")
+	assert.Contains(t, a.Content, "is shown in the messages above")
+	var shown strings.Builder
+	for _, m := range e.fake.Messages(dmChan) {
+		if strings.HasPrefix(m.Content, "```") {
+			shown.WriteString(strings.TrimSuffix(strings.TrimPrefix(m.Content, "```\n"), "\n```"))
+		}
+	}
+	assert.Contains(t, shown.String(), "echo END")
+	assert.Equal(t, len(long), len(strings.ReplaceAll(shown.String(), "\n", "")), "nothing of it is cut")
+	e.click(dev, a, "Deny")
+	assert.False(t, e.agent.WaitResponses(t, 1)[0].Allow)
+}

@@ -47,6 +47,7 @@ var (
 	dbQuestion = `{"questions":[{"question":"Which database?","header":"DB","options":[{"label":"Postgres","description":"a server"},{"label":"SQLite","description":"a file"}],"multiSelect":false}]}`
 	featQ      = `{"questions":[{"question":"Which features?","header":"Features","options":[{"label":"Auth"},{"label":"Search"},{"label":"Billing"}],"multiSelect":true}]}`
 	shortPlan  = "# Plan\n1. Add **tests**\n2. Ship it"
+	long       = strings.Repeat("echo step && ", 400) + "echo END" // a command of 5,208 characters
 )
 
 // turn does what the prompt's first word names: ask, multi, plan, tool or
@@ -74,6 +75,10 @@ func turn(ctx context.Context, _ *enginetest.ScriptSession, prompt string, h age
 	case "tool":
 		r := ask("Bash", `{"command":"rm -rf build && make"}`)
 		return agent.Result{Text: fmt.Sprintf("tool allow=%v %s", r.Allow, r.Message)}, nil
+	case "longbash":
+		b, _ := json.Marshal(map[string]string{"command": long})
+		r := ask("Bash", string(b))
+		return agent.Result{Text: fmt.Sprintf("tool allow=%v", r.Allow)}, nil
 	case "stream":
 		for i := range 30 {
 			h.Text(fmt.Sprintf("line %d: %s\n", i, strings.Repeat("words ", 20)))

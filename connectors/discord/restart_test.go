@@ -26,18 +26,7 @@ import (
 // answer and the message shows it; the thread is leashd's again, so a
 // reply in it without a mention is a prompt.
 func TestRestartWithAPendingApproval(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "leashd.db")
-	fake := discordfake.New(token)
-	t.Cleanup(fake.Close)
-	run := func() *env {
-		st, err := sqlite.Open(ctx, path)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = st.Close() })
-		return start(t, envOpt{fake: fake, approvers: []string{lead},
-			coordOpts: []interactions.Opt{interactions.WithJournal(st)},
-			setups:    []enginetest.Setup{func(d *engine.Deps, _ *engine.Config) { d.Store = st }}})
-	}
+	fake, run := restarts(t)
 	e1 := run()
 	th := e1.mention(dev, "tool")
 	a := e1.waitComponents(th, "The agent wants to run a command")
@@ -59,6 +48,42 @@ func TestRestartWithAPendingApproval(t *testing.T) {
 	require.NoError(t, err)
 	e2.waitPrompt("and now?")
 	assert.Len(t, e2.agent.Prompts(), 2)
+}
+
+// restarts gives a fake Discord and a way to start leashd on it, each
+// run with a new store, connector and engine on the same SQLite file.
+func restarts(t *testing.T) (*discordfake.Server, func() *env) {
+	path := filepath.Join(t.TempDir(), "leashd.db")
+	fake := discordfake.New(token)
+	t.Cleanup(fake.Close)
+	return fake, func() *env {
+		st, err := sqlite.Open(context.Background(), path)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		return start(t, envOpt{fake: fake, approvers: []string{lead},
+			coordOpts: []interactions.Opt{interactions.WithJournal(st)},
+			setups:    []enginetest.Setup{func(d *engine.Deps, _ *engine.Config) { d.Store = st }}})
+	}
+}
+
+// A multi-select question pending when leashd stops keeps its select
+// menu; after the restart picking options in it answers with them, once.
+func TestRestartWithAPendingMultiSelect(t *testing.T) {
+	_, run := restarts(t)
+	e1 := run()
+	e1.dm(dev, "multi")
+	q := e1.waitComponents(dmChan, "Which features?")
+	e1.stop()
+	assert.Contains(t, e1.current(q).Content, "leashd restarted")
+	assert.Equal(t, "Auth | Search | Billing", e1.current(q).Labels())
+
+	e2 := run()
+	e2.pick(dev, q, "Search", "Billing")
+	p := e2.waitPrompt(`"Search, Billing"`)
+	assert.True(t, strings.HasPrefix(p, agent.RecoveredPromptPrefix), "a recovered answer: %q", p)
+	done := e2.waitMsg(dmChan, "answered", func(m discordfake.Message) bool { return m.ID == q.ID && !m.HasComponents() })
+	assert.Contains(t, done.Content, "✅ **Answer:** Search, Billing")
+	assert.Len(t, e2.agent.Prompts(), 1)
 }
 
 // The Gateway connection drops mid-flow: the approval tapped meanwhile
