@@ -214,7 +214,11 @@ func (r rewrite) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Host == "discord.com" {
 		req = req.Clone(req.Context())
 		req.URL.Scheme, req.URL.Host = r.base.Scheme, r.base.Host
-		req.URL.Path = strings.TrimSuffix(r.base.Path, "/") + req.URL.Path
+		prefix := strings.TrimSuffix(r.base.Path, "/")
+		req.URL.Path = prefix + req.URL.Path
+		if req.URL.RawPath != "" {
+			req.URL.RawPath = prefix + req.URL.RawPath
+		}
 		req.Host = r.base.Host
 	}
 	return r.next.RoundTrip(req)

@@ -1,6 +1,8 @@
 package discord
 
 import (
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -107,4 +109,30 @@ func FuzzParseChat(f *testing.F) {
 			t.Fatalf("%q parsed to %+v, which encodes as %q", id, r, r.String())
 		}
 	})
+}
+
+// The base URL (LEASHD_DISCORD_API_URL) stands for https://discord.com/,
+// path prefix included; other hosts are left alone.
+func TestRewrite(t *testing.T) {
+	var got []string
+	rt := rewrite{base: mustURL(t, "http://127.0.0.1:9/fake/"), next: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		got = append(got, r.URL.String())
+		return &http.Response{StatusCode: 204, Body: http.NoBody}, nil
+	})}
+	for _, u := range []string{"https://discord.com/api/v9/users/@me", "https://cdn.discordapp.com/x.png"} {
+		req, _ := http.NewRequest("GET", u, nil)
+		_, err := rt.RoundTrip(req)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, []string{"http://127.0.0.1:9/fake/api/v9/users/@me", "https://cdn.discordapp.com/x.png"}, got)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func mustURL(t *testing.T, s string) *url.URL {
+	u, err := url.Parse(s)
+	require.NoError(t, err)
+	return u
 }
