@@ -164,3 +164,25 @@ func TestGatewayRefusals(t *testing.T) {
 	require.ErrorContains(t, err, "checking the bot token")
 	assert.NotContains(t, err.Error(), token)
 }
+
+// A thread leashd started before a restart, with nothing pending in it:
+// leashd recognises it as its own (Discord names the bot its owner), so
+// a reply without a mention is a prompt and a command run there applies
+// there; chatter in the channel without a mention is not.
+func TestOwnThreadAfterRestart(t *testing.T) {
+	const old = "700"
+	e := start(t, envOpt{before: func(f *discordfake.Server) { f.Thread(old, guildCh) }})
+	_, err := e.fake.Post(dev, old, "where were we?", false)
+	require.NoError(t, err)
+	e.waitText(old, "echo: where were we?")
+	id, err := e.fake.Command(dev, old, "status", "")
+	require.NoError(t, err)
+	e.acked(id)
+	e.waitText(old, "/status")
+	e.waitText(old, "Mode")
+
+	_, err = e.fake.Post(dev, guildCh, "just chatting", false)
+	require.NoError(t, err)
+	e.settle()
+	assert.Equal(t, []string{"where were we?"}, e.agent.Prompts(), "channel chatter is not for the bot")
+}

@@ -147,10 +147,11 @@ func (c *Connector) command(ctx context.Context, i *discordgo.Interaction, p per
 	if i.GuildID != "" {
 		ref.guild = i.GuildID
 		c.mu.Lock()
-		if _, ok := c.threads[i.ChannelID]; !ok {
-			ref.channel = c.lastThread[i.ChannelID]
-		}
+		last := c.lastThread[i.ChannelID]
 		c.mu.Unlock()
+		if !c.ownThread(ctx, i.ChannelID) { // run in a channel: its latest thread
+			ref.channel = last
+		}
 	}
 	var why string
 	switch {
