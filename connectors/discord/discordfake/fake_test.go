@@ -180,3 +180,17 @@ func TestInteractionDeadline(t *testing.T) {
 	assert.Equal(t, 204, callback(fresh))
 	assert.Equal(t, 400, callback(fresh))
 }
+
+// The global limit counts every request of the bot, whatever its route.
+func TestGlobalLimit(t *testing.T) {
+	f := discordfake.New(token)
+	defer f.Close()
+	f.SetGlobal(2, time.Minute)
+	do(t, f, "GET", "users/@me", nil)
+	do(t, f, "POST", "channels/1/messages", map[string]any{"content": "x"})
+	resp, body := do(t, f, "GET", "gateway", nil)
+	assert.Equal(t, 429, resp.StatusCode)
+	assert.Equal(t, "global", resp.Header.Get("X-RateLimit-Scope"))
+	assert.Contains(t, body, `"global":true`)
+	assert.Equal(t, 1, f.Served429())
+}
