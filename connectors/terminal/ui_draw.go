@@ -33,7 +33,9 @@ func (u *ui) show() {
 			}
 		}
 		// The whole request, however long: a person sees all they allow.
-		if s := strings.TrimSpace(connectors.ToolCode(it)); s != "" {
+		if it.Diff != "" && !it.RequiresDetails {
+			b.WriteString(u.diffText(it.Diff))
+		} else if s := strings.TrimSpace(connectors.ToolCode(it)); s != "" {
 			b.WriteString(indent(sanitize(s), "  ") + "\n")
 		}
 		b.WriteString(u.s.paint(sgrBold, "Allow it?"))

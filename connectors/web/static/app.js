@@ -286,6 +286,7 @@ function cardBody(it, card) {
     for (const n of it.notes || []) card.append(el("div", { class: "hint note", text: n }));
     // The command, or the file and its change with + and - lines marked;
     // the whole input when the request must be read in full.
+    if (it.diff && !it.requires_details) { card.append(diffView(it.diff)); return; }
     const pre = el("pre", { class: "tool" });
     const shown = it.requires_details && it.tool_input ? JSON.stringify(it.tool_input, null, 2) : it.tool_summary || JSON.stringify(it.tool_input, null, 2);
     for (const line of String(shown).split("\n")) {
@@ -294,6 +295,27 @@ function cardBody(it, card) {
     }
     card.append(pre);
   }
+}
+
+// diffView shows a unified diff: each line coloured by its kind, with its
+// line numbers in the old and the new file, counted from the hunk headers.
+function diffView(diff) {
+  const box = el("div", { class: "diff", role: "table", "aria-label": "Changes" });
+  let oldN = 0, newN = 0;
+  for (const line of String(diff).replace(/\n$/, "").split("\n")) {
+    let kind = "note", o = "", n = "";
+    if (line.startsWith("--- ") || line.startsWith("+++ ")) kind = "file";
+    else if (line.startsWith("@@ ")) {
+      kind = "hunk";
+      const m = /^@@ -(\d+)(?:,\d+)? \+(\d+)/.exec(line);
+      if (m) { oldN = Math.max(1, +m[1]); newN = Math.max(1, +m[2]); }
+    } else if (line.startsWith("+")) { kind = "add"; n = newN++; }
+    else if (line.startsWith("-")) { kind = "del"; o = oldN++; }
+    else if (line.startsWith(" ")) { kind = "ctx"; o = oldN++; n = newN++; }
+    box.append(el("div", { class: "dl " + kind, role: "row" },
+      el("span", { class: "ln", text: String(o) }), el("span", { class: "ln", text: String(n) }), el("span", { class: "code", text: line })));
+  }
+  return box;
 }
 
 // optionButton is one option's button; a tap answers with it.
