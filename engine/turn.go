@@ -67,6 +67,7 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 		e.stream(e.agentCtx, c.id, note)
 	}
 	stale, cleanPlan := e.endTurn(c, t, res, err)
+	e.recordTurn(c, t, prompt, res)
 	if e.metrics != nil {
 		e.metrics.TurnFinished(err, res.IsError)
 	}

@@ -225,3 +225,21 @@ func TestClaudeCLIEditDiffThroughTelegram(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "one\ntwo\nthree\nfour\nFIVE & <5>\nsix\nseven\n", string(out))
 }
+
+// /cost after a turn with the real CLI shows the tokens and cost its
+// result reported, and /sessions lists the session by its first prompt.
+func TestClaudeCLICostAndSessionsThroughTelegram(t *testing.T) {
+	h, api, _ := claudeHarness(t)
+	api.Reply(fakeapi.Text("Hello there."))
+	h.fake.Text(me, me, "say hello")
+	h.waitBotMessage(me, "Hello there.", 90*time.Second)
+	h.waitBotMessage(me, "<i>Done", 60*time.Second)
+	h.fake.Text(me, me, "/cost")
+	c := h.waitBotMessage(me, "This session:", 30*time.Second)
+	t.Logf("/cost: %s", c.Text)
+	assert.Regexp(t, `This session: 1 turn · [1-9][0-9,]* tokens in, [1-9][0-9,]* out · \$[0-9.]+\nToday in this chat: 1 turn · `, c.Text)
+	h.fake.Text(me, me, "/sessions")
+	s := h.waitBotMessage(me, "Sessions in this chat", 30*time.Second)
+	assert.Contains(t, s.Text, `· &quot;say hello&quot; · $`)
+	assert.Contains(t, s.Text, "1 turn ← current")
+}

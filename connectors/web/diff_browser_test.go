@@ -41,14 +41,14 @@ func TestBrowserEditDiffWithClaudeCode(t *testing.T) {
 	require.Eventually(t, func() bool { return count(t, ctx, ".card .diff .dl.add") > 0 }, 90*time.Second, 50*time.Millisecond, "no diff shown")
 	card := ".card:has(.diff)"
 
-	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll(` + jsString(card+" .diff .dl") + `)].map(r =>
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll(`+jsString(card+" .diff .dl")+`)].map(r =>
 		r.className.replace("dl ", "") + "|" + [...r.children].map(c => c.textContent).join("|"))`))
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"file|||--- a/notes.txt", "file|||+++ b/notes.txt", "hunk|||@@ -2,6 +2,6 @@",
 		"ctx|2|2| two", "ctx|3|3| three", "ctx|4|4| four", "del|5||-five", "add||5|+FIVE & <b>5</b>", "ctx|6|6| six", "ctx|7|7| seven",
 	}, rows, "each line with its kind and its old and new line numbers; the text is never HTML")
-	colours, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`["add","del","ctx"].map(k => getComputedStyle(document.querySelector(` + jsString(card+" .diff .dl.") + `+k+" .code")).color)`))
+	colours, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`["add","del","ctx"].map(k => getComputedStyle(document.querySelector(`+jsString(card+" .diff .dl.")+`+k+" .code")).color)`))
 	require.NoError(t, err)
 	assert.NotEqual(t, colours[0], colours[2], "added lines are coloured")
 	assert.NotEqual(t, colours[1], colours[2], "removed lines are coloured")

@@ -176,6 +176,23 @@ var migrations = []migration{
 		`CREATE TRIGGER approvals_no_delete BEFORE DELETE ON approvals
 		BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END`,
 	)},
+	{Version: 6, Name: "finished turns, for /sessions, /resume and /cost", Up: execSQL(
+		// One row per finished turn: the agent session it ran in, its
+		// prompt (the session's title when it is the first), and the
+		// tokens and cost the agent reported.
+		`CREATE TABLE turns (
+			seq              INTEGER PRIMARY KEY,
+			chat_id          TEXT NOT NULL,
+			agent_session_id TEXT NOT NULL,
+			at               TEXT NOT NULL,
+			prompt           TEXT NOT NULL DEFAULT '',
+			cost_usd         REAL NOT NULL DEFAULT 0,
+			input_tokens     INTEGER NOT NULL DEFAULT 0,
+			output_tokens    INTEGER NOT NULL DEFAULT 0
+		) STRICT`,
+		`CREATE INDEX turns_chat ON turns (chat_id, at)`,
+		`CREATE INDEX turns_session ON turns (chat_id, agent_session_id, seq)`,
+	)},
 }
 
 // migrate brings db to the last of steps, each step in its own IMMEDIATE
