@@ -253,6 +253,7 @@ func (c *Connector) Present(_ context.Context, it *interactions.Interaction) (st
 	defer c.mu.Unlock()
 	delete(c.streams, it.ChatID)
 	c.publishLocked("interaction.requested", it.ChatID, c.viewLocked(*it), describe(*it), 0)
+	c.notifyLocked(*it)
 	return "web:" + it.ID, nil
 }
 

@@ -118,6 +118,7 @@ type Connector struct {
 	// interrupted are requests a restart interrupted that can still be
 	// answered (the engine sends the answer to the agent as a prompt).
 	interrupted map[string]interrupted
+	push        *pusher // WithPush; nil: off (push.go)
 }
 
 type interrupted struct {

@@ -55,7 +55,8 @@ function markdown(src) {
 }
 
 const state = {
-  chat: localStorage.getItem("leashd.chat") || ("web-" + Math.random().toString(36).slice(2, 8)),
+  // ?chat= (a push's link) opens that chat.
+  chat: new URLSearchParams(location.search).get("chat") || localStorage.getItem("leashd.chat") || ("web-" + Math.random().toString(36).slice(2, 8)),
   // The chats this browser started (its own, and New): "This browser".
   mine: (() => { try { return JSON.parse(localStorage.getItem("leashd.mine")) || []; } catch { return []; } })(),
   // Names the person gave chats: chat id → name.
@@ -185,6 +186,7 @@ function switchChat(id) {
   const box = state.chats.get(id).box;
   if (!box.firstChild) box.append(el("p", { class: "empty", text: "Send a message to start. /help lists the commands." }));
   renderChatList(); scrollDown(true);
+  document.dispatchEvent(new CustomEvent("leashd:chat", { detail: id })); // push.js: what this page shows
 }
 // atBottom: the reader is following the conversation (checked before
 // adding, so a tall card does not stop the following).
