@@ -32,10 +32,11 @@ const (
 	OpApproved  = "approved"  // approvals counted towards a quorum
 	OpNotice    = "notice"    // an agent's notice (auto-denial, lost writes, reset)
 	OpTurn      = "turn"      // a finished turn's usage (/sessions, /cost)
+	OpPush      = "push"      // a web push subscription kept or deleted
 )
 
 // Ops are every op a write error is counted under.
-var Ops = []string{OpRequested, OpPresented, OpResolved, OpRecovered, OpInterrupt, OpSession, OpFile, OpAgain, OpSelected, OpNotice, OpApproved, OpTurn}
+var Ops = []string{OpRequested, OpPresented, OpResolved, OpRecovered, OpInterrupt, OpSession, OpFile, OpAgain, OpSelected, OpNotice, OpApproved, OpTurn, OpPush}
 
 // ErrorCounter counts failed writes by op (the metrics package implements
 // it as leashd_store_errors_total).

@@ -193,6 +193,20 @@ var migrations = []migration{
 		`CREATE INDEX turns_chat ON turns (chat_id, at)`,
 		`CREATE INDEX turns_session ON turns (chat_id, agent_session_id, seq)`,
 	)},
+	{Version: 7, Name: "web push subscriptions per chat", Up: execSQL(
+		// A browser's push subscription to a chat: the push service's
+		// endpoint and the browser's keys. A push service that says the
+		// endpoint is gone has it deleted in every chat.
+		`CREATE TABLE push_subscriptions (
+			chat_id    TEXT NOT NULL,
+			endpoint   TEXT NOT NULL,
+			p256dh     TEXT NOT NULL,
+			auth       TEXT NOT NULL,
+			created_at TEXT NOT NULL,
+			PRIMARY KEY (chat_id, endpoint)
+		) STRICT`,
+		`CREATE INDEX push_subscriptions_endpoint ON push_subscriptions (endpoint)`,
+	)},
 }
 
 // migrate brings db to the last of steps, each step in its own IMMEDIATE

@@ -162,6 +162,17 @@ var fixtures = map[int]fixture{
 			assert.Equal(t, engine.Totals{Turns: 1, CostUSD: 0.5, InputTokens: 2000, OutputTokens: 100}, tot)
 		},
 	},
+	7: {
+		seed: []string{
+			`INSERT INTO push_subscriptions (chat_id, endpoint, p256dh, auth, created_at)
+			 VALUES ('web-abc', 'https://fcm.googleapis.com/fcm/send/x', 'BPk', 'au', '2026-11-27T09:00:00.000000000Z')`,
+		},
+		check: func(t *testing.T, s *sqlite.Store) {
+			got, err := s.PushSubscriptions(context.Background(), "web-abc")
+			require.NoError(t, err)
+			assert.Equal(t, []sqlite.PushSubscription{{ChatID: "web-abc", Endpoint: "https://fcm.googleapis.com/fcm/send/x", P256dh: "BPk", Auth: "au"}}, got)
+		},
+	},
 }
 
 func TestMigrationsAreNumberedInOrder(t *testing.T) {
