@@ -511,8 +511,25 @@ const handlers = {
     if (state.cards.has(ev.interaction_id)) closeCard(ev.interaction_id, ev);
     else state.resolved.set(ev.interaction_id, ev);
   },
-  "agent.done": ev => add(ev.chat_id, el("div", { class: "done" + (ev.is_error ? " err" : "") }, ev.summary + (ev.is_error && ev.result ? " — " + ev.result : ""), stamp(ev.at))),
+  "turn.progress": ev => showProgress(ev.chat_id, ev.text),
+  "agent.done": ev => {
+    showProgress(ev.chat_id, "");
+    add(ev.chat_id, el("div", { class: "done" + (ev.is_error ? " err" : "") }, ev.summary + (ev.is_error && ev.result ? " — " + ev.result : ""), stamp(ev.at)));
+  },
 };
+
+// showProgress shows a long turn's signs of life at the foot of its
+// chat ("" takes them away).
+function showProgress(chat, text) {
+  const box = chatBox(chat).box;
+  let p = $(".progress", box);
+  if (!text) { if (p) p.remove(); return; }
+  const follow = atBottom();
+  if (!p) p = el("div", { class: "progress", role: "status" });
+  p.textContent = text;
+  box.append(p); // under the latest output
+  scrollDown(follow);
+}
 
 function setOnline(on) { const d = $("#dot"); d.classList.toggle("on", on); d.title = on ? "connected" : "reconnecting…"; }
 
