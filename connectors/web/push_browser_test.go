@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -32,18 +33,13 @@ func pushEnv(t *testing.T) (*env, *webpushtest.Service, string) {
 	return e, svc, pub
 }
 
-// The page's "Notify me" runs up to PushManager.subscribe (which needs
-// Google's push service, not reachable here: the test stands in for it
-// with a subscription on the fake service, as the browser would give),
-// and leashd keeps the subscription for the chat. A question asked while
-// the page is visible sends no push; hidden, one encrypted push arrives
-// with a VAPID JWT for the service's origin, and decrypted it names the
-// chat and the question and links to it. A service answering 410 has the
-// subscription deleted.
-func TestBrowserPushNotifications(t *testing.T) {
-	ctx := browser(t)
-	e, svc, pub := pushEnv(t)
-	sub := svc.Subscribe("phone")
+// subscribeThroughPage opens the page, taps Notify me with the push
+// service's subscribe stood in for (it needs Google's push service, not
+// reachable here: the stand-in gives the subscription sub, as the browser
+// would), checks the page asked with leashd's VAPID key, and returns the
+// chat the page shows.
+func subscribeThroughPage(t *testing.T, ctx context.Context, e *env, sub *webpushtest.Browser, pub string) string {
+	t.Helper()
 	subJSON, err := json.Marshal(sub.JSON())
 	require.NoError(t, err)
 	u, err := url.Parse(e.url)
@@ -88,6 +84,36 @@ func TestBrowserPushNotifications(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, web.PushSubscriptionsOf(e.web, chat), 1, "leashd keeps the subscription for the chat shown")
 
+	return chat
+}
+
+// hidePage makes the page hidden, as a phone's locked screen does, and
+// waits until leashd knows.
+func hidePage(t *testing.T, ctx context.Context, e *env, chat string) {
+	t.Helper()
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
+		Object.defineProperty(document, "visibilityState", { get: () => "hidden", configurable: true });
+		document.dispatchEvent(new Event("visibilitychange"));
+		return true;
+	})()`))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return !web.PageShown(e.web, chat) }, 10*time.Second, 10*time.Millisecond)
+}
+
+// The page's "Notify me" runs up to PushManager.subscribe (which needs
+// Google's push service, not reachable here: the test stands in for it
+// with a subscription on the fake service, as the browser would give),
+// and leashd keeps the subscription for the chat. A question asked while
+// the page is visible sends no push; hidden, one encrypted push arrives
+// with a VAPID JWT for the service's origin, and decrypted it names the
+// chat and the question and links to it. A service answering 410 has the
+// subscription deleted.
+func TestBrowserPushNotifications(t *testing.T) {
+	ctx := browser(t)
+	e, svc, pub := pushEnv(t)
+	sub := svc.Subscribe("phone")
+	chat := subscribeThroughPage(t, ctx, e, sub, pub)
+
 	// Visible: the question is on screen, no push.
 	require.Eventually(t, func() bool { return web.PageShown(e.web, chat) }, 10*time.Second, 10*time.Millisecond)
 	sendPrompt(t, ctx, "ask me a question")
@@ -96,13 +122,7 @@ func TestBrowserPushNotifications(t *testing.T) {
 	assert.Empty(t, svc.Pushes(), "no push while a page of the chat is on screen")
 
 	// Hidden: the next question is pushed.
-	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
-		Object.defineProperty(document, "visibilityState", { get: () => "hidden", configurable: true });
-		document.dispatchEvent(new Event("visibilitychange"));
-		return true;
-	})()`))
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return !web.PageShown(e.web, chat) }, 10*time.Second, 10*time.Millisecond)
+	hidePage(t, ctx, e, chat)
 	click(t, ctx, `.card button[data-label="SQLite"]`)
 	waitText(t, ctx, "Which features?")
 	require.Eventually(t, func() bool { return len(svc.Pushes()) == 1 }, 20*time.Second, 10*time.Millisecond, "one push")
