@@ -161,7 +161,7 @@ type stream struct {
 	shown    string    // what it shows
 	last     time.Time // when the current message was last sent or edited
 	timer    *time.Timer
-	flushing bool // a flush is running: it schedules the next one itself
+	flushing bool   // a flush is running: it schedules the next one itself
 	streamed bool   // this turn showed agent text
 	progress string // the turn's signs of life, under its output (progress.go)
 }
