@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,4 +89,31 @@ func TestToolDiffNotebookAndBounds(t *testing.T) {
 	d = approval.ToolDiff(dir, "Edit", js(t, map[string]any{"file_path": "none.txt", "old_string": "", "new_string": long}))
 	assert.True(t, strings.HasSuffix(d, "… 603 more lines"), d[len(d)-40:])
 	assert.Len(t, strings.Split(d, "\n"), 401)
+}
+
+// FuzzToolDiff diffs any tool input against a small working directory:
+// it never panics, gives valid UTF-8 for valid input, and never more
+// than its bound of lines.
+func FuzzToolDiff(f *testing.F) {
+	f.Add("Edit", []byte(`{"file_path":"f.txt","old_string":"b\n","new_string":"B\n"}`))
+	f.Add("MultiEdit", []byte(`{"file_path":"f.txt","edits":[{"old_string":"a","new_string":"A","replace_all":true},{"old_string":"","new_string":"x"}]}`))
+	f.Add("Write", []byte(`{"file_path":"f.txt","content":"a\nb"}`))
+	f.Add("NotebookEdit", []byte(`{"notebook_path":"n.ipynb","cell_id":"cell-0","new_source":"x","edit_mode":"delete"}`))
+	f.Add("Edit", []byte(`{"file_path":"../../etc/passwd","old_string":"root","new_string":"x"}`))
+	dir := f.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("a\nb\nc\n"), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "n.ipynb"), []byte(`{"cells":[{"id":"c","source":"p\n"}]}`), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, tool string, input []byte) {
+		d := approval.ToolDiff(dir, tool, input)
+		if n := strings.Count(d, "\n"); n > 401 {
+			t.Fatalf("%d lines", n)
+		}
+		if utf8.Valid(input) && !utf8.ValidString(d) {
+			t.Fatalf("diff of valid input is not UTF-8: %q", d)
+		}
+	})
 }
