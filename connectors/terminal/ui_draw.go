@@ -146,6 +146,9 @@ func (u *ui) idleLines(in string) []string {
 	} else if u.busy && u.s.tty {
 		lines = append(lines, u.s.paint(sgrCyan, u.spinner())+u.s.paint(sgrDim, " Working… (Ctrl+C stops)"))
 	}
+	if u.progress != "" && u.busy {
+		lines = append(lines, u.s.paint(sgrDim, u.progress))
+	}
 	if u.hint != "" {
 		lines = append(lines, u.s.paint(sgrYellow, u.hint))
 	}
