@@ -58,4 +58,17 @@ async function subscribePush() {
     btn.disabled = false;
   }
 }
+// showAsked scrolls to the question a push linked to (#i-<id>) once its
+// card is on the page.
+function showAsked() {
+  if (!location.hash.startsWith("#i-")) return;
+  const id = decodeURIComponent(location.hash.slice(3));
+  const started = Date.now();
+  const t = setInterval(() => {
+    const card = document.querySelector('.card[data-id="' + CSS.escape(id) + '"]');
+    if (card) card.scrollIntoView({ block: "center" });
+    if (card || Date.now() - started > 15000) clearInterval(t);
+  }, 200);
+}
 setupPush();
+showAsked();
