@@ -107,7 +107,7 @@ func (b *Browser) JSON() map[string]any {
 // browser's keys.
 func (b *Browser) Decrypt(p Push) ([]byte, error) {
 	if p.Header.Get("Content-Encoding") != "aes128gcm" {
-		return nil, fmt.Errorf("Content-Encoding %q, want aes128gcm", p.Header.Get("Content-Encoding"))
+		return nil, fmt.Errorf("the Content-Encoding is %q, want aes128gcm", p.Header.Get("Content-Encoding"))
 	}
 	body := p.Body
 	if len(body) < 21 {
@@ -170,7 +170,7 @@ func VAPID(p Push, publicKey, aud string) (map[string]any, error) {
 	h := p.Header.Get("Authorization")
 	rest, ok := strings.CutPrefix(h, "vapid ")
 	if !ok {
-		return nil, fmt.Errorf("Authorization %q is not vapid", h)
+		return nil, fmt.Errorf("the Authorization header %q is not vapid", h)
 	}
 	var t, k string
 	for _, part := range strings.Split(rest, ",") {
@@ -196,8 +196,10 @@ func VAPID(p Push, publicKey, aud string) (map[string]any, error) {
 	if err != nil || len(sig) != 64 {
 		return nil, errors.New("the JWT's signature is not ES256")
 	}
-	x, y := new(big.Int).SetBytes(pub[1:33]), new(big.Int).SetBytes(pub[33:])
-	key := &ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}
+	key, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), pub)
+	if err != nil {
+		return nil, fmt.Errorf("k: %w", err)
+	}
 	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
 	if !ecdsa.Verify(key, digest[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
 		return nil, errors.New("the JWT's signature does not verify with k")
