@@ -35,7 +35,7 @@ func (c Config) WebTokenFile() string { return filepath.Join(c.StateDir(), Token
 // by CheckState when they exist.
 func (c Config) stateFiles() []string {
 	db := expandHome(c.DBPath)
-	return []string{db, db + "-wal", db + "-shm", db + ".lock", c.WebTokenFile()}
+	return []string{db, db + "-wal", db + "-shm", db + ".lock", c.WebTokenFile(), c.VAPIDFile()}
 }
 
 // PrepareState makes the state directory (the database's) leashd's

@@ -88,6 +88,14 @@ type Connector interface {
 	Output
 }
 
+// Progresser is implemented by outputs that show how a long turn is going
+// (the engine's signs of life, at most every 30 s): Progress puts text
+// at the foot of the turn's streamed output, replacing the last such line;
+// "" takes it away. Done takes it away too.
+type Progresser interface {
+	Progress(ctx context.Context, chatID, text string) error
+}
+
 // Readier is implemented by connectors that can say whether they are
 // connected (for /readyz).
 type Readier interface {

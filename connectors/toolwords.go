@@ -128,11 +128,14 @@ func ToolCommand(it interactions.Interaction) string {
 
 // ToolCode is what a tool approval shows as its request: the whole input
 // when it must be read in full (RequiresDetails) or has no summary, the
-// whole command when the summary holds only a cut copy of it, else the
-// summary.
+// diff of a file change when there is one (Interaction.Diff), the whole
+// command when the summary holds only a cut copy of it, else the summary.
 func ToolCode(it interactions.Interaction) string {
 	if strings.TrimSpace(it.ToolSummary) == "" || (it.RequiresDetails && len(it.ToolInput) > 0) {
 		return ToolDetails(it)
+	}
+	if it.Diff != "" {
+		return it.Diff
 	}
 	if cmd := ToolCommand(it); cmd != "" && !strings.Contains(it.ToolSummary, cmd) {
 		return cmd

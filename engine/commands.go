@@ -33,6 +33,9 @@ var Commands = []Command{
 	{"worktree", "This chat's git worktree: path, branch, changes"},
 	{"merge", "Commit this chat's worktree and merge it into its base branch"},
 	{"discard", "Remove this chat's worktree and branch (asks first)"},
+	{"sessions", "This chat's earlier sessions: start, first prompt, cost"},
+	{"resume", "Go back to an earlier session [N from /sessions]"},
+	{"cost", "Tokens and cost of this session and of today"},
 }
 
 // command runs a /command. "/cmd@botname args" (Telegram groups) works too.
@@ -86,6 +89,12 @@ func (e *Engine) command(ctx context.Context, in connectors.Incoming, text strin
 		})
 	case "discard":
 		e.discardCommand(ctx, chatID)
+	case "sessions":
+		e.say(ctx, chatID, e.sessionsCommand(ctx, chatID))
+	case "resume":
+		e.say(ctx, chatID, e.resumeCommand(ctx, chatID, args))
+	case "cost":
+		e.say(ctx, chatID, e.costCommand(ctx, chatID))
 	default:
 		e.say(ctx, chatID, fmt.Sprintf("Unknown command /%s — try /help", name))
 	}

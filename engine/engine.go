@@ -488,8 +488,9 @@ func (e *Engine) Reply(_ context.Context, id string, r interactions.Reply) (inte
 // memStore keeps sessions in memory for an engine without a Store: it
 // recovers nothing across restarts and keeps no notices.
 type memStore struct {
-	mu sync.Mutex
-	m  map[string]SessionRecord
+	mu    sync.Mutex
+	m     map[string]SessionRecord
+	turns []TurnUsage // History (history.go)
 }
 
 // NewMemStore returns a Store that keeps chats' sessions in memory only;

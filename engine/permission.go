@@ -123,6 +123,7 @@ func (t *turn) approveTool(ctx context.Context, req agent.PermissionRequest) age
 		// leashd's mode and session rules do not answer for it.
 		it := approval.ToolInteraction(t.c.id, req)
 		it.Quorum = quorum
+		it.Diff = approval.ToolDiff(t.workDir(), req.ToolName, req.Input)
 		return t.chooseOption(ctx, req, it)
 	}
 	// An ask or quorum rule, or the agent's own word that a person must
@@ -148,6 +149,7 @@ func (t *turn) approveTool(ctx context.Context, req agent.PermissionRequest) age
 	}
 	it := approval.ToolInteraction(t.c.id, req)
 	it.Quorum = quorum
+	it.Diff = approval.ToolDiff(t.workDir(), req.ToolName, req.Input)
 	_, res, err := t.e.coord.Request(ctx, it)
 	if err != nil {
 		return approval.Deny("The approval could not be asked: " + err.Error())

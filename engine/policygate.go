@@ -115,12 +115,16 @@ func (e *Engine) programGate(ctx context.Context, it *interactions.Interaction) 
 		return interactions.Resolution{}, false, nil
 	}
 	req := agent.PermissionRequest{ToolName: it.ToolName, Input: it.ToolInput}
-	pol, decides, quorum := e.toolPolicy(it.ChatID, e.programWorkDir(it.ChatID), req)
+	workDir := e.programWorkDir(it.ChatID)
+	pol, decides, quorum := e.toolPolicy(it.ChatID, workDir, req)
 	if decides {
 		_, rec := e.policyVerdict(ctx, it.ChatID, req, pol)
 		return rec, true, nil
 	}
 	it.Quorum = max(it.Quorum, quorum)
+	if it.Diff == "" {
+		it.Diff = approval.ToolDiff(workDir, it.ToolName, it.ToolInput)
+	}
 	return interactions.Resolution{}, false, nil
 }
 

@@ -36,6 +36,7 @@ type turn struct {
 	// stopping: /stop or /clear is ending this turn; what they cancel is
 	// answered with StopFollows.
 	stopping bool
+	life     *lifeSigns // see lifesigns.go
 }
 
 // markStopping notes that /stop or /clear ends the chat's running turn,
@@ -60,13 +61,16 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 	defer cancel()
 	t := e.beginTurn(ctx, c, sess, cancel)
 	start := time.Now()
+	t.startLife(ctx)
 	res, err := sess.Turn(turnCtx, prompt, t)
+	t.endLife(ctx)
 	t.budget.stop()
 	if note := t.truncationNote(); note != "" {
 		e.log.Warn("agent output over LEASHD_MAX_TURN_OUTPUT_BYTES was left out", "chat", c.id, "limit", e.opts.maxTurnOutput, "note", note)
 		e.stream(e.agentCtx, c.id, note)
 	}
 	stale, cleanPlan := e.endTurn(c, t, res, err)
+	e.recordTurn(c, t, prompt, res)
 	if e.metrics != nil {
 		e.metrics.TurnFinished(err, res.IsError)
 	}

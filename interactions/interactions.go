@@ -228,6 +228,10 @@ type Interaction struct {
 	ToolName    string          `json:"tool_name,omitempty"`
 	ToolInput   json.RawMessage `json:"tool_input,omitempty"`
 	ToolSummary string          `json:"tool_summary,omitempty"` // readable: the command, or path and diff excerpt
+	// Diff is the change a file tool would make, as a unified diff
+	// ("--- a/path", "+++ b/path", "@@ … @@" hunks), set by whoever knows
+	// the file's current content; "" when there is none to show.
+	Diff string `json:"diff,omitempty"`
 	// What the agent says about the request, shown with it: why it asks
 	// (one or more lines), and the MCP server that serves the tool
 	// ("name (source)").

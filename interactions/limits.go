@@ -32,6 +32,7 @@ const (
 	MaxToolNameBytes    = 200
 	MaxToolInputBytes   = 256 << 10
 	MaxToolSummaryBytes = 16 << 10
+	MaxDiffBytes        = 32 << 10
 )
 
 // ErrInvalid is what errors.Is finds in the error for an interaction that
@@ -76,6 +77,9 @@ func CheckProgramRequest(it *Interaction) error {
 		return invalid("tool_input", "%d bytes; at most %d", len(it.ToolInput), MaxToolInputBytes)
 	}
 	if err := textWithin("tool_summary", it.ToolSummary, MaxToolSummaryBytes, "bytes", byteLen); err != nil {
+		return err
+	}
+	if err := textWithin("diff", it.Diff, MaxDiffBytes, "bytes", byteLen); err != nil {
 		return err
 	}
 	if it.Kind != KindQuestion {
@@ -156,6 +160,7 @@ func fitAgentRequest(it *Interaction) {
 	it.Plan = fitBytes(it.Plan, MaxPlanBytes)
 	it.ToolName = fitBytes(it.ToolName, MaxToolNameBytes)
 	it.ToolSummary = fitBytes(it.ToolSummary, MaxToolSummaryBytes)
+	it.Diff = fitBytes(it.Diff, MaxDiffBytes)
 	if it.Kind == KindQuestion && slices.ContainsFunc(it.Options, func(o Choice) bool {
 		return len(o.Description) > MaxDescriptionBytes || !utf8.ValidString(o.Description)
 	}) {

@@ -55,7 +55,7 @@ func bwrapFor(ctx context.Context, cfg config.Config) (*bwrap.Wrapper, error) {
 func stateHidden(cfg config.Config) []string {
 	db, dir := cfg.DBPath, cfg.StateDir()
 	return []string{dir, db, db + "-wal", db + "-shm", db + "-journal", db + ".lock",
-		filepath.Join(dir, config.TokenFileName), filepath.Join(dir, "worktrees")}
+		filepath.Join(dir, config.TokenFileName), filepath.Join(dir, config.VAPIDFileName), filepath.Join(dir, "worktrees")}
 }
 
 // sandboxHome is the home a sandboxed agent sees and writes.

@@ -159,6 +159,9 @@ func serveWith(ctx context.Context, s settings, log *slog.Logger, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	if err := s.usePush(f.db); err != nil {
+		return err
+	}
 	conns, err := connectorsFor(s, log, f.m, f.ag, srv)
 	if err != nil {
 		return err

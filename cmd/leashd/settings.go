@@ -29,11 +29,13 @@ type settings struct {
 	// (apitokens.go); creds are every token, once built (useCredentials).
 	api   *config.API
 	creds *web.Credentials
+	// push is LEASHD_PUSH_*: the page's push notifications (push.go).
+	push *config.Push
 }
 
 // newSettings returns settings holding the chat apps' zero settings.
 func newSettings(cfg config.Config) settings {
-	s := settings{Config: cfg, apps: chatApps(), api: &config.API{}}
+	s := settings{Config: cfg, apps: chatApps(), api: &config.API{}, push: &config.Push{}}
 	for _, a := range s.apps {
 		if w, ok := a.(*web.App); ok {
 			s.web, s.webApp = &w.Config, w
@@ -57,7 +59,7 @@ func sections() []config.Section {
 	for _, a := range chatApps() {
 		out = append(out, section(a))
 	}
-	return append(out, config.APISection(&config.API{}))
+	return append(out, config.APISection(&config.API{}), config.PushSection(&config.Push{}))
 }
 
 // loadSettings reads the environment (only LEASHD_* variables), reporting
@@ -76,6 +78,9 @@ func loadSettings() (settings, error) {
 	api := config.APISection(s.api)
 	errs = append(errs, api.Load())
 	secs = append(secs, api)
+	push := config.PushSection(s.push)
+	errs = append(errs, push.Load())
+	secs = append(secs, push)
 	errs = append(errs, config.CheckVariables(os.Environ(), secs...))
 	return s, errors.Join(errs...)
 }
@@ -87,6 +92,7 @@ func defaultSettings() settings {
 		section(a).Defaults()
 	}
 	config.APISection(s.api).Defaults()
+	config.PushSection(s.push).Defaults()
 	return s
 }
 
@@ -104,7 +110,7 @@ func (s settings) Validate() error {
 		errs = append(errs, section(a).CheckRanges(), a.Validate(s.host()))
 	}
 	_, err := s.api.Validate()
-	errs = append(errs, err)
+	errs = append(errs, err, s.push.Validate())
 	return errors.Join(errs...)
 }
 

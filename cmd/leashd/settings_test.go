@@ -49,6 +49,7 @@ func values(s settings) map[string]reflect.Value {
 		add(config.Prefix+"_"+strings.ToUpper(a.Name()), reflect.ValueOf(a.Settings()).Elem())
 	}
 	add(config.Prefix+"_API", reflect.ValueOf(*s.api))
+	add(config.Prefix+"_PUSH", reflect.ValueOf(*s.push))
 	return out
 }
 
@@ -125,6 +126,7 @@ func everyVariable(dir string) map[string]string {
 
 		"LEASHD_API_TOKENS": "ci:c1-t0ken-0a1b2c3d4e5f:ask=web:ci-*", "LEASHD_API_RATE": "0.5", "LEASHD_API_BURST": "3",
 		"LEASHD_API_MAX_PENDING_PER_CHAT": "5", "LEASHD_API_MAX_PENDING": "50",
+		"LEASHD_PUSH_EXTRA_HOSTS": "push.example.org", "LEASHD_PUSH_SUBSCRIBER": "mailto:ops@example.org",
 	}
 }
 

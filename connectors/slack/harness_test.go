@@ -162,6 +162,7 @@ type envOpt struct {
 	recovery  engine.Store
 	agent     agent.Agent             // default: the scripted agent
 	before    func(*slackfake.Server) // runs before leashd starts
+	engine    []enginetest.Setup      // more engine settings (a working directory)
 }
 
 func start(t testing.TB, o envOpt) *env {
@@ -196,6 +197,7 @@ func start(t testing.TB, o envOpt) *env {
 	if o.recovery != nil {
 		eopts = append(eopts, func(d *engine.Deps, _ *engine.Config) { d.Store = o.recovery })
 	}
+	eopts = append(eopts, o.engine...)
 	var ag agent.Agent = e.agent
 	if o.agent != nil {
 		ag = o.agent

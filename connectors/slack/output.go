@@ -161,8 +161,9 @@ type stream struct {
 	shown    string    // what it shows
 	last     time.Time // when the current message was last sent or edited
 	timer    *time.Timer
-	flushing bool // a flush is running: it schedules the next one itself
-	streamed bool // this turn showed agent text
+	flushing bool   // a flush is running: it schedules the next one itself
+	streamed bool   // this turn showed agent text
+	progress string // the turn's signs of life, under its output (progress.go)
 }
 
 // StreamText implements connectors.Output.
@@ -221,17 +222,20 @@ func (c *Connector) flush(ctx context.Context, chatID string, seal bool) error {
 		s.timer = nil
 	}
 	s.flushing = true
-	md, ts, shown, last := s.md, s.ts, s.shown, s.last
+	md, ts, shown, last, progress := s.md, s.ts, s.shown, s.last, s.progress
 	c.mu.Unlock()
 
 	var firstErr error
 	sent := false
-	parts := splitMarkdown(md, maxMessage)
-	if strings.TrimSpace(md) == "" {
-		parts = nil
+	if seal {
+		progress = "" // a sealed message keeps only the agent's text
 	}
+	parts := streamParts(md, progress)
 	for i, part := range parts {
 		text := toMrkdwn(part)
+		if i == len(parts)-1 {
+			text = withProgress(text, progress)
+		}
 		switch {
 		case ts != "" && text == shown:
 		case ts != "":
@@ -276,7 +280,7 @@ func (c *Connector) flush(ctx context.Context, chatID string, seal bool) error {
 	if seal {
 		s.md, s.ts, s.shown = added, "", ""
 	}
-	if added != "" && s.timer == nil {
+	if (added != "" || s.progress != progress && !seal) && s.timer == nil { // more came meanwhile
 		s.timer = time.AfterFunc(max(time.Until(s.last.Add(c.streamGap)), 0), func() { c.flushLater(chatID) })
 	}
 	return firstErr
@@ -328,6 +332,11 @@ func (c *Connector) Done(ctx context.Context, chatID string, sum connectors.Summ
 	l := c.outLock(chatID)
 	l.Lock()
 	defer l.Unlock()
+	c.mu.Lock()
+	if s := c.streams[chatID]; s != nil {
+		s.progress = "" // the summary says how it went
+	}
+	c.mu.Unlock()
 	err = c.flush(ctx, chatID, true)
 	c.mu.Lock()
 	streamed := c.streams[chatID] != nil && c.streams[chatID].streamed

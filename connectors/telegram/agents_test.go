@@ -201,3 +201,45 @@ func (h *harness) waitBotMessage(chat int64, substr string, d time.Duration) tgf
 	}
 	return found
 }
+
+// An Edit approval with the real CLI shows the change as a unified diff
+// with the file's own line numbers, folded in an expandable quote, with
+// the decision buttons on the same message; Allow applies it.
+func TestClaudeCLIEditDiffThroughTelegram(t *testing.T) {
+	h, api, dir := claudeHarness(t)
+	path := filepath.Join(dir, "notes.txt")
+	require.NoError(t, os.WriteFile(path, []byte("one\ntwo\nthree\nfour\nfive\nsix\nseven\n"), 0o644))
+	api.Reply(
+		fakeapi.Tool("Read", map[string]any{"file_path": path}),
+		fakeapi.Tool("Edit", map[string]any{"file_path": path, "old_string": "five\n", "new_string": "FIVE & <5>\n"}),
+		fakeapi.Text("Edited."),
+	)
+	h.fake.Text(me, me, "shout five")
+	m := h.waitBotMessage(me, "The agent wants to edit a file", 90*time.Second)
+	assert.Contains(t, m.Text, "<blockquote expandable><pre><code class=\"language-diff\">--- a/notes.txt\n+++ b/notes.txt\n"+
+		"@@ -2,6 +2,6 @@\n two\n three\n four\n-five\n+FIVE &amp; &lt;5&gt;\n six\n seven</code></pre></blockquote>")
+	assert.Contains(t, m.Buttons(), "Allow", "the decision buttons are on the diff's message")
+	h.answer(h.tap(me, me, m.ID, "Allow"))
+	h.waitBotMessage(me, "Edited.", 60*time.Second)
+	out, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "one\ntwo\nthree\nfour\nFIVE & <5>\nsix\nseven\n", string(out))
+}
+
+// /cost after a turn with the real CLI shows the tokens and cost its
+// result reported, and /sessions lists the session by its first prompt.
+func TestClaudeCLICostAndSessionsThroughTelegram(t *testing.T) {
+	h, api, _ := claudeHarness(t)
+	api.Reply(fakeapi.Text("Hello there."))
+	h.fake.Text(me, me, "say hello")
+	h.waitBotMessage(me, "Hello there.", 90*time.Second)
+	h.waitBotMessage(me, "<i>Done", 60*time.Second)
+	h.fake.Text(me, me, "/cost")
+	c := h.waitBotMessage(me, "This session:", 30*time.Second)
+	t.Logf("/cost: %s", c.Text)
+	assert.Regexp(t, `This session: 1 turn · [1-9][0-9,]* tokens in, [1-9][0-9,]* out · \$[0-9.]+\nToday in this chat: 1 turn · `, c.Text)
+	h.fake.Text(me, me, "/sessions")
+	s := h.waitBotMessage(me, "Sessions in this chat", 30*time.Second)
+	assert.Contains(t, s.Text, `· &quot;say hello&quot; · $`)
+	assert.Contains(t, s.Text, "1 turn ← current")
+}

@@ -340,8 +340,12 @@ func TestToolApprovalButtonsAndTypedDenial(t *testing.T) {
 	assert.Contains(t, m.Text, "✅ Allowed for this session")
 
 	e := h.botMessage(me, "The agent wants to edit a file")
-	assert.Contains(t, e.Text, "<code>/src/main.go</code>")
-	assert.Contains(t, e.Text, "- a := 1\n+ a := 2")
+	// Outside the working directory: the edit's own text as a diff.
+	assert.Contains(t, e.Text, `<blockquote expandable><pre><code class="language-diff">--- /src/main.go
++++ /src/main.go
+@@ -1 +1 @@
+-a := 1
++a := 2</code></pre></blockquote>`)
 	h.fake.Text(me, me, "not that file")
 	h.botMessage(me, "Response received.")
 	resp = h.response(2)

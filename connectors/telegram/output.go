@@ -261,6 +261,7 @@ func (c *Connector) background(ctx context.Context, chat int64, key, what string
 type stream struct {
 	segs     []*segment
 	lastSync time.Time
+	progress string // the turn's progress line, under its last part (progress.go)
 }
 
 type segment struct {
@@ -344,7 +345,7 @@ func (c *Connector) syncStream(ctx context.Context, send call, chat int64, throt
 			return nil
 		}
 		seg := s.segs[si]
-		parts := splitHTML(markdownToHTML(seg.text), maxMessage)
+		parts := splitHTML(withProgress(markdownToHTML(seg.text), s, si), maxMessage)
 		msgs, shown := append([]int(nil), seg.msgs...), append([]string(nil), seg.shown...)
 		c.mu.Unlock()
 		for i, p := range parts {
@@ -381,6 +382,9 @@ func (c *Connector) Done(ctx context.Context, chat string, s connectors.Summary)
 	c.mu.Lock()
 	st := c.streams[id]
 	streamed := st != nil && len(st.segs) > 0 && (len(st.segs) > 1 || st.segs[0].text != "")
+	if st != nil {
+		st.progress = "" // the summary says how it went
+	}
 	c.mu.Unlock()
 	var parts []string
 	if !streamed && strings.TrimSpace(s.Result) != "" {

@@ -229,6 +229,8 @@ func toolText(it interactions.Interaction) string {
 		if d := str("description"); d != "" {
 			b.WriteString("\n<i>" + escape(connectors.Truncate(d, 300)) + "</i>")
 		}
+	case it.Diff != "":
+		b.WriteString(diffHTML(it.Diff))
 	case str("file_path") != "":
 		b.WriteString("<code>" + escape(connectors.Truncate(str("file_path"), 300)) + "</code>")
 		if diff := shortDiff(in); diff != "" {

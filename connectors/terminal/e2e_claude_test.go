@@ -1,6 +1,8 @@
 package terminal_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -79,4 +81,32 @@ func TestChatWithClaudeCode(t *testing.T) {
 	// nothing of it reaches the chat.
 	assert.LessOrEqual(t, told, 2, "at most the interrupted continuation and the next prompt carry the rejection")
 	assert.Equal(t, told-1, api.Unscripted(), "the conversation went as scripted")
+}
+
+// TestEditDiffWithClaudeCode: an Edit approval with the real CLI shows the
+// change in the terminal as a unified diff with the file's own line
+// numbers, removed lines red and added lines green, above the question;
+// allowing it applies the edit.
+func TestEditDiffWithClaudeCode(t *testing.T) {
+	cli := testenv.Claude(t)
+	api := fakeapi.New(t)
+	s := start(t, nil, append(api.Env(t.TempDir()), "LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH="+cli)...)
+	path := filepath.Join(s.dir, "notes.txt")
+	require.NoError(t, os.WriteFile(path, []byte("one\ntwo\nthree\nfour\nfive\nsix\nseven\n"), 0o644))
+	api.Reply(
+		fakeapi.Tool("Read", map[string]any{"file_path": path}),
+		fakeapi.Tool("Edit", map[string]any{"file_path": path, "old_string": "five\n", "new_string": "FIVE!\n"}),
+		fakeapi.Text("Edited."),
+	)
+	s.send("shout five", keyEnter)
+	s.waitText("The agent wants to edit a file:\n  --- a/notes.txt\n  +++ b/notes.txt\n  @@ -2,6 +2,6 @@\n   two\n   three\n   four\n  -five\n  +FIVE!\n   six\n   seven\nAllow it?")
+	assert.Equal(t, 31, s.attrOf("-five").fg, "removed lines are red")
+	assert.Equal(t, 32, s.attrOf("+FIVE!").fg, "added lines are green")
+	assert.Equal(t, 36, s.attrOf("@@ -2,6 +2,6 @@").fg, "hunk headers are cyan")
+	s.send("a", keyEnter)
+	s.waitText("Edited.")
+	s.waitIdle()
+	out, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "one\ntwo\nthree\nfour\nFIVE!\nsix\nseven\n", string(out))
 }

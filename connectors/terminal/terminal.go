@@ -216,6 +216,7 @@ const (
 	outPresent
 	outUpdate
 	outLog
+	outProgress // a long turn's signs of life (progress.go)
 )
 
 // push queues output for the UI loop without ever blocking the engine.

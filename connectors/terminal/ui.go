@@ -71,6 +71,7 @@ type ui struct {
 	held     []keyPress
 	heldEOF  bool // the input ended after the held keys
 	hint     string
+	progress string // the running turn's signs of life, beside the spinner
 }
 
 // newUI returns the loop of c, handing what the person does to h and

@@ -33,7 +33,9 @@ func (u *ui) show() {
 			}
 		}
 		// The whole request, however long: a person sees all they allow.
-		if s := strings.TrimSpace(connectors.ToolCode(it)); s != "" {
+		if it.Diff != "" && !it.RequiresDetails {
+			b.WriteString(u.diffText(it.Diff))
+		} else if s := strings.TrimSpace(connectors.ToolCode(it)); s != "" {
 			b.WriteString(indent(sanitize(s), "  ") + "\n")
 		}
 		b.WriteString(u.s.paint(sgrBold, "Allow it?"))
@@ -143,6 +145,9 @@ func (u *ui) idleLines(in string) []string {
 		lines = append(lines, l)
 	} else if u.busy && u.s.tty {
 		lines = append(lines, u.s.paint(sgrCyan, u.spinner())+u.s.paint(sgrDim, " Working… (Ctrl+C stops)"))
+	}
+	if u.progress != "" && u.busy {
+		lines = append(lines, u.s.paint(sgrDim, u.progress))
 	}
 	if u.hint != "" {
 		lines = append(lines, u.s.paint(sgrYellow, u.hint))

@@ -37,7 +37,10 @@ func (u *ui) output(e outEvent) {
 		}
 		u.flushPartial()
 		u.s.commit(u.s.paint(sgrCyan, "• ") + text)
+	case outProgress:
+		u.progress = sanitize(e.text)
 	case outDone:
+		u.progress = ""
 		if u.dropTurn {
 			u.dropTurn, u.busy, u.streamed = false, false, false
 			return

@@ -13,6 +13,9 @@ type App struct {
 	// Credentials, when set, are every token the API takes: the page's
 	// and LEASHD_API_TOKENS (cmd/leashd sets them, shared with /mcp).
 	Credentials *Credentials
+	// Push, when set, turns on push notifications (cmd/leashd sets it
+	// with the keys and the store).
+	Push *Push
 }
 
 var _ connectors.App = (*App)(nil)
@@ -35,7 +38,11 @@ func (a *App) Secrets() []string { return a.Config.Secrets() }
 // Connector implements connectors.App: the page and the API, mounted on
 // leashd's HTTP server at / and /api/.
 func (a *App) Connector(d connectors.Deps) (connectors.Connector, error) {
-	return New(
+	var push []Option
+	if a.Push != nil {
+		push = append(push, WithPush(*a.Push))
+	}
+	return New(append([]Option{
 		WithURL(d.HTTP.URL),
 		WithToken(a.Config.Token),
 		WithTokenFile(a.TokenFile),
@@ -46,5 +53,5 @@ func (a *App) Connector(d connectors.Deps) (connectors.Connector, error) {
 		WithMaxWaits(a.Config.MaxWaits),
 		WithConnCap(d.HTTP.ConnCap),
 		WithWriteTimeout(d.HTTP.WriteTimeout),
-	), nil
+	}, push...)...), nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/leashd/leashd/connectors/httpserver"
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/agent"
 	"github.com/leashd/leashd/engine/agent/demo"
 	"github.com/leashd/leashd/engine/enginetest"
 	"github.com/leashd/leashd/engine/sqlite"
@@ -56,6 +57,7 @@ type setup struct {
 	crash     bool          // with db: the shutdown is not recorded, as after a crash
 	delay     time.Duration // the demo agent's streaming delay
 	engOpts   []enginetest.Setup
+	agent     agent.Agent // default: the demo agent
 }
 
 // harnessToken is the API token of a harness that sets none.
@@ -82,7 +84,11 @@ func start(t testing.TB, s setup) *env {
 		engOpts = append(engOpts, func(d *engine.Deps, _ *engine.Config) { d.Store = st }, func(d *engine.Deps, _ *engine.Config) { d.Store = st })
 	}
 	coord := interactions.New(coordOpts...)
-	eng := enginetest.New(demo.New(demo.WithDelay(s.delay)), coord, engOpts...)
+	var ag agent.Agent = demo.New(demo.WithDelay(s.delay))
+	if s.agent != nil {
+		ag = s.agent
+	}
+	eng := enginetest.New(ag, coord, engOpts...)
 	addr := s.addr
 	if addr == "" {
 		addr = "127.0.0.1:0"

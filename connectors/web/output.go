@@ -63,6 +63,8 @@ type interactionView struct {
 	// ToolSummary is the tool call for people: the command, or the file
 	// and an excerpt of the change.
 	ToolSummary string `json:"tool_summary"`
+	// Diff is a file change as a unified diff ("" when none).
+	Diff string `json:"diff,omitempty"`
 	// What the agent said about a tool approval: why it asks, the MCP
 	// server, whether Deny comes first (no quick approval), whether "allow
 	// for this session" is left out, whether the whole input must be
@@ -207,7 +209,7 @@ func (c *Connector) viewLocked(it interactions.Interaction) interactionView {
 	v := interactionView{
 		ID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Header: it.Header, Question: it.Question,
 		Options: make([]optionView, len(it.Options)), MultiSelect: it.MultiSelect, Approval: it.IsYesNo(), Index: it.Index, Total: it.Total,
-		Plan: it.Plan, ToolName: it.ToolName, ToolInput: it.ToolInput, ToolSummary: it.ToolSummary, AskedAt: it.AskedAt,
+		Plan: it.Plan, ToolName: it.ToolName, ToolInput: it.ToolInput, ToolSummary: it.ToolSummary, Diff: it.Diff, AskedAt: it.AskedAt,
 		Reason: it.Reason, MCPServer: it.MCPServer, DefaultToNo: it.DefaultToNo, NoSessionAllow: it.NoSessionAllow,
 		RequiresDetails: it.RequiresDetails, Notes: connectors.ToolNotes(it), Quorum: it.Quorum,
 		OptionTexts: make([]string, len(it.Options)), Selected: c.selected[it.ID], AwaitingFeedback: c.awaiting[it.ID],
@@ -251,6 +253,7 @@ func (c *Connector) Present(_ context.Context, it *interactions.Interaction) (st
 	defer c.mu.Unlock()
 	delete(c.streams, it.ChatID)
 	c.publishLocked("interaction.requested", it.ChatID, c.viewLocked(*it), describe(*it), 0)
+	c.notifyLocked(*it)
 	return "web:" + it.ID, nil
 }
 

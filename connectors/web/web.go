@@ -118,6 +118,8 @@ type Connector struct {
 	// interrupted are requests a restart interrupted that can still be
 	// answered (the engine sends the answer to the agent as a prompt).
 	interrupted map[string]interrupted
+	push        *pusher           // WithPush; nil: off (push.go)
+	progress    map[string]uint64 // chat → its last turn.progress event (progress.go)
 }
 
 type interrupted struct {

@@ -262,13 +262,17 @@ type Rule struct {
 
 // Result is how a turn ended.
 type Result struct {
-	Text       string
-	SessionID  string
-	CostUSD    float64
-	NumTurns   int
-	IsError    bool
-	Subtype    string // e.g. success, error_during_execution
-	DurationMS int64
+	Text      string
+	SessionID string
+	CostUSD   float64
+	// InputTokens and OutputTokens are the turn's tokens as the agent
+	// reports them (input counts cached prompt tokens too); 0 when it
+	// reports none.
+	InputTokens, OutputTokens int64
+	NumTurns                  int
+	IsError                   bool
+	Subtype                   string // e.g. success, error_during_execution
+	DurationMS                int64
 	// AuthFailed: the agent could not use its model because it has no
 	// valid credentials (not logged in, or its API key was refused). The
 	// engine then says how to log it in (About.NotLoggedIn).

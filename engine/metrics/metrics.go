@@ -30,7 +30,7 @@ var (
 	Statuses   = []interactions.Status{interactions.StatusAnswered, interactions.StatusRejected, interactions.StatusExpired, interactions.StatusCancelled, interactions.StatusInterrupted}
 	Connectors = []string{"telegram", "slack"}
 	// StoreOps are the store's writes (store.Ops; a test keeps them equal).
-	StoreOps = []string{"requested", "presented", "resolved", "recovered", "interrupt", "session", "file", "again", "selected", "notice", "approved"}
+	StoreOps = []string{"requested", "presented", "resolved", "recovered", "interrupt", "session", "file", "again", "selected", "notice", "approved", "turn", "push"}
 )
 
 // AnswerBuckets are the bounds (seconds) of leashd_interaction_answer_seconds:

@@ -31,10 +31,12 @@ const (
 	OpSelected  = "selected"  // a multi-select's ticks so far
 	OpApproved  = "approved"  // approvals counted towards a quorum
 	OpNotice    = "notice"    // an agent's notice (auto-denial, lost writes, reset)
+	OpTurn      = "turn"      // a finished turn's usage (/sessions, /cost)
+	OpPush      = "push"      // a web push subscription kept or deleted
 )
 
 // Ops are every op a write error is counted under.
-var Ops = []string{OpRequested, OpPresented, OpResolved, OpRecovered, OpInterrupt, OpSession, OpFile, OpAgain, OpSelected, OpNotice, OpApproved}
+var Ops = []string{OpRequested, OpPresented, OpResolved, OpRecovered, OpInterrupt, OpSession, OpFile, OpAgain, OpSelected, OpNotice, OpApproved, OpTurn, OpPush}
 
 // ErrorCounter counts failed writes by op (the metrics package implements
 // it as leashd_store_errors_total).
@@ -78,7 +80,7 @@ type queued struct {
 // the person who answered is told it failed).
 func retryable(op string) bool {
 	switch op {
-	case OpRequested, OpPresented, OpResolved, OpSession, OpSelected, OpNotice, OpApproved:
+	case OpRequested, OpPresented, OpResolved, OpSession, OpSelected, OpNotice, OpApproved, OpTurn:
 		return true
 	}
 	return false

@@ -176,6 +176,37 @@ var migrations = []migration{
 		`CREATE TRIGGER approvals_no_delete BEFORE DELETE ON approvals
 		BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END`,
 	)},
+	{Version: 6, Name: "finished turns, for /sessions, /resume and /cost", Up: execSQL(
+		// One row per finished turn: the agent session it ran in, its
+		// prompt (the session's title when it is the first), and the
+		// tokens and cost the agent reported.
+		`CREATE TABLE turns (
+			seq              INTEGER PRIMARY KEY,
+			chat_id          TEXT NOT NULL,
+			agent_session_id TEXT NOT NULL,
+			at               TEXT NOT NULL,
+			prompt           TEXT NOT NULL DEFAULT '',
+			cost_usd         REAL NOT NULL DEFAULT 0,
+			input_tokens     INTEGER NOT NULL DEFAULT 0,
+			output_tokens    INTEGER NOT NULL DEFAULT 0
+		) STRICT`,
+		`CREATE INDEX turns_chat ON turns (chat_id, at)`,
+		`CREATE INDEX turns_session ON turns (chat_id, agent_session_id, seq)`,
+	)},
+	{Version: 7, Name: "web push subscriptions per chat", Up: execSQL(
+		// A browser's push subscription to a chat: the push service's
+		// endpoint and the browser's keys. A push service that says the
+		// endpoint is gone has it deleted in every chat.
+		`CREATE TABLE push_subscriptions (
+			chat_id    TEXT NOT NULL,
+			endpoint   TEXT NOT NULL,
+			p256dh     TEXT NOT NULL,
+			auth       TEXT NOT NULL,
+			created_at TEXT NOT NULL,
+			PRIMARY KEY (chat_id, endpoint)
+		) STRICT`,
+		`CREATE INDEX push_subscriptions_endpoint ON push_subscriptions (endpoint)`,
+	)},
 }
 
 // migrate brings db to the last of steps, each step in its own IMMEDIATE

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/sqlite"
 	"github.com/leashd/leashd/interactions"
 )
@@ -139,6 +140,37 @@ var fixtures = map[int]fixture{
 			assert.Equal(t, 2, got[0].Interaction.Quorum)
 			assert.Equal(t, []interactions.Approver{{By: "11", Decision: "edit", At: time.Date(2026, 11, 25, 12, 1, 0, 0, time.UTC)}}, got[0].Approvals)
 			assert.Equal(t, got[0].Approvals, record(t, s, "v5plan").Approvals)
+		},
+	},
+	6: {
+		seed: []string{
+			`INSERT INTO turns (chat_id, agent_session_id, at, prompt, cost_usd, input_tokens, output_tokens)
+			 VALUES ('telegram:42', 'sess-v6', '2026-11-26T09:00:00.000000000Z', 'fix the login bug', 0.25, 1200, 80)`,
+			`INSERT INTO turns (chat_id, agent_session_id, at, prompt, cost_usd, input_tokens, output_tokens)
+			 VALUES ('telegram:42', 'sess-v6', '2026-11-26T09:05:00.000000000Z', 'and the tests', 0.5, 2000, 100)`,
+		},
+		check: func(t *testing.T, s *sqlite.Store) {
+			ctx := context.Background()
+			got, err := s.PastSessions(ctx, "telegram:42", 10)
+			require.NoError(t, err)
+			require.Len(t, got, 1)
+			assert.Equal(t, "fix the login bug", got[0].Title)
+			assert.Equal(t, engine.Totals{Turns: 2, CostUSD: 0.75, InputTokens: 3200, OutputTokens: 180}, got[0].Totals)
+			assert.Equal(t, time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC), got[0].Started)
+			tot, err := s.TotalsSince(ctx, "telegram:42", time.Date(2026, 11, 26, 9, 1, 0, 0, time.UTC))
+			require.NoError(t, err)
+			assert.Equal(t, engine.Totals{Turns: 1, CostUSD: 0.5, InputTokens: 2000, OutputTokens: 100}, tot)
+		},
+	},
+	7: {
+		seed: []string{
+			`INSERT INTO push_subscriptions (chat_id, endpoint, p256dh, auth, created_at)
+			 VALUES ('web-abc', 'https://fcm.googleapis.com/fcm/send/x', 'BPk', 'au', '2026-11-27T09:00:00.000000000Z')`,
+		},
+		check: func(t *testing.T, s *sqlite.Store) {
+			got, err := s.PushSubscriptions(context.Background(), "web-abc")
+			require.NoError(t, err)
+			assert.Equal(t, []sqlite.PushSubscription{{ChatID: "web-abc", Endpoint: "https://fcm.googleapis.com/fcm/send/x", P256dh: "BPk", Auth: "au"}}, got)
 		},
 	},
 }

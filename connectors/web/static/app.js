@@ -55,7 +55,8 @@ function markdown(src) {
 }
 
 const state = {
-  chat: localStorage.getItem("leashd.chat") || ("web-" + Math.random().toString(36).slice(2, 8)),
+  // ?chat= (a push's link) opens that chat.
+  chat: new URLSearchParams(location.search).get("chat") || localStorage.getItem("leashd.chat") || ("web-" + Math.random().toString(36).slice(2, 8)),
   // The chats this browser started (its own, and New): "This browser".
   mine: (() => { try { return JSON.parse(localStorage.getItem("leashd.mine")) || []; } catch { return []; } })(),
   // Names the person gave chats: chat id → name.
@@ -185,6 +186,7 @@ function switchChat(id) {
   const box = state.chats.get(id).box;
   if (!box.firstChild) box.append(el("p", { class: "empty", text: "Send a message to start. /help lists the commands." }));
   renderChatList(); scrollDown(true);
+  document.dispatchEvent(new CustomEvent("leashd:chat", { detail: id })); // push.js: what this page shows
 }
 // atBottom: the reader is following the conversation (checked before
 // adding, so a tall card does not stop the following).
@@ -286,6 +288,7 @@ function cardBody(it, card) {
     for (const n of it.notes || []) card.append(el("div", { class: "hint note", text: n }));
     // The command, or the file and its change with + and - lines marked;
     // the whole input when the request must be read in full.
+    if (it.diff && !it.requires_details) { card.append(diffView(it.diff)); return; }
     const pre = el("pre", { class: "tool" });
     const shown = it.requires_details && it.tool_input ? JSON.stringify(it.tool_input, null, 2) : it.tool_summary || JSON.stringify(it.tool_input, null, 2);
     for (const line of String(shown).split("\n")) {
@@ -294,6 +297,27 @@ function cardBody(it, card) {
     }
     card.append(pre);
   }
+}
+
+// diffView shows a unified diff: each line coloured by its kind, with its
+// line numbers in the old and the new file, counted from the hunk headers.
+function diffView(diff) {
+  const box = el("div", { class: "diff", role: "table", "aria-label": "Changes" });
+  let oldN = 0, newN = 0;
+  for (const line of String(diff).replace(/\n$/, "").split("\n")) {
+    let kind = "note", o = "", n = "";
+    if (line.startsWith("--- ") || line.startsWith("+++ ")) kind = "file";
+    else if (line.startsWith("@@ ")) {
+      kind = "hunk";
+      const m = /^@@ -(\d+)(?:,\d+)? \+(\d+)/.exec(line);
+      if (m) { oldN = Math.max(1, +m[1]); newN = Math.max(1, +m[2]); }
+    } else if (line.startsWith("+")) { kind = "add"; n = newN++; }
+    else if (line.startsWith("-")) { kind = "del"; o = oldN++; }
+    else if (line.startsWith(" ")) { kind = "ctx"; o = oldN++; n = newN++; }
+    box.append(el("div", { class: "dl " + kind, role: "row" },
+      el("span", { class: "ln", text: String(o) }), el("span", { class: "ln", text: String(n) }), el("span", { class: "code", text: line })));
+  }
+  return box;
 }
 
 // optionButton is one option's button; a tap answers with it.
@@ -487,8 +511,25 @@ const handlers = {
     if (state.cards.has(ev.interaction_id)) closeCard(ev.interaction_id, ev);
     else state.resolved.set(ev.interaction_id, ev);
   },
-  "agent.done": ev => add(ev.chat_id, el("div", { class: "done" + (ev.is_error ? " err" : "") }, ev.summary + (ev.is_error && ev.result ? " — " + ev.result : ""), stamp(ev.at))),
+  "turn.progress": ev => showProgress(ev.chat_id, ev.text),
+  "agent.done": ev => {
+    showProgress(ev.chat_id, "");
+    add(ev.chat_id, el("div", { class: "done" + (ev.is_error ? " err" : "") }, ev.summary + (ev.is_error && ev.result ? " — " + ev.result : ""), stamp(ev.at)));
+  },
 };
+
+// showProgress shows a long turn's signs of life at the foot of its
+// chat ("" takes them away).
+function showProgress(chat, text) {
+  const box = chatBox(chat).box;
+  let p = $(".progress", box);
+  if (!text) { if (p) p.remove(); return; }
+  const follow = atBottom();
+  if (!p) p = el("div", { class: "progress", role: "status" });
+  p.textContent = text;
+  box.append(p); // under the latest output
+  scrollDown(follow);
+}
 
 function setOnline(on) { const d = $("#dot"); d.classList.toggle("on", on); d.title = on ? "connected" : "reconnecting…"; }
 

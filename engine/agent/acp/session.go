@@ -280,10 +280,14 @@ func (s *session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) 
 		id := s.id
 		s.mu.Unlock()
 		if more == "" {
-			return agent.Result{
+			res := agent.Result{
 				Text: strings.TrimSpace(text), SessionID: id, Subtype: string(resp.StopReason),
 				IsError: resp.StopReason == sdk.StopReasonRefusal || resp.StopReason == sdk.StopReasonMaxTokens,
-			}, nil
+			}
+			if u := resp.Usage; u != nil { // the agent's count for this turn, when it gives one
+				res.InputTokens, res.OutputTokens = int64(u.InputTokens), int64(u.OutputTokens)
+			}
+			return res, nil
 		}
 		prompt = more // what people said reaches the agent now
 		h.Text("\n\n")

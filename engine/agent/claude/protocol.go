@@ -131,6 +131,7 @@ type line struct {
 	IsError    bool    `json:"is_error"`
 	CostUSD    float64 `json:"total_cost_usd"`
 	NumTurns   int     `json:"num_turns"`
+	Usage      *usage  `json:"usage"`
 	DurationMS int64   `json:"duration_ms"`
 	// APIErrorStatus is the HTTP status of the API error that ended the
 	// turn (401: the API key was refused), or null. Kept raw: only 401
@@ -367,10 +368,11 @@ func (c *contentList) UnmarshalJSON(b []byte) error {
 // result converts a result line.
 func (l *line) result() agent.Result {
 	return agent.Result{
-		Text:       l.Result,
-		SessionID:  l.SessionID,
-		CostUSD:    l.CostUSD,
-		NumTurns:   l.NumTurns,
+		Text:        l.Result,
+		SessionID:   l.SessionID,
+		CostUSD:     l.CostUSD,
+		NumTurns:    l.NumTurns,
+		InputTokens: l.Usage.input(), OutputTokens: l.Usage.output(),
 		IsError:    l.IsError,
 		Subtype:    l.Subtype,
 		DurationMS: l.DurationMS,
