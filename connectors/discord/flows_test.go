@@ -131,6 +131,19 @@ func TestBashApprovalAllowAndDenyWithReason(t *testing.T) {
 	assert.Equal(t, []string{"tool", "tool"}, e.agent.Prompts(), "the reason is no prompt")
 }
 
+// A file change's approval shows its diff in a block Discord colours as
+// one, removed lines red and added ones green; Allow still decides it.
+func TestEditApprovalShowsTheDiff(t *testing.T) {
+	e := start(t, envOpt{})
+	e.dm(dev, "edit")
+	a := e.waitComponents(dmChan, "main.go")
+	assert.Contains(t, a.Content, "```diff\n")
+	assert.Contains(t, a.Content, "-return 1\n+return 2")
+	e.click(dev, a, "Allow")
+	assert.True(t, e.agent.WaitResponses(t, 1)[0].Allow)
+	e.waitText(dmChan, "edit allow=true")
+}
+
 // Agent text streams into a message edited in place and continued in new
 // ones before 2,000 characters; the turn ends with its summary line.
 func TestStreamAndSummary(t *testing.T) {

@@ -75,6 +75,9 @@ func turn(ctx context.Context, _ *enginetest.ScriptSession, prompt string, h age
 	case "tool":
 		r := ask("Bash", `{"command":"rm -rf build && make"}`)
 		return agent.Result{Text: fmt.Sprintf("tool allow=%v %s", r.Allow, r.Message)}, nil
+	case "edit":
+		r := ask("Edit", `{"file_path":"main.go","old_string":"return 1","new_string":"return 2"}`)
+		return agent.Result{Text: fmt.Sprintf("edit allow=%v", r.Allow)}, nil
 	case "longbash":
 		b, _ := json.Marshal(map[string]string{"command": long})
 		r := ask("Bash", string(b))

@@ -7,6 +7,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/interactions"
 )
 
 // Discord's limits.
@@ -98,9 +99,22 @@ func splitMarkdown(md string, max int) []string {
 
 // codeBlock shows text verbatim in a code block; a run of three backticks
 // inside would end it early, so it is broken with a zero-width space.
-func codeBlock(text string) string {
+func codeBlock(text string) string { return langBlock("", text) }
+
+// langBlock is a code block Discord colours as lang ("diff" shows removed
+// lines red and added ones green).
+func langBlock(lang, text string) string {
 	t := strings.ReplaceAll(text, "```", "`\u200b``")
-	return "```\n" + t + "\n```"
+	return "```" + lang + "\n" + t + "\n```"
+}
+
+// toolBlock is a tool approval's request as a code block: a file change's
+// diff coloured as one.
+func toolBlock(it interactions.Interaction, code string) string {
+	if it.Diff != "" && strings.Contains(it.Diff, code) {
+		return langBlock("diff", code)
+	}
+	return codeBlock(code)
 }
 
 // truncate cuts s to max characters with "…".

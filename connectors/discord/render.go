@@ -240,7 +240,7 @@ func codeParts(it interactions.Interaction) []string {
 	parts := connectors.SplitLines(code, maxContent-20)
 	out := make([]string, len(parts))
 	for i, p := range parts {
-		out[i] = codeBlock(p)
+		out[i] = toolBlock(it, p)
 	}
 	return out
 }
@@ -264,5 +264,5 @@ func decisionTitle(it interactions.Interaction) string {
 	if n := utf8.RuneCountInString(code); n > maxInlineCode {
 		return toolHead(it) + fmt.Sprintf("\n-# The whole request (%d characters) is shown in the messages above.", n)
 	}
-	return toolHead(it) + "\n" + codeBlock(code)
+	return toolHead(it) + "\n" + toolBlock(it, code)
 }
