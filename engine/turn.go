@@ -50,7 +50,7 @@ func (c *chat) markStopping() {
 }
 
 // runTurn runs one prompt in the chat's session and reports the result.
-func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
+func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string, files *bundle) {
 	sess, err := e.session(ctx, c)
 	if err != nil {
 		e.couldNotStart(ctx, c, err)
@@ -60,7 +60,7 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 	defer cancel()
 	t := e.beginTurn(ctx, c, sess, cancel)
 	start := time.Now()
-	res, err := sess.Turn(turnCtx, prompt, t)
+	res, err := sess.Turn(turnCtx, e.turnPrompt(ctx, c, sess, prompt, files), t)
 	t.budget.stop()
 	if note := t.truncationNote(); note != "" {
 		e.log.Warn("agent output over LEASHD_MAX_TURN_OUTPUT_BYTES was left out", "chat", c.id, "limit", e.opts.maxTurnOutput, "note", note)

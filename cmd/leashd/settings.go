@@ -10,6 +10,7 @@ import (
 	"github.com/leashd/leashd/config"
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/connectors/web"
+	"github.com/leashd/leashd/engine/stt"
 	"github.com/leashd/leashd/engine/worktree"
 )
 
@@ -29,11 +30,13 @@ type settings struct {
 	// (apitokens.go); creds are every token, once built (useCredentials).
 	api   *config.API
 	creds *web.Credentials
+	// stt is LEASHD_STT_*: where voice notes are transcribed.
+	stt *config.STT
 }
 
 // newSettings returns settings holding the chat apps' zero settings.
 func newSettings(cfg config.Config) settings {
-	s := settings{Config: cfg, apps: chatApps(), api: &config.API{}}
+	s := settings{Config: cfg, apps: chatApps(), api: &config.API{}, stt: &config.STT{}}
 	for _, a := range s.apps {
 		if w, ok := a.(*web.App); ok {
 			s.web, s.webApp = &w.Config, w
@@ -57,7 +60,7 @@ func sections() []config.Section {
 	for _, a := range chatApps() {
 		out = append(out, section(a))
 	}
-	return append(out, config.APISection(&config.API{}))
+	return append(out, config.APISection(&config.API{}), config.STTSection(&config.STT{}))
 }
 
 // loadSettings reads the environment (only LEASHD_* variables), reporting
@@ -74,8 +77,9 @@ func loadSettings() (settings, error) {
 		secs = append(secs, section(a))
 	}
 	api := config.APISection(s.api)
-	errs = append(errs, api.Load())
-	secs = append(secs, api)
+	stt := config.STTSection(s.stt)
+	errs = append(errs, api.Load(), stt.Load())
+	secs = append(secs, api, stt)
 	errs = append(errs, config.CheckVariables(os.Environ(), secs...))
 	return s, errors.Join(errs...)
 }
@@ -87,6 +91,7 @@ func defaultSettings() settings {
 		section(a).Defaults()
 	}
 	config.APISection(s.api).Defaults()
+	config.STTSection(s.stt).Defaults()
 	return s
 }
 
@@ -105,6 +110,10 @@ func (s settings) Validate() error {
 	}
 	_, err := s.api.Validate()
 	errs = append(errs, err)
+	if s.stt.URL != "" {
+		_, err := stt.New(s.stt.URL, s.stt.Model, s.stt.APIKey)
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -114,6 +123,7 @@ func (s settings) secrets() []string {
 	for _, a := range s.apps {
 		out = append(out, a.Secrets()...)
 	}
+	out = append(out, s.stt.Secrets()...)
 	return append(out, s.api.Secrets()...)
 }
 

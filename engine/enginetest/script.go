@@ -32,6 +32,7 @@ type ScriptAgent struct {
 	mu        sync.Mutex
 	opened    []agent.SessionOptions
 	prompts   []string
+	images    []agent.Image // every image the prompts carried, in order
 	responses []agent.PermissionResponse
 	seq       int
 	live      []*ScriptSession
@@ -92,6 +93,13 @@ func (a *ScriptAgent) Prompts() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]string(nil), a.prompts...)
+}
+
+// Images returns every image the prompts carried, in order.
+func (a *ScriptAgent) Images() []agent.Image {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]agent.Image(nil), a.images...)
 }
 
 // Responses returns every permission response its turns got, in order.
@@ -181,8 +189,12 @@ type ScriptSession struct {
 
 // Turn implements agent.Session: it records the prompt and runs the
 // agent's Turn with a handler that records the permission responses.
-func (s *ScriptSession) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
-	s.a.note(func() { s.a.prompts = append(s.a.prompts, prompt) })
+func (s *ScriptSession) Turn(ctx context.Context, p agent.Prompt, h agent.TurnHandler) (agent.Result, error) {
+	prompt := p.Text
+	s.a.note(func() {
+		s.a.prompts = append(s.a.prompts, prompt)
+		s.a.images = append(s.a.images, p.Images...)
+	})
 	select {
 	case <-s.interrupt: // drop a stale interrupt
 	default:

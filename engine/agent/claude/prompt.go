@@ -1,0 +1,85 @@
+package claude
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/leashd/leashd/engine/agent"
+)
+
+// imageBlock is a stream-json image content block:
+// {"type":"image","source":{"type":"base64","media_type":…,"data":…}}.
+type imageBlock struct {
+	Type   string      `json:"type"`
+	Source imageSource `json:"source"`
+}
+
+type imageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
+
+type textBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// userContent is a user message's content: the prompt's text alone, as
+// the CLI has always been sent it, or, with images, the image blocks
+// followed by the text block.
+func userContent(p agent.Prompt) any {
+	if len(p.Images) == 0 {
+		return p.Text
+	}
+	blocks := make([]any, 0, len(p.Images)+1)
+	for _, im := range p.Images {
+		blocks = append(blocks, imageBlock{Type: "image", Source: imageSource{
+			Type: "base64", MediaType: im.MediaType, Data: base64.StdEncoding.EncodeToString(im.Data),
+		}})
+	}
+	if p.Text != "" {
+		blocks = append(blocks, textBlock{Type: "text", Text: p.Text})
+	}
+	return blocks
+}
+
+// mcpConfig is the --mcp-config file's shape.
+type mcpConfig struct {
+	MCPServers map[string]mcpEntry `json:"mcpServers"`
+}
+
+type mcpEntry struct {
+	Type    string            `json:"type"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// writeMCPConfig writes the session's MCP servers to a private file for
+// --mcp-config and returns its path and how to remove it. A file, not the
+// JSON on the command line: the servers' credentials would show in every
+// local user's process list.
+func writeMCPConfig(servers []agent.MCPServer) (path string, remove func(), err error) {
+	cfg := mcpConfig{MCPServers: map[string]mcpEntry{}}
+	for _, s := range servers {
+		cfg.MCPServers[s.Name] = mcpEntry{Type: "http", URL: s.URL, Headers: s.Headers}
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return "", nil, err
+	}
+	dir, err := os.MkdirTemp("", "leashd-mcp-")
+	if err != nil {
+		return "", nil, fmt.Errorf("a directory for the MCP configuration: %w", err)
+	}
+	remove = func() { _ = os.RemoveAll(dir) }
+	path = filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		remove()
+		return "", nil, fmt.Errorf("writing the MCP configuration: %w", err)
+	}
+	return path, remove, nil
+}
