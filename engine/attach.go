@@ -193,6 +193,18 @@ func (e *Engine) flushFiles(chatID string) {
 		return
 	}
 	b, spoken := e.fetchAll(ctx, chatID, files)
+	if b.empty() && len(spoken) == 0 {
+		// Words written for files the agent cannot get would mislead it.
+		if len(texts) > 0 {
+			e.say(ctx, chatID, "Your words went with those files, so they were not sent to the agent either; send them again as text if you like.")
+		}
+		e.mu.Lock()
+		if e.held[chatID] == g && len(g.files) == 0 && g.ready.empty() {
+			delete(e.held, chatID)
+		}
+		e.mu.Unlock()
+		return
+	}
 	texts = append(texts, spoken...)
 	text := strings.Join(texts, "\n\n")
 	e.mu.Lock()

@@ -16,7 +16,7 @@ type spare struct {
 	err    error
 	cancel context.CancelFunc
 	// Guarded by Engine.mu:
-	chatID  string // the chat that claimed it; its notices go there
+	chatID  string              // the chat that claimed it; its notices go there
 	bind    func(chatID string) // ties its send_file credential to the chat that claims it
 	claimed bool
 	retired bool // given up for a slot: close it, free the slot

@@ -24,7 +24,7 @@ import (
 const ToolSendFile = "send_file"
 
 // SendServerName is the MCP server's name in the agent's configuration:
-// its tool is mcp__leashd__send_file to Claude Code.
+// agents see its tool as mcp__leashd__send_file.
 const SendServerName = "leashd"
 
 // FileSender sends a file from a chat's working directory to the chat
