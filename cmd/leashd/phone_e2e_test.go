@@ -219,3 +219,66 @@ func checkVoiceNote(t *testing.T, p *phone, chat int64) {
 	assert.Equal(t, "whisper-test", calls[0].Model)
 	assert.Equal(t, ogg, calls[0].Audio)
 }
+
+// sendFileTool is send_file as Claude Code names leashd's MCP tool.
+const sendFileTool = "mcp__leashd__send_file"
+
+// TestPhoneSendFileClaude has the real Claude Code CLI call leashd's
+// send_file: a file in the working directory reaches the Telegram chat
+// with its bytes and caption; a path outside the working directory and a
+// symlink leading out of it are refused, with the reason in the tool's
+// result.
+func TestPhoneSendFileClaude(t *testing.T) {
+	p := startPhone(t, "claude")
+	checkSendFile(t, p, 3001, sendFileTool)
+}
+
+func checkSendFile(t *testing.T, p *phone, chat int64, tool string) {
+	t.Helper()
+	report := []byte("build ok: 42 tests passed\n")
+	require.NoError(t, os.MkdirAll(filepath.Join(p.dir, "out"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(p.dir, "out", "result.txt"), report, 0o644))
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	require.NoError(t, os.WriteFile(secret, []byte("not for the chat"), 0o600))
+	require.NoError(t, os.Symlink(secret, filepath.Join(p.dir, "link.txt")))
+
+	var results []string
+	result := func(r *fakeapi.Request) {
+		for _, m := range r.Messages {
+			for _, b := range m.Content {
+				// (A deferred tool's ToolSearch result has no text.)
+				if b.Type == "tool_result" && b.ResultText() != "" {
+					results = append(results, b.ResultText())
+				}
+			}
+		}
+	}
+	p.api.Reply(fakeapi.Tool(tool, map[string]string{"path": "out/result.txt", "caption": "the build log"}))
+	p.api.Then(func(r *fakeapi.Request) fakeapi.Reply {
+		return fakeapi.Tool(tool, map[string]string{"path": secret})
+	})
+	p.api.Then(func(r *fakeapi.Request) fakeapi.Reply {
+		return fakeapi.Tool(tool, map[string]string{"path": "link.txt"})
+	})
+	p.api.Then(func(r *fakeapi.Request) fakeapi.Reply {
+		result(r)
+		return fakeapi.Text("Sent what I could.")
+	})
+	p.tg.Text(chat, phoneUser, "send me the build log")
+	tapped := map[int]bool{}
+	for range 3 {
+		p.allowNext(t, chat, tapped)
+	}
+	p.waitSays(t, chat, "Sent what I could.")
+
+	sent := p.tg.SentFiles(chat)
+	require.Len(t, sent, 1, "only the file inside the working directory is sent")
+	assert.Equal(t, "sendDocument", sent[0].Method)
+	assert.Equal(t, "result.txt", sent[0].Name)
+	assert.Equal(t, report, sent[0].Data)
+	assert.Equal(t, "the build log", sent[0].Caption)
+	require.Len(t, results, 3, "each call's result reached the model")
+	assert.Contains(t, results[0], "Sent result.txt")
+	assert.Contains(t, results[1], "outside the working directory")
+	assert.Contains(t, results[2], "link.txt cannot be sent")
+}
