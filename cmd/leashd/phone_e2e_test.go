@@ -73,20 +73,27 @@ func (p *phone) waitSays(t *testing.T, chat int64, text string) tgfake.Message {
 	return m
 }
 
-// allowNext taps Allow on the next tool approval in chat that is not yet
-// answered.
+// allowNext taps Allow (Claude Code's approvals) or Yes (an ACP agent's
+// own options) on the next tool approval in chat not yet answered.
 func (p *phone) allowNext(t *testing.T, chat int64, tapped map[int]bool) {
 	t.Helper()
+	var label string
 	m, ok := waitBotMessage(p.tg, chat, 90*time.Second, func(m tgfake.Message) bool {
-		return !tapped[m.ID] && strings.Contains(strings.Join(m.Buttons(), "|"), "Allow")
+		for _, b := range m.Buttons() {
+			if !tapped[m.ID] && (b == "Allow" || strings.TrimPrefix(b, "✅ ") == "Yes") {
+				label = b
+				return true
+			}
+		}
+		return false
 	})
-	require.True(t, ok, "no tool approval in chat %d; messages: %+v", chat, p.tg.BotMessages(chat))
+	require.True(t, ok, "no tool approval in chat %d; messages: %+v", chat, botButtons(p.tg.BotMessages(chat)))
 	tapped[m.ID] = true
-	_, err := p.tg.TapButton(chat, phoneUser, m.ID, "Allow")
+	_, err := p.tg.TapButton(chat, phoneUser, m.ID, label)
 	require.NoError(t, err)
 }
 
-// lastCall is the model call whose user text holds s.
+// callWith is the model call whose user text holds s.
 func (p *phone) callWith(t *testing.T, s string) *fakeapi.Request {
 	t.Helper()
 	for _, c := range p.api.Calls() {
@@ -281,4 +288,23 @@ func checkSendFile(t *testing.T, p *phone, chat int64, tool string) {
 	assert.Contains(t, results[0], "Sent result.txt")
 	assert.Contains(t, results[1], "outside the working directory")
 	assert.Contains(t, results[2], "link.txt cannot be sent")
+}
+
+// TestPhoneACP runs the photo and send_file flows with an ACP agent
+// (claude-agent-acp): it takes images (promptCapabilities.image), so the
+// photo is an image block; send_file comes through session/new's
+// mcpServers.
+func TestPhoneACP(t *testing.T) {
+	p := startPhone(t, "acp")
+	checkPhotoWithCaption(t, p, 4001)
+	checkSendFile(t, p, 4002, sendFileTool)
+}
+
+// botButtons lists messages with their buttons, for failure messages.
+func botButtons(ms []tgfake.Message) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Text+" "+strings.Join(m.Buttons(), "|"))
+	}
+	return out
 }
