@@ -19,6 +19,9 @@ type ScriptAgent struct {
 	Info agent.About
 	// Turn runs each turn; Echo when nil.
 	Turn func(ctx context.Context, s *ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error)
+	// NoImages: its sessions take no images (agent.ImageTaker), so the
+	// engine saves pictures as files instead.
+	NoImages bool
 	// EngineRules: like the demo agent, it keeps no session rules and asks
 	// the engine to apply them (agent.SessionRulesByEngine).
 	EngineRules bool
@@ -221,6 +224,9 @@ func (s *ScriptSession) Turn(ctx context.Context, p agent.Prompt, h agent.TurnHa
 	}
 	return res, err
 }
+
+// TakesImages implements agent.ImageTaker: false with NoImages.
+func (s *ScriptSession) TakesImages() bool { return !s.a.NoImages }
 
 // Interrupt implements agent.Session: WaitInterrupt returns.
 func (s *ScriptSession) Interrupt(context.Context) error {
