@@ -107,9 +107,9 @@ func (c *Connector) SendFile(ctx context.Context, chatID string, f connectors.Ou
 		if f.Image && len(f.Data) <= 10<<20 { // sendPhoto takes at most 10 MB
 			p := tgbotapi.NewPhoto(chat, file)
 			p.Caption = caption
-			if _, err := send(ctx, p); err == nil {
-				return nil
-			} else if code, _, _ := apiCode(err); code != http.StatusBadRequest {
+			_, err := send(ctx, p)
+			var refused *tgbotapi.Error // the library's uploads carry no error code
+			if err == nil || !errors.As(err, &refused) || refused.RetryAfter > 0 {
 				return err
 			}
 			// A picture Telegram cannot take as a photo (its sides, its
