@@ -114,4 +114,3 @@ func FuzzParseUpload(f *testing.F) {
 		}
 	})
 }
-
