@@ -53,7 +53,7 @@ func startPhone(t *testing.T, agentKind string, extra ...string) *phone {
 		t.Setenv(k, v)
 	}
 	env := []string{
-		"LEASHD_PREWARM=0", "LEASHD_DB_PATH=" + filepath.Join(state, "leashd.db"),
+		"LEASHD_PREWARM=0", "LEASHD_DB_PATH=" + filepath.Join(state, "leashd.db"), "LEASHD_SANDBOX_HOME=" + home,
 		"LEASHD_AGENT_ENV=DISABLE_*",
 		"LEASHD_TELEGRAM_BOT_TOKEN=" + p.tg.Token(), "LEASHD_TELEGRAM_API_URL=" + p.tg.URL(),
 		"LEASHD_TELEGRAM_ALLOWED_USERS=1001",
@@ -234,9 +234,10 @@ const sendFileTool = "mcp__leashd__send_file"
 // send_file: a file in the working directory reaches the Telegram chat
 // with its bytes and caption; a path outside the working directory and a
 // symlink leading out of it are refused, with the reason in the tool's
-// result.
+// result. The agent runs in the default sandbox (bubblewrap where it
+// works), which must see its --mcp-config file and reach the server.
 func TestPhoneSendFileClaude(t *testing.T) {
-	p := startPhone(t, "claude")
+	p := startPhone(t, "claude", "LEASHD_SANDBOX=auto")
 	checkSendFile(t, p, 3001, sendFileTool)
 }
 

@@ -61,8 +61,10 @@ type mcpEntry struct {
 // writeMCPConfig writes the session's MCP servers to a private file for
 // --mcp-config and returns its path and how to remove it. A file, not the
 // JSON on the command line: the servers' credentials would show in every
-// local user's process list.
-func writeMCPConfig(servers []agent.MCPServer) (path string, remove func(), err error) {
+// local user's process list. It is in the working directory's .leashd/
+// (ignored by git), which every sandbox shows the agent at the same path;
+// without a working directory, in a private temporary directory.
+func writeMCPConfig(workDir string, servers []agent.MCPServer) (path string, remove func(), err error) {
 	cfg := mcpConfig{MCPServers: map[string]mcpEntry{}}
 	for _, s := range servers {
 		cfg.MCPServers[s.Name] = mcpEntry{Type: "http", URL: s.URL, Headers: s.Headers}
@@ -71,15 +73,40 @@ func writeMCPConfig(servers []agent.MCPServer) (path string, remove func(), err 
 	if err != nil {
 		return "", nil, err
 	}
-	dir, err := os.MkdirTemp("", "leashd-mcp-")
-	if err != nil {
+	if workDir == "" {
+		dir, err := os.MkdirTemp("", "leashd-mcp-")
+		if err != nil {
+			return "", nil, fmt.Errorf("a directory for the MCP configuration: %w", err)
+		}
+		path = filepath.Join(dir, "mcp.json")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			_ = os.RemoveAll(dir)
+			return "", nil, fmt.Errorf("writing the MCP configuration: %w", err)
+		}
+		return path, func() { _ = os.RemoveAll(dir) }, nil
+	}
+	dir := filepath.Join(workDir, ".leashd")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", nil, fmt.Errorf("a directory for the MCP configuration: %w", err)
 	}
-	remove = func() { _ = os.RemoveAll(dir) }
-	path = filepath.Join(dir, "mcp.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+	if f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		_, _ = f.WriteString("*\n")
+		_ = f.Close()
+	}
+	f, err := os.CreateTemp(dir, "mcp-*.json")
+	if err != nil {
+		return "", nil, fmt.Errorf("writing the MCP configuration: %w", err)
+	}
+	path = f.Name()
+	remove = func() { _ = os.Remove(path) }
+	if _, err := f.Write(b); err != nil {
+		_ = f.Close()
 		remove()
 		return "", nil, fmt.Errorf("writing the MCP configuration: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		remove()
+		return "", nil, err
 	}
 	return path, remove, nil
 }

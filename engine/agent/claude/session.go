@@ -93,7 +93,7 @@ func start(a *Agent, o agent.SessionOptions) (*session, error) {
 	args := a.argsFor(o)
 	cleanup := func() {}
 	if len(o.MCPServers) > 0 {
-		path, remove, err := writeMCPConfig(o.MCPServers)
+		path, remove, err := writeMCPConfig(o.WorkDir, o.MCPServers)
 		if err != nil {
 			return nil, err
 		}
