@@ -5,7 +5,7 @@ package config
 // section "stt", STTSection).
 type STT struct {
 	URL    string `desc:"OpenAI-compatible speech-to-text endpoint for voice notes, e.g. https://api.openai.com/v1, https://api.groq.com/openai/v1 or a local faster-whisper/Speaches server (/audio/transcriptions is added); empty: voice notes are answered with how to turn this on"`
-	Model  string `desc:"The transcription model (empty: whisper-1; Groq and local servers name theirs, e.g. whisper-large-v3)"`
+	Model  string `default:"whisper-1" desc:"The transcription model (Groq and local servers name theirs, e.g. whisper-large-v3)"`
 	APIKey string `split_words:"true" desc:"The endpoint's API key, sent as a bearer token (empty for a local server without one)"`
 }
 
