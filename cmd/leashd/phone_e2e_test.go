@@ -232,7 +232,7 @@ const sendFileTool = "mcp__leashd__send_file"
 
 // TestPhoneSendFileClaude has the real Claude Code CLI call leashd's
 // send_file: a file in the working directory reaches the Telegram chat
-// with its bytes and caption; a path outside the working directory and a
+// with its bytes and caption (a picture, by absolute path, as a photo); a path outside the working directory and a
 // symlink leading out of it are refused, with the reason in the tool's
 // result. The agent runs in the default sandbox (bubblewrap where it
 // works), which must see its --mcp-config file and reach the server.
@@ -262,6 +262,11 @@ func checkSendFile(t *testing.T, p *phone, chat int64, tool string) {
 		}
 	}
 	p.api.Reply(fakeapi.Tool(tool, map[string]string{"path": "out/result.txt", "caption": "the build log"}))
+	pic := testPNG(t, 16, 16, 3)
+	require.NoError(t, os.WriteFile(filepath.Join(p.dir, "out", "chart.png"), pic, 0o644))
+	p.api.Then(func(r *fakeapi.Request) fakeapi.Reply {
+		return fakeapi.Tool(tool, map[string]string{"path": filepath.Join(p.dir, "out", "chart.png")})
+	})
 	p.api.Then(func(r *fakeapi.Request) fakeapi.Reply {
 		return fakeapi.Tool(tool, map[string]string{"path": secret})
 	})
@@ -274,21 +279,24 @@ func checkSendFile(t *testing.T, p *phone, chat int64, tool string) {
 	})
 	p.tg.Text(chat, phoneUser, "send me the build log")
 	tapped := map[int]bool{}
-	for range 3 {
+	for range 4 {
 		p.allowNext(t, chat, tapped)
 	}
 	p.waitSays(t, chat, "Sent what I could.")
 
 	sent := p.tg.SentFiles(chat)
-	require.Len(t, sent, 1, "only the file inside the working directory is sent")
+	require.Len(t, sent, 2, "only the files inside the working directory are sent")
 	assert.Equal(t, "sendDocument", sent[0].Method)
 	assert.Equal(t, "result.txt", sent[0].Name)
 	assert.Equal(t, report, sent[0].Data)
 	assert.Equal(t, "the build log", sent[0].Caption)
-	require.Len(t, results, 3, "each call's result reached the model")
+	assert.Equal(t, "sendPhoto", sent[1].Method, "a picture is shown as a photo")
+	assert.Equal(t, pic, sent[1].Data)
+	require.Len(t, results, 4, "each call's result reached the model")
 	assert.Contains(t, results[0], "Sent result.txt")
-	assert.Contains(t, results[1], "outside the working directory")
-	assert.Contains(t, results[2], "link.txt cannot be sent")
+	assert.Contains(t, results[1], "Sent chart.png")
+	assert.Contains(t, results[2], "outside the working directory")
+	assert.Contains(t, results[3], "link.txt cannot be sent")
 }
 
 // TestPhoneACP runs the photo and send_file flows with an ACP agent
