@@ -58,21 +58,39 @@ type mcpEntry struct {
 	Headers map[string]string `json:"headers,omitempty"`
 }
 
-// writeMCPConfig writes the session's MCP servers to a private file for
-// --mcp-config and returns its path and how to remove it. A file, not the
-// JSON on the command line: the servers' credentials would show in every
-// local user's process list. It is in the working directory's .leashd/
-// (ignored by git), which every sandbox shows the agent at the same path;
-// without a working directory, in a private temporary directory.
-func writeMCPConfig(workDir string, servers []agent.MCPServer) (path string, remove func(), err error) {
+// writeMCPConfig writes the session's MCP servers to a file for
+// --mcp-config and returns its path, the environment the CLI needs to
+// read it and how to remove it. The credentials are not in the file: it
+// names environment variables the CLI expands (${NAME}), given to this
+// process only — a file in a working directory other chats' agents share
+// would hand them this chat's credential, and the command line would show
+// it in every local user's process list. The file is in the working
+// directory's .leashd/ (ignored by git), which every sandbox shows the
+// agent at the same path; without a working directory, in a private
+// temporary directory.
+func writeMCPConfig(workDir string, servers []agent.MCPServer) (path string, env []string, remove func(), err error) {
 	cfg := mcpConfig{MCPServers: map[string]mcpEntry{}}
-	for _, s := range servers {
-		cfg.MCPServers[s.Name] = mcpEntry{Type: "http", URL: s.URL, Headers: s.Headers}
+	for i, s := range servers {
+		e := mcpEntry{Type: "http", URL: s.URL, Headers: map[string]string{}}
+		n := 0
+		for k, v := range s.Headers {
+			n++
+			name := fmt.Sprintf("MCP_SERVER_%d_HEADER_%d", i+1, n)
+			e.Headers[k] = "${" + name + "}"
+			env = append(env, name+"="+v)
+		}
+		cfg.MCPServers[s.Name] = e
 	}
 	b, err := json.Marshal(cfg)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
+	path, remove, err = writeConfigFile(workDir, b)
+	return path, env, remove, err
+}
+
+// writeConfigFile writes b to a new private file (see writeMCPConfig).
+func writeConfigFile(workDir string, b []byte) (path string, remove func(), err error) {
 	if workDir == "" {
 		dir, err := os.MkdirTemp("", "leashd-mcp-")
 		if err != nil {

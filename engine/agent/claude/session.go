@@ -93,11 +93,12 @@ func start(a *Agent, o agent.SessionOptions) (*session, error) {
 	args := a.argsFor(o)
 	cleanup := func() {}
 	if len(o.MCPServers) > 0 {
-		path, remove, err := writeMCPConfig(o.WorkDir, o.MCPServers)
+		path, mcpEnv, remove, err := writeMCPConfig(o.WorkDir, o.MCPServers)
 		if err != nil {
 			return nil, err
 		}
 		args, cleanup = append(args, "--mcp-config", path), remove
+		env = append(env, mcpEnv...)
 	}
 	proc, err := a.sandbox.Start(sandbox.Spec{Path: a.path, Args: args, Dir: o.WorkDir, Env: env, Name: o.ChatID})
 	if err != nil {
