@@ -73,7 +73,10 @@ func prepareImage(data []byte, mt string) (picture, error) {
 	return picture{mediaType: "image/jpeg", data: buf.Bytes()}, nil
 }
 
-// scaleDown returns src with its long edge at most edge pixels.
+// scaleDown returns src with its long edge at most edge pixels. Catmull-Rom
+// keeps the text of a screenshot readable (bilinear aliases when shrinking
+// by more than 2×); a 12-megapixel photo takes about 1.5 s on a busy
+// 2-core machine (BenchmarkPrepareImage).
 func scaleDown(src image.Image, edge int) image.Image {
 	b := src.Bounds()
 	w, h := b.Dx(), b.Dy()
