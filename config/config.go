@@ -51,6 +51,7 @@ type Config struct {
 	// Bounds on what an agent can make leashd hold and post.
 	MaxAgentMessageBytes int `split_words:"true" default:"4194304" min:"262144" max:"1073741824" desc:"Longest message from the agent read whole (bytes); the rest of a longer one is left out with a note, and a tool request that long is refused"`
 	MaxTurnOutputBytes   int `split_words:"true" default:"65536" max:"1073741824" desc:"Agent text of one turn sent to the chats (bytes); the rest is left out with a note; 0 = no limit"`
+	MaxUploadBytes       int `split_words:"true" default:"20971520" min:"1024" max:"1073741824" desc:"Largest file (bytes) a person may send the agent, and the agent may send to a chat with send_file (Telegram bots download at most 20 MB, whatever this says); a larger one is refused with a message naming this variable"`
 
 	// What the agent can reach (engine/agent/sandbox; see sandbox.go).
 	AgentEnv       []string `split_words:"true" desc:"Variables agents get beyond the minimal set (PATH, HOME, USER, LANG/LC_*, TERM, TZ, TMPDIR, proxies, ANTHROPIC_*, CLAUDE_*, GEMINI_*, GOOGLE_*, OPENAI_*, CODEX_*, NODE_*, SSL_CERT_*), comma-separated: NAME, PREFIX_* or NAME=value; never LEASHD_*"`

@@ -27,6 +27,9 @@ type Incoming struct {
 	UserName string // a display name, for "answered by"
 	Text     string
 	Group    bool // several people share the chat
+	// Files are the pictures, documents and voice notes sent with the
+	// message (its text is their caption); see File.
+	Files []File
 	// Authorize, when set, decides whether this person may answer a
 	// pending interaction with this text (e.g. only approvers may give plan
 	// feedback); it is passed on as interactions.Reply.Authorize.

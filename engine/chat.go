@@ -46,6 +46,8 @@ type queued struct {
 	// again: the tool call a person allowed after a restart, which this
 	// turn (the recovered answer) may re-issue without being asked again.
 	again *approval.Again
+	// files: what the person sent with the text (attach.go).
+	files *bundle
 }
 
 type waiter struct {
@@ -107,6 +109,10 @@ func (e *Engine) save(c *chat) {
 // for a pending interaction, otherwise a prompt for the agent (queued when
 // the agent is busy).
 func (e *Engine) HandleMessage(ctx context.Context, in connectors.Incoming) (connectors.Route, error) {
+	if len(in.Files) > 0 {
+		e.gather(ctx, in)
+		return connectors.RouteAgent, nil
+	}
 	text := strings.TrimSpace(in.Text)
 	if text == "" {
 		return "", errors.New("empty message")
@@ -127,7 +133,9 @@ func (e *Engine) HandleMessage(ctx context.Context, in connectors.Incoming) (con
 		e.say(ctx, in.ChatID, "Your answer was not accepted: "+err.Error())
 		return connectors.RouteInteraction, err
 	}
-	e.prompt(ctx, in.ChatID, text)
+	if !e.withHeld(ctx, in.ChatID, text) {
+		e.prompt(ctx, in.ChatID, text)
+	}
 	return connectors.RouteAgent, nil
 }
 
@@ -216,7 +224,7 @@ func (e *Engine) worker(c *chat) {
 				e.closeSession(old)
 			}
 		}
-		e.runTurn(ctx, c, q.text)
+		e.runTurn(ctx, c, q.text, q.files)
 	}
 }
 
@@ -373,6 +381,9 @@ func (e *Engine) openSession(ctx context.Context, c *chat) (agent.Session, error
 	}
 	e.mu.Lock()
 	opts := agent.SessionOptions{ChatID: c.id, ResumeID: c.agentID, Mode: c.mode, WorkDir: c.workDir, Model: e.opts.model}
+	var bind func(string)
+	opts.MCPServers, bind = e.sessionTools()
+	bind(c.id)
 	opts.Notice = func(n agent.Notice) { e.agentNotice(c.id, n) }
 	e.mu.Unlock()
 	s, err := e.agent.Open(ctx, opts)

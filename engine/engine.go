@@ -50,6 +50,8 @@ type Engine struct {
 
 	asks asked // interactions programs asked (asks.go)
 
+	held map[string]*gathering // files people sent, by chat, gathered into a prompt (attach.go); guarded by mu
+
 	// Spare sessions (prewarm.go), guarded by mu.
 	spares        []*spare
 	prewarmFailed bool // a spare did not start: none until a chat's session opens
@@ -73,6 +75,7 @@ type options struct {
 	quorum        int          // approvals needed in group chats (quorum.go)
 	prewarm       int          // spare sessions to keep (prewarm.go)
 	persistent    bool         // a Store was given: restarts recover
+	files         fileOptions  // files people send and the agent sends (attach.go)
 }
 
 // Deps are the engine's collaborators. Agent and Coord are required; the
@@ -95,6 +98,12 @@ type Deps struct {
 	// Clock schedules the resume after a usage limit (tests); nil: the
 	// real clock.
 	Clock Clock
+	// Transcriber turns voice notes into text (LEASHD_STT_URL); nil:
+	// voice notes are answered with how to enable it.
+	Transcriber Transcriber
+	// SessionTools gives each agent session leashd's MCP server (with
+	// send_file) and its credential; nil: none.
+	SessionTools SessionTools
 }
 
 // Config are the engine's settings. The zero value of each means its
@@ -126,6 +135,12 @@ type Config struct {
 	// ApprovalQuorum is how many approvers must approve a plan review or
 	// tool approval in a group chat (default 1).
 	ApprovalQuorum int
+	// MaxUploadBytes bounds each file a person sends and the agent sends
+	// (default 20 MiB).
+	MaxUploadBytes int64
+	// FileWindow is how long after a file more files and text are taken
+	// into the same prompt (default 1.5s): an album is one prompt.
+	FileWindow time.Duration
 }
 
 // New returns an Engine running d.Agent, asking people through d.Coord.
@@ -137,6 +152,7 @@ func New(d Deps, cfg Config) *Engine {
 		limits:    limitOptions{resume: cfg.ResumeAfterLimit, clock: d.Clock},
 		worktrees: d.Worktrees, policy: d.Policy, quorum: cfg.ApprovalQuorum, prewarm: max(cfg.Prewarm, 0),
 		persistent: d.Store != nil,
+		files:      newFileOptions(cfg, d),
 	}
 	log := cmp.Or(d.Log, slog.New(slog.DiscardHandler))
 	store := d.Store
@@ -153,6 +169,7 @@ func New(d Deps, cfg Config) *Engine {
 		chats:   make(map[string]*chat),
 		closing: make(map[agent.Session]struct{}),
 		owners:  make(map[string]connectors.Connector),
+		held:    make(map[string]*gathering),
 	}
 	e.agentCtx, e.agentCancel = context.WithCancel(context.Background())
 	e.events, e.unsubscribe = d.Coord.Subscribe()

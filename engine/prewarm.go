@@ -16,7 +16,8 @@ type spare struct {
 	err    error
 	cancel context.CancelFunc
 	// Guarded by Engine.mu:
-	chatID  string // the chat that claimed it; its notices go there
+	chatID  string              // the chat that claimed it; its notices go there
+	bind    func(chatID string) // ties its send_file credential to the chat that claims it
 	claimed bool
 	retired bool // given up for a slot: close it, free the slot
 }
@@ -52,6 +53,12 @@ func (e *Engine) warm(ctx context.Context, sp *spare) {
 	defer e.wg.Done()
 	defer sp.cancel()
 	opts := agent.SessionOptions{Mode: e.opts.defaultMode, WorkDir: e.opts.workDir, Model: e.opts.model}
+	e.mu.Lock()
+	opts.MCPServers, sp.bind = e.sessionTools()
+	if sp.claimed {
+		sp.bind(sp.chatID)
+	}
+	e.mu.Unlock()
 	opts.Notice = func(n agent.Notice) {
 		e.mu.Lock()
 		chat := sp.chatID
@@ -135,6 +142,9 @@ func (e *Engine) claimSpareLocked(c *chat) *spare {
 	}
 	e.removeSpareLocked(pick)
 	pick.claimed, pick.chatID = true, c.id
+	if pick.bind != nil {
+		pick.bind(c.id)
+	}
 	return pick
 }
 

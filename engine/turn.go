@@ -51,7 +51,7 @@ func (c *chat) markStopping() {
 }
 
 // runTurn runs one prompt in the chat's session and reports the result.
-func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
+func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string, files *bundle) {
 	sess, err := e.session(ctx, c)
 	if err != nil {
 		e.couldNotStart(ctx, c, err)
@@ -62,7 +62,7 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string) {
 	t := e.beginTurn(ctx, c, sess, cancel)
 	start := time.Now()
 	t.startLife(ctx)
-	res, err := sess.Turn(turnCtx, prompt, t)
+	res, err := sess.Turn(turnCtx, e.turnPrompt(ctx, c, sess, prompt, files), t)
 	t.endLife(ctx)
 	t.budget.stop()
 	if note := t.truncationNote(); note != "" {

@@ -20,5 +20,6 @@ func engineConfig(cfg config.Config) engine.Config {
 		MaxTurnOutput:    cfg.MaxTurnOutputBytes,
 		ResumeAfterLimit: cfg.ResumeAfterLimitOn(),
 		ApprovalQuorum:   cfg.ApprovalQuorum,
+		MaxUploadBytes:   int64(cfg.MaxUploadBytes),
 	}
 }

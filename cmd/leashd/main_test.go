@@ -64,6 +64,7 @@ func variables(t *testing.T) map[string]reflect.StructField {
 	}
 	addVariables(out, config.Prefix+"_API", reflect.TypeFor[config.API]())
 	addVariables(out, config.Prefix+"_PUSH", reflect.TypeFor[config.Push]())
+	addVariables(out, config.Prefix+"_STT", reflect.TypeFor[config.STT]())
 	require.Greater(t, len(out), 30)
 	return out
 }

@@ -91,7 +91,14 @@ func serve(ctx context.Context, s settings, stderr io.Writer) error {
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	waitWatch := m.Watch(watchCtx, coord)
 	defer func() { stopWatch(); waitWatch() }()
-	eng := engine.New(engineDeps(ctx, cfg, log, ag, coord, db, m, trees, pol), engineServeConfig(cfg))
+	deps := engineDeps(ctx, cfg, log, ag, coord, db, m, trees, pol)
+	files, err := s.wireFiles(log, &deps) // files.go
+	if err != nil {
+		return err
+	}
+	defer files.close()
+	eng := engine.New(deps, engineServeConfig(cfg))
+	files.use(eng)
 	return serveWith(ctx, s, log, stderr, eng, front{ag: ag, coord: coord, m: m, db: db})
 }
 

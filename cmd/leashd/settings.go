@@ -10,6 +10,7 @@ import (
 	"github.com/leashd/leashd/config"
 	"github.com/leashd/leashd/connectors"
 	"github.com/leashd/leashd/connectors/web"
+	"github.com/leashd/leashd/engine/stt"
 	"github.com/leashd/leashd/engine/worktree"
 )
 
@@ -31,11 +32,13 @@ type settings struct {
 	creds *web.Credentials
 	// push is LEASHD_PUSH_*: the page's push notifications (push.go).
 	push *config.Push
+	// stt is LEASHD_STT_*: where voice notes are transcribed.
+	stt *config.STT
 }
 
 // newSettings returns settings holding the chat apps' zero settings.
 func newSettings(cfg config.Config) settings {
-	s := settings{Config: cfg, apps: chatApps(), api: &config.API{}, push: &config.Push{}}
+	s := settings{Config: cfg, apps: chatApps(), api: &config.API{}, push: &config.Push{}, stt: &config.STT{}}
 	for _, a := range s.apps {
 		if w, ok := a.(*web.App); ok {
 			s.web, s.webApp = &w.Config, w
@@ -59,7 +62,7 @@ func sections() []config.Section {
 	for _, a := range chatApps() {
 		out = append(out, section(a))
 	}
-	return append(out, config.APISection(&config.API{}), config.PushSection(&config.Push{}))
+	return append(out, config.APISection(&config.API{}), config.PushSection(&config.Push{}), config.STTSection(&config.STT{}))
 }
 
 // loadSettings reads the environment (only LEASHD_* variables), reporting
@@ -81,6 +84,9 @@ func loadSettings() (settings, error) {
 	push := config.PushSection(s.push)
 	errs = append(errs, push.Load())
 	secs = append(secs, push)
+	stt := config.STTSection(s.stt)
+	errs = append(errs, stt.Load())
+	secs = append(secs, stt)
 	errs = append(errs, config.CheckVariables(os.Environ(), secs...))
 	return s, errors.Join(errs...)
 }
@@ -93,6 +99,7 @@ func defaultSettings() settings {
 	}
 	config.APISection(s.api).Defaults()
 	config.PushSection(s.push).Defaults()
+	config.STTSection(s.stt).Defaults()
 	return s
 }
 
@@ -111,6 +118,10 @@ func (s settings) Validate() error {
 	}
 	_, err := s.api.Validate()
 	errs = append(errs, err, s.push.Validate())
+	if s.stt.URL != "" {
+		_, err := stt.New(s.stt.URL, s.stt.Model, s.stt.APIKey)
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -120,6 +131,7 @@ func (s settings) secrets() []string {
 	for _, a := range s.apps {
 		out = append(out, a.Secrets()...)
 	}
+	out = append(out, s.stt.Secrets()...)
 	return append(out, s.api.Secrets()...)
 }
 

@@ -50,6 +50,7 @@ func values(s settings) map[string]reflect.Value {
 	}
 	add(config.Prefix+"_API", reflect.ValueOf(*s.api))
 	add(config.Prefix+"_PUSH", reflect.ValueOf(*s.push))
+	add(config.Prefix+"_STT", reflect.ValueOf(*s.stt))
 	return out
 }
 
@@ -112,6 +113,8 @@ func everyVariable(dir string) map[string]string {
 		"LEASHD_AGENT_ENV": "GITHUB_TOKEN", "LEASHD_SANDBOX": "docker", "LEASHD_SANDBOX_NETWORK": "off", "LEASHD_SANDBOX_HOME": "/home/agent",
 		"LEASHD_SANDBOX_IMAGE": "my-agent", "LEASHD_SANDBOX_CPUS": "2", "LEASHD_SANDBOX_MEMORY": "1g",
 		"LEASHD_MCP_MAX_SESSIONS": "50", "LEASHD_MCP_SESSION_IDLE_SECONDS": "0",
+		"LEASHD_MAX_UPLOAD_BYTES": "1048576", "LEASHD_STT_URL": "http://127.0.0.1:8000/v1", "LEASHD_STT_MODEL": "whisper-large-v3",
+		"LEASHD_STT_API_KEY": "stt-k3y-0a1b2c",
 
 		"LEASHD_WEB_ADDR": "0.0.0.0:9000", "LEASHD_WEB_TOKEN": "w3b-t0ken-9f8e7d6c5b4a", "LEASHD_WEB_PAGE": "off",
 		"LEASHD_WEB_MAX_STREAMS": "7",
@@ -166,7 +169,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 	assert.Len(t, s.enabled(), 3, "Telegram, Slack and Discord; the web page is off")
 	assert.True(t, s.host().HTTP, "the server still serves")
 	assert.Equal(t, worktree.Identity{Name: "Leash Bot", Email: "bot@example.com"}, gitIdentity(s.GitAuthor))
-	assert.ElementsMatch(t, []string{"w3b-t0ken-9f8e7d6c5b4a", "123:abc", "s3cr3t_-0123456789", "xoxb-1", "xapp-1", "signing", "d1sc0rd", "c1-t0ken-0a1b2c3d4e5f"}, s.secrets())
+	assert.ElementsMatch(t, []string{"w3b-t0ken-9f8e7d6c5b4a", "123:abc", "s3cr3t_-0123456789", "xoxb-1", "xapp-1", "signing", "d1sc0rd", "c1-t0ken-0a1b2c3d4e5f", "stt-k3y-0a1b2c"}, s.secrets())
 }
 
 // Only LEASHD_* variables are read: not the unprefixed names envconfig

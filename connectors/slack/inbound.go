@@ -23,6 +23,7 @@ type humanMessage struct {
 	text     string
 	ts       string
 	threadTS string
+	files    []slack.File // shared with the message (files.go)
 }
 
 // onEvent handles an Events API event (already acknowledged): each human
@@ -36,9 +37,12 @@ func (c *Connector) onEvent(eventID string, ev slackevents.EventsAPIEvent) {
 	var m humanMessage
 	switch e := ev.InnerEvent.Data.(type) {
 	case *slackevents.AppMentionEvent:
-		m = humanMessage{mention: true, channel: e.Channel, user: e.User, botID: e.BotID, text: e.Text, ts: e.TimeStamp, threadTS: e.ThreadTimeStamp}
+		m = humanMessage{mention: true, channel: e.Channel, user: e.User, botID: e.BotID, text: e.Text, ts: e.TimeStamp, threadTS: e.ThreadTimeStamp, files: e.Files}
 	case *slackevents.MessageEvent:
 		m = humanMessage{channel: e.Channel, chanType: e.ChannelType, user: e.User, botID: e.BotID, subtype: e.SubType, text: e.Text, ts: e.TimeStamp, threadTS: e.ThreadTimeStamp}
+		if e.Message != nil {
+			m.files = e.Message.Files
+		}
 	default:
 		return
 	}
@@ -87,11 +91,12 @@ func (c *Connector) onMessage(m humanMessage) {
 	}
 	text := strings.TrimSpace(strings.ReplaceAll(m.text, mentionTag, ""))
 	chatID := ref.String()
-	c.spawn(chatID, func(ctx context.Context) { c.handleText(ctx, ref, m.user, text, !dm) })
+	files := m.files
+	c.spawn(chatID, func(ctx context.Context) { c.handleText(ctx, ref, m.user, text, !dm, files...) })
 }
 
 // handleText checks who wrote and hands the text to the engine.
-func (c *Connector) handleText(ctx context.Context, ref chatRef, user, text string, group bool) {
+func (c *Connector) handleText(ctx context.Context, ref chatRef, user, text string, group bool, files ...slack.File) {
 	h := c.handler()
 	chatID := ref.String()
 	allowed, approver := c.allowed[user], c.approvers[user]
@@ -111,13 +116,17 @@ func (c *Connector) handleText(ctx context.Context, ref chatRef, user, text stri
 		c.lastThread[ref.channel] = ref.thread
 		c.mu.Unlock()
 	}
-	if text == "" {
+	var in connectors.Incoming
+	if allowed {
+		in.Files = c.filesOf(files) // approvers who are not users only answer
+	}
+	if text == "" && len(in.Files) == 0 {
 		if err := c.Say(ctx, chatID, "What should I do? Write it here."); err != nil {
 			c.log.Warn("answering an empty mention", c.errAttr(err))
 		}
 		return
 	}
-	in := connectors.Incoming{ChatID: chatID, UserID: user, UserName: user, Text: text, Group: group, Authorize: c.authorizer(user)}
+	in.ChatID, in.UserID, in.UserName, in.Text, in.Group, in.Authorize = chatID, user, user, text, group, c.authorizer(user)
 	if _, err := h.HandleMessage(ctx, in); err != nil {
 		c.log.Debug("message not taken", "chat", chatID, c.errAttr(err))
 	}

@@ -176,7 +176,7 @@ type e2eSession struct {
 	chat *e2eChat
 }
 
-func (s *e2eSession) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
+func (s *e2eSession) Turn(ctx context.Context, prompt agent.Prompt, h agent.TurnHandler) (agent.Result, error) {
 	res, err := s.Session.Turn(ctx, prompt, &e2eHandler{TurnHandler: h, chat: s.chat})
 	if s.chat != nil {
 		s.chat.turnDone <- struct{}{}

@@ -42,8 +42,12 @@ func (c *Connector) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 	if strings.TrimSpace(text) == "" {
 		text = m.Caption
 	}
-	if strings.TrimSpace(text) == "" {
-		if err := c.sayPlain(ctx, chat, "I can only read text messages."); err != nil {
+	var files []connectors.File
+	if c.allowedUser(m.From.ID) {
+		files = c.filesOf(m) // files.go; approvers who are not users only answer
+	}
+	if strings.TrimSpace(text) == "" && len(files) == 0 {
+		if err := c.sayPlain(ctx, chat, "I can only read text, pictures, files and voice notes."); err != nil {
 			c.log.Warn("telegram: reply failed", "chat", chat, "err", err)
 		}
 		return
@@ -64,6 +68,7 @@ func (c *Connector) handleMessage(ctx context.Context, m *tgbotapi.Message) {
 		UserName: c.nameOf(strconv.FormatInt(m.From.ID, 10)),
 		Text:     text,
 		Group:    m.Chat.IsGroup() || m.Chat.IsSuperGroup(),
+		Files:    files,
 	}
 	user := m.From.ID
 	in.Authorize = func(it interactions.Interaction) error {

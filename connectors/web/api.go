@@ -54,6 +54,8 @@ func (c *Connector) Mount(mux *http.ServeMux) {
 	api("GET /api/events", c.watching(c.events))
 	api("GET /api/chats", c.pageOnly(c.listChats))
 	api("POST /api/chats/{chat}/messages", c.messaging(c.postMessage))
+	api("POST /api/chats/{chat}/files", c.messaging(c.postFiles)) // files.go
+	api("GET /api/files/{id}", c.downloadFile)
 	api("GET /api/interactions", c.listInteractions)
 	api("POST /api/interactions/{id}/reply", c.answering(c.reply))
 	api("POST /api/interactions/{id}/toggle", c.answering(c.toggle))

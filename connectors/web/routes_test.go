@@ -68,6 +68,8 @@ func TestEveryAPIRouteNeedsTheToken(t *testing.T) {
 		{"GET", "GET /api/events", "/api/events?chat=a", ""},
 		{"GET", "GET /api/chats", "/api/chats", ""},
 		{"POST", "POST /api/chats/{chat}/messages", "/api/chats/a/messages", `{"text":"hi"}`},
+		{"POST", "POST /api/chats/{chat}/files", "/api/chats/a/files", `{"text":"hi"}`},
+		{"GET", "GET /api/files/{id}", "/api/files/nope", ""},
 		{"GET", "GET /api/interactions", "/api/interactions?chat=a", ""},
 		{"POST", "POST /api/interactions/{id}/reply", "/api/interactions/nope/reply", `{"answers":[["allow"]]}`},
 		{"POST", "POST /api/interactions/{id}/toggle", "/api/interactions/nope/toggle", `{"label":"Auth"}`},

@@ -99,6 +99,7 @@ type Connector struct {
 	flushOnce sync.Once
 
 	handler atomic.Pointer[connectors.Handler]
+	sent    sentFiles // files the agent sent, for their links (files.go)
 	// quit ends long-polls (GET /api/interactions/{id}?wait=) when the
 	// server shuts down, so they do not hold up the shutdown.
 	quit     context.Context

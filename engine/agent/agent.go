@@ -82,6 +82,9 @@ type SessionOptions struct {
 	Mode     Mode
 	WorkDir  string
 	Model    string
+	// MCPServers are given to the agent for the session (leashd's own,
+	// with send_file).
+	MCPServers []MCPServer
 	// Notice, when set, receives what the agent reports outside a turn's
 	// text, in or between turns (Notice); it must not block long.
 	Notice func(Notice)
@@ -119,7 +122,7 @@ type Session interface {
 	// Only one turn runs at a time. An error means the turn could not
 	// finish (the process died, ctx ended); Result.IsError means the agent
 	// itself reported an error.
-	Turn(ctx context.Context, prompt string, h TurnHandler) (Result, error)
+	Turn(ctx context.Context, prompt Prompt, h TurnHandler) (Result, error)
 	// Interrupt stops the running turn; Turn then returns.
 	Interrupt(ctx context.Context) error
 	// SetMode changes the permission mode for the rest of the session.
@@ -130,6 +133,39 @@ type Session interface {
 	Done() <-chan struct{}
 	// Close ends the session cleanly, forcibly once ctx is done.
 	Close(ctx context.Context) error
+}
+
+// Prompt is what a person sends the agent in one turn: text and, when the
+// person sent pictures, images. A driver whose agent takes no images gets
+// none: the engine asks ImageTaker first and saves them as files instead.
+type Prompt struct {
+	Text   string
+	Images []Image
+}
+
+// Text is a prompt of text only.
+func Text(s string) Prompt { return Prompt{Text: s} }
+
+// Image is a picture in a prompt: JPEG, PNG, GIF or WebP bytes, already
+// made small enough for the model.
+type Image struct {
+	MediaType string // image/jpeg, image/png, image/gif or image/webp
+	Data      []byte
+}
+
+// ImageTaker is implemented by sessions that can say whether their agent
+// takes images in a prompt (an ACP agent tells at start-up); a session that
+// does not implement it takes them.
+type ImageTaker interface {
+	TakesImages() bool
+}
+
+// MCPServer is an MCP server a session's agent is given besides its own:
+// leashd's, with the send_file tool. Headers carry its credential.
+type MCPServer struct {
+	Name    string
+	URL     string // streamable HTTP
+	Headers map[string]string
 }
 
 // TurnHandler receives a turn's stream. Methods may be called from several

@@ -19,6 +19,9 @@ type ScriptAgent struct {
 	Info agent.About
 	// Turn runs each turn; Echo when nil.
 	Turn func(ctx context.Context, s *ScriptSession, prompt string, h agent.TurnHandler) (agent.Result, error)
+	// NoImages: its sessions take no images (agent.ImageTaker), so the
+	// engine saves pictures as files instead.
+	NoImages bool
 	// EngineRules: like the demo agent, it keeps no session rules and asks
 	// the engine to apply them (agent.SessionRulesByEngine).
 	EngineRules bool
@@ -32,6 +35,7 @@ type ScriptAgent struct {
 	mu        sync.Mutex
 	opened    []agent.SessionOptions
 	prompts   []string
+	images    []agent.Image // every image the prompts carried, in order
 	responses []agent.PermissionResponse
 	seq       int
 	live      []*ScriptSession
@@ -92,6 +96,13 @@ func (a *ScriptAgent) Prompts() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]string(nil), a.prompts...)
+}
+
+// Images returns every image the prompts carried, in order.
+func (a *ScriptAgent) Images() []agent.Image {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]agent.Image(nil), a.images...)
 }
 
 // Responses returns every permission response its turns got, in order.
@@ -181,8 +192,12 @@ type ScriptSession struct {
 
 // Turn implements agent.Session: it records the prompt and runs the
 // agent's Turn with a handler that records the permission responses.
-func (s *ScriptSession) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
-	s.a.note(func() { s.a.prompts = append(s.a.prompts, prompt) })
+func (s *ScriptSession) Turn(ctx context.Context, p agent.Prompt, h agent.TurnHandler) (agent.Result, error) {
+	prompt := p.Text
+	s.a.note(func() {
+		s.a.prompts = append(s.a.prompts, prompt)
+		s.a.images = append(s.a.images, p.Images...)
+	})
 	select {
 	case <-s.interrupt: // drop a stale interrupt
 	default:
@@ -209,6 +224,9 @@ func (s *ScriptSession) Turn(ctx context.Context, prompt string, h agent.TurnHan
 	}
 	return res, err
 }
+
+// TakesImages implements agent.ImageTaker: false with NoImages.
+func (s *ScriptSession) TakesImages() bool { return !s.a.NoImages }
 
 // Interrupt implements agent.Session: WaitInterrupt returns.
 func (s *ScriptSession) Interrupt(context.Context) error {

@@ -90,6 +90,8 @@ type Server struct {
 	envSeq    int
 	users     map[string]string // user ID → name
 	rejected  []Rejection
+	files     map[string]*fileRec // files.go
+	shared    []SharedFile
 }
 
 // Rejection is a call refused because its blocks broke Slack's limits.
@@ -116,6 +118,9 @@ func New(botToken, appToken string) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.api)
 	mux.HandleFunc("/ws", s.ws)
+	mux.HandleFunc("/files-pri/", s.serveDownload) // files.go
+	mux.HandleFunc("POST /upload/v1/", s.serveUpload)
+	mux.HandleFunc("/signin", serveSignIn)
 	s.upgrader.CheckOrigin = func(*http.Request) bool { return true } // the client sends Origin: https://api.slack.com
 	s.srv = httptest.NewServer(mux)
 	return s

@@ -144,6 +144,9 @@ func (s *Server) answerLocked(w http.ResponseWriter, method string, p map[string
 		s.ephemeral = append(s.ephemeral, Ephemeral{Channel: p["channel"], User: p["user"], Text: p["text"], ThreadTS: p["thread_ts"]})
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "message_ts": s.nextTS()})
 	default:
+		if s.answerFileLocked(w, method, p) { // files.go
+			return
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "unknown_method"})
 	}
 }

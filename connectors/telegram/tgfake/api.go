@@ -22,8 +22,17 @@ type apiError struct {
 // serve answers every request to the fake: the token is checked, a Stall
 // may hold the call, and each call is recorded (Requests).
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/file/bot") {
+		s.serveDownload(w, r) // files.go
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
 	token, method, ok2 := strings.Cut(rest, "/")
+	uploads, uerr := readUploads(r) // files.go: sendPhoto, sendDocument
+	if uerr != nil {
+		writeErr(w, *uerr)
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		writeErr(w, apiError{400, "Bad Request: " + err.Error(), 0})
 		return
@@ -43,6 +52,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	// Parsing the content needs no state: done before the lock, so that
 	// requests (and the long poll) do not queue behind each other's parsing.
 	pc := parseContent(method, r.Form)
+	pc.files = uploads
 	s.mu.Lock()
 	req := Request{At: s.now(), Method: method, Params: r.Form, Status: http.StatusOK}
 	req.ChatID, _ = strconv.ParseInt(r.Form.Get("chat_id"), 10, 64)
@@ -113,6 +123,7 @@ type content struct {
 	text   string
 	markup *tgbotapi.InlineKeyboardMarkup
 	err    *apiError
+	files  map[string]upload // a multipart request's files
 }
 
 // parseContent checks the text and keyboard of the methods that carry them.

@@ -133,7 +133,9 @@ type Server struct {
 	violations []string
 	fail       map[string][]int
 	users      map[int64]string
-	queryChat  map[string]int64 // callback query ID → the chat it was tapped in
+	queryChat  map[string]int64       // callback query ID → the chat it was tapped in
+	files      map[string]*storedFile // by file_id (files.go)
+	sent       []SentFile             // files the bot sent (files.go)
 	stalls     []*stall
 	deliverWG  sync.WaitGroup
 	closed     bool

@@ -51,6 +51,10 @@ func (s *Server) callLocked(method string, f url.Values, pc content) (any, *apiE
 		return s.editMessageLocked(method, chatID, f, pc)
 	case "deleteMessage":
 		return s.deleteMessageLocked(chatID, f)
+	case "getFile":
+		return s.getFileLocked(f)
+	case "sendPhoto", "sendDocument":
+		return s.sendFileLocked(method, chatID, f, pc)
 	}
 	return nil, &apiError{404, "Not Found: method " + method + " is not implemented by tgfake", 0}
 }

@@ -614,6 +614,43 @@ async function start() {
   $("#chats").addEventListener("change", e => switchChat(e.target.value));
   $("#rename").addEventListener("click", rename);
   $("#newchat").addEventListener("click", () => { const id = "web-" + Math.random().toString(36).slice(2, 8); remember(id); switchChat(id); });
+  setupFiles();
   connect();
 }
+
+// Files: the attach button, pasting and dropping send pictures and files
+// with the composer's text as their words; the record button sends a voice
+// note. The agent's files arrive as "file" events with a download link.
+async function upload(files, voice) {
+  const ta = $("#text"), text = ta.value.trim(), fd = new FormData();
+  if (text) fd.append("text", text);
+  if (voice) fd.append("voice", "1");
+  for (const f of files) fd.append("file", f, f.name || "pasted.png");
+  ta.value = "";
+  const r = await fetch("/api/chats/" + encodeURIComponent(state.chat) + "/files", { method: "POST", body: fd, credentials: "same-origin" });
+  if (!r.ok) { const d = await r.json().catch(() => null); toast((d && d.error) || (r.status + " " + r.statusText)); ta.value = text; }
+}
+function setupFiles() {
+  const pick = $("#attachin");
+  $("#attach").addEventListener("click", () => pick.click());
+  pick.addEventListener("change", () => { if (pick.files.length) upload([...pick.files]); pick.value = ""; });
+  $("#text").addEventListener("paste", e => { const fs = [...(e.clipboardData ? e.clipboardData.files : [])]; if (fs.length) { e.preventDefault(); upload(fs); } });
+  document.addEventListener("dragover", e => e.preventDefault());
+  document.addEventListener("drop", e => { e.preventDefault(); const fs = [...(e.dataTransfer ? e.dataTransfer.files : [])]; if (fs.length) upload(fs); });
+  const rec = $("#record");
+  if (!navigator.mediaDevices || !window.MediaRecorder) { rec.hidden = true; return; }
+  let mr = null;
+  rec.addEventListener("click", async () => {
+    if (mr) { mr.stop(); return; }
+    let stream; try { stream = await navigator.mediaDevices.getUserMedia({ audio: true }); } catch (e) { toast("No microphone: " + e.message); return; }
+    const parts = []; mr = new MediaRecorder(stream);
+    mr.ondataavailable = e => parts.push(e.data);
+    mr.onstop = () => { stream.getTracks().forEach(t => t.stop()); rec.classList.remove("on"); const type = mr.mimeType || "audio/webm"; mr = null; upload([new File(parts, "voice." + (type.includes("ogg") ? "ogg" : "webm"), { type })], true); };
+    mr.start(); rec.classList.add("on");
+  });
+}
+handlers.file = ev => {
+  const link = el("a", { href: ev.url, download: ev.name, text: "📎 " + ev.name });
+  add(ev.chat_id, el("div", { class: "msg bot" }, el("div", { class: "body" }, link, ev.caption ? el("div", { text: ev.caption }) : null), stamp(ev.at)));
+};
 start();

@@ -203,10 +203,14 @@ func (s *session) start(ctx context.Context, opts agent.SessionOptions) error {
 	}
 	s.canLoad = init.AgentCapabilities.LoadSession
 	s.canResume = init.AgentCapabilities.SessionCapabilities.Resume != nil
+	s.mu.Lock()
+	s.images = init.AgentCapabilities.PromptCapabilities.Image
+	s.mu.Unlock()
+	servers := mcpServers(opts.MCPServers, init.AgentCapabilities.McpCapabilities.Http)
 	var modes *sdk.SessionModeState
 	switch {
 	case opts.ResumeID != "" && s.canResume:
-		r, err := call[sdk.ResumeSessionResponse](ctx, s, sdk.AgentMethodSessionResume, sdk.ResumeSessionRequest{SessionId: sdk.SessionId(opts.ResumeID), Cwd: opts.WorkDir, McpServers: []sdk.McpServer{}})
+		r, err := call[sdk.ResumeSessionResponse](ctx, s, sdk.AgentMethodSessionResume, sdk.ResumeSessionRequest{SessionId: sdk.SessionId(opts.ResumeID), Cwd: opts.WorkDir, McpServers: servers})
 		if err != nil {
 			return fmt.Errorf("session/resume %s: %w", opts.ResumeID, err)
 		}
@@ -215,7 +219,7 @@ func (s *session) start(ctx context.Context, opts agent.SessionOptions) error {
 		s.mu.Lock()
 		s.replaying = true // the history it replays is not shown again
 		s.mu.Unlock()
-		r, err := call[sdk.LoadSessionResponse](ctx, s, sdk.AgentMethodSessionLoad, sdk.LoadSessionRequest{SessionId: sdk.SessionId(opts.ResumeID), Cwd: opts.WorkDir, McpServers: []sdk.McpServer{}})
+		r, err := call[sdk.LoadSessionResponse](ctx, s, sdk.AgentMethodSessionLoad, sdk.LoadSessionRequest{SessionId: sdk.SessionId(opts.ResumeID), Cwd: opts.WorkDir, McpServers: servers})
 		s.mu.Lock()
 		s.replaying = false
 		s.mu.Unlock()
@@ -226,7 +230,7 @@ func (s *session) start(ctx context.Context, opts agent.SessionOptions) error {
 	case opts.ResumeID != "":
 		return fmt.Errorf("the agent can neither resume nor load sessions (it offers no session/resume or session/load)")
 	default:
-		r, err := call[sdk.NewSessionResponse](ctx, s, sdk.AgentMethodSessionNew, sdk.NewSessionRequest{Cwd: opts.WorkDir, McpServers: []sdk.McpServer{}})
+		r, err := call[sdk.NewSessionResponse](ctx, s, sdk.AgentMethodSessionNew, sdk.NewSessionRequest{Cwd: opts.WorkDir, McpServers: servers})
 		if err != nil {
 			return fmt.Errorf("session/new: %w", err)
 		}

@@ -55,7 +55,7 @@ func TestRealACPInBwrap(t *testing.T) {
 	s, err := ag.Open(ctx, agent.SessionOptions{ChatID: "sb", WorkDir: dir, Mode: agent.ModeDefault})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close(context.Background()) })
-	res, err := s.Turn(ctx, "look around", allowAll{})
+	res, err := s.Turn(ctx, agent.Text("look around"), allowAll{})
 	require.NoError(t, err)
 	assert.Equal(t, "looked", res.Text)
 	var out string

@@ -141,7 +141,7 @@ func turnWithin(t *testing.T, sess agent.Session, h agent.TurnHandler, d time.Du
 	}
 	ch := make(chan out, 1)
 	go func() {
-		r, err := sess.Turn(context.Background(), "go", h)
+		r, err := sess.Turn(context.Background(), agent.Text("go"), h)
 		ch <- out{r, err}
 	}()
 	select {
@@ -264,7 +264,7 @@ func TestStopEndsTheTurnWhateverTheAgentDoes(t *testing.T) {
 	})
 	errc := make(chan error, 1)
 	go func() {
-		_, err := sess.Turn(context.Background(), "go", &textHandler{})
+		_, err := sess.Turn(context.Background(), agent.Text("go"), &textHandler{})
 		errc <- err
 	}()
 	<-prompted

@@ -34,6 +34,7 @@ type session struct {
 	id        string
 	canLoad   bool
 	canResume bool
+	images    bool // the agent takes images in prompts
 	modes     []sdk.SessionMode
 	current   string        // the agent's current mode ID
 	modeMoved chan struct{} // closed (and replaced) when current changes
@@ -240,7 +241,7 @@ func (s *session) Close(ctx context.Context) error {
 // updates to h. Reasons people gave when rejecting (which ACP v1 has no
 // field for) are sent as a follow-up prompt when the turn ends, or, if it
 // was stopped, before the next prompt.
-func (s *session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
+func (s *session) Turn(ctx context.Context, p agent.Prompt, h agent.TurnHandler) (agent.Result, error) {
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
 	if s.ended() {
@@ -264,8 +265,9 @@ func (s *session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) 
 		h.Text(note + "\n\n")
 	}
 	if earlier != "" {
-		prompt = earlier + "\n\n" + prompt
+		p.Text = earlier + "\n\n" + p.Text
 	}
+	prompt := s.promptBlocks(p)
 	for {
 		resp, err := s.prompt(ctx, prompt)
 		if err != nil {
@@ -289,7 +291,7 @@ func (s *session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) 
 			}
 			return res, nil
 		}
-		prompt = more // what people said reaches the agent now
+		prompt = []sdk.ContentBlock{sdk.TextBlock(more)} // what people said reaches the agent now
 		h.Text("\n\n")
 	}
 }
@@ -298,7 +300,7 @@ func (s *session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) 
 // and waits a little for the agent to wind down. After Interrupt (/stop)
 // the agent has the close timeout to end the turn; one that does not is
 // closed, so the turn ends and the chat is free whatever the agent does.
-func (s *session) prompt(ctx context.Context, text string) (sdk.PromptResponse, error) {
+func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.PromptResponse, error) {
 	type res struct {
 		v   sdk.PromptResponse
 		err error
@@ -309,7 +311,7 @@ func (s *session) prompt(ctx context.Context, text string) (sdk.PromptResponse, 
 	s.mu.Unlock()
 	go func() {
 		v, err := sdk.SendRequest[sdk.PromptResponse](s.conn, context.WithoutCancel(ctx), sdk.AgentMethodSessionPrompt,
-			sdk.PromptRequest{SessionId: sdk.SessionId(id), Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+			sdk.PromptRequest{SessionId: sdk.SessionId(id), Prompt: blocks})
 		ch <- res{v, err}
 	}()
 	answered := func(r res) (sdk.PromptResponse, error) {

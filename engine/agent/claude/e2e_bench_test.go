@@ -52,7 +52,7 @@ func BenchmarkRealCLITurn(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		res, err := s.Turn(ctx, fmt.Sprintf("prompt %d", i), nopHandler{})
+		res, err := s.Turn(ctx, agent.Text(fmt.Sprintf("prompt %d", i)), nopHandler{})
 		if err != nil || res.Text != "ok" {
 			b.Fatal(res, err)
 		}

@@ -24,7 +24,7 @@ func TestRealCLIPromptGetsText(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	start := time.Now()
-	res, err := s.Turn(ctx, "say hello", h)
+	res, err := s.Turn(ctx, agent.Text("say hello"), h)
 	require.NoError(t, err)
 	t.Logf("turn took %s", time.Since(start).Round(time.Millisecond))
 	assert.Equal(t, "Hello from the fake model", res.Text)
@@ -66,7 +66,7 @@ func TestRealCLIInterruptWhilePermissionPending(t *testing.T) {
 	}
 	done := make(chan out, 1)
 	go func() {
-		res, err := s.Turn(context.Background(), "touch a file", h)
+		res, err := s.Turn(context.Background(), agent.Text("touch a file"), h)
 		done <- out{res, err}
 	}()
 	<-asked
@@ -77,7 +77,7 @@ func TestRealCLIInterruptWhilePermissionPending(t *testing.T) {
 	assert.ErrorIs(t, <-withdrawn, claude.ErrRequestWithdrawn, "the CLI withdrew the pending request (control_cancel_request)")
 	assert.NoFileExists(t, filepath.Join(c.dir, "never.txt"))
 	// the session goes on
-	res, err := s.Turn(context.Background(), "next", &recHandler{})
+	res, err := s.Turn(context.Background(), agent.Text("next"), &recHandler{})
 	require.NoError(t, err)
 	assert.Equal(t, "after", res.Text)
 }
@@ -91,7 +91,7 @@ func TestRealCLISessionRulesReachTheCLI(t *testing.T) {
 			{Type: "addRules", Rules: []agent.Rule{{ToolName: "Bash", RuleContent: "touch a.txt"}}, Behavior: "allow", Destination: "session"},
 		}}
 	}}
-	res, err := s.Turn(context.Background(), "touch twice", h)
+	res, err := s.Turn(context.Background(), agent.Text("touch twice"), h)
 	require.NoError(t, err)
 	assert.Equal(t, "done", res.Text)
 	assert.Len(t, h.perms, 1, "the CLI applied the session rule: the second call was not asked")
@@ -108,7 +108,7 @@ func TestRealCLISetModeAcceptEdits(t *testing.T) {
 	s := c.open(t, agent.SessionOptions{ChatID: "t1", Mode: agent.ModeDefault})
 	require.NoError(t, s.SetMode(context.Background(), agent.ModeAcceptEdits))
 	h := &recHandler{}
-	res, err := s.Turn(context.Background(), "write it", h)
+	res, err := s.Turn(context.Background(), agent.Text("write it"), h)
 	require.NoError(t, err)
 	assert.Equal(t, "written", res.Text)
 	assert.Empty(t, h.perms, "in acceptEdits the CLI does not ask about Write")
@@ -138,7 +138,7 @@ func TestRealCLIPlanApprovalSetsTheCLIMode(t *testing.T) {
 				}
 				return resp
 			}}
-			res, err := s.Turn(context.Background(), "plan then write", h)
+			res, err := s.Turn(context.Background(), agent.Text("plan then write"), h)
 			require.NoError(t, err)
 			assert.Equal(t, "done", res.Text)
 			var asked []string
@@ -166,7 +166,7 @@ func TestRealCLIPartialText(t *testing.T) {
 		fakeapi.Text("second block"))
 	s := c.open(t, agent.SessionOptions{ChatID: "t1"})
 	h := &recHandler{}
-	res, err := s.Turn(context.Background(), "hi", h)
+	res, err := s.Turn(context.Background(), agent.Text("hi"), h)
 	require.NoError(t, err)
 	assert.Equal(t, "second block", res.Text)
 	// the fake API streams each text in three deltas

@@ -156,7 +156,7 @@ type spySession struct {
 	a *spyAgent
 }
 
-func (s *spySession) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
+func (s *spySession) Turn(ctx context.Context, prompt agent.Prompt, h agent.TurnHandler) (agent.Result, error) {
 	return s.Session.Turn(ctx, prompt, spyHandler{TurnHandler: h, a: s.a})
 }
 

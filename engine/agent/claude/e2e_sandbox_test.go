@@ -39,7 +39,7 @@ func TestRealCLIInBwrap(t *testing.T) {
 	h := &recHandler{decide: func(context.Context, agent.PermissionRequest) agent.PermissionResponse {
 		return agent.PermissionResponse{Allow: true}
 	}}
-	res, err := s.Turn(t.Context(), "look around", h)
+	res, err := s.Turn(t.Context(), agent.Text("look around"), h)
 	require.NoError(t, err)
 	assert.Equal(t, "looked", res.Text)
 	calls := api.Calls()
@@ -69,7 +69,7 @@ func TestRealCLIResumesInBwrap(t *testing.T) {
 		claude.WithEnv(api.Env(home)), claude.WithLogger(newTestLogger(t)), claude.WithSandbox(&sandbox.Host{Wrap: w}))}
 	api.Reply(fakeapi.Text("first answer"), fakeapi.Text("second answer"))
 	s := c.open(t, agent.SessionOptions{ChatID: "sb", Mode: agent.ModeDefault})
-	res, err := s.Turn(t.Context(), "remember the word kumquat", &recHandler{})
+	res, err := s.Turn(t.Context(), agent.Text("remember the word kumquat"), &recHandler{})
 	require.NoError(t, err)
 	require.Equal(t, "first answer", res.Text)
 	id := s.ID()
@@ -77,7 +77,7 @@ func TestRealCLIResumesInBwrap(t *testing.T) {
 	require.NoError(t, s.Close(t.Context()))
 
 	s2 := c.open(t, agent.SessionOptions{ChatID: "sb", Mode: agent.ModeDefault, ResumeID: id})
-	res, err = s2.Turn(t.Context(), "which word?", &recHandler{})
+	res, err = s2.Turn(t.Context(), agent.Text("which word?"), &recHandler{})
 	require.NoError(t, err)
 	assert.Equal(t, "second answer", res.Text)
 	calls := api.Calls()

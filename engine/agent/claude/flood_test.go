@@ -30,7 +30,7 @@ func TestHugeAgentLinesAreCappedWithANote(t *testing.T) {
 		asked = true
 		return agent.PermissionResponse{Allow: true}
 	}}
-	res, err := s.Turn(turnCtx(t), "flood", h)
+	res, err := s.Turn(turnCtx(t), agent.Text("flood"), h)
 	require.NoError(t, err)
 
 	big := floodBytes()
@@ -56,7 +56,7 @@ func TestHugeAgentLinesAreCappedWithANote(t *testing.T) {
 	assert.Contains(t, logs.String(), "longer than the message limit")
 
 	// and the session goes on
-	res, err = s.Turn(turnCtx(t), "echo still here", &handler{})
+	res, err = s.Turn(turnCtx(t), agent.Text("echo still here"), &handler{})
 	require.NoError(t, err)
 	assert.Equal(t, "you said: still here", res.Text)
 }

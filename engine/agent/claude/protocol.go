@@ -422,7 +422,7 @@ type outUser struct {
 
 type outMessage struct {
 	Role    string `json:"role"`
-	Content string `json:"content"`
+	Content any    `json:"content"` // text, or blocks with images (userContent)
 }
 
 type permissionAllowBody struct {

@@ -58,6 +58,7 @@ type session struct {
 	notice      func(agent.Notice)
 	exitErr     error
 	closedBy    string // why leashd ended the process, if it did
+	cleanup     func() // removes the session's --mcp-config file once it exited
 }
 
 // ErrRequestWithdrawn is the cause (context.Cause) of a permission
@@ -89,8 +90,19 @@ func start(a *Agent, o agent.SessionOptions) (*session, error) {
 	// The CLI says when a turn is really over (session_state_changed
 	// idle, after background agents finished) only when asked to.
 	env := append([]string{"CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS=1"}, a.env...)
-	proc, err := a.sandbox.Start(sandbox.Spec{Path: a.path, Args: a.argsFor(o), Dir: o.WorkDir, Env: env, Name: o.ChatID})
+	args := a.argsFor(o)
+	cleanup := func() {}
+	if len(o.MCPServers) > 0 {
+		path, mcpEnv, remove, err := writeMCPConfig(o.WorkDir, o.MCPServers)
+		if err != nil {
+			return nil, err
+		}
+		args, cleanup = append(args, "--mcp-config", path), remove
+		env = append(env, mcpEnv...)
+	}
+	proc, err := a.sandbox.Start(sandbox.Spec{Path: a.path, Args: args, Dir: o.WorkDir, Env: env, Name: o.ChatID})
 	if err != nil {
+		cleanup()
 		return nil, err
 	}
 	errs := &tailBuffer{max: 8 << 10}
@@ -106,7 +118,7 @@ func start(a *Agent, o agent.SessionOptions) (*session, error) {
 		stdin: proc.Stdin(), ctx: ctx, cancel: cancel,
 		done: make(chan struct{}), readDone: make(chan struct{}), errsDone: errsDone, errsPipe: proc.Stderr(),
 		id: o.ResumeID, waiting: map[string]chan controlResponse{}, perms: map[string]*perm{},
-		notice: o.Notice,
+		notice: o.Notice, cleanup: cleanup,
 	}
 	log.Debug("claude started", "path", a.path, "sandbox", a.sandbox.Name(), "dir", o.WorkDir)
 	go s.read()
@@ -146,6 +158,7 @@ func (s *session) wait() {
 	s.errsPipe.Close()
 	// Nothing it started outlives the session.
 	s.proc.End(2 * time.Second)
+	s.cleanup()
 	s.mu.Lock()
 	s.exitErr = err
 	closedBy := s.closedBy
@@ -184,7 +197,7 @@ func (s *session) endedErr() error {
 }
 
 // Turn implements agent.Session.
-func (s *session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
+func (s *session) Turn(ctx context.Context, prompt agent.Prompt, h agent.TurnHandler) (agent.Result, error) {
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
 	if s.ctx.Err() != nil {
@@ -204,7 +217,7 @@ func (s *session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) 
 		close(ts.finished)
 	}()
 
-	err := s.send(outUser{Type: typeUser, Message: outMessage{Role: "user", Content: prompt}, SessionID: "default"})
+	err := s.send(outUser{Type: typeUser, Message: outMessage{Role: "user", Content: userContent(prompt)}, SessionID: "default"})
 	if err != nil {
 		return agent.Result{}, err
 	}

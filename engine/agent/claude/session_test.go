@@ -96,7 +96,7 @@ func TestTurnEchoAndResult(t *testing.T) {
 	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	assert.Equal(t, "", s.ID(), "no session ID before the CLI says one")
 	h := &handler{}
-	res, err := s.Turn(turnCtx(t), "echo hello there", h)
+	res, err := s.Turn(turnCtx(t), agent.Text("echo hello there"), h)
 	require.NoError(t, err)
 	assert.Equal(t, agent.Result{Text: "you said: hello there", SessionID: "fake-session-1", CostUSD: 0.25, NumTurns: 2, Subtype: "success", DurationMS: 7}, res)
 	assert.Equal(t, []string{"you said: hello there"}, h.texts)
@@ -108,7 +108,7 @@ func TestArgsDirEnvAndResumeID(t *testing.T) {
 	a, _ := fakeAgent(t, "normal", WithEnv([]string{"FAKECLI_EXTRA=passed"}), WithExtraArgs("--add-dir", "/tmp"))
 	s := openFake(t, a, agent.SessionOptions{ChatID: "c", Mode: agent.ModePlan, Model: "claude-test-1", ResumeID: "prev-session", WorkDir: dir})
 	assert.Equal(t, "prev-session", s.ID(), "a resumed session is known by its ID from the start")
-	res, err := s.Turn(turnCtx(t), "args", &handler{})
+	res, err := s.Turn(turnCtx(t), agent.Text("args"), &handler{})
 	require.NoError(t, err)
 	args, rest, _ := strings.Cut(res.Text, "|cwd=")
 	assert.Equal(t, "--output-format stream-json --input-format stream-json --verbose --permission-prompt-tool stdio --permission-mode plan --model claude-test-1 --resume prev-session --add-dir /tmp", args)
@@ -127,7 +127,7 @@ func TestGarbageHugeAndOverlongLinesAreSkipped(t *testing.T) {
 	a, logs := fakeAgent(t, "garbage-at-start")
 	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	h := &handler{}
-	res, err := s.Turn(turnCtx(t), "garbage", h)
+	res, err := s.Turn(turnCtx(t), agent.Text("garbage"), h)
 	require.NoError(t, err)
 	assert.Equal(t, "survived", res.Text)
 	require.Len(t, h.texts, 2, "the huge text and the string content; the subagent's text is not the answer")
@@ -148,7 +148,7 @@ func TestGarbageHugeAndOverlongLinesAreSkipped(t *testing.T) {
 		assert.Contains(t, l, want)
 	}
 	// and the session goes on
-	res, err = s.Turn(turnCtx(t), "echo still here", &handler{})
+	res, err = s.Turn(turnCtx(t), agent.Text("echo still here"), &handler{})
 	require.NoError(t, err)
 	assert.Equal(t, "you said: still here", res.Text)
 }
@@ -250,7 +250,7 @@ func TestDiesMidQuestion(t *testing.T) {
 		released <- context.Cause(ctx)
 		return agent.PermissionResponse{Message: "gone"}
 	}}
-	_, err := s.Turn(turnCtx(t), "die", h)
+	_, err := s.Turn(turnCtx(t), agent.Text("die"), h)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, agent.ErrSessionEnded)
 	assert.Contains(t, err.Error(), "exit status 3")
@@ -267,7 +267,7 @@ func TestDiesMidQuestion(t *testing.T) {
 	default:
 		t.Fatal("Done is not closed")
 	}
-	_, err = s.Turn(turnCtx(t), "echo again", &handler{})
+	_, err = s.Turn(turnCtx(t), agent.Text("echo again"), &handler{})
 	assert.ErrorIs(t, err, agent.ErrSessionEnded)
 	assert.ErrorIs(t, s.Interrupt(t.Context()), agent.ErrSessionEnded)
 	assert.ErrorIs(t, s.SetMode(t.Context(), agent.ModePlan), agent.ErrSessionEnded)
@@ -285,7 +285,7 @@ func TestCancelRequestWithdrawsWithoutAnswer(t *testing.T) {
 		}
 		return agent.PermissionResponse{Allow: true}
 	}}
-	res, err := s.Turn(turnCtx(t), "cancel", h)
+	res, err := s.Turn(turnCtx(t), agent.Text("cancel"), h)
 	require.NoError(t, err)
 	assert.Equal(t, "responses=B", res.Text, "the withdrawn request got no answer; the other did")
 	cause := <-aCancelled
@@ -296,7 +296,7 @@ func TestCancelRequestWithdrawsWithoutAnswer(t *testing.T) {
 func TestUnknownControlSubtypeGetsAnError(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
 	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
-	res, err := s.Turn(turnCtx(t), "unknown", &handler{})
+	res, err := s.Turn(turnCtx(t), agent.Text("unknown"), &handler{})
 	require.NoError(t, err)
 	var r map[string]string
 	require.NoError(t, json.Unmarshal([]byte(res.Text), &r), res.Text)
@@ -320,7 +320,7 @@ func TestPermissionResponseShapes(t *testing.T) {
 		}
 		return agent.PermissionResponse{} // deny without a reason
 	}}
-	res, err := s.Turn(turnCtx(t), "shapes", h)
+	res, err := s.Turn(turnCtx(t), agent.Text("shapes"), h)
 	require.NoError(t, err)
 	r1, r2, _ := strings.Cut(res.Text, "\n")
 	assert.JSONEq(t, `{"subtype":"success","request_id":"s1","response":{"behavior":"allow","updatedInput":{"file_path":"/tmp/x","content":"y"},
@@ -342,7 +342,7 @@ func TestInterruptEndsTheTurn(t *testing.T) {
 	}
 	done := make(chan out, 1)
 	go func() {
-		res, err := s.Turn(turnCtx(t), "wait", h)
+		res, err := s.Turn(turnCtx(t), agent.Text("wait"), h)
 		done <- out{res, err}
 	}()
 	require.Eventually(t, func() bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.texts) == 1 }, 10*time.Second, 5*time.Millisecond)
@@ -351,7 +351,7 @@ func TestInterruptEndsTheTurn(t *testing.T) {
 	require.NoError(t, o.err)
 	assert.True(t, o.res.IsError)
 	assert.Equal(t, "error_during_execution", o.res.Subtype)
-	res, err := s.Turn(turnCtx(t), "echo next", &handler{})
+	res, err := s.Turn(turnCtx(t), agent.Text("echo next"), &handler{})
 	require.NoError(t, err)
 	assert.Equal(t, "you said: next", res.Text)
 }
@@ -365,9 +365,9 @@ func TestAbandonedTurnInterruptsAndKeepsTheSession(t *testing.T) {
 		require.Eventually(t, func() bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.texts) == 1 }, 10*time.Second, 5*time.Millisecond)
 		cancel()
 	}()
-	_, err := s.Turn(ctx, "wait", h)
+	_, err := s.Turn(ctx, agent.Text("wait"), h)
 	require.ErrorIs(t, err, context.Canceled)
-	res, err := s.Turn(turnCtx(t), "echo next", &handler{})
+	res, err := s.Turn(turnCtx(t), agent.Text("echo next"), &handler{})
 	require.NoError(t, err, "the interrupted turn's result was consumed; the session goes on")
 	assert.Equal(t, "you said: next", res.Text)
 }
@@ -377,7 +377,7 @@ func TestAbandonedTurnOfADeafCLIKillsIt(t *testing.T) {
 	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, err := s.Turn(ctx, "deaf", &handler{})
+	_, err := s.Turn(ctx, agent.Text("deaf"), &handler{})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	select {
 	case <-s.Done():
@@ -390,7 +390,7 @@ func TestSetMode(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
 	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	require.NoError(t, s.SetMode(t.Context(), agent.ModeAcceptEdits))
-	res, err := s.Turn(turnCtx(t), "mode", &handler{})
+	res, err := s.Turn(turnCtx(t), agent.Text("mode"), &handler{})
 	require.NoError(t, err)
 	assert.Equal(t, "mode=acceptEdits", res.Text)
 	err = s.SetMode(t.Context(), "bogus")
@@ -403,7 +403,7 @@ func TestCloseAfterEOF(t *testing.T) {
 	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	require.NoError(t, s.Close(t.Context()))
 	<-s.Done()
-	_, err := s.Turn(turnCtx(t), "echo x", &handler{})
+	_, err := s.Turn(turnCtx(t), agent.Text("echo x"), &handler{})
 	require.ErrorIs(t, err, agent.ErrSessionEnded)
 	assert.Contains(t, err.Error(), "closed by leashd")
 	assert.NotContains(t, err.Error(), "SIGTERM", "a CLI that exits on EOF is not signalled")
@@ -416,7 +416,7 @@ func TestCloseEscalates(t *testing.T) {
 		a, _ := fakeAgent(t, "term-exits", WithCloseTimeout(3*time.Second))
 		s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 		require.NoError(t, s.Close(t.Context()))
-		_, err := s.Turn(turnCtx(t), "echo x", &handler{})
+		_, err := s.Turn(turnCtx(t), agent.Text("echo x"), &handler{})
 		assert.ErrorIs(t, err, agent.ErrSessionEnded)
 		assert.Contains(t, err.Error(), "SIGTERM")
 	})
@@ -447,7 +447,7 @@ func TestCloseWaitsForTheRunningTurn(t *testing.T) {
 	h := &handler{}
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.Turn(turnCtx(t), "wait", h)
+		_, err := s.Turn(turnCtx(t), agent.Text("wait"), h)
 		done <- err
 	}()
 	require.Eventually(t, func() bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.texts) == 1 }, 10*time.Second, 5*time.Millisecond)
@@ -471,7 +471,7 @@ func TestConcurrentTurnsAreSerialised(t *testing.T) {
 	results := make([]string, 8)
 	for i := range results {
 		wg.Go(func() {
-			res, err := s.Turn(turnCtx(t), "echo "+strings.Repeat("x", i+1), &handler{})
+			res, err := s.Turn(turnCtx(t), agent.Text("echo "+strings.Repeat("x", i+1)), &handler{})
 			if assert.NoError(t, err) {
 				results[i] = res.Text
 			}
@@ -488,7 +488,7 @@ func TestErrSessionEndedWrapping(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
 	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	require.NoError(t, s.Close(t.Context()))
-	_, err := s.Turn(turnCtx(t), "echo x", &handler{})
+	_, err := s.Turn(turnCtx(t), agent.Text("echo x"), &handler{})
 	assert.True(t, errors.Is(err, agent.ErrSessionEnded))
 }
 
@@ -512,14 +512,14 @@ func TestWithdrawalsRacingAnswers(t *testing.T) {
 		}
 		return agent.PermissionResponse{Allow: true} // even ones answer at once, racing the withdrawal
 	}}
-	res, err := s.Turn(turnCtx(t), "race", h)
+	res, err := s.Turn(turnCtx(t), agent.Text("race"), h)
 	require.NoError(t, err)
 	assert.Contains(t, res.Text, `"request_id":"final"`)
 	assert.Contains(t, res.Text, `"behavior":"allow"`)
 	// A request withdrawn before its goroutine ran is not asked at all;
 	// one being asked learns it was withdrawn.
 	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return withdrawn == waiting }, 10*time.Second, 5*time.Millisecond)
-	res, err = s.Turn(turnCtx(t), "echo still fine", &handler{})
+	res, err = s.Turn(turnCtx(t), agent.Text("echo still fine"), &handler{})
 	require.NoError(t, err)
 	assert.Equal(t, "you said: still fine", res.Text)
 }
@@ -527,7 +527,7 @@ func TestWithdrawalsRacingAnswers(t *testing.T) {
 func TestExitLeavingABackgroundProcess(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
 	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
-	res, err := s.Turn(turnCtx(t), "orphan", &handler{})
+	res, err := s.Turn(turnCtx(t), agent.Text("orphan"), &handler{})
 	require.NoError(t, err)
 	pid, err := strconv.Atoi(res.Text)
 	require.NoError(t, err, res.Text)
@@ -554,7 +554,7 @@ func TestUnwritableCLIEndsTheSession(t *testing.T) {
 	a, _ := fakeAgent(t, "close-stdin")
 	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	time.Sleep(200 * time.Millisecond) // it closes its stdin just after the handshake
-	_, err := s.Turn(turnCtx(t), "echo anyone there?", &handler{})
+	_, err := s.Turn(turnCtx(t), agent.Text("echo anyone there?"), &handler{})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, agent.ErrSessionEnded)
 	select {
@@ -570,7 +570,7 @@ func TestPartialText(t *testing.T) {
 	assert.Contains(t, a.argsFor(agent.SessionOptions{}), "--include-partial-messages")
 	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
 	h := &handler{}
-	_, err := s.Turn(turnCtx(t), "partial", h)
+	_, err := s.Turn(turnCtx(t), agent.Text("partial"), h)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Hel", "lo", "not streamed"}, h.texts,
 		"deltas as they come; a streamed message is not repeated; a message that was not streamed still arrives")
@@ -595,7 +595,7 @@ func TestNewPermissionFieldsAndClassification(t *testing.T) {
 		}
 		return agent.PermissionResponse{Allow: true, Classification: "config"} // not a value for the CLI
 	}}
-	res, err := s.Turn(turnCtx(t), "fields", h)
+	res, err := s.Turn(turnCtx(t), agent.Text("fields"), h)
 	require.NoError(t, err)
 	rs := strings.Split(res.Text, "\n")
 	require.Len(t, rs, 3, res.Text)
@@ -649,7 +649,7 @@ func TestElicitationRoundTrip(t *testing.T) {
 		withdrawn <- context.Cause(ctx)
 		return agent.ElicitationResponse{Action: agent.ElicitAccept}
 	}}
-	res, err := s.Turn(turnCtx(t), "elicit", h)
+	res, err := s.Turn(turnCtx(t), agent.Text("elicit"), h)
 	require.NoError(t, err)
 	rs := strings.Split(res.Text, "\n")
 	require.Len(t, rs, 3, res.Text)
@@ -665,7 +665,7 @@ func TestElicitationRoundTrip(t *testing.T) {
 	assert.Equal(t, "https://auth.example/x", got[1].URL)
 
 	// A handler without Elicit: every elicitation is cancelled at once.
-	res, err = s.Turn(turnCtx(t), "elicit", &handler{})
+	res, err = s.Turn(turnCtx(t), agent.Text("elicit"), &handler{})
 	require.NoError(t, err)
 	rs = strings.Split(res.Text, "\n")
 	require.Len(t, rs, 3, res.Text)
@@ -684,7 +684,7 @@ func TestTurnEndsAtIdle(t *testing.T) {
 		asked <- req.ToolUseID
 		return agent.PermissionResponse{Allow: true}
 	}}
-	res, err := s.Turn(turnCtx(t), "background", h)
+	res, err := s.Turn(turnCtx(t), agent.Text("background"), h)
 	require.NoError(t, err)
 	assert.Equal(t, "main done", res.Text)
 	select {
@@ -706,7 +706,7 @@ func TestNoticesFromTheCLI(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
 	notices := make(chan agent.Notice, 4)
 	s := openFake(t, a, agent.SessionOptions{ChatID: "c", Notice: func(n agent.Notice) { notices <- n }})
-	_, err := s.Turn(turnCtx(t), "notices", &handler{})
+	_, err := s.Turn(turnCtx(t), agent.Text("notices"), &handler{})
 	require.NoError(t, err)
 	var got []agent.Notice
 	for len(got) < 3 {
@@ -732,7 +732,7 @@ func TestNoticesFromTheCLI(t *testing.T) {
 func TestUndeclaredUserDialogIsNotAnswered(t *testing.T) {
 	a, _ := fakeAgent(t, "normal")
 	s := openFake(t, a, agent.SessionOptions{ChatID: "c"})
-	res, err := s.Turn(turnCtx(t), "dialog", &handler{})
+	res, err := s.Turn(turnCtx(t), agent.Text("dialog"), &handler{})
 	require.NoError(t, err)
 	assert.Equal(t, "responses=d2", res.Text)
 }
@@ -750,7 +750,7 @@ func TestPermissionRequestCarriesAskSignals(t *testing.T) {
 		mu.Unlock()
 		return agent.PermissionResponse{Allow: true, UpdatedInput: req.Input}
 	}}
-	res, err := s.Turn(turnCtx(t), "signals", h)
+	res, err := s.Turn(turnCtx(t), agent.Text("signals"), h)
 	require.NoError(t, err)
 	assert.Equal(t, "signals done", res.Text)
 	mu.Lock()

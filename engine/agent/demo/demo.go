@@ -187,8 +187,13 @@ type interrupted struct{}
 
 func (interrupted) Error() string { return "interrupted" }
 
+// TakesImages implements agent.ImageTaker: the demo agent sees no
+// pictures; the engine saves them as files and names their paths.
+func (s *Session) TakesImages() bool { return false }
+
 // Turn implements agent.Session.
-func (s *Session) Turn(ctx context.Context, prompt string, h agent.TurnHandler) (agent.Result, error) {
+func (s *Session) Turn(ctx context.Context, p agent.Prompt, h agent.TurnHandler) (agent.Result, error) {
+	prompt := p.Text
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

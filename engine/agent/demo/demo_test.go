@@ -63,7 +63,7 @@ func allowWith(req agent.PermissionRequest, input json.RawMessage, ups ...agent.
 func TestEchoKeepsLineBreaks(t *testing.T) {
 	s := open(t, agent.ModeDefault)
 	h := &handler{}
-	_, err := s.Turn(context.Background(), "first line\nsecond \"line\"", h)
+	_, err := s.Turn(context.Background(), agent.Text("first line\nsecond \"line\""), h)
 	require.NoError(t, err)
 	assert.Contains(t, h.said(), "You said: \"first line\nsecond \"line\"\". I am the demo agent")
 	assert.NotContains(t, h.said(), `\n`)
@@ -73,7 +73,7 @@ func TestEchoKeepsLineBreaks(t *testing.T) {
 func TestEchoHintsTheWords(t *testing.T) {
 	s := open(t, agent.ModeDefault)
 	h := &handler{}
-	res, err := s.Turn(context.Background(), "hello there", h)
+	res, err := s.Turn(context.Background(), agent.Text("hello there"), h)
 	require.NoError(t, err)
 	assert.Contains(t, h.said(), `You said: "hello there"`)
 	for _, w := range []string{"question", "plan", "bash", "edit"} {
@@ -94,7 +94,7 @@ func TestQuestionsReportAnswersLikeClaudeCode(t *testing.T) {
 		b, _ := json.Marshal(in)
 		return allowWith(req, b)
 	}}
-	res, err := s.Turn(context.Background(), "Ask me a Question!", h)
+	res, err := s.Turn(context.Background(), agent.Text("Ask me a Question!"), h)
 	require.NoError(t, err)
 	require.Len(t, h.reqs, 1)
 	assert.Equal(t, agent.ToolAskUserQuestion, h.reqs[0].ToolName)
@@ -114,7 +114,7 @@ func TestQuestionsDeclined(t *testing.T) {
 	h := &handler{decide: func(context.Context, agent.PermissionRequest) agent.PermissionResponse {
 		return agent.PermissionResponse{Message: "The user rejected this request."}
 	}}
-	res, err := s.Turn(context.Background(), "question", h)
+	res, err := s.Turn(context.Background(), agent.Text("question"), h)
 	require.NoError(t, err)
 	assert.Equal(t, "You did not answer my questions: The user rejected this request.", res.Text)
 }
@@ -162,7 +162,7 @@ func TestPlanDecisions(t *testing.T) {
 				}
 				return tc.resp(r)
 			}}
-			res, err := s.Turn(context.Background(), "make a plan", h)
+			res, err := s.Turn(context.Background(), agent.Text("make a plan"), h)
 			require.NoError(t, err)
 			require.Len(t, h.reqs, 1)
 			assert.Equal(t, agent.ToolExitPlanMode, h.reqs[0].ToolName)
@@ -201,7 +201,7 @@ func TestBashOutcomes(t *testing.T) {
 				}
 				return tc.resp(r)
 			}}
-			res, err := s.Turn(context.Background(), "please run bash", h)
+			res, err := s.Turn(context.Background(), agent.Text("please run bash"), h)
 			require.NoError(t, err)
 			require.Len(t, h.reqs, 1)
 			assert.Equal(t, "Bash", h.reqs[0].ToolName)
@@ -216,7 +216,7 @@ func TestEditAsksForWrite(t *testing.T) {
 	h := &handler{decide: func(_ context.Context, r agent.PermissionRequest) agent.PermissionResponse {
 		return allowWith(r, nil)
 	}}
-	res, err := s.Turn(context.Background(), "edit the file", h)
+	res, err := s.Turn(context.Background(), agent.Text("edit the file"), h)
 	require.NoError(t, err)
 	require.Len(t, h.reqs, 1)
 	assert.Equal(t, "Write", h.reqs[0].ToolName)
@@ -234,7 +234,7 @@ func TestPlanModePlansBeforeTools(t *testing.T) {
 		}
 		return allowWith(r, nil)
 	}}
-	_, err := s.Turn(context.Background(), "edit and bash", h)
+	_, err := s.Turn(context.Background(), agent.Text("edit and bash"), h)
 	require.NoError(t, err)
 	var names []string
 	for _, r := range h.reqs {
@@ -245,7 +245,7 @@ func TestPlanModePlansBeforeTools(t *testing.T) {
 	// Adjusted: nothing runs.
 	s2 := open(t, agent.ModePlan)
 	h2 := &handler{}
-	res, err := s2.Turn(context.Background(), "run bash", h2)
+	res, err := s2.Turn(context.Background(), agent.Text("run bash"), h2)
 	require.NoError(t, err)
 	require.Len(t, h2.reqs, 1)
 	assert.Equal(t, agent.ToolExitPlanMode, h2.reqs[0].ToolName)
@@ -259,7 +259,7 @@ func TestImplementsApprovedPlan(t *testing.T) {
 	h := &handler{decide: func(_ context.Context, r agent.PermissionRequest) agent.PermissionResponse {
 		return allowWith(r, nil)
 	}}
-	_, err := s.Turn(context.Background(), "Implement the following plan, which the user has approved:\n\n"+demo.Plan, h)
+	_, err := s.Turn(context.Background(), agent.Text("Implement the following plan, which the user has approved:\n\n"+demo.Plan), h)
 	require.NoError(t, err)
 	require.Len(t, h.reqs, 2)
 	assert.Equal(t, "Write", h.reqs[0].ToolName)
@@ -283,7 +283,7 @@ func TestInterruptWithdrawsPendingPermission(t *testing.T) {
 	}
 	got := make(chan out, 1)
 	go func() {
-		res, err := s.Turn(context.Background(), "bash", h)
+		res, err := s.Turn(context.Background(), agent.Text("bash"), h)
 		got <- out{res, err}
 	}()
 	<-asked
@@ -297,7 +297,7 @@ func TestInterruptWithdrawsPendingPermission(t *testing.T) {
 
 	// The session is usable after an interrupt.
 	h2 := &handler{}
-	res, err := s.Turn(context.Background(), "hi", h2)
+	res, err := s.Turn(context.Background(), agent.Text("hi"), h2)
 	require.NoError(t, err)
 	assert.False(t, res.IsError)
 }
@@ -308,7 +308,7 @@ func TestInterruptWhileStreaming(t *testing.T) {
 	h := &handler{}
 	got := make(chan agent.Result, 1)
 	go func() {
-		res, _ := s.Turn(context.Background(), "hello", h)
+		res, _ := s.Turn(context.Background(), agent.Text("hello"), h)
 		got <- res
 	}()
 	require.Eventually(t, func() bool { return h.said() != "" }, 5*time.Second, time.Millisecond)
@@ -329,7 +329,7 @@ func TestCloseEndsTurnAndSession(t *testing.T) {
 		return agent.PermissionResponse{}
 	}}
 	errc := make(chan error, 1)
-	go func() { _, err := s.Turn(context.Background(), "question", h); errc <- err }()
+	go func() { _, err := s.Turn(context.Background(), agent.Text("question"), h); errc <- err }()
 	<-asked
 	require.NoError(t, s.Close(context.Background()))
 	require.ErrorIs(t, <-errc, agent.ErrSessionEnded)
@@ -339,7 +339,7 @@ func TestCloseEndsTurnAndSession(t *testing.T) {
 		t.Fatal("Done not closed after Close")
 	}
 	require.NoError(t, s.Close(context.Background()), "closing twice is fine")
-	_, err = s.Turn(context.Background(), "hi", &handler{})
+	_, err = s.Turn(context.Background(), agent.Text("hi"), &handler{})
 	require.ErrorIs(t, err, agent.ErrSessionEnded)
 	require.ErrorIs(t, s.SetMode(context.Background(), agent.ModePlan), agent.ErrSessionEnded)
 }
@@ -352,7 +352,7 @@ func TestCallerContextEndsTurn(t *testing.T) {
 		<-c.Done()
 		return agent.PermissionResponse{}
 	}}
-	_, err := s.Turn(ctx, "bash", h)
+	_, err := s.Turn(ctx, agent.Text("bash"), h)
 	require.ErrorIs(t, err, context.Canceled)
 }
 
@@ -380,7 +380,7 @@ func TestRecoveredAnswer(t *testing.T) {
 	s := open(t, agent.ModeDefault)
 	h := &handler{}
 	prompt := agent.RecoveredPromptPrefix + "\nBefore leashd restarted you asked to use the tool Bash:\necho hello\nThe user allowed it. Run it again to continue."
-	res, err := s.Turn(context.Background(), prompt, h)
+	res, err := s.Turn(context.Background(), agent.Text(prompt), h)
 	require.NoError(t, err)
 	assert.Empty(t, h.reqs, "no tool is asked for")
 	assert.Equal(t, "Got your answer from before leashd restarted: The user allowed it. Run it again to continue.", res.Text)
@@ -391,7 +391,7 @@ func TestPlanModePlansAnyPrompt(t *testing.T) {
 	h := &handler{decide: func(_ context.Context, r agent.PermissionRequest) agent.PermissionResponse {
 		return allowWith(r, nil, agent.PermissionUpdate{Type: "setMode", Mode: agent.ModeDefault, Destination: "session"})
 	}}
-	res, err := s.Turn(context.Background(), "add a greeting", h)
+	res, err := s.Turn(context.Background(), agent.Text("add a greeting"), h)
 	require.NoError(t, err)
 	require.Len(t, h.reqs, 1)
 	assert.Equal(t, agent.ToolExitPlanMode, h.reqs[0].ToolName)
@@ -401,7 +401,7 @@ func TestPlanModePlansAnyPrompt(t *testing.T) {
 	// Questions are still asked in plan mode, without a plan.
 	h2 := &handler{}
 	s2 := open(t, agent.ModePlan)
-	_, err = s2.Turn(context.Background(), "question", h2)
+	_, err = s2.Turn(context.Background(), agent.Text("question"), h2)
 	require.NoError(t, err)
 	require.Len(t, h2.reqs, 1)
 	assert.Equal(t, agent.ToolAskUserQuestion, h2.reqs[0].ToolName)

@@ -52,6 +52,8 @@ type Block struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   json.RawMessage `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
+	// Source is an image block's picture (images.go).
+	Source *ImageSource `json:"source,omitempty"`
 }
 
 // ResultText is a tool_result's content as text (a string, or its text

@@ -37,7 +37,7 @@ func TestACPAgentAnswersFromInsideTheContainer(t *testing.T) {
 	t.Logf("the ACP adapter started in a container and opened a session in %s", time.Since(start).Round(time.Millisecond))
 	defer s.Close(ctx)
 	h := &allowAll{}
-	res, err := s.Turn(ctx, "say hello", h)
+	res, err := s.Turn(ctx, agent.Text("say hello"), h)
 	require.NoError(t, err)
 	assert.Contains(t, res.Text+strings.Join(h.texts, ""), "Hello over ACP")
 }

@@ -56,7 +56,7 @@ func TestClaudeAnswersFromInsideTheContainer(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("claude started in a container and initialized in %s", time.Since(start).Round(time.Millisecond))
 	h := &allowAll{}
-	res, err := s.Turn(ctx, "say hello", h)
+	res, err := s.Turn(ctx, agent.Text("say hello"), h)
 	require.NoError(t, err)
 	assert.Equal(t, "Hello from inside the container", res.Text)
 	assert.NotEmpty(t, res.SessionID)

@@ -1,0 +1,4 @@
+package web
+
+// ParseUpload is parseUpload, for the fuzz test.
+var ParseUpload = parseUpload

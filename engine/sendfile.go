@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/leashd/leashd/connectors"
+)
+
+// SendFile sends a file from a chat's working directory to the chat: the
+// agent's send_file tool (engine/mcpserver). path is relative to the
+// working directory or absolute inside it. A path outside it (a symlink
+// leading out included), anything but a regular file, and a file over
+// the upload limit are refused; the error, for the agent, says why. It
+// returns what was sent, for the agent.
+func (e *Engine) SendFile(ctx context.Context, chatID, path, caption string) (string, error) {
+	if strings.TrimSpace(path) == "" {
+		return "", errors.New("path is empty: give the file's path, relative to the working directory")
+	}
+	c := e.chatFor(ctx, chatID)
+	e.mu.Lock()
+	dir := c.workDir
+	owner := e.ownerLocked(chatID)
+	e.mu.Unlock()
+	sender, ok := owner.(connectors.FileSender)
+	if owner == nil || !ok {
+		return "", fmt.Errorf("this chat (%s) cannot receive files", connectors.ChatPrefix(chatID))
+	}
+	data, name, err := e.readWorkFile(dir, path)
+	if err != nil {
+		return "", err
+	}
+	mt := http.DetectContentType(data)
+	f := connectors.OutFile{Name: name, MediaType: mt, Caption: caption, Data: data, Image: isImageType(mt)}
+	if err := sender.SendFile(ctx, chatID, f); err != nil {
+		return "", fmt.Errorf("the chat app did not take %s: %w", name, err)
+	}
+	return fmt.Sprintf("Sent %s (%s) to the chat.", name, byteSize(int64(len(data)))), nil
+}
+
+// readWorkFile reads a regular file inside dir (the working directory,
+// "" for the current one) through an os.Root, so no path or symlink
+// leads outside it, within the upload limit.
+func (e *Engine) readWorkFile(dir, path string) (data []byte, name string, err error) {
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return nil, "", err
+		}
+	}
+	rel := path
+	if filepath.IsAbs(path) {
+		r, err := filepath.Rel(dir, path)
+		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return nil, "", fmt.Errorf("%s is outside the working directory %s: only files inside it may be sent", path, dir)
+		}
+		rel = r
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("the working directory cannot be opened: %w", err)
+	}
+	defer root.Close()
+	f, err := root.Open(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, "", fmt.Errorf("%s does not exist in the working directory %s", path, dir)
+	case err != nil:
+		return nil, "", fmt.Errorf("%s cannot be sent: it is outside the working directory %s or unreadable (%v)", path, dir, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, "", err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, "", fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	limit := e.opts.files.maxBytes
+	if st.Size() > limit {
+		return nil, "", fmt.Errorf("%s is %s, over the limit of %s (LEASHD_MAX_UPLOAD_BYTES)", path, byteSize(st.Size()), byteSize(limit))
+	}
+	data, err = connectors.ReadLimited(f, limit)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	return data, filepath.Base(rel), nil
+}
