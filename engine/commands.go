@@ -33,6 +33,8 @@ var Commands = []Command{
 	{"worktree", "This chat's git worktree: path, branch, changes"},
 	{"merge", "Commit this chat's worktree and merge it into its base branch"},
 	{"discard", "Remove this chat's worktree and branch (asks first)"},
+	{"away", "Away from the desk: your terminal's Claude Code asks here"},
+	{"back", "Back at the desk: the terminal asks again"},
 }
 
 // command runs a /command. "/cmd@botname args" (Telegram groups) works too.
@@ -86,6 +88,8 @@ func (e *Engine) command(ctx context.Context, in connectors.Incoming, text strin
 		})
 	case "discard":
 		e.discardCommand(ctx, chatID)
+	case "away", "back":
+		e.awayCommand(ctx, chatID, name == "away")
 	default:
 		e.say(ctx, chatID, fmt.Sprintf("Unknown command /%s — try /help", name))
 	}

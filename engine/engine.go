@@ -48,7 +48,8 @@ type Engine struct {
 	events      <-chan interactions.Event
 	unsubscribe func()
 
-	asks asked // interactions programs asked (asks.go)
+	asks asked    // interactions programs asked (asks.go)
+	away awayDesk // chats whose person is away from the desk (away.go)
 
 	// Spare sessions (prewarm.go), guarded by mu.
 	spares        []*spare

@@ -115,7 +115,12 @@ func (e *Engine) programGate(ctx context.Context, it *interactions.Interaction) 
 		return interactions.Resolution{}, false, nil
 	}
 	req := agent.PermissionRequest{ToolName: it.ToolName, Input: it.ToolInput}
-	pol, decides, quorum := e.toolPolicy(it.ChatID, e.programWorkDir(it.ChatID), req)
+	workDir := e.programWorkDir(it.ChatID)
+	if it.FromHook() && it.Source.Cwd != "" {
+		// A hook's request is the terminal session's: judged where it runs.
+		workDir = it.Source.Cwd
+	}
+	pol, decides, quorum := e.toolPolicy(it.ChatID, workDir, req)
 	if decides {
 		_, rec := e.policyVerdict(ctx, it.ChatID, req, pol)
 		return rec, true, nil

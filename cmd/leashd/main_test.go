@@ -21,7 +21,11 @@ import (
 // exit code): the child is this test binary with runMainEnv set.
 func TestMain(m *testing.M) {
 	if os.Getenv(runMainEnv) == "1" {
-		os.Args = append([]string{"leashd"}, strings.Fields(os.Getenv(runMainArgs))...)
+		// Without runMainArgs the child keeps its own arguments: a
+		// hook Claude Code runs (hook_e2e_test.go).
+		if args, ok := os.LookupEnv(runMainArgs); ok {
+			os.Args = append([]string{"leashd"}, strings.Fields(args)...)
+		}
 		main()
 		os.Exit(0)
 	}
