@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Away mode (issue #29): a person who started Claude Code in their own
+// Away mode (issue #29): a person who started a coding agent in their own
 // terminal, with leashd's hooks installed (`leashd hook install`), says
 // they are away from the desk (`leashd away on`, /away in the chat); from
 // then on the hooks relay that session's permission dialogs and its final
@@ -75,7 +75,7 @@ func (e *Engine) awayCommand(ctx context.Context, chatID string, on bool) {
 	case err != nil:
 		e.say(ctx, chatID, "Not changed: "+err.Error())
 	case on:
-		e.say(ctx, chatID, "Away from the desk: the Claude Code sessions in your terminal that have leashd's hooks (leashd hook install) now ask here — permissions as buttons, and when one finishes its last message comes here and what you type next continues it. /back returns them to the terminal.")
+		e.say(ctx, chatID, "Away from the desk: the agent sessions in your terminal that have leashd's hooks (leashd hook install) now ask here — permissions as buttons, and when one finishes its last message comes here and what you type next continues it. /back returns them to the terminal.")
 	default:
 		msg := "Back at the desk: the terminal asks again, nothing more is relayed here."
 		if released > 0 {
@@ -93,7 +93,7 @@ func plural(n int) string {
 }
 
 // AwayNotice says text in chatID when its person is away from the desk (a
-// terminal's Claude Code waiting there for them), and reports whether it
+// terminal's agent waiting there for them), and reports whether it
 // did; at the desk nothing reaches the chat.
 func (e *Engine) AwayNotice(ctx context.Context, chatID, text string) bool {
 	if away, _ := e.Away(chatID); !away {

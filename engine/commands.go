@@ -33,7 +33,7 @@ var Commands = []Command{
 	{"worktree", "This chat's git worktree: path, branch, changes"},
 	{"merge", "Commit this chat's worktree and merge it into its base branch"},
 	{"discard", "Remove this chat's worktree and branch (asks first)"},
-	{"away", "Away from the desk: your terminal's Claude Code asks here"},
+	{"away", "Away from the desk: your terminal's agent asks here"},
 	{"back", "Back at the desk: the terminal asks again"},
 }
 

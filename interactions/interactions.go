@@ -256,7 +256,7 @@ type Interaction struct {
 	// given after a restart goes back to that program, never to the agent.
 	Asker string `json:"asker,omitempty"`
 	// Source, on a request a program relays from an agent session leashd
-	// did not start (a Claude Code hook in a person's terminal), says where
+	// did not start (an agent's hook in a person's terminal), says where
 	// it comes from; the audit log shows it.
 	Source *Source `json:"source,omitempty"`
 
@@ -275,8 +275,8 @@ type Interaction struct {
 	Quorum int `json:"quorum,omitempty"`
 }
 
-// Source is where a relayed request comes from: Kind SourceHook for a
-// Claude Code hook, with the session's ID and working directory.
+// Source is where a relayed request comes from: Kind SourceHook for an
+// agent's hook, with the session's ID and working directory.
 type Source struct {
 	Kind      string `json:"kind"`
 	SessionID string `json:"session_id,omitempty"`

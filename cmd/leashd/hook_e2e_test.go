@@ -193,9 +193,11 @@ func TestHookClaudeCodeFollowsYouToThePhone(t *testing.T) {
 	hookAtTheDesk(t, term, api, tg, me)
 	hookAway(t, term, api, tg, me)
 	assert.Equal(t, pid, term.pid(), "the same CLI process all along")
+	waitAnsweredCounted(t, url, "tool_approval")
 
 	stopped = true
 	require.NoError(t, stop())
+	hookAudited(t, work)
 	hookWithoutLeashd(t, term, api)
 
 	out.Reset()
@@ -283,4 +285,41 @@ func waitTG(t *testing.T, tg *tgfake.Server, chat int64, what string, match func
 	m, ok := waitBotMessage(tg, chat, 60*time.Second, match)
 	require.True(t, ok, "no bot message with %s; messages: %+v", what, tg.BotMessages(chat))
 	return m
+}
+
+// hookAudited: `leashd audit` shows the hooks' requests with source=hook,
+// the session's ID and its working directory.
+func hookAudited(t *testing.T, work string) {
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"audit", "--json", "--chat", "telegram:1001"}, nil, &out, &out))
+	var kinds []string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var row struct {
+			Kind, ToolSummary, Status, Text string
+			Source                          struct{ Kind, SessionID, Cwd string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &row), line)
+		var src struct {
+			Source struct {
+				Kind      string `json:"kind"`
+				SessionID string `json:"session_id"`
+				Cwd       string `json:"cwd"`
+			} `json:"source"`
+			ToolSummary string `json:"tool_summary"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &src))
+		kinds = append(kinds, row.Kind+":"+row.Status)
+		assert.Equal(t, "hook", src.Source.Kind, line)
+		assert.NotEmpty(t, src.Source.SessionID, line)
+		assert.Equal(t, work, src.Source.Cwd, line)
+		if strings.Contains(src.ToolSummary, "rm -rf build") {
+			assert.Equal(t, "rejected", row.Status)
+			assert.Contains(t, row.Text, "not on a Friday")
+		}
+	}
+	assert.Equal(t, []string{"tool_approval:answered", "tool_approval:rejected", "question:answered", "question:cancelled"}, kinds)
+	out.Reset()
+	require.NoError(t, run(t.Context(), []string{"audit", "--chat", "telegram:1001"}, nil, &out, &out))
+	assert.Contains(t, out.String(), "source=hook session=")
+	assert.Contains(t, out.String(), "cwd="+work)
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // Away mode over the API (issue #29): `leashd away on|off` at the desk
-// sets it, and every `leashd hook …` a terminal's Claude Code runs asks it
+// sets it, and every `leashd hook …` an agent in a terminal runs asks it
 // before relaying anything: GET and POST /api/away.
 
 // awayKeeper is implemented by a Handler that keeps the away state (the
@@ -164,7 +164,7 @@ const (
 	maxNoticeBytes = 2000
 )
 
-// awayNotice is POST /api/away/notice: what a terminal's Claude Code
+// awayNotice is POST /api/away/notice: what an agent in a terminal
 // says while its person is away (a hook's notification), shown in the
 // chat only then; {"shown":false} at the desk.
 func (c *Connector) awayNotice(w http.ResponseWriter, r *http.Request) {

@@ -54,7 +54,9 @@ func Install(path string, hooks []Hook, ours Ours) (changed bool, err error) {
 	}
 	had := remove(doc, ours) > 0
 	for _, h := range hooks {
-		add(doc, h)
+		if err := add(doc, h); err != nil {
+			return false, fmt.Errorf("%s: %w: fix it, then install again", path, err)
+		}
 	}
 	out, err := encode(doc)
 	if err != nil {
@@ -94,7 +96,7 @@ func Uninstall(path string, ours Ours) (removed int, err error) {
 		return 0, err
 	}
 	if hadBackup {
-		if prev, err := parse(bak, before); err == nil && reflect.DeepEqual(prev, doc) {
+		if prev, err := parse(bak, before); err == nil && reflect.DeepEqual(bare(prev), bare(doc)) {
 			if err := write(path, before); err != nil {
 				return 0, err
 			}
@@ -185,6 +187,31 @@ func parse(path string, b []byte) (map[string]any, error) {
 	return doc, nil
 }
 
+// bare is doc without empty event lists and an empty hooks object, which
+// install fills and uninstall then removes: the same settings.
+func bare(doc map[string]any) map[string]any {
+	hooks, ok := doc["hooks"].(map[string]any)
+	if !ok {
+		return doc
+	}
+	out := make(map[string]any, len(doc))
+	for k, v := range doc {
+		out[k] = v
+	}
+	h := map[string]any{}
+	for event, v := range hooks {
+		if l, ok := v.([]any); !ok || len(l) > 0 {
+			h[event] = v
+		}
+	}
+	if len(h) == 0 {
+		delete(out, "hooks")
+	} else {
+		out["hooks"] = h
+	}
+	return out
+}
+
 // encode writes the settings as Claude Code does: two-space indent, a
 // newline at the end, no HTML escaping.
 func encode(doc map[string]any) ([]byte, error) {
@@ -251,12 +278,21 @@ func remove(doc map[string]any, ours Ours) int {
 	return n
 }
 
-// add appends h as a matcher group of its own.
-func add(doc map[string]any, h Hook) {
+// add appends h as a matcher group of its own; a "hooks" that is not an
+// object, or an event's entry that is not a list, is refused rather than
+// replaced.
+func add(doc map[string]any, h Hook) error {
 	hooks, ok := doc["hooks"].(map[string]any)
+	if v, there := doc["hooks"]; there && !ok {
+		return fmt.Errorf(`"hooks" is %s, not an object`, kindOf(v))
+	}
 	if !ok {
 		hooks = map[string]any{}
 		doc["hooks"] = hooks
+	}
+	list, ok := hooks[h.Event].([]any)
+	if v, there := hooks[h.Event]; there && !ok {
+		return fmt.Errorf(`"hooks.%s" is %s, not a list`, h.Event, kindOf(v))
 	}
 	cmd := map[string]any{"type": "command", "command": h.Command}
 	if h.Timeout > 0 {
@@ -266,8 +302,25 @@ func add(doc map[string]any, h Hook) {
 	if h.Matcher != "" {
 		group["matcher"] = h.Matcher
 	}
-	list, _ := hooks[h.Event].([]any)
 	hooks[h.Event] = append(list, group)
+	return nil
+}
+
+// kindOf names a JSON value's type for a message.
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "a list"
+	}
+	return "an object"
 }
 
 // backup keeps the file as it was before the first install; a file that
