@@ -152,53 +152,23 @@ const userSettings = "{\n    \"env\": {\"GREETING\": \"hi <there> & all\"},\n   
 // hooks decide nothing and the dialog is on the terminal; uninstall leaves
 // the settings file as it was.
 func TestHookClaudeCodeFollowsYouToThePhone(t *testing.T) {
-	claude := testenv.Claude(t)
-	api := fakeapi.New(t)
-	tg := tgfake.New()
-	defer tg.Close()
-	const me = int64(1001)
-	dir := testenv.PrivateDir(t)
-	url, _, stop := startServe(t, dir,
-		"LEASHD_TELEGRAM_BOT_TOKEN="+tg.Token(),
-		"LEASHD_TELEGRAM_API_URL="+tg.URL(),
-		"LEASHD_TELEGRAM_ALLOWED_USERS=1001")
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = stop()
-		}
-	}()
-	home, work := t.TempDir(), t.TempDir()
-	cfgDir := seedClaudeHome(t, home, work)
-	settingsPath := filepath.Join(cfgDir, "settings.json")
-	require.NoError(t, os.WriteFile(settingsPath, []byte(userSettings), 0o600))
-	t.Setenv("CLAUDE_CONFIG_DIR", cfgDir)
+	r := startHookRig(t)
+	settingsPath := r.settings
 	var out bytes.Buffer
-	require.NoError(t, run(t.Context(), []string{"hook", "install", "--url", url}, nil, &out, &out))
-	assert.Contains(t, out.String(), "installed in "+settingsPath)
-	assert.Contains(t, out.String(), "telegram:1001", "the chat defaults to the first allowed Telegram user's")
-	installed, err := os.ReadFile(settingsPath)
-	require.NoError(t, err)
-	out.Reset()
-	require.NoError(t, run(t.Context(), []string{"hook", "install", "--url", url}, nil, &out, &out))
+	require.NoError(t, run(t.Context(), []string{"hook", "install", "--url", r.url}, nil, &out, &out))
 	assert.Contains(t, out.String(), "already installed")
 	again, _ := os.ReadFile(settingsPath)
-	assert.Equal(t, string(installed), string(again), "installing twice changes nothing")
+	assert.Equal(t, string(r.installed), string(again), "installing twice changes nothing")
 
-	env := append([]string{"PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", runMainEnv + "=1",
-		"LEASHD_DB_PATH=" + filepath.Join(dir, "leashd.db"), "LEASHD_SANDBOX=off"}, api.Env(home)...)
-	term := startClaudeTerminal(t, claude, work, env)
-	pid := term.pid()
+	pid := r.term.pid()
+	hookAtTheDesk(t, r.term, r.api, r.tg, r.me)
+	hookAway(t, r.term, r.api, r.tg, r.me)
+	assert.Equal(t, pid, r.term.pid(), "the same CLI process all along")
+	waitAnsweredCounted(t, r.url, "tool_approval")
 
-	hookAtTheDesk(t, term, api, tg, me)
-	hookAway(t, term, api, tg, me)
-	assert.Equal(t, pid, term.pid(), "the same CLI process all along")
-	waitAnsweredCounted(t, url, "tool_approval")
-
-	stopped = true
-	require.NoError(t, stop())
-	hookAudited(t, work)
-	hookWithoutLeashd(t, term, api)
+	r.stopServe()
+	hookAudited(t, r.work)
+	hookWithoutLeashd(t, r.term, r.api)
 
 	out.Reset()
 	require.NoError(t, run(t.Context(), []string{"hook", "uninstall"}, nil, &out, &out))
@@ -207,6 +177,56 @@ func TestHookClaudeCodeFollowsYouToThePhone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, userSettings, string(after), "uninstall leaves the file as it was before install")
 	assert.NoFileExists(t, settingsPath+".leashd-backup")
+}
+
+// hookRig is leashd serving Telegram (tgfake) and the real Claude Code
+// CLI in a terminal with leashd's hooks installed in its temp HOME.
+type hookRig struct {
+	api                 *fakeapi.Server
+	tg                  *tgfake.Server
+	me                  int64
+	url, work, settings string
+	installed           []byte
+	term                *claudeTerminal
+	stopServe           func()
+}
+
+func startHookRig(t *testing.T) *hookRig {
+	claude := testenv.Claude(t)
+	r := &hookRig{api: fakeapi.New(t), tg: tgfake.New(), me: 1001}
+	t.Cleanup(r.tg.Close)
+	dir := testenv.PrivateDir(t)
+	url, _, stop := startServe(t, dir,
+		"LEASHD_TELEGRAM_BOT_TOKEN="+r.tg.Token(),
+		"LEASHD_TELEGRAM_API_URL="+r.tg.URL(),
+		"LEASHD_TELEGRAM_ALLOWED_USERS=1001")
+	r.url = url
+	stopped := false
+	r.stopServe = func() {
+		if !stopped {
+			stopped = true
+			require.NoError(t, stop())
+		}
+	}
+	t.Cleanup(r.stopServe)
+	home := t.TempDir()
+	r.work = t.TempDir()
+	cfgDir := seedClaudeHome(t, home, r.work)
+	r.settings = filepath.Join(cfgDir, "settings.json")
+	require.NoError(t, os.WriteFile(r.settings, []byte(userSettings), 0o600))
+	t.Setenv("CLAUDE_CONFIG_DIR", cfgDir)
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"hook", "install", "--url", url}, nil, &out, &out))
+	assert.Contains(t, out.String(), "installed in "+r.settings)
+	assert.Contains(t, out.String(), "telegram:1001", "the chat defaults to the first allowed Telegram user's")
+	var err error
+	r.installed, err = os.ReadFile(r.settings)
+	require.NoError(t, err)
+
+	env := append([]string{"PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", runMainEnv + "=1",
+		"LEASHD_DB_PATH=" + filepath.Join(dir, "leashd.db"), "LEASHD_SANDBOX=off"}, r.api.Env(home)...)
+	r.term = startClaudeTerminal(t, claude, r.work, env)
+	return r
 }
 
 // hookAtTheDesk: a Bash permission shows the terminal's dialog, and
@@ -322,4 +342,46 @@ func hookAudited(t *testing.T, work string) {
 	require.NoError(t, run(t.Context(), []string{"audit", "--chat", "telegram:1001"}, nil, &out, &out))
 	assert.Contains(t, out.String(), "source=hook session=")
 	assert.Contains(t, out.String(), "cwd="+work)
+}
+
+// TestHookClaudeCodeEditsAndQuestionsAway: away (leashd away on), an Edit
+// reaches the chat with its diff and, allowed, is made; an
+// AskUserQuestion becomes the chat's question and the answer tapped there
+// reaches the model.
+func TestHookClaudeCodeEditsAndQuestionsAway(t *testing.T) {
+	r := startHookRig(t)
+	notes := filepath.Join(r.work, "notes.txt")
+	require.NoError(t, os.WriteFile(notes, []byte("the old line\n"), 0o644))
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"away", "on", "--url", r.url}, nil, &out, &out))
+	assert.Contains(t, out.String(), "Away from the desk (telegram:1001)")
+	r.api.Reply(fakeapi.Tool("Read", map[string]any{"file_path": notes}),
+		fakeapi.Tool("Edit", map[string]any{"file_path": notes, "old_string": "the old line", "new_string": "the new line"}),
+		fakeapi.Tool("AskUserQuestion", map[string]any{"questions": []any{map[string]any{
+			"question": "Which database?", "header": "Database", "multiSelect": false,
+			"options": []any{map[string]any{"label": "Postgres", "description": "A server"}, map[string]any{"label": "SQLite", "description": "A file"}},
+		}}}),
+		fakeapi.Text("Edited and asked."))
+	r.term.prompt("edit notes.txt")
+	edit := waitTG(t, r.tg, r.me, "the edit's diff and buttons", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "the new line") && len(m.Buttons()) > 0
+	})
+	assert.Contains(t, edit.Text, "the old line", "the diff shows what goes")
+	_, err := r.tg.TapButton(r.me, r.me, edit.ID, "Allow")
+	require.NoError(t, err)
+	q := waitTG(t, r.tg, r.me, "the question", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "Which database?") && len(m.Buttons()) > 0
+	})
+	_, err = r.tg.TapButton(r.me, r.me, q.ID, "SQLite")
+	require.NoError(t, err)
+	r.term.wait("Edited and asked.")
+	b, err := os.ReadFile(notes)
+	require.NoError(t, err)
+	assert.Equal(t, "the new line\n", string(b), "the allowed edit is made")
+	calls := r.api.Calls()
+	last := calls[len(calls)-1]
+	ask := calls[len(calls)-2].Reply.Tools[0]
+	res, ok := last.ToolResult(ask.ID)
+	require.True(t, ok, "the question's result reaches the model")
+	assert.Contains(t, res.ResultText(), "SQLite", "the answer tapped on the phone reaches the model")
 }
