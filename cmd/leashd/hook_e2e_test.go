@@ -32,11 +32,11 @@ type claudeTerminal struct {
 // startClaudeTerminal runs claude in work with env (the fake API's, a
 // temp HOME) in a 120×50 tmux window; the tmux server is killed when the
 // test ends.
-func startClaudeTerminal(t *testing.T, claude, work string, env []string) *claudeTerminal {
+func startClaudeTerminal(t *testing.T, claude, work, mode string, env []string) *claudeTerminal {
 	c := &claudeTerminal{t: t, tmux: testenv.Require(t, "LEASHD_TEST_TMUX", "tmux"),
 		sock: fmt.Sprintf("leashd-hook-%d-%d", os.Getpid(), time.Now().UnixNano())}
 	script := filepath.Join(t.TempDir(), "run.sh")
-	args := append(append([]string{"env", "-i"}, env...), claude, "--permission-mode", "default")
+	args := append(append([]string{"env", "-i"}, env...), claude, "--permission-mode", mode)
 	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\ncd "+shellWord(work)+" || exit 1\nexec "+shellWords(args)+"\n"), 0o755))
 	c.run("new-session", "-d", "-s", "claude", "-x", "120", "-y", "50", script)
 	pid, err := strconv.Atoi(c.pid())
@@ -152,7 +152,7 @@ const userSettings = "{\n    \"env\": {\"GREETING\": \"hi <there> & all\"},\n   
 // hooks decide nothing and the dialog is on the terminal; uninstall leaves
 // the settings file as it was.
 func TestHookClaudeCodeFollowsYouToThePhone(t *testing.T) {
-	r := startHookRig(t)
+	r := startHookRig(t, "default")
 	settingsPath := r.settings
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), []string{"hook", "install", "--url", r.url}, nil, &out, &out))
@@ -191,7 +191,7 @@ type hookRig struct {
 	stopServe           func()
 }
 
-func startHookRig(t *testing.T) *hookRig {
+func startHookRig(t *testing.T, mode string) *hookRig {
 	claude := testenv.Claude(t)
 	r := &hookRig{api: fakeapi.New(t), tg: tgfake.New(), me: 1001}
 	t.Cleanup(r.tg.Close)
@@ -225,7 +225,7 @@ func startHookRig(t *testing.T) *hookRig {
 
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", runMainEnv + "=1",
 		"LEASHD_DB_PATH=" + filepath.Join(dir, "leashd.db"), "LEASHD_SANDBOX=off"}, r.api.Env(home)...)
-	r.term = startClaudeTerminal(t, claude, r.work, env)
+	r.term = startClaudeTerminal(t, claude, r.work, mode, env)
 	return r
 }
 
@@ -349,7 +349,7 @@ func hookAudited(t *testing.T, work string) {
 // AskUserQuestion becomes the chat's question and the answer tapped there
 // reaches the model.
 func TestHookClaudeCodeEditsAndQuestionsAway(t *testing.T) {
-	r := startHookRig(t)
+	r := startHookRig(t, "default")
 	notes := filepath.Join(r.work, "notes.txt")
 	require.NoError(t, os.WriteFile(notes, []byte("the old line\n"), 0o644))
 	var out bytes.Buffer
@@ -384,4 +384,27 @@ func TestHookClaudeCodeEditsAndQuestionsAway(t *testing.T) {
 	res, ok := last.ToolResult(ask.ID)
 	require.True(t, ok, "the question's result reaches the model")
 	assert.Contains(t, res.ResultText(), "SQLite", "the answer tapped on the phone reaches the model")
+}
+
+// TestHookClaudeCodePlanReviewAway: away, in plan mode, ExitPlanMode
+// becomes the chat's plan review; approved there, the session leaves plan
+// mode and its Write runs without asking.
+func TestHookClaudeCodePlanReviewAway(t *testing.T) {
+	r := startHookRig(t, "plan")
+	r.tg.Text(r.me, r.me, "/away")
+	waitTG(t, r.tg, r.me, "the away confirmation", func(m tgfake.Message) bool { return strings.Contains(m.Text, "Away from the desk") })
+	const plan = "# Plan\n1. Write hello.txt saying hello."
+	r.api.Reply(fakeapi.Tool("ExitPlanMode", map[string]any{"plan": plan}),
+		fakeapi.Tool("Write", map[string]any{"file_path": filepath.Join(r.work, "hello.txt"), "content": "hello\n"}),
+		fakeapi.Text("Written."))
+	r.term.prompt("make a plan")
+	p := waitTG(t, r.tg, r.me, "the plan review", func(m tgfake.Message) bool {
+		return strings.Contains(m.Text, "Write hello.txt saying hello.") && len(m.Buttons()) > 0
+	})
+	_, err := r.tg.TapButton(r.me, r.me, p.ID, "Approve, auto-accept edits")
+	require.NoError(t, err)
+	r.term.wait("Written.")
+	b, err := os.ReadFile(filepath.Join(r.work, "hello.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "hello\n", string(b))
 }

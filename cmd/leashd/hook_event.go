@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -159,8 +158,10 @@ func hookPermission(ctx context.Context, c *client.Client, chat string, in hookI
 		out.HookSpecificOutput.Decision = map[string]any{"behavior": "deny", "message": resp.Message}
 		return out
 	}
+	// Claude Code takes an allow of ExitPlanMode only with updatedInput
+	// (2.1.332 shows the plan dialog anyway without it): always sent.
 	d := map[string]any{"behavior": "allow"}
-	if len(resp.UpdatedInput) > 0 && !bytes.Equal(resp.UpdatedInput, input) {
+	if len(resp.UpdatedInput) > 0 {
 		d["updatedInput"] = resp.UpdatedInput
 	}
 	if ups := hookPermissionUpdates(resp.UpdatedPermissions); len(ups) > 0 {
