@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -80,4 +83,91 @@ func TestAwayCommandAndAPI(t *testing.T) {
 	assert.Contains(t, body, `source.kind: \"cron\" is not a source (accepted: \"hook\")`)
 	err := run(t.Context(), []string{"away", "maybe", "--url", url}, nil, &out, &out)
 	assert.ErrorContains(t, err, `"maybe" is not on, off or status`)
+}
+
+// TestHookRequestsMeetThePolicy: away, a hook's request is a program's
+// tool approval, decided by LEASHD_POLICY_FILE before anyone is asked —
+// a deny rule's reason is what Claude Code reads, an allow rule's path is
+// judged in the terminal session's working directory (not leashd's) —
+// and both are audited with source=hook.
+func TestHookRequestsMeetThePolicy(t *testing.T) {
+	dir := testenv.PrivateDir(t)
+	proj := t.TempDir()
+	pol := filepath.Join(dir, "policy.yaml")
+	require.NoError(t, os.WriteFile(pol, []byte(`rules:
+  - tool: Bash
+    command: '\bgit\s+push\b'
+    decision: deny
+    reason: Pushing is done by CI.
+  - tool: Write
+    path: 'notes/**'
+    decision: allow
+`), 0o600))
+	url, _, stop := startServe(t, dir, "LEASHD_POLICY_FILE="+pol)
+	defer func() { require.NoError(t, stop()) }()
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"away", "on", "--url", url}, nil, &out, &out))
+	hook := func(event string) string {
+		var stdout, stderr bytes.Buffer
+		require.NoError(t, run(t.Context(), []string{"hook", "permission-request", "--chat", "desk", "--url", url}, strings.NewReader(event), &stdout, &stderr))
+		return stdout.String()
+	}
+	got := hook(`{"session_id":"s1","cwd":` + quoteJSON(proj) + `,"tool_name":"Bash","tool_input":{"command":"git push origin main"}}`)
+	assert.JSONEq(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"denied by policy rule 1 (line 2): Pushing is done by CI."}}}`, got)
+	write := `{"file_path":` + quoteJSON(filepath.Join(proj, "notes", "a.md")) + `,"content":"x"}`
+	got = hook(`{"session_id":"s1","cwd":` + quoteJSON(proj) + `,"tool_name":"Write","tool_input":` + write + `}`)
+	assert.JSONEq(t, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":`+write+`}}}`, got)
+
+	out.Reset()
+	require.NoError(t, run(t.Context(), []string{"audit", "--chat", "desk"}, nil, &out, &out))
+	assert.Contains(t, out.String(), "denied by policy")
+	assert.Contains(t, out.String(), "allowed by policy")
+	assert.Contains(t, out.String(), "source=hook session=s1 cwd="+proj)
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestBackReleasesOnlyTheHooksRequests: back at the desk, what a hook
+// relayed and nobody answered is cancelled (its terminal asks again); a
+// program's own request stays pending. A notification reaches the chat
+// only while away.
+func TestBackReleasesOnlyTheHooksRequests(t *testing.T) {
+	dir := testenv.PrivateDir(t)
+	url, _, stop := startServe(t, dir)
+	defer func() { require.NoError(t, stop()) }()
+	notify := func() {
+		var stdout, stderr bytes.Buffer
+		require.NoError(t, run(t.Context(), []string{"hook", "notify", "--chat", "desk", "--url", url},
+			strings.NewReader(`{"session_id":"s1","cwd":"/src/app","hook_event_name":"Notification","message":"Claude needs your permission","notification_type":"permission_prompt"}`), &stdout, &stderr))
+		assert.Empty(t, stdout.String())
+	}
+	notify() // at the desk: nothing
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"away", "on", "--url", url}, nil, &out, &out))
+	notify()
+	waitEvent(t, url, "desk", "Claude Code is waiting at the terminal in /src/app: Claude needs your permission")
+
+	code, body := postJSON(t, url+"/api/interactions", `{"chat_id":"desk","kind":"approval","question":"Deploy?"}`)
+	require.Equal(t, http.StatusCreated, code, body)
+	code, body = postJSON(t, url+"/api/interactions", `{"chat_id":"desk","kind":"tool_approval","tool_name":"Bash","tool_input":{"command":"make"},"source":{"kind":"hook","session_id":"s1","cwd":"/src/app"}}`)
+	require.Equal(t, http.StatusCreated, code, body)
+	var created struct {
+		ID string `json:"interaction_id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &created))
+
+	out.Reset()
+	require.NoError(t, run(t.Context(), []string{"away", "off", "--url", url}, nil, &out, &out))
+	assert.Contains(t, out.String(), "1 request(s) waiting in the chat went back to the terminal")
+	var o struct{ Status, Text string }
+	getJSON(t, url+"/api/interactions/"+created.ID, &o)
+	assert.Equal(t, "cancelled", o.Status)
+	assert.Equal(t, "Back at the desk: the terminal asks again.", o.Text)
+	var pending []pendingView
+	getJSON(t, url+"/api/interactions?chat=desk", &pending)
+	require.Len(t, pending, 1)
+	assert.Equal(t, "Deploy?", pending[0].Question, "the program's own request stays")
 }
