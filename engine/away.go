@@ -17,11 +17,18 @@ import (
 // hook relays to), and it is not kept across restarts: a restart puts
 // every chat back at the desk, where nothing is relayed.
 
-// awayDesk is which chats are away, and since when.
+// awayDesk is which chats are away, and since when; with after set
+// (LEASHD_AWAY_AFTER_SECONDS), also when each chat's terminal last had a
+// prompt typed, and a chat idle that long counts as away.
 type awayDesk struct {
-	mu    sync.Mutex
-	since map[string]time.Time
+	mu     sync.Mutex
+	since  map[string]time.Time
+	after  time.Duration
+	active map[string]time.Time
 }
+
+// maxActive bounds the chats whose last input at the desk is kept.
+const maxActive = 4096
 
 // BackReason is the text a hook's request is cancelled with when its
 // person is back at the desk: the terminal shows the dialog again.
@@ -31,8 +38,43 @@ const BackReason = "Back at the desk: the terminal asks again."
 func (e *Engine) Away(chatID string) (bool, time.Time) {
 	e.away.mu.Lock()
 	defer e.away.mu.Unlock()
-	since, ok := e.away.since[chatID]
-	return ok, since
+	if since, ok := e.away.since[chatID]; ok {
+		return true, since
+	}
+	if last, ok := e.away.active[chatID]; ok && e.away.after > 0 && time.Since(last) >= e.away.after {
+		return true, last.Add(e.away.after)
+	}
+	return false, time.Time{}
+}
+
+// DeskActive records that chatID's person typed a prompt in their
+// terminal (a hook saw it): with LEASHD_AWAY_AFTER_SECONDS, the idle time
+// that makes them away starts again. It does not end an away that /away
+// or `leashd away on` started.
+func (e *Engine) DeskActive(chatID string) error {
+	if err := e.ServesChat(chatID); err != nil {
+		return err
+	}
+	e.away.mu.Lock()
+	defer e.away.mu.Unlock()
+	e.away.markActiveLocked(chatID)
+	return nil
+}
+
+func (a *awayDesk) markActiveLocked(chatID string) {
+	if a.after <= 0 {
+		return
+	}
+	if a.active == nil {
+		a.active = make(map[string]time.Time)
+	}
+	if _, ok := a.active[chatID]; !ok && len(a.active) >= maxActive {
+		for k := range a.active { // forget one: that chat is at the desk
+			delete(a.active, k)
+			break
+		}
+	}
+	a.active[chatID] = time.Now()
 }
 
 // SetAway puts chatID away from the desk (on) or back at it. Back, every
@@ -54,6 +96,7 @@ func (e *Engine) SetAway(chatID string, on bool) (released int, err error) {
 		}
 	} else {
 		delete(e.away.since, chatID)
+		e.away.markActiveLocked(chatID) // back: idle from now
 	}
 	e.away.mu.Unlock()
 	e.log.Info("away from the desk", "chat", chatID, "away", on)

@@ -127,6 +127,9 @@ type Config struct {
 	// ApprovalQuorum is how many approvers must approve a plan review or
 	// tool approval in a group chat (default 1).
 	ApprovalQuorum int
+	// AwayAfter treats a chat's person as away from the desk once their
+	// terminal session had no input for this long (away.go; 0: never).
+	AwayAfter time.Duration
 }
 
 // New returns an Engine running d.Agent, asking people through d.Coord.
@@ -154,6 +157,7 @@ func New(d Deps, cfg Config) *Engine {
 		chats:   make(map[string]*chat),
 		closing: make(map[agent.Session]struct{}),
 		owners:  make(map[string]connectors.Connector),
+		away:    awayDesk{after: max(cfg.AwayAfter, 0)},
 	}
 	e.agentCtx, e.agentCancel = context.WithCancel(context.Background())
 	e.events, e.unsubscribe = d.Coord.Subscribe()

@@ -4,6 +4,7 @@ import (
 	"github.com/leashd/leashd/config"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent"
+	"time"
 )
 
 // engineConfig is the engine's part of leashd's configuration, the same for
@@ -20,5 +21,6 @@ func engineConfig(cfg config.Config) engine.Config {
 		MaxTurnOutput:    cfg.MaxTurnOutputBytes,
 		ResumeAfterLimit: cfg.ResumeAfterLimitOn(),
 		ApprovalQuorum:   cfg.ApprovalQuorum,
+		AwayAfter:        time.Duration(cfg.AwayAfterSeconds) * time.Second,
 	}
 }

@@ -37,7 +37,8 @@ Flags:
                 LEASHD_WEB_ADDR in Claude Code's environment
 
 The hooks Claude Code runs (not for typing): leashd hook permission-request,
-leashd hook stop, leashd hook notify.
+leashd hook stop, leashd hook notify, leashd hook prompt (a prompt typed at
+the terminal: LEASHD_AWAY_AFTER_SECONDS counts idle time from it).
 `
 
 // The hook subcommands Claude Code runs, and the events they are for.
@@ -45,6 +46,7 @@ var hookEvents = []struct{ sub, event, matcher string }{
 	{"permission-request", "PermissionRequest", "*"},
 	{"stop", "Stop", ""},
 	{"notify", "Notification", "permission_prompt"},
+	{"prompt", "UserPromptSubmit", ""},
 }
 
 // runHook is `leashd hook`.
@@ -59,7 +61,7 @@ func runHook(ctx context.Context, cfg settings, args []string, stdin io.Reader, 
 		return nil
 	case "install", "uninstall", "status":
 		return runHookSetup(cfg, args[0], args[1:], stdout, stderr)
-	case "permission-request", "stop", "notify":
+	case "permission-request", "stop", "notify", "prompt":
 		return runHookEvent(ctx, cfg, args[0], args[1:], stdin, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "leashd hook: unknown command %q (accepted: install, uninstall, status)\n\n%s", args[0], hookUsage)
@@ -178,7 +180,7 @@ func leashdHooks(cfg settings, h hookSetup) ([]claudehooks.Hook, error) {
 			cmd += " --url " + shellWord(h.url)
 		}
 		t := wait
-		if e.sub == "notify" {
+		if e.sub == "notify" || e.sub == "prompt" {
 			t = 10
 		}
 		out = append(out, claudehooks.Hook{Event: e.event, Matcher: e.matcher, Command: cmd, Timeout: t})

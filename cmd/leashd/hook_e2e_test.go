@@ -162,7 +162,7 @@ func TestHookClaudeCodeFollowsYouToThePhone(t *testing.T) {
 
 	pid := r.term.pid()
 	hookAtTheDesk(t, r.term, r.api, r.tg, r.me)
-	hookAway(t, r.term, r.api, r.tg, r.me)
+	hookAwayOnThePhone(t, r.term, r.api, r.tg, r.me)
 	assert.Equal(t, pid, r.term.pid(), "the same CLI process all along")
 	waitAnsweredCounted(t, r.url, "tool_approval")
 
@@ -172,7 +172,7 @@ func TestHookClaudeCodeFollowsYouToThePhone(t *testing.T) {
 
 	out.Reset()
 	require.NoError(t, run(t.Context(), []string{"hook", "uninstall"}, nil, &out, &out))
-	assert.Contains(t, out.String(), "Removed leashd's 3 hooks")
+	assert.Contains(t, out.String(), "Removed leashd's 4 hooks")
 	after, err := os.ReadFile(settingsPath)
 	require.NoError(t, err)
 	assert.Equal(t, userSettings, string(after), "uninstall leaves the file as it was before install")
@@ -243,9 +243,9 @@ func hookAtTheDesk(t *testing.T, term *claudeTerminal, api *fakeapi.Server, tg *
 	assert.Empty(t, tg.BotMessages(me), "at the desk nothing reaches the phone")
 }
 
-// hookAway: /away, then Allow, a typed denial, the final message and the
+// hookAwayOnThePhone: /away, then Allow, a typed denial, the final message and the
 // next instruction from the phone, then /back.
-func hookAway(t *testing.T, term *claudeTerminal, api *fakeapi.Server, tg *tgfake.Server, me int64) {
+func hookAwayOnThePhone(t *testing.T, term *claudeTerminal, api *fakeapi.Server, tg *tgfake.Server, me int64) {
 	tg.Text(me, me, "/away")
 	waitTG(t, tg, me, "the away confirmation", func(m tgfake.Message) bool { return strings.Contains(m.Text, "Away from the desk") })
 	calls := len(api.Calls())

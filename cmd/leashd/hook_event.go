@@ -68,8 +68,20 @@ func runHookEvent(ctx context.Context, cfg settings, sub string, args []string, 
 		fmt.Fprintf(stderr, "leashd hook %s: reading the event: %v\n", sub, err)
 		return nil
 	}
-	c, ok := hookClient(ctx, cfg, f, in, stderr)
+	c, ok := hookClient(cfg, f, in, stderr)
 	if !ok {
+		return nil
+	}
+	if sub == "prompt" {
+		// Typed at the terminal: the person is at the desk now.
+		actx, cancel := context.WithTimeout(ctx, hookReach)
+		defer cancel()
+		if _, err := c.DeskActive(actx, f.chat); err != nil {
+			fmt.Fprintln(stderr, "leashd hook: leashd is not reachable:", err)
+		}
+		return nil
+	}
+	if !hookAway(ctx, c, f.chat, stderr) {
 		return nil // at the desk, or leashd is not there
 	}
 	var out any
@@ -89,10 +101,9 @@ func runHookEvent(ctx context.Context, cfg settings, sub string, args []string, 
 	return enc.Encode(out)
 }
 
-// hookClient returns a client of the running leashd when its person is
-// away; ok is false at the desk and when leashd cannot be reached within
-// hookReach (a line on stderr says why).
-func hookClient(ctx context.Context, cfg settings, f hookFlags, in hookInput, stderr io.Writer) (*client.Client, bool) {
+// hookClient returns a client of the running leashd, found as leashd ask
+// finds it; false (a line on stderr says why) when it cannot be.
+func hookClient(cfg settings, f hookFlags, in hookInput, stderr io.Writer) (*client.Client, bool) {
 	url := f.url
 	if url == "" {
 		u, err := apiURL(cfg)
@@ -108,15 +119,20 @@ func hookClient(ctx context.Context, cfg settings, f hookFlags, in hookInput, st
 		return nil, false
 	}
 	src := interactions.Source{Kind: interactions.SourceHook, SessionID: in.SessionID, Cwd: in.Cwd}
-	c := client.New(url, tok, client.WithSource(src))
+	return client.New(url, tok, client.WithSource(src)), true
+}
+
+// hookAway asks leashd whether the person is away; false at the desk, and
+// when leashd cannot be reached within hookReach (a line on stderr).
+func hookAway(ctx context.Context, c *client.Client, chat string, stderr io.Writer) bool {
 	actx, cancel := context.WithTimeout(ctx, hookReach)
 	defer cancel()
-	st, err := c.Away(actx, f.chat)
+	st, err := c.Away(actx, chat)
 	if err != nil {
 		fmt.Fprintln(stderr, "leashd hook: leashd is not reachable, the terminal decides:", err)
-		return nil, false
+		return false
 	}
-	return c, st.Away
+	return st.Away
 }
 
 // permissionOutput is a PermissionRequest hook's decision.

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/config/testenv"
+	"github.com/leashd/leashd/interactions/client"
 )
 
 const bashEvent = `{"session_id":"s1","cwd":"/tmp/p","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"make deploy"}}`
@@ -42,14 +43,14 @@ func TestHookWithoutLeashdDecidesNothing(t *testing.T) {
 		}
 	}()
 	for _, url := range []string{closedURL, "http://" + silent.Addr().String()} {
-		for _, sub := range []string{"permission-request", "stop", "notify"} {
+		for _, sub := range []string{"permission-request", "stop", "notify", "prompt"} {
 			var stdout, stderr bytes.Buffer
 			start := time.Now()
 			err := run(t.Context(), []string{"hook", sub, "--chat", "desk", "--url", url}, strings.NewReader(bashEvent), &stdout, &stderr)
 			t.Logf("%s against %s: returned in %s", sub, url, time.Since(start).Round(time.Millisecond))
 			require.NoError(t, err)
 			assert.Empty(t, stdout.String(), "no decision")
-			assert.Contains(t, stderr.String(), "the terminal decides")
+			assert.Contains(t, stderr.String(), "leashd is not reachable")
 		}
 	}
 }
@@ -170,4 +171,39 @@ func TestBackReleasesOnlyTheHooksRequests(t *testing.T) {
 	getJSON(t, url+"/api/interactions?chat=desk", &pending)
 	require.Len(t, pending, 1)
 	assert.Equal(t, "Deploy?", pending[0].Question, "the program's own request stays")
+}
+
+// TestAwayAfterIdleTerminal: with LEASHD_AWAY_AFTER_SECONDS, a terminal
+// with no prompt typed for that long counts as away; a prompt typed there
+// (the UserPromptSubmit hook) is at the desk again, but does not end an
+// away that leashd away on started.
+func TestAwayAfterIdleTerminal(t *testing.T) {
+	dir := testenv.PrivateDir(t)
+	url, _, stop := startServe(t, dir, "LEASHD_AWAY_AFTER_SECONDS=1")
+	defer func() { require.NoError(t, stop()) }()
+	away := func() bool {
+		var st struct {
+			Away bool `json:"away"`
+		}
+		require.Equal(t, http.StatusOK, getJSON(t, url+"/api/away?chat=desk", &st))
+		return st.Away
+	}
+	assert.False(t, away(), "no prompt seen yet: at the desk")
+	prompt := func() {
+		var stdout, stderr bytes.Buffer
+		require.NoError(t, run(t.Context(), []string{"hook", "prompt", "--chat", "desk", "--url", url},
+			strings.NewReader(`{"session_id":"s1","cwd":"/src/app","hook_event_name":"UserPromptSubmit","prompt":"go"}`), &stdout, &stderr))
+		assert.Empty(t, stdout.String(), "the prompt goes on unchanged")
+		assert.Empty(t, stderr.String())
+	}
+	prompt()
+	assert.Eventually(t, away, 20*time.Second, 50*time.Millisecond, "idle past LEASHD_AWAY_AFTER_SECONDS: away")
+	st, err := client.New(url, useToken(t, url, dir)).DeskActive(t.Context(), "desk")
+	require.NoError(t, err)
+	assert.False(t, st.Away, "a prompt typed at the terminal: at the desk")
+
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"away", "on", "--url", url}, nil, &out, &out))
+	prompt()
+	assert.True(t, away(), "leashd away on holds until off or /back")
 }

@@ -26,6 +26,9 @@ type awayKeeper interface {
 	// AwayNotice tells chatID's person, when away, what their terminal
 	// says (a dialog waiting there); false when at the desk.
 	AwayNotice(ctx context.Context, chatID, text string) bool
+	// DeskActive records a prompt typed in the terminal
+	// (LEASHD_AWAY_AFTER_SECONDS counts idle time from it).
+	DeskActive(chatID string) error
 }
 
 // awayBody is the body of GET /api/away and of POST's answer.
@@ -191,4 +194,28 @@ func (c *Connector) awayNotice(w http.ResponseWriter, r *http.Request) {
 	}
 	shown := a.AwayNotice(context.WithoutCancel(r.Context()), req.ChatID, text)
 	writeJSON(w, http.StatusOK, map[string]bool{"shown": shown})
+}
+
+// awayActivity is POST /api/away/activity: a prompt was typed in a
+// terminal whose hooks ask in the chat; it answers the away state.
+func (c *Connector) awayActivity(w http.ResponseWriter, r *http.Request) {
+	a, ok := c.awayKeeperOf(w)
+	if !ok {
+		return
+	}
+	var req struct {
+		ChatID string `json:"chat_id"`
+	}
+	if status, err := decodeJSON(r.Body, &req, `{"chat_id":"…"}`, false); err != nil {
+		writeError(w, status, err.Error())
+		return
+	}
+	if !awayChat(w, r, req.ChatID) {
+		return
+	}
+	if err := a.DeskActive(req.ChatID); err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, awayOf(a, req.ChatID, 0))
 }

@@ -80,6 +80,7 @@ func TestEveryAPIRouteNeedsTheToken(t *testing.T) {
 		{"GET", "GET /api/away", "/api/away?chat=a", ""},
 		{"POST", "POST /api/away", "/api/away", `{"chat_id":"a","away":true}`},
 		{"POST", "POST /api/away/notice", "/api/away/notice", `{"chat_id":"a","text":"waiting"}`},
+		{"POST", "POST /api/away/activity", "/api/away/activity", `{"chat_id":"a"}`},
 	}
 
 	// The table is every route api.go registers behind the token.

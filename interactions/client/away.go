@@ -49,3 +49,11 @@ func (c *Client) AwayNotice(ctx context.Context, chat, text string) (shown bool,
 	err = c.do(ctx, http.MethodPost, "/api/away/notice", map[string]string{"chat_id": chat, "text": text}, &out)
 	return out.Shown, err
 }
+
+// DeskActive tells leashd a prompt was typed in the terminal whose hooks
+// ask in chat (LEASHD_AWAY_AFTER_SECONDS counts idle time from it).
+func (c *Client) DeskActive(ctx context.Context, chat string) (AwayState, error) {
+	var out AwayState
+	err := c.do(ctx, http.MethodPost, "/api/away/activity", map[string]string{"chat_id": chat}, &out)
+	return out, err
+}
