@@ -408,3 +408,25 @@ func TestHookClaudeCodePlanReviewAway(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "hello\n", string(b))
 }
+
+// TestHookEscAtTheTerminalReleasesTheStop: away, the finished session's
+// message waits in the chat; back at the terminal, Esc interrupts the
+// Stop hook, and the request in the chat is withdrawn (shown cancelled)
+// rather than left to be answered into a session that no longer waits.
+func TestHookEscAtTheTerminalReleasesTheStop(t *testing.T) {
+	r := startHookRig(t, "default")
+	r.tg.Text(r.me, r.me, "/away")
+	waitTG(t, r.tg, r.me, "the away confirmation", func(m tgfake.Message) bool { return strings.Contains(m.Text, "Away from the desk") })
+	r.api.Reply(fakeapi.Text("Finished."))
+	r.term.prompt("hello")
+	msg := waitTG(t, r.tg, r.me, "the final message", func(m tgfake.Message) bool { return strings.Contains(m.Text, "Finished.") })
+	r.term.wait("esc to interrupt") // the Stop hook runs
+	r.term.run("send-keys", "-t", "claude", "Escape")
+	r.term.wait("Interrupted")
+	waitTG(t, r.tg, r.me, "the request withdrawn", func(m tgfake.Message) bool {
+		return m.ID == msg.ID && strings.Contains(m.Text, "Cancelled")
+	})
+	var pending []pendingView
+	getJSON(t, r.url+"/api/interactions?chat=telegram:1001", &pending)
+	assert.Empty(t, pending)
+}
