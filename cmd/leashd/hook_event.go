@@ -242,7 +242,7 @@ func hookStop(ctx context.Context, c *client.Client, chat string, in hookInput) 
 	if len(msg) > room {
 		msg = strings.ToValidUTF8(msg[:room-len("…")], "") + "…"
 	}
-	o, err := c.Ask1(ctx, client.Request{ChatID: chat, Kind: "text", Header: "Claude Code finished in " + approval.OneLine(where, 80), Question: msg + tail})
+	o, err := c.Ask1(ctx, client.Request{ChatID: chat, Kind: "text", Header: "Claude Code finished in " + pathTail(where, 70), Question: msg + tail})
 	if err != nil || o.Status != string(interactions.StatusAnswered) || strings.TrimSpace(o.Answer) == "" {
 		return nil
 	}
@@ -299,4 +299,14 @@ func lastAssistantText(path string) string {
 		}
 	}
 	return last
+}
+
+// pathTail is a path on one line, its end kept when it is longer than n
+// runes (the project's directory names it best).
+func pathTail(p string, n int) string {
+	r := []rune(strings.Join(strings.Fields(p), " "))
+	if len(r) <= n {
+		return string(r)
+	}
+	return "…" + string(r[len(r)-n+1:])
 }

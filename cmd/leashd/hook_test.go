@@ -207,3 +207,39 @@ func TestAwayAfterIdleTerminal(t *testing.T) {
 	prompt()
 	assert.True(t, away(), "leashd away on holds until off or /back")
 }
+
+// TestHookStopRelaysTheFinalMessage: away, the Stop hook shows the final
+// message (cut to the limit, a long working directory shortened to its
+// end in the header) as a text request, and the text typed back is the
+// block reason that continues the session.
+func TestHookStopRelaysTheFinalMessage(t *testing.T) {
+	dir := testenv.PrivateDir(t)
+	url, _, stop := startServe(t, dir)
+	defer func() { require.NoError(t, stop()) }()
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"away", "on", "--url", url}, nil, &out, &out))
+	cwd := "/home/someone/" + strings.Repeat("deeply/nested/", 12) + "project"
+	final := "Done. " + strings.Repeat("All green. ", 3000)
+	event, err := json.Marshal(map[string]any{"session_id": "s9", "cwd": cwd, "hook_event_name": "Stop", "stop_hook_active": false, "last_assistant_message": final})
+	require.NoError(t, err)
+	done := make(chan string, 1)
+	go func() {
+		var stdout, stderr bytes.Buffer
+		err := run(t.Context(), []string{"hook", "stop", "--chat", "desk", "--url", url}, bytes.NewReader(event), &stdout, &stderr)
+		assert.NoError(t, err)
+		done <- stdout.String()
+	}()
+	p := waitPending(t, url, "desk", func(p pendingView) bool { return strings.HasPrefix(p.Question, "Done. All green.") })
+	assert.Contains(t, p.Question, "Type the next instruction to continue this session")
+	code, body := postJSON(t, url+"/api/interactions/"+p.ID+"/reply", `{"text":"now deploy to staging"}`)
+	require.Equal(t, http.StatusNoContent, code, body)
+	var got struct{ Decision, Reason string }
+	require.NoError(t, json.Unmarshal([]byte(<-done), &got))
+	assert.Equal(t, "block", got.Decision)
+	assert.Contains(t, got.Reason, "now deploy to staging")
+
+	out.Reset()
+	require.NoError(t, run(t.Context(), []string{"audit", "--json", "--chat", "desk"}, nil, &out, &out))
+	assert.Contains(t, out.String(), `"header":"Claude Code finished in …`)
+	assert.Contains(t, out.String(), `nested/project"`)
+}
