@@ -116,9 +116,16 @@ func (e *Engine) programGate(ctx context.Context, it *interactions.Interaction) 
 	}
 	req := agent.PermissionRequest{ToolName: it.ToolName, Input: it.ToolInput}
 	workDir := e.programWorkDir(it.ChatID)
-	if it.FromHook() && it.Source.Cwd != "" {
-		// A hook's request is the terminal session's: judged where it runs.
-		workDir = it.Source.Cwd
+	if it.FromHook() {
+		// A hook's request is the terminal session's: judged where it
+		// runs, and with no "allow for this session": the session is not
+		// leashd's to keep a rule for, and Claude Code does not keep one
+		// a hook returns (2.1.332 asks the same command again).
+		if it.Source.Cwd != "" {
+			workDir = it.Source.Cwd
+		}
+		it.NoSessionAllow = true
+		it.Options = interactions.ToolOptionsFor(*it)
 	}
 	pol, decides, quorum := e.toolPolicy(it.ChatID, workDir, req)
 	if decides {

@@ -90,10 +90,27 @@ func (c *claudeTerminal) wait(sub string) string {
 
 // prompt types text and Enter at Claude Code's prompt.
 func (c *claudeTerminal) prompt(text string) {
-	c.wait("❯")
+	c.idle()
 	c.run("send-keys", "-t", "claude", "-l", text)
 	time.Sleep(300 * time.Millisecond) // the CLI takes a paste burst as one input
 	c.run("send-keys", "-t", "claude", "Enter")
+}
+
+// idle waits until the CLI waits at its prompt: nothing running (its
+// hooks neither), no "esc to interrupt" in the footer.
+func (c *claudeTerminal) idle() {
+	c.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		s := c.screen()
+		if strings.Contains(s, "? for shortcuts") && !strings.Contains(s, "esc to interrupt") {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the CLI is still busy; screen:\n%s", s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // yes answers the dialog on screen with its first option, Yes: Enter,
@@ -239,7 +256,7 @@ func hookAtTheDesk(t *testing.T, term *claudeTerminal, api *fakeapi.Server, tg *
 	assert.Empty(t, tg.BotMessages(me), "at the desk nothing reaches the phone")
 	term.yes()
 	term.wait("Done at the desk.")
-	time.Sleep(time.Second) // the Stop hook runs and finds the desk
+	term.idle() // the Stop hook ran and found the desk
 	assert.Empty(t, tg.BotMessages(me), "at the desk nothing reaches the phone")
 }
 
@@ -287,6 +304,9 @@ func hookAwayOnThePhone(t *testing.T, term *claudeTerminal, api *fakeapi.Server,
 		return strings.Contains(m.Text, "Back at the desk") && strings.Contains(m.Text, "1 request")
 	})
 	assert.Equal(t, calls+4, len(api.Calls()), "released, the session stops and waits at its prompt")
+	for _, m := range tg.BotMessages(me) {
+		assert.NotContains(t, m.Text, "waiting at the terminal", "what the chat decides is not announced as waiting at the terminal")
+	}
 }
 
 // hookWithoutLeashd: leashd is not running; the hooks decide nothing and
@@ -367,6 +387,7 @@ func TestHookClaudeCodeEditsAndQuestionsAway(t *testing.T) {
 		return strings.Contains(m.Text, "the new line") && len(m.Buttons()) > 0
 	})
 	assert.Contains(t, edit.Text, "the old line", "the diff shows what goes")
+	assert.NotContains(t, edit.Buttons(), "Allow for this session", "a hook's session keeps no rule leashd could give it")
 	_, err := r.tg.TapButton(r.me, r.me, edit.ID, "Allow")
 	require.NoError(t, err)
 	q := waitTG(t, r.tg, r.me, "the question", func(m tgfake.Message) bool {

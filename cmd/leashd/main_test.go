@@ -201,7 +201,7 @@ func TestUnknownSubcommand(t *testing.T) {
 	err := run(t.Context(), []string{"frobnicate"}, strings.NewReader(""), &stdout, &stderr)
 	require.ErrorIs(t, err, errUsage)
 	assert.Contains(t, stderr.String(), `"frobnicate"`)
-	assert.Contains(t, stderr.String(), "chat, audit, ask, mcp, worktrees, policy, -h")
+	assert.Contains(t, stderr.String(), "chat, audit, ask, mcp, hook, away, worktrees, policy, -h")
 	assert.Empty(t, stdout.String())
 }
 
