@@ -103,7 +103,8 @@ func (c *claudeTerminal) idle() {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		s := c.screen()
-		if strings.Contains(s, "? for shortcuts") && !strings.Contains(s, "esc to interrupt") {
+		ready := strings.Contains(s, "? for shortcuts") || strings.Contains(s, "shift+tab to cycle") // the footer: plan mode's too
+		if ready && !strings.Contains(s, "esc to interrupt") {
 			return
 		}
 		if time.Now().After(deadline) {
