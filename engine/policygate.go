@@ -119,8 +119,8 @@ func (e *Engine) programGate(ctx context.Context, it *interactions.Interaction) 
 	if it.FromHook() {
 		// A hook's request is the terminal session's: judged where it
 		// runs, and with no "allow for this session": the session is not
-		// leashd's to keep a rule for, and Claude Code does not keep one
-		// a hook returns (2.1.332 asks the same command again).
+		// leashd's to keep a rule for, and the agent need not keep one a
+		// hook returns (one CLI asked the same command again).
 		if it.Source.Cwd != "" {
 			workDir = it.Source.Cwd
 		}
