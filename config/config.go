@@ -35,6 +35,7 @@ type Config struct {
 	AgentIdleSeconds       int    `split_words:"true" default:"600" max:"86400" desc:"An idle agent process is shut down after this many seconds and resumed on the next prompt; 0 = never; at most 86400 (1 day)"`
 	AgentTimeoutSeconds    int    `split_words:"true" default:"3600" max:"604800" desc:"Longest agent turn in seconds, not counting time spent waiting for a human; 0 = no limit; at most 604800 (7 days)"`
 	ResumeAfterLimit       string `split_words:"true" default:"off" desc:"on: a turn stopped by the Claude account's usage limit resumes by itself once the limit resets; off: the chat is told when it resets"`
+	AwayAfterSeconds       int    `split_words:"true" default:"0" max:"604800" desc:"With leashd's Claude Code hooks (leashd hook install): treat you as away from the desk once your terminal session has had no prompt typed for this many seconds, as if you had sent /away; 0 = only /away and leashd away on; at most 604800 (7 days)"`
 	PolicyFile             string `split_words:"true" desc:"YAML file of approval rules that allow, deny, ask or require a quorum for tool requests before anyone is asked (empty: every request is asked); reloaded on SIGHUP; check it with leashd policy check FILE"`
 	DBPath                 string `split_words:"true" desc:"SQLite database file (default: $XDG_STATE_HOME/leashd/leashd.db or ~/.local/state/leashd/leashd.db)"`
 	LogLevel               string `split_words:"true" default:"info" desc:"Log level: debug, info, warn or error"`

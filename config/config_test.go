@@ -172,6 +172,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 		"LEASHD_AGENT_IDLE_SECONDS":       "60",
 		"LEASHD_AGENT_TIMEOUT_SECONDS":    "0",
 		"LEASHD_RESUME_AFTER_LIMIT":       "on",
+		"LEASHD_AWAY_AFTER_SECONDS":       "900",
 		"LEASHD_POLICY_FILE":              "/etc/leashd/policy.yaml",
 		"LEASHD_DB_PATH":                  filepath.Join(dir, "l.db"),
 		"LEASHD_LOG_LEVEL":                "debug",
@@ -206,7 +207,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 	assert.Equal(t, config.Config{
 		ApprovalTimeoutSeconds: 0, Agent: "demo", ClaudePath: "/opt/claude/bin/claude", ClaudeModel: "sonnet", ACPCommand: "gemini --acp",
 		Workdir: dir, DefaultMode: "acceptEdits", MaxConcurrentAgents: 2, Prewarm: 3, AgentIdleSeconds: 60, AgentTimeoutSeconds: 0, ResumeAfterLimit: "on",
-		PolicyFile: "/etc/leashd/policy.yaml", DBPath: filepath.Join(dir, "l.db"), LogLevel: "debug", LogFormat: "json", ShutdownTimeoutSeconds: 5,
+		AwayAfterSeconds: 900, PolicyFile: "/etc/leashd/policy.yaml", DBPath: filepath.Join(dir, "l.db"), LogLevel: "debug", LogFormat: "json", ShutdownTimeoutSeconds: 5,
 		MaxAgentMessageBytes: 1 << 20, MaxTurnOutputBytes: 0, MaxUploadBytes: 1 << 20,
 		Worktrees: "on", GitAuthor: "Leash Bot <bot@example.com>",
 		ApprovalQuorum: 3,

@@ -36,6 +36,8 @@ var Commands = []Command{
 	{"sessions", "This chat's earlier sessions: start, first prompt, cost"},
 	{"resume", "Go back to an earlier session [N from /sessions]"},
 	{"cost", "Tokens and cost of this session and of today"},
+	{"away", "Away from the desk: your terminal's agent asks here"},
+	{"back", "Back at the desk: the terminal asks again"},
 }
 
 // command runs a /command. "/cmd@botname args" (Telegram groups) works too.
@@ -95,6 +97,8 @@ func (e *Engine) command(ctx context.Context, in connectors.Incoming, text strin
 		e.say(ctx, chatID, e.resumeCommand(ctx, chatID, args))
 	case "cost":
 		e.say(ctx, chatID, e.costCommand(ctx, chatID))
+	case "away", "back":
+		e.awayCommand(ctx, chatID, name == "away")
 	default:
 		e.say(ctx, chatID, fmt.Sprintf("Unknown command /%s — try /help", name))
 	}

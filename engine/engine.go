@@ -48,7 +48,8 @@ type Engine struct {
 	events      <-chan interactions.Event
 	unsubscribe func()
 
-	asks asked // interactions programs asked (asks.go)
+	asks asked    // interactions programs asked (asks.go)
+	away awayDesk // chats whose person is away from the desk (away.go)
 
 	held map[string]*gathering // files people sent, by chat, gathered into a prompt (attach.go); guarded by mu
 
@@ -141,6 +142,9 @@ type Config struct {
 	// FileWindow is how long after a file more files and text are taken
 	// into the same prompt (default 1.5s): an album is one prompt.
 	FileWindow time.Duration
+	// AwayAfter treats a chat's person as away from the desk once their
+	// terminal session had no input for this long (away.go; 0: never).
+	AwayAfter time.Duration
 }
 
 // New returns an Engine running d.Agent, asking people through d.Coord.
@@ -170,6 +174,7 @@ func New(d Deps, cfg Config) *Engine {
 		closing: make(map[agent.Session]struct{}),
 		owners:  make(map[string]connectors.Connector),
 		held:    make(map[string]*gathering),
+		away:    awayDesk{after: max(cfg.AwayAfter, 0)},
 	}
 	e.agentCtx, e.agentCancel = context.WithCancel(context.Background())
 	e.events, e.unsubscribe = d.Coord.Subscribe()

@@ -116,6 +116,17 @@ func (e *Engine) programGate(ctx context.Context, it *interactions.Interaction) 
 	}
 	req := agent.PermissionRequest{ToolName: it.ToolName, Input: it.ToolInput}
 	workDir := e.programWorkDir(it.ChatID)
+	if it.FromHook() {
+		// A hook's request is the terminal session's: judged where it
+		// runs, and with no "allow for this session": the session is not
+		// leashd's to keep a rule for, and the agent need not keep one a
+		// hook returns (one CLI asked the same command again).
+		if it.Source.Cwd != "" {
+			workDir = it.Source.Cwd
+		}
+		it.NoSessionAllow = true
+		it.Options = interactions.ToolOptionsFor(*it)
+	}
 	pol, decides, quorum := e.toolPolicy(it.ChatID, workDir, req)
 	if decides {
 		_, rec := e.policyVerdict(ctx, it.ChatID, req, pol)

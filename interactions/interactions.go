@@ -259,6 +259,10 @@ type Interaction struct {
 	// program through the API ("api") or the MCP server ("mcp"). An answer
 	// given after a restart goes back to that program, never to the agent.
 	Asker string `json:"asker,omitempty"`
+	// Source, on a request a program relays from an agent session leashd
+	// did not start (an agent's hook in a person's terminal), says where
+	// it comes from; the audit log shows it.
+	Source *Source `json:"source,omitempty"`
 
 	AskedAt  time.Time `json:"asked_at"`
 	Deadline time.Time `json:"deadline,omitzero"` // zero: waits forever
@@ -274,6 +278,21 @@ type Interaction struct {
 	// decides it at once. Other questions ignore it.
 	Quorum int `json:"quorum,omitempty"`
 }
+
+// Source is where a relayed request comes from: Kind SourceHook for an
+// agent's hook, with the session's ID and working directory.
+type Source struct {
+	Kind      string `json:"kind"`
+	SessionID string `json:"session_id,omitempty"`
+	Cwd       string `json:"cwd,omitempty"`
+}
+
+// SourceHook is the Source.Kind of a request relayed by an agent's hook
+// (`leashd hook permission-request`, `leashd hook stop`).
+const SourceHook = "hook"
+
+// FromHook reports whether it was relayed by an agent's hook.
+func (it Interaction) FromHook() bool { return it.Source != nil && it.Source.Kind == SourceHook }
 
 // Decides reports whether answering it decides what an agent or a program
 // may do — a plan review, a tool approval (with the agent's own options

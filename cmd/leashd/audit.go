@@ -149,9 +149,9 @@ func runAudit(ctx context.Context, cfg config.Config, args []string, stdout, std
 		return fmt.Errorf("%s: %w", s.Path(), err)
 	}
 	if a.json {
-		return writeAuditJSON(stdout, recs, askedBy(ctx, s, recs))
+		return writeAuditJSON(stdout, recs, askedBy(ctx, s, recs), sources(ctx, s, recs))
 	}
-	return writeAuditTable(stdout, recs)
+	return writeAuditTable(stdout, recs, sources(ctx, s, recs))
 }
 
 // auditLine is one interaction in `leashd audit --json`.
@@ -175,14 +175,17 @@ type auditLine struct {
 	// AskedBy is the program that asked, when not the chat's agent: "api"
 	// (the page's token), "api:<name>" (a token of LEASHD_API_TOKENS) or
 	// "mcp".
-	AskedBy       string     `json:"asked_by,omitempty"`
-	AskedAt       time.Time  `json:"asked_at"`
-	ResolvedAt    *time.Time `json:"resolved_at"`
-	LatencyMS     *int64     `json:"latency_ms"`
-	InterruptedAt *time.Time `json:"interrupted_at,omitempty"`
-	RecoveredAt   *time.Time `json:"recovered_at,omitempty"`
-	RecoveredFrom string     `json:"recovered_from,omitempty"`
-	Ref           string     `json:"message_ref,omitempty"`
+	AskedBy string `json:"asked_by,omitempty"`
+	// Source: a request relayed by an agent's hook ("hook", with the
+	// terminal session's ID and working directory).
+	Source        *interactions.Source `json:"source,omitempty"`
+	AskedAt       time.Time            `json:"asked_at"`
+	ResolvedAt    *time.Time           `json:"resolved_at"`
+	LatencyMS     *int64               `json:"latency_ms"`
+	InterruptedAt *time.Time           `json:"interrupted_at,omitempty"`
+	RecoveredAt   *time.Time           `json:"recovered_at,omitempty"`
+	RecoveredFrom string               `json:"recovered_from,omitempty"`
+	Ref           string               `json:"message_ref,omitempty"`
 	// Quorum and Approvals: an interaction that needed several approvers,
 	// and every approval counted (who, decision, when), first first.
 	Quorum    int                     `json:"quorum,omitempty"`
@@ -210,7 +213,24 @@ func askedBy(ctx context.Context, s *sqlite.Store, recs []sqlite.AuditRecord) ma
 	return out
 }
 
-func writeAuditJSON(w io.Writer, recs []sqlite.AuditRecord, askers map[string]string) error {
+// sources is where each relayed request came from (hook_event.go).
+func sources(ctx context.Context, s *sqlite.Store, recs []sqlite.AuditRecord) map[string]*interactions.Source {
+	out := map[string]*interactions.Source{}
+	for _, r := range recs {
+		if src, err := s.SourceOf(ctx, r.Interaction.ID); err == nil && src != nil {
+			out[r.Interaction.ID] = src
+		}
+	}
+	return out
+}
+
+// sourceLine is a relayed request's source in the table: source=hook,
+// the session and its working directory.
+func sourceLine(src *interactions.Source) string {
+	return fmt.Sprintf("source=%s session=%s cwd=%s", src.Kind, orDash(src.SessionID), orDash(src.Cwd))
+}
+
+func writeAuditJSON(w io.Writer, recs []sqlite.AuditRecord, askers map[string]string, srcs map[string]*interactions.Source) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for _, r := range recs {
@@ -219,7 +239,7 @@ func writeAuditJSON(w io.Writer, recs []sqlite.AuditRecord, askers map[string]st
 			InteractionID: it.ID, ChatID: it.ChatID, Kind: it.Kind, Header: it.Header,
 			Question: it.Question, Plan: it.Plan, ToolName: it.ToolName, ToolSummary: it.ToolSummary,
 			ToolInput: it.ToolInput, Options: it.Options, MultiSelect: it.MultiSelect,
-			Answer: res.Answer, Decision: res.Decision, Text: res.Text, Status: r.Status(), By: res.By, AskedBy: askers[it.ID],
+			Answer: res.Answer, Decision: res.Decision, Text: res.Text, Status: r.Status(), By: res.By, AskedBy: askers[it.ID], Source: srcs[it.ID],
 			AskedAt: it.AskedAt.UTC(), ResolvedAt: timePtr(res.At),
 			InterruptedAt: timePtr(r.InterruptedAt), RecoveredAt: timePtr(r.RecoveredAt), Ref: r.Ref,
 			RecoveredFrom: r.RecoveredFrom,
@@ -249,7 +269,7 @@ func latency(r sqlite.AuditRecord) (time.Duration, bool) {
 	return r.Resolution.At.Sub(r.Interaction.AskedAt), true
 }
 
-func writeAuditTable(w io.Writer, recs []sqlite.AuditRecord) error {
+func writeAuditTable(w io.Writer, recs []sqlite.AuditRecord, srcs map[string]*interactions.Source) error {
 	if len(recs) == 0 {
 		_, err := fmt.Fprintln(w, "No interactions recorded (with these filters).")
 		return err
@@ -272,6 +292,9 @@ func writeAuditTable(w io.Writer, recs []sqlite.AuditRecord) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			it.AskedAt.Local().Format("2006-01-02 15:04:05"), cell(it.ChatID, 24), it.Kind,
 			cell(what(it), 48), status, cell(answer(r.Resolution), 32), orDash(cell(r.Resolution.By, 20)), lat)
+		if src := srcs[it.ID]; src != nil {
+			fmt.Fprintf(tw, "\t\t\t%s\t\t\t\t\n", cell(sourceLine(src), 120))
+		}
 		// Each approval counted towards a quorum on a line of its own:
 		// which one, who, their decision and when.
 		for i, a := range r.Approvals {

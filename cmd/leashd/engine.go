@@ -4,6 +4,7 @@ import (
 	"github.com/leashd/leashd/config"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent"
+	"time"
 )
 
 // engineConfig is the engine's part of leashd's configuration, the same for
@@ -21,5 +22,6 @@ func engineConfig(cfg config.Config) engine.Config {
 		ResumeAfterLimit: cfg.ResumeAfterLimitOn(),
 		ApprovalQuorum:   cfg.ApprovalQuorum,
 		MaxUploadBytes:   int64(cfg.MaxUploadBytes),
+		AwayAfter:        time.Duration(cfg.AwayAfterSeconds) * time.Second,
 	}
 }

@@ -6,6 +6,8 @@
 //	leashd audit      print the audit log
 //	leashd ask        ask a person through a running leashd
 //	leashd mcp        MCP server on stdio, asking through a running leashd
+//	leashd hook       Claude Code hooks: your own terminal's session asks on the phone
+//	leashd away       say whether you are away from the desk
 //	leashd worktrees  list (or prune) the chats' git worktrees
 //	leashd policy     check an approval policy file, test a request against it
 package main
@@ -57,6 +59,10 @@ Usage:
   leashd mcp [--chat CHAT]
                          MCP server on stdio (ask_user, request_approval,
                          permission_prompt) asking through a running leashd
+  leashd hook install [--chat CHAT] [--scope user|project|local] | uninstall | status
+                         let your own terminal's Claude Code ask on the phone while you are away
+  leashd away on|off|status [--chat CHAT]
+                         say whether you are away from the desk (/away and /back in the chat)
   leashd worktrees [prune] [--db FILE]
                          list the chats' git worktrees; prune those whose chat is gone
   leashd policy check FILE | test FILE --tool T [--command C] [--path P] [--chat ID]
@@ -88,6 +94,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return runAsk(ctx, cfg, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && (args[0] == "hook" || args[0] == "away") {
+		// Clients of a running leashd too; a hook Claude Code runs
+		// decides nothing rather than fail.
+		if err != nil && args[0] == "hook" && len(args) > 1 && hookEventCommand(args[1]) {
+			fmt.Fprintf(stderr, "leashd hook: invalid configuration, the terminal decides:\n%v\n", err)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("invalid configuration:\n%w", err)
+		}
+		if args[0] == "away" {
+			return runAway(ctx, cfg, args[1:], stdout, stderr)
+		}
+		return runHook(ctx, cfg, args[1:], stdin, stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == "mcp" {
 		if err != nil {
 			return fmt.Errorf("invalid configuration:\n%w", err)
@@ -111,7 +132,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "worktrees":
 		return runWorktrees(ctx, cfg.Config, args[1:], stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, ask, mcp, worktrees, policy, -h)\n", args[0])
+		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, ask, mcp, hook, away, worktrees, policy, -h)\n", args[0])
 		return errUsage
 	}
 }

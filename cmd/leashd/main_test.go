@@ -21,7 +21,11 @@ import (
 // exit code): the child is this test binary with runMainEnv set.
 func TestMain(m *testing.M) {
 	if os.Getenv(runMainEnv) == "1" {
-		os.Args = append([]string{"leashd"}, strings.Fields(os.Getenv(runMainArgs))...)
+		// Without runMainArgs the child keeps its own arguments: a
+		// hook Claude Code runs (hook_e2e_test.go).
+		if args, ok := os.LookupEnv(runMainArgs); ok {
+			os.Args = append([]string{"leashd"}, strings.Fields(args)...)
+		}
 		main()
 		os.Exit(0)
 	}
@@ -199,7 +203,7 @@ func TestUnknownSubcommand(t *testing.T) {
 	err := run(t.Context(), []string{"frobnicate"}, strings.NewReader(""), &stdout, &stderr)
 	require.ErrorIs(t, err, errUsage)
 	assert.Contains(t, stderr.String(), `"frobnicate"`)
-	assert.Contains(t, stderr.String(), "chat, audit, ask, mcp, worktrees, policy, -h")
+	assert.Contains(t, stderr.String(), "chat, audit, ask, mcp, hook, away, worktrees, policy, -h")
 	assert.Empty(t, stdout.String())
 }
 

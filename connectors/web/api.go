@@ -67,6 +67,10 @@ func (c *Connector) Mount(mux *http.ServeMux) {
 	api("GET /api/interactions/{id}", httpserver.Waiting(http.HandlerFunc(c.outcome), c.writeTimeout).ServeHTTP)
 	api("DELETE /api/interactions/{id}", c.cancelAsk)
 	c.mountPWA(mux, api)
+	api("GET /api/away", c.awayState)
+	api("POST /api/away", c.setAway)
+	api("POST /api/away/notice", c.awayNotice)
+	api("POST /api/away/activity", c.awayActivity)
 	api("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such API route: "+r.Method+" "+r.URL.Path)
 	})

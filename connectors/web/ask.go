@@ -52,6 +52,8 @@ type askRequest struct {
 	ToolName    string          `json:"tool_name"`
 	ToolInput   json.RawMessage `json:"tool_input"`
 	ToolSummary string          `json:"tool_summary"`
+	// Source: a request relayed by an agent's hook (away.go).
+	Source *interactions.Source `json:"source"`
 }
 
 // askResponse is the body of 201 from POST /api/interactions.
@@ -75,7 +77,7 @@ const (
 // approvalOptions are the options of an approval that brings none.
 var approvalOptions = []interactions.Choice{{Label: "Approve"}, {Label: "Reject"}}
 
-const acceptedAsk = `{"chat_id","kind":"question"|"text"|"approval"|"plan_review"|"tool_approval","question","header","options":[{"label","description"}],"multi_select","timeout_seconds"}`
+const acceptedAsk = `{"chat_id","kind":"question"|"text"|"approval"|"plan_review"|"tool_approval","question","header","options":[{"label","description"}],"multi_select","timeout_seconds","source":{"kind":"hook","session_id","cwd"}}`
 
 // parseAsk checks a POST /api/interactions body and returns the
 // interaction it asks for and its timeout; the error names the field.
@@ -108,6 +110,9 @@ func (req askRequest) Interaction() (interactions.Interaction, time.Duration, er
 		it, err = req.toolApproval(kind)
 	default:
 		err = askFieldError("kind", "%s is not a kind (accepted: question, text, approval, plan_review, tool_approval)", quoteShort(kind))
+	}
+	if err == nil {
+		it.Source, err = checkSource(req.Source)
 	}
 	if err == nil {
 		err = interactions.CheckProgramRequest(&it)

@@ -79,6 +79,10 @@ func TestEveryAPIRouteNeedsTheToken(t *testing.T) {
 		{"GET", "GET /api/interactions/{id}", "/api/interactions/nope", ""},
 		{"DELETE", "DELETE /api/interactions/{id}", "/api/interactions/nope", ""},
 		{"GET", "/api/", "/api/nothing", ""},
+		{"GET", "GET /api/away", "/api/away?chat=a", ""},
+		{"POST", "POST /api/away", "/api/away", `{"chat_id":"a","away":true}`},
+		{"POST", "POST /api/away/notice", "/api/away/notice", `{"chat_id":"a","text":"waiting"}`},
+		{"POST", "POST /api/away/activity", "/api/away/activity", `{"chat_id":"a"}`},
 	}
 
 	// The table is every route api.go registers behind the token.

@@ -40,6 +40,7 @@ type Client struct {
 	timeout time.Duration
 	poll    time.Duration
 	retry   time.Duration
+	source  *interactions.Source
 }
 
 // An Option configures a Client.
@@ -103,6 +104,8 @@ type Request struct {
 	ToolName       string                `json:"tool_name,omitempty"`
 	ToolInput      json.RawMessage       `json:"tool_input,omitempty"`
 	ToolSummary    string                `json:"tool_summary,omitempty"`
+	// Source marks a request relayed by an agent's hook (leashd hook).
+	Source *interactions.Source `json:"source,omitempty"`
 }
 
 // Outcome is how an interaction ended: the body of GET
@@ -182,6 +185,9 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 
 // Start asks and returns the interaction's ID at once.
 func (c *Client) Start(ctx context.Context, req Request) (string, error) {
+	if req.Source == nil {
+		req.Source = c.source
+	}
 	if req.TimeoutSeconds == 0 && c.timeout > 0 {
 		req.TimeoutSeconds = int((c.timeout + time.Second - 1) / time.Second)
 	}
