@@ -34,8 +34,8 @@ type Hub struct {
 
 	mu      sync.Mutex
 	runners map[string]*runnerState
-	procs   map[string]*proc   // by ID, while they run
-	pinned  map[string]string  // chat → runner it stays on
+	procs   map[string]*proc    // by ID, while they run
+	pinned  map[string]string   // chat → runner it stays on
 	labels  map[string][]string // chat → labels its runner must have
 }
 

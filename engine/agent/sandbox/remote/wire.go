@@ -15,7 +15,7 @@ import (
 const (
 	// maxLine bounds every JSON line read: a hello, a stream's header, a
 	// control message. A spec with long arguments fits; less than a stream window.
-	maxLine = 256 << 10
+	maxLine = 128 << 10
 	// maxHelloProcs bounds the processes a hello may list.
 	maxHelloProcs = 4096
 	// maxLabels and maxWord bound a runner's labels and its name.
