@@ -108,7 +108,9 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 		case err == nil:
 			return line, nil
 		case errors.Is(err, bufio.ErrBufferFull):
-			continue
+			if len(line) >= maxLine { // no room left for its newline
+				return nil, errLineTooLong
+			}
 		case errors.Is(err, io.EOF) && len(line) > 0:
 			return nil, io.ErrUnexpectedEOF
 		default:
