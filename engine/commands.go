@@ -33,6 +33,7 @@ var Commands = []Command{
 	{"worktree", "This chat's git worktree: path, branch, changes"},
 	{"merge", "Commit this chat's worktree and merge it into its base branch"},
 	{"discard", "Remove this chat's worktree and branch (asks first)"},
+	{"runner", "Where this chat's agent runs [name | labels a,b | any]"},
 }
 
 // command runs a /command. "/cmd@botname args" (Telegram groups) works too.
@@ -52,6 +53,8 @@ func (e *Engine) command(ctx context.Context, in connectors.Incoming, text strin
 		e.say(ctx, chatID, e.helpText())
 	case "status":
 		e.say(ctx, chatID, e.status(ctx, chatID))
+	case "runner":
+		e.say(ctx, chatID, e.runnerCommand(chatID, args))
 	case "stop":
 		e.say(ctx, chatID, e.stop(ctx, chatID))
 	case "clear":
@@ -160,6 +163,9 @@ func (e *Engine) status(ctx context.Context, chatID string) string {
 		lines = append(lines, l)
 	}
 	e.mu.Unlock()
+	if w := e.runnerStatus(chatID); w != "" {
+		lines = append(lines, w)
+	}
 	lines = append(lines, slots)
 	if len(pending) == 0 {
 		lines = append(lines, "Pending: nothing")

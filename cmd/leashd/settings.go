@@ -29,11 +29,14 @@ type settings struct {
 	// (apitokens.go); creds are every token, once built (useCredentials).
 	api   *config.API
 	creds *web.Credentials
+	// runner is LEASHD_RUNNER_* and local LEASHD_LOCAL_* (runner.go).
+	runner *config.Runner
+	local  *config.Local
 }
 
 // newSettings returns settings holding the chat apps' zero settings.
 func newSettings(cfg config.Config) settings {
-	s := settings{Config: cfg, apps: chatApps(), api: &config.API{}}
+	s := settings{Config: cfg, apps: chatApps(), api: &config.API{}, runner: &config.Runner{}, local: &config.Local{}}
 	for _, a := range s.apps {
 		if w, ok := a.(*web.App); ok {
 			s.web, s.webApp = &w.Config, w
@@ -57,7 +60,7 @@ func sections() []config.Section {
 	for _, a := range chatApps() {
 		out = append(out, section(a))
 	}
-	return append(out, config.APISection(&config.API{}))
+	return append(out, config.APISection(&config.API{}), config.RunnerSection(&config.Runner{}), config.LocalSection(&config.Local{}))
 }
 
 // loadSettings reads the environment (only LEASHD_* variables), reporting
@@ -76,6 +79,10 @@ func loadSettings() (settings, error) {
 	api := config.APISection(s.api)
 	errs = append(errs, api.Load())
 	secs = append(secs, api)
+	for _, sec := range []config.Section{config.RunnerSection(s.runner), config.LocalSection(s.local)} {
+		errs = append(errs, sec.Load())
+		secs = append(secs, sec)
+	}
 	errs = append(errs, config.CheckVariables(os.Environ(), secs...))
 	return s, errors.Join(errs...)
 }
@@ -87,6 +94,8 @@ func defaultSettings() settings {
 		section(a).Defaults()
 	}
 	config.APISection(s.api).Defaults()
+	config.RunnerSection(s.runner).Defaults()
+	config.LocalSection(s.local).Defaults()
 	return s
 }
 
@@ -104,7 +113,7 @@ func (s settings) Validate() error {
 		errs = append(errs, section(a).CheckRanges(), a.Validate(s.host()))
 	}
 	_, err := s.api.Validate()
-	errs = append(errs, err)
+	errs = append(errs, err, s.runner.CheckServer(), config.LocalSection(s.local).CheckRanges())
 	return errors.Join(errs...)
 }
 
@@ -113,6 +122,10 @@ func (s settings) secrets() []string {
 	var out []string
 	for _, a := range s.apps {
 		out = append(out, a.Secrets()...)
+	}
+	out = append(out, s.runner.Tokens...)
+	if s.runner.Token != "" {
+		out = append(out, s.runner.Token)
 	}
 	return append(out, s.api.Secrets()...)
 }
