@@ -14,12 +14,12 @@ import (
 const streamWindow = 1 << 20
 
 // muxConfig is yamux's configuration on both sides: keepalives find a
-// dead connection within a minute; few streams may wait to be accepted.
+// dead connection within 25 s; few streams may wait to be accepted.
 func muxConfig() *yamux.Config {
 	c := yamux.DefaultConfig()
 	c.AcceptBacklog = 64
-	c.KeepAliveInterval = 15 * time.Second
-	c.ConnectionWriteTimeout = 30 * time.Second
+	c.KeepAliveInterval = 10 * time.Second
+	c.ConnectionWriteTimeout = 15 * time.Second
 	c.MaxStreamWindowSize = streamWindow
 	c.StreamOpenTimeout = 30 * time.Second
 	// stdin closes long before stdout ends (a CLI finishing its work).
