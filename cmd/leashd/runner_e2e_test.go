@@ -231,3 +231,98 @@ func TestChatsSpreadOverRunnersAndApprovalsReachThem(t *testing.T) {
 	assert.NotEmpty(t, wrote("b.txt"))
 	assert.NotEqual(t, wrote("a.txt"), wrote("b.txt"), "the chats ran on different runners")
 }
+
+// runnerOf is the runner a chat's agent runs on now ("" for none).
+func (f *fleet) runnerOf(t *testing.T, chat string) string {
+	t.Helper()
+	for name, r := range f.runners(t) {
+		if slices.Contains(r.Chats, chat) {
+			return name
+		}
+	}
+	return ""
+}
+
+// TestRunnerKilledMidTurnIsToldAndTheNextPromptRunsElsewhere: the runner
+// holding a chat's agent (waiting for an approval) is SIGKILLed; after the
+// grace period the chat is told which runner was lost, the approval no
+// longer waits, and the next prompt runs on the other runner.
+func TestRunnerKilledMidTurnIsToldAndTheNextPromptRunsElsewhere(t *testing.T) {
+	f := startFleet(t, 3)
+	r1 := f.runner(t, "r1", 1, runnerToken)
+	f.waitRunner(t, "r1", connected, "connected")
+	p := f.askBash(t, "web:k", "k.txt", "toolu_k")
+	require.Equal(t, "r1", f.runnerOf(t, "web:k"))
+	r2 := f.runner(t, "r2", 1, runnerToken)
+	f.waitRunner(t, "r2", connected, "connected")
+
+	require.NoError(t, r1.cmd.Process.Signal(syscall.SIGKILL))
+	waitEvent(t, f.url, "web:k", "Runner r1 was lost")
+	require.Eventually(t, func() bool {
+		var list []pendingView
+		getJSON(t, f.url+"/api/interactions?chat=web:k", &list)
+		return !slices.ContainsFunc(list, func(q pendingView) bool { return q.ID == p.ID })
+	}, 60*time.Second, 50*time.Millisecond, "the approval still waits for the lost agent")
+	_, ok := f.runners(t)["r1"]
+	assert.False(t, ok, "the lost runner is no longer listed")
+
+	p2 := f.askBash(t, "web:k", "k2.txt", "toolu_k2")
+	assert.Equal(t, "r2", f.runnerOf(t, "web:k"))
+	f.allow(t, p2)
+	assert.Equal(t, "done", strings.TrimSpace(toolOutput(t, f.api, "toolu_k2")))
+	_, err := os.Stat(filepath.Join(r2.workdir, "k2.txt"))
+	assert.NoError(t, err, "the command ran on r2")
+}
+
+// TestLinkDownShorterThanGraceCarriesOn: the runner's link is down for a
+// few seconds while its agent waits for an approval; the answer given
+// after it is back reaches the same agent.
+func TestLinkDownShorterThanGraceCarriesOn(t *testing.T) {
+	f := startFleet(t, 60)
+	r1 := f.runner(t, "r1", 1, runnerToken)
+	f.waitRunner(t, "r1", connected, "connected")
+	p := f.askBash(t, "web:l", "l.txt", "toolu_l")
+	pid := pidOnRunner.FindStringSubmatch(r1.logs.String())
+	require.NotNil(t, pid)
+	r1.ns.SetLink(t, false)
+	time.Sleep(3 * time.Second) // the cut to test, not a wait for a condition
+	r1.ns.SetLink(t, true)
+	f.allow(t, p)
+	assert.Equal(t, "done", strings.TrimSpace(toolOutput(t, f.api, "toolu_l")))
+	waitEvent(t, f.url, "web:l", "wrote it")
+	assert.Len(t, pidOnRunner.FindAllString(r1.logs.String(), -1), 1, "the same agent finished the turn")
+	assert.NotContains(t, f.logs.String(), "runner lost")
+}
+
+// TestLinkDownLongerThanGraceIsLost: the link stays down until the server
+// gives the runner up: the chat is told, and the runner, back, carries
+// on with a fresh registration.
+func TestLinkDownLongerThanGraceIsLost(t *testing.T) {
+	f := startFleet(t, 2)
+	r1 := f.runner(t, "r1", 1, runnerToken)
+	f.waitRunner(t, "r1", connected, "connected")
+	f.askBash(t, "web:d", "d.txt", "toolu_d")
+	r1.ns.SetLink(t, false)
+	// The server notices a silent link by its keepalives (within 25 s).
+	require.Eventually(t, func() bool { return strings.Contains(f.logs.String(), "runner lost") },
+		120*time.Second, 100*time.Millisecond, "the runner never given up; server log:\n%s", f.logs)
+	waitEvent(t, f.url, "web:d", "Runner r1 was lost")
+	r1.ns.SetLink(t, true)
+	f.waitRunner(t, "r1", connected, "connected again")
+	p := f.askBash(t, "web:d", "d2.txt", "toolu_d2")
+	f.allow(t, p)
+	assert.Equal(t, "done", strings.TrimSpace(toolOutput(t, f.api, "toolu_d2")))
+}
+
+// TestRunnerWithAWrongTokenIsRefused: the runner says to check its token,
+// the server logs the refusal without the token, and lists no runner.
+func TestRunnerWithAWrongTokenIsRefused(t *testing.T) {
+	f := startFleet(t, 30)
+	r := f.runner(t, "bad", 1, "not-the-runner-secret-123")
+	require.Eventually(t, func() bool {
+		return strings.Contains(r.logs.String(), "check --token against the server's LEASHD_RUNNER_TOKENS")
+	}, 60*time.Second, 50*time.Millisecond, "runner log:\n%s", r.logs)
+	assert.Contains(t, f.logs.String(), "a runner was refused: wrong or missing token")
+	assert.NotContains(t, f.logs.String(), "not-the-runner-secret-123")
+	assert.Empty(t, f.runners(t))
+}

@@ -36,6 +36,7 @@ type held struct {
 
 	exited  chan struct{}
 	exitErr error
+	ending  bool // the server asked to end it (mu): it no longer counts
 }
 
 func newHeld(id, chat string, p sandbox.Process) *held {

@@ -66,7 +66,9 @@ func (h *Hub) pick(chat string) (*runnerState, error) {
 	}
 	want := h.labels[chat]
 	var best *runnerState
+	anyConnected := false
 	for _, rs := range h.runners {
+		anyConnected = anyConnected || rs.conn != nil
 		if rs.conn == nil || load[rs.name] >= rs.max || !hasAll(rs.labels, want) {
 			continue
 		}
@@ -76,6 +78,9 @@ func (h *Hub) pick(chat string) (*runnerState, error) {
 		}
 	}
 	if best == nil {
+		if !anyConnected {
+			return nil, fmt.Errorf("%w: no runner is connected", ErrNoRunner)
+		}
 		if len(want) > 0 {
 			return nil, fmt.Errorf("%w with labels %s", ErrNoRunner, strings.Join(want, ","))
 		}

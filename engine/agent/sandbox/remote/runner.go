@@ -220,6 +220,9 @@ func (r *Runner) control(sess *yamux.Session, st *yamux.Stream) {
 				_ = h.proc.Signal(syscall.Signal(m.Sig))
 			}
 		case ctlEnd:
+			h.mu.Lock()
+			h.ending = true
+			h.mu.Unlock()
 			go h.proc.End(time.Duration(min(max(m.GraceMS, 0), 60_000)) * time.Millisecond)
 		}
 	}
@@ -290,10 +293,15 @@ func (r *Runner) start(id string, spec sandbox.Spec) (*held, error) {
 	r.mu.Lock()
 	live := 0
 	for _, h := range r.procs {
+		h.mu.Lock()
+		ending := h.ending
+		h.mu.Unlock()
 		select {
 		case <-h.exited:
 		default:
-			live++
+			if !ending {
+				live++
+			}
 		}
 	}
 	r.mu.Unlock()
