@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -213,6 +214,19 @@ func TestChatsSpreadOverRunnersAndApprovalsReachThem(t *testing.T) {
 	assert.Equal(t, 1, rs["r2"].Agents)
 	assert.ElementsMatch(t, []string{"web:a", "web:b"}, append(rs["r1"].Chats, rs["r2"].Chats...))
 
+	// Where each chat runs: /status in the chat, /metrics, and the list
+	// needs the API's token.
+	code, body := postJSON(t, f.url+"/api/chats/web:a/messages", `{"text":"/status"}`)
+	require.Equal(t, http.StatusAccepted, code, body)
+	waitEvent(t, f.url, "web:a", fmt.Sprintf(`Runner: %s (connected, 1 of 1 agents)`, f.runnerOf(t, "web:a")))
+	metricsText := get(t, f.url+"/metrics")
+	assert.Contains(t, metricsText, `leashd_runner_agents{runner="r1"} 1`)
+	assert.Contains(t, metricsText, `leashd_runner_connected{runner="r2"} 1`)
+	resp, err := http.Get(f.url + "/api/runners")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "GET /api/runners without the API's token")
+
 	f.allow(t, pa)
 	f.allow(t, pb)
 	assert.Equal(t, "done", strings.TrimSpace(toolOutput(t, f.api, "toolu_a")))
@@ -325,4 +339,14 @@ func TestRunnerWithAWrongTokenIsRefused(t *testing.T) {
 	assert.Contains(t, f.logs.String(), "a runner was refused: wrong or missing token")
 	assert.NotContains(t, f.logs.String(), "not-the-runner-secret-123")
 	assert.Empty(t, f.runners(t))
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := api.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
 }

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/leashd/leashd/connectors/web"
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent/sandbox"
@@ -120,4 +122,39 @@ func (rc runnerChats) Command(chat, args string) string {
 		return "This chat's next agent starts on runner " + fields[0] + " (a running one is not moved; /clear ends it)."
 	}
 	return "Usage: /runner, /runner NAME, /runner labels a,b or /runner any."
+}
+
+// runnerCollector is /metrics' view of the runners: agents, capacity and
+// connection state per runner (read at each scrape).
+type runnerCollector struct{ hub *remote.Hub }
+
+var (
+	runnerAgentsDesc = prometheus.NewDesc("leashd_runner_agents", "Agent processes running on each runner.", []string{"runner"}, nil)
+	runnerMaxDesc    = prometheus.NewDesc("leashd_runner_max_agents", "Agents each runner may run at once (its --max-agents).", []string{"runner"}, nil)
+	runnerUpDesc     = prometheus.NewDesc("leashd_runner_connected", "1 while a runner is connected, 0 while it is away within the grace period.", []string{"runner"}, nil)
+)
+
+func (c runnerCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- runnerAgentsDesc
+	ch <- runnerMaxDesc
+	ch <- runnerUpDesc
+}
+
+func (c runnerCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, ri := range c.hub.Runners() {
+		up := 0.0
+		if ri.Connected {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(runnerAgentsDesc, prometheus.GaugeValue, float64(ri.Agents), ri.Name)
+		ch <- prometheus.MustNewConstMetric(runnerMaxDesc, prometheus.GaugeValue, float64(ri.MaxAgents), ri.Name)
+		ch <- prometheus.MustNewConstMetric(runnerUpDesc, prometheus.GaugeValue, up, ri.Name)
+	}
+}
+
+// registerRunnerMetrics adds the runners to /metrics.
+func registerRunnerMetrics(reg prometheus.Registerer, hub *remote.Hub) {
+	if hub != nil {
+		reg.MustRegister(runnerCollector{hub})
+	}
 }

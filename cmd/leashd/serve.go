@@ -83,6 +83,7 @@ func serve(ctx context.Context, s settings, stderr io.Writer) error {
 	// gets no logger of its own. The store logs and counts its own failed
 	// writes, with what each lost, and /readyz reports them.
 	m := metrics.New(metrics.WithLogger(log))
+	registerRunnerMetrics(m.Registry(), hub)
 	db, closeDB, err := openStore(ctx, cfg, log, m)
 	if err != nil {
 		return err
