@@ -153,15 +153,17 @@ func (h *held) send(gen int, st io.WriteCloser, pos int64) {
 			st.Close()
 			return
 		}
-		chunk := append([]byte(nil), h.out[pos-h.base:min(end, pos+32<<10)-h.base]...)
+		chunk := append([]byte(nil), h.out[pos-h.base:min(end, pos+128<<10)-h.base]...)
 		h.mu.Unlock()
 		n, err := st.Write(chunk)
 		pos += int64(n)
 		h.mu.Lock()
 		if h.gen == gen {
 			h.sent = pos
+			// Re-slice, not copy: the dropped front is freed when
+			// append next moves the buffer (so at most twice its size).
 			if drop := pos - keepSent - h.base; drop > 0 {
-				h.out = append([]byte(nil), h.out[drop:]...)
+				h.out = h.out[drop:]
 				h.base += drop
 			}
 			h.cond.Broadcast()

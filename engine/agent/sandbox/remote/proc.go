@@ -55,7 +55,7 @@ func newProc(h *Hub, id, chat string, rc *runnerConn, pid string, st, errSt *yam
 // pump copies the io stream to the stdout pipe, across attaches, until the
 // agent's stdout ends or the process is given up.
 func (p *proc) pump() {
-	buf := make([]byte, 32<<10)
+	buf := make([]byte, 128<<10)
 	for {
 		p.mu.Lock()
 		st, attached := p.io, p.attached
@@ -181,7 +181,7 @@ func (p *proc) Write(b []byte) (int, error) {
 	}
 	p.inHist = append(p.inHist, b...)
 	p.inOff += int64(len(b))
-	if drop := int64(len(p.inHist)) - keepSent; drop > 0 {
+	if drop := int64(len(p.inHist)) - keepSent; drop > keepSent { // in big steps
 		p.inHist = append([]byte(nil), p.inHist[drop:]...)
 		p.inBase += drop
 	}

@@ -29,7 +29,9 @@ type rig struct {
 	logs  *testenv.Buffer
 }
 
-func newRig(t *testing.T, grace time.Duration) *rig {
+func newRig(t *testing.T, grace time.Duration) *rig { return newRigTB(t, grace) }
+
+func newRigTB(t testing.TB, grace time.Duration) *rig {
 	t.Helper()
 	logs := &testenv.Buffer{}
 	hub := NewHub([]string{"tok-one", "tok-two"}, grace, slog.New(slog.NewTextHandler(logs, nil)))
@@ -43,6 +45,10 @@ func newRig(t *testing.T, grace time.Duration) *rig {
 
 // runner starts a runner on the host sandbox; it stops with the test.
 func (r *rig) runner(t *testing.T, name string, max int, labels ...string) *Runner {
+	return r.runnerTB(t, name, max, labels...)
+}
+
+func (r *rig) runnerTB(t testing.TB, name string, max int, labels ...string) *Runner {
 	t.Helper()
 	run := &Runner{URL: "http://" + r.proxy.addr, Token: "tok-two", Name: name, MaxAgents: max, Labels: labels,
 		Sandbox: &sandbox.Host{}}
@@ -61,7 +67,7 @@ func (r *rig) runner(t *testing.T, name string, max int, labels ...string) *Runn
 	return run
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
