@@ -26,18 +26,20 @@ func (h *Hub) Start(spec sandbox.Spec) (sandbox.Process, error) {
 		return nil, err
 	}
 	id := newID()
-	st, resp, err := rs.conn.open(openReq{Op: opStart, ID: id, Spec: &spec}, 60*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	errSt, _, err := rs.conn.open(openReq{Op: opStderr, ID: id}, 30*time.Second)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	p := newProc(h, id, spec.Name, rs.conn, resp.PID, st, errSt)
+	// Known before it starts: its exit may be reported at once.
+	p := newProc(h, id, spec.Name, rs.name)
 	h.mu.Lock()
 	h.procs[id] = p
+	h.mu.Unlock()
+	st, resp, err := rs.conn.open(openReq{Op: opStart, ID: id, Spec: &spec}, 60*time.Second)
+	if err != nil {
+		h.forget(p)
+		return nil, err
+	}
+	// A process that already ended has no stderr to give.
+	errSt, _, _ := rs.conn.open(openReq{Op: opStderr, ID: id}, 30*time.Second)
+	p.run(rs.conn, resp.PID, st, errSt)
+	h.mu.Lock()
 	if spec.Name != "" && spec.Name != "version" {
 		h.pinned[spec.Name] = rs.name
 	}

@@ -30,6 +30,7 @@ type proc struct {
 	attached chan struct{} // closed (and replaced) at each attach
 	outOff   int64         // stdout bytes read
 	exited   chan struct{}
+	exiting  bool // exit was called (mu)
 	exitErr  error
 
 	inMu     sync.Mutex // one stdin write (or resend) at a time
@@ -39,17 +40,28 @@ type proc struct {
 	inClosed bool
 }
 
-func newProc(h *Hub, id, chat string, rc *runnerConn, pid string, st, errSt *yamux.Stream) *proc {
-	p := &proc{hub: h, id: id, chat: chat, runner: rc.name, pid: pid, conn: rc, io: st,
-		attached: make(chan struct{}), exited: make(chan struct{})}
+func newProc(h *Hub, id, chat, runner string) *proc {
+	p := &proc{hub: h, id: id, chat: chat, runner: runner, attached: make(chan struct{}), exited: make(chan struct{})}
 	p.outR, p.outW = io.Pipe()
 	p.errR, p.errW = io.Pipe()
+	return p
+}
+
+// run starts carrying the process's streams once it has started. stderr
+// is not resumed after a broken connection: it ends there (it is for
+// diagnostics only).
+func (p *proc) run(rc *runnerConn, pid string, st, errSt *yamux.Stream) {
+	p.mu.Lock()
+	p.pid, p.conn, p.io = pid, rc, st
+	p.mu.Unlock()
 	go p.pump()
 	go func() {
-		_, _ = io.Copy(p.errW, errSt)
-		errSt.Close()
+		if errSt != nil {
+			_, _ = io.Copy(p.errW, errSt)
+			errSt.Close()
+		}
+		p.errW.Close()
 	}()
-	return p
 }
 
 // pump copies the io stream to the stdout pipe, across attaches, until the
@@ -152,22 +164,17 @@ func (p *proc) reattach(rc *runnerConn) {
 // exit records how the process ended (the first report wins).
 func (p *proc) exit(err error) {
 	p.mu.Lock()
-	select {
-	case <-p.exited:
+	if p.exiting {
 		p.mu.Unlock()
 		return
-	default:
 	}
+	p.exiting = true
 	p.exitErr = err
-	close(p.exited)
-	st := p.io
 	p.mu.Unlock()
+	// Off the runner's count before Wait returns. The pump ends stdout:
+	// at its end, or now when no stream carries it.
 	p.hub.forget(p)
-	var lost *LostError
-	if errors.As(err, &lost) || st == nil {
-		p.outW.CloseWithError(err)
-		p.errW.CloseWithError(err)
-	}
+	close(p.exited)
 }
 
 // Write implements the agent's stdin. Bytes are kept until the runner
@@ -238,7 +245,11 @@ func (p *proc) Wait() error {
 }
 
 // ID is the runner's name and the agent's pid there.
-func (p *proc) ID() string { return p.runner + "/" + p.pid }
+func (p *proc) ID() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.runner + "/" + p.pid
+}
 
 // Signal asks the runner to signal the agent's process group.
 func (p *proc) Signal(sig syscall.Signal) error {
