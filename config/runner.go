@@ -56,8 +56,8 @@ func (r Runner) CheckRunner() error {
 	if u, err := url.Parse(r.Server); r.Server == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("LEASHD_RUNNER_SERVER=%q (--server): accepted: the server's http:// or https:// URL", r.Server))
 	}
-	if r.Token == "" {
-		errs = append(errs, errors.New("LEASHD_RUNNER_TOKEN (--token) is empty: give one of the server's LEASHD_RUNNER_TOKENS"))
+	if len(strings.TrimSpace(r.Token)) < 16 {
+		errs = append(errs, errors.New("LEASHD_RUNNER_TOKEN (--token) is empty or shorter than 16 characters: give one of the server's LEASHD_RUNNER_TOKENS"))
 	}
 	return errors.Join(errs...)
 }
