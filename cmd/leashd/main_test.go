@@ -63,6 +63,8 @@ func variables(t *testing.T) map[string]reflect.StructField {
 		addVariables(out, config.Prefix+"_"+strings.ToUpper(a.Name()), reflect.TypeOf(a.Settings()).Elem())
 	}
 	addVariables(out, config.Prefix+"_API", reflect.TypeFor[config.API]())
+	addVariables(out, config.Prefix+"_RUNNER", reflect.TypeFor[config.Runner]())
+	addVariables(out, config.Prefix+"_LOCAL", reflect.TypeFor[config.Local]())
 	require.Greater(t, len(out), 30)
 	return out
 }
@@ -197,7 +199,7 @@ func TestUnknownSubcommand(t *testing.T) {
 	err := run(t.Context(), []string{"frobnicate"}, strings.NewReader(""), &stdout, &stderr)
 	require.ErrorIs(t, err, errUsage)
 	assert.Contains(t, stderr.String(), `"frobnicate"`)
-	assert.Contains(t, stderr.String(), "chat, audit, ask, mcp, worktrees, policy, -h")
+	assert.Contains(t, stderr.String(), "chat, audit, ask, mcp, worktrees, runner, policy, -h")
 	assert.Empty(t, stdout.String())
 }
 

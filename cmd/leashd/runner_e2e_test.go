@@ -350,3 +350,23 @@ func get(t *testing.T, url string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// TestRunnerSettingsAreChecked: `leashd runner` names what is wrong with
+// its server URL, token and name before dialing anything.
+func TestRunnerSettingsAreChecked(t *testing.T) {
+	cleanEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"runner", "--token", runnerToken}, `LEASHD_RUNNER_SERVER="" (--server): accepted: the server's http:// or https:// URL`},
+		{[]string{"runner", "--server", "ftp://x", "--token", runnerToken}, `accepted: the server's http:// or https:// URL`},
+		{[]string{"runner", "--server", "https://x", "--token", "CHANGE-ME"}, "shorter than 16 characters"},
+		{[]string{"runner", "--server", "https://x", "--token", runnerToken, "--name", "a b"}, `accepted are letters, digits`},
+		{[]string{"runner", "--server", "https://x", "--token", runnerToken, "--labels", "ok,b/d"}, `label "b/d"`},
+	} {
+		err := run(t.Context(), tc.args, nil, io.Discard, io.Discard)
+		require.Error(t, err, "%v", tc.args)
+		assert.Contains(t, err.Error(), tc.want, "%v", tc.args)
+	}
+}
