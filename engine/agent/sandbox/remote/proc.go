@@ -228,7 +228,7 @@ func (p *proc) Close() error {
 	return nil
 }
 
-// stdout is the read side of the stdout pipe; closing it stops the pump.
+// pipeOut is the read side of a pipe: closing it stops the copy into it.
 type pipeOut struct{ *io.PipeReader }
 
 // Stdin, Stdout, Stderr, Wait, Signal, End and ID implement
