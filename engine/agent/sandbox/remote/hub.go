@@ -140,7 +140,7 @@ func (h *Hub) greet(sess *yamux.Session) (*runnerConn, hello, error) {
 		_ = writeMsg(st, welcome{Error: err.Error()})
 		return nil, hl, fmt.Errorf("its hello: %w", err)
 	}
-	if err := writeMsg(st, welcome{}); err != nil {
+	if err := writeMsg(st, welcome{End: h.unknown(hl)}); err != nil {
 		return nil, hl, err
 	}
 	_ = st.SetDeadline(time.Time{})
@@ -190,11 +190,24 @@ func (h *Hub) connected(rc *runnerConn, hl hello) {
 	}
 	for _, pi := range held {
 		if !pi.Exited {
-			// Nobody here will read it (the server restarted): end it.
-			h.log.Info("ending an agent this server does not know", "runner", hl.Name, "pid", pi.PID, "chat", pi.Chat)
-			_ = rc.send(ctlMsg{Op: ctlEnd, ID: pi.ID, GraceMS: 3000})
+			// The welcome told the runner to end it: nobody here reads it.
+			h.log.Info("the runner ends an agent this server does not know", "runner", hl.Name, "pid", pi.PID, "chat", pi.Chat)
 		}
 	}
+}
+
+// unknown lists the live processes of a hello that this server does not
+// know (it restarted since they started).
+func (h *Hub) unknown(hl hello) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, pi := range hl.Procs {
+		if p := h.procs[pi.ID]; (p == nil || p.runner != hl.Name) && !pi.Exited {
+			out = append(out, pi.ID)
+		}
+	}
+	return out
 }
 
 // away records that a runner's connection ended, and gives its agents up

@@ -176,9 +176,28 @@ func (r *Runner) hello(sess *yamux.Session) (*yamux.Stream, error) {
 		return nil, fmt.Errorf("%w: %s", errRefused, w.Error)
 	}
 	_ = st.SetDeadline(time.Time{})
+	r.endUnknown(w.End)
 	r.setCtl(&ctlWriter{w: st})
 	r.forgetReported(h.Procs)
 	return st, nil
+}
+
+// endUnknown ends the agents the server does not know, before any new
+// start: they no longer count against MaxAgents.
+func (r *Runner) endUnknown(ids []string) {
+	for _, id := range ids {
+		r.mu.Lock()
+		h := r.procs[id]
+		r.mu.Unlock()
+		if h == nil {
+			continue
+		}
+		h.mu.Lock()
+		h.ending = true
+		h.mu.Unlock()
+		r.Log.Info("ending an agent the server does not know (it restarted)", "id", id, "chat", h.chat, "pid", h.proc.ID())
+		go h.proc.End(3 * time.Second)
+	}
 }
 
 // forgetReported drops the exited processes a hello reported: the server

@@ -64,6 +64,10 @@ type procInfo struct {
 // welcome is the server's answer to a hello.
 type welcome struct {
 	Error string `json:"error,omitempty"`
+	// End lists the held processes this server does not know (it
+	// restarted): the runner ends them before it takes a new start, so
+	// they never hold a slot the server counts as free.
+	End []string `json:"end,omitempty"`
 }
 
 // openReq is the header the server writes on a stream it opens.
