@@ -38,6 +38,7 @@ var Commands = []Command{
 	{"cost", "Tokens and cost of this session and of today"},
 	{"away", "Away from the desk: your terminal's agent asks here"},
 	{"back", "Back at the desk: the terminal asks again"},
+	{"runner", "Where this chat's agent runs [name | labels a,b | any]"},
 }
 
 // command runs a /command. "/cmd@botname args" (Telegram groups) works too.
@@ -57,6 +58,8 @@ func (e *Engine) command(ctx context.Context, in connectors.Incoming, text strin
 		e.say(ctx, chatID, e.helpText())
 	case "status":
 		e.say(ctx, chatID, e.status(ctx, chatID))
+	case "runner":
+		e.say(ctx, chatID, e.runnerCommand(chatID, args))
 	case "stop":
 		e.say(ctx, chatID, e.stop(ctx, chatID))
 	case "clear":
@@ -173,6 +176,9 @@ func (e *Engine) status(ctx context.Context, chatID string) string {
 		lines = append(lines, l)
 	}
 	e.mu.Unlock()
+	if w := e.runnerStatus(chatID); w != "" {
+		lines = append(lines, w)
+	}
 	lines = append(lines, slots)
 	if len(pending) == 0 {
 		lines = append(lines, "Pending: nothing")

@@ -30,6 +30,7 @@ type Engine struct {
 	metrics Metrics
 
 	mu         sync.Mutex
+	runners    Runners // nil: agents run here only (runners.go)
 	chats      map[string]*chat
 	owners     map[string]connectors.Connector // by Name
 	connectors []connectors.Connector

@@ -12,6 +12,7 @@ import (
 	"github.com/leashd/leashd/engine/agent/acp"
 	"github.com/leashd/leashd/engine/agent/claude"
 	"github.com/leashd/leashd/engine/agent/demo"
+	"github.com/leashd/leashd/engine/agent/sandbox"
 )
 
 // selectAgent picks the agent LEASHD_AGENT names. auto runs Claude Code when
@@ -20,13 +21,19 @@ import (
 //
 // The Claude driver logs its CLI's version in the background, warning when
 // it is outside the tested range (a hung CLI does not delay the start).
-func selectAgent(ctx context.Context, cfg config.Config, log *slog.Logger) (agent.Agent, error) {
+//
+// place, when not nil, wraps the sandbox: with runners on, it places
+// agents on runners (runnerserve.go).
+func selectAgent(ctx context.Context, cfg config.Config, log *slog.Logger, place func(sandbox.Sandbox) sandbox.Sandbox) (agent.Agent, error) {
 	if cfg.Agent == config.AgentDemo {
 		return demo.New(), nil
 	}
 	sb, err := selectSandbox(ctx, cfg, log)
 	if err != nil {
 		return nil, err
+	}
+	if place != nil {
+		sb = place(sb)
 	}
 	if cfg.Agent == config.AgentACP {
 		argv, err := config.SplitCommandLine(cfg.ACPCommand)

@@ -18,13 +18,13 @@ import (
 func TestSelectAgentACP(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.Agent, cfg.ACPCommand = config.AgentACP, `"`+fakeProgram(t, "my agents", "gemini")+`" --acp`
-	a, err := selectAgent(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	a, err := selectAgent(context.Background(), cfg, slog.New(slog.DiscardHandler), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "acp", a.Name())
 	assert.Equal(t, "the ACP agent gemini", a.About().Label)
 
 	cfg.ACPCommand = "gemini --acp | tee log"
-	_, err = selectAgent(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	_, err = selectAgent(context.Background(), cfg, slog.New(slog.DiscardHandler), nil)
 	assert.ErrorContains(t, err, "needs a shell, and none is run")
 }
 

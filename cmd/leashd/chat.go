@@ -75,7 +75,7 @@ func runChat(ctx context.Context, s settings, args []string, stdin io.Reader, st
 	}
 	defer closeLog()
 
-	ag, err := selectAgent(ctx, cfg, log)
+	ag, err := selectAgent(ctx, cfg, log, nil)
 	if err != nil {
 		return err
 	}

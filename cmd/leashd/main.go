@@ -10,6 +10,7 @@
 //	leashd away       say whether you are away from the desk
 //	leashd worktrees  list (or prune) the chats' git worktrees
 //	leashd policy     check an approval policy file, test a request against it
+//	leashd runner     run agents for a leashd server on this machine
 package main
 
 import (
@@ -65,6 +66,8 @@ Usage:
                          say whether you are away from the desk (/away and /back in the chat)
   leashd worktrees [prune] [--db FILE]
                          list the chats' git worktrees; prune those whose chat is gone
+  leashd runner --server URL --token TOKEN [--name N] [--max-agents N] [--labels a,b] [--workdir DIR]
+                         run agents for a leashd server on this machine (dials out)
   leashd policy check FILE | test FILE --tool T [--command C] [--path P] [--chat ID]
                          validate an approval policy file; show which rule decides a request
   leashd -h              this help
@@ -131,8 +134,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runAudit(ctx, cfg.Config, args[1:], stdout, stderr)
 	case "worktrees":
 		return runWorktrees(ctx, cfg.Config, args[1:], stdout, stderr)
+	case "runner":
+		return runRunner(ctx, cfg, args[1:], stderr)
 	default:
-		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, ask, mcp, hook, away, worktrees, policy, -h)\n", args[0])
+		fmt.Fprintf(stderr, "leashd: unknown command %q (accepted: chat, audit, ask, mcp, hook, away, worktrees, runner, policy, -h)\n", args[0])
 		return errUsage
 	}
 }

@@ -69,6 +69,8 @@ func variables(t *testing.T) map[string]reflect.StructField {
 	addVariables(out, config.Prefix+"_API", reflect.TypeFor[config.API]())
 	addVariables(out, config.Prefix+"_PUSH", reflect.TypeFor[config.Push]())
 	addVariables(out, config.Prefix+"_STT", reflect.TypeFor[config.STT]())
+	addVariables(out, config.Prefix+"_RUNNER", reflect.TypeFor[config.Runner]())
+	addVariables(out, config.Prefix+"_LOCAL", reflect.TypeFor[config.Local]())
 	require.Greater(t, len(out), 30)
 	return out
 }
@@ -203,7 +205,7 @@ func TestUnknownSubcommand(t *testing.T) {
 	err := run(t.Context(), []string{"frobnicate"}, strings.NewReader(""), &stdout, &stderr)
 	require.ErrorIs(t, err, errUsage)
 	assert.Contains(t, stderr.String(), `"frobnicate"`)
-	assert.Contains(t, stderr.String(), "chat, audit, ask, mcp, hook, away, worktrees, policy, -h")
+	assert.Contains(t, stderr.String(), "chat, audit, ask, mcp, hook, away, worktrees, runner, policy, -h")
 	assert.Empty(t, stdout.String())
 }
 

@@ -66,7 +66,7 @@ func TestSandboxWithoutBwrap(t *testing.T) {
 
 	cfg := sandboxConfig(t, config.SandboxBwrap)
 	cfg.Agent, cfg.ACPCommand = config.AgentACP, "gemini --acp"
-	_, err = selectAgent(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	_, err = selectAgent(t.Context(), cfg, slog.New(slog.DiscardHandler), nil)
 	assert.ErrorContains(t, err, "LEASHD_SANDBOX=bwrap", "leashd does not start")
 }
 

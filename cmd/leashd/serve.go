@@ -14,6 +14,7 @@ import (
 	"github.com/leashd/leashd/engine"
 	"github.com/leashd/leashd/engine/agent"
 	"github.com/leashd/leashd/engine/agent/claude"
+	"github.com/leashd/leashd/engine/agent/sandbox/remote"
 	"github.com/leashd/leashd/engine/mcpserver"
 	"github.com/leashd/leashd/engine/metrics"
 	"github.com/leashd/leashd/engine/policy"
@@ -57,7 +58,13 @@ func serve(ctx context.Context, s settings, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ag, err := selectAgent(ctx, cfg, log)
+	hub := runnersFor(s, log)
+	if hub != nil {
+		// A spare is opened before its chat is known, so it could not be
+		// placed on the chat's runner.
+		cfg.Prewarm = 0
+	}
+	ag, err := selectAgent(ctx, cfg, log, placeOn(hub, s))
 	if err != nil {
 		return err
 	}
@@ -76,6 +83,7 @@ func serve(ctx context.Context, s settings, stderr io.Writer) error {
 	// gets no logger of its own. The store logs and counts its own failed
 	// writes, with what each lost, and /readyz reports them.
 	m := metrics.New(metrics.WithLogger(log))
+	registerRunnerMetrics(m.Registry(), hub)
 	db, closeDB, err := openStore(ctx, cfg, log, m)
 	if err != nil {
 		return err
@@ -99,7 +107,8 @@ func serve(ctx context.Context, s settings, stderr io.Writer) error {
 	defer files.close()
 	eng := engine.New(deps, engineServeConfig(cfg))
 	files.use(eng)
-	return serveWith(ctx, s, log, stderr, eng, front{ag: ag, coord: coord, m: m, db: db})
+	useRunners(hub, eng)
+	return serveWith(ctx, s, log, stderr, eng, front{ag: ag, coord: coord, m: m, db: db, runners: hub})
 }
 
 // openStore opens the database and starts its monitor, which retries
@@ -155,6 +164,8 @@ type front struct {
 	coord *interactions.Coordinator
 	m     *metrics.Metrics
 	db    *sqlite.Store
+	// runners is the runner hub (nil: runners are off).
+	runners *remote.Hub
 }
 
 // serveWith builds the HTTP server and the chat apps' connectors, mounts

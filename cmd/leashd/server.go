@@ -71,6 +71,11 @@ func mountRoutes(srv *httpserver.Server, s settings, conns []connectors.Connecto
 	if err := srv.Handle("/mcp", web.RequireCredential(creds, mcp)); err != nil {
 		return err
 	}
+	if f.runners != nil {
+		if err := srv.Mount(runnerRoutes{f.runners, creds}); err != nil {
+			return err
+		}
+	}
 	checks := []metrics.Check{{Name: "store", Ready: f.db.Ready}}
 	checks = append(checks, metrics.Check{Name: f.ag.Name(), Ready: f.ag.Ready})
 	checks = append(checks, metrics.ConnectorChecks(conns...)...)

@@ -34,11 +34,15 @@ type settings struct {
 	push *config.Push
 	// stt is LEASHD_STT_*: where voice notes are transcribed.
 	stt *config.STT
+	// runner is LEASHD_RUNNER_* and local LEASHD_LOCAL_* (runner.go).
+	runner *config.Runner
+	local  *config.Local
 }
 
 // newSettings returns settings holding the chat apps' zero settings.
 func newSettings(cfg config.Config) settings {
-	s := settings{Config: cfg, apps: chatApps(), api: &config.API{}, push: &config.Push{}, stt: &config.STT{}}
+	s := settings{Config: cfg, apps: chatApps(), api: &config.API{}, push: &config.Push{}, stt: &config.STT{},
+		runner: &config.Runner{}, local: &config.Local{}}
 	for _, a := range s.apps {
 		if w, ok := a.(*web.App); ok {
 			s.web, s.webApp = &w.Config, w
@@ -62,7 +66,8 @@ func sections() []config.Section {
 	for _, a := range chatApps() {
 		out = append(out, section(a))
 	}
-	return append(out, config.APISection(&config.API{}), config.PushSection(&config.Push{}), config.STTSection(&config.STT{}))
+	return append(out, config.APISection(&config.API{}), config.PushSection(&config.Push{}), config.STTSection(&config.STT{}),
+		config.RunnerSection(&config.Runner{}), config.LocalSection(&config.Local{}))
 }
 
 // loadSettings reads the environment (only LEASHD_* variables), reporting
@@ -87,6 +92,10 @@ func loadSettings() (settings, error) {
 	stt := config.STTSection(s.stt)
 	errs = append(errs, stt.Load())
 	secs = append(secs, stt)
+	for _, sec := range []config.Section{config.RunnerSection(s.runner), config.LocalSection(s.local)} {
+		errs = append(errs, sec.Load())
+		secs = append(secs, sec)
+	}
 	errs = append(errs, config.CheckVariables(os.Environ(), secs...))
 	return s, errors.Join(errs...)
 }
@@ -100,6 +109,8 @@ func defaultSettings() settings {
 	config.APISection(s.api).Defaults()
 	config.PushSection(s.push).Defaults()
 	config.STTSection(s.stt).Defaults()
+	config.RunnerSection(s.runner).Defaults()
+	config.LocalSection(s.local).Defaults()
 	return s
 }
 
@@ -117,7 +128,7 @@ func (s settings) Validate() error {
 		errs = append(errs, section(a).CheckRanges(), a.Validate(s.host()))
 	}
 	_, err := s.api.Validate()
-	errs = append(errs, err, s.push.Validate())
+	errs = append(errs, err, s.push.Validate(), s.runner.CheckServer(), config.LocalSection(s.local).CheckRanges())
 	if s.stt.URL != "" {
 		_, err := stt.New(s.stt.URL, s.stt.Model, s.stt.APIKey)
 		errs = append(errs, err)
@@ -132,6 +143,10 @@ func (s settings) secrets() []string {
 		out = append(out, a.Secrets()...)
 	}
 	out = append(out, s.stt.Secrets()...)
+	out = append(out, s.runner.Tokens...)
+	if s.runner.Token != "" {
+		out = append(out, s.runner.Token)
+	}
 	return append(out, s.api.Secrets()...)
 }
 

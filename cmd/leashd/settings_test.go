@@ -51,6 +51,8 @@ func values(s settings) map[string]reflect.Value {
 	add(config.Prefix+"_API", reflect.ValueOf(*s.api))
 	add(config.Prefix+"_PUSH", reflect.ValueOf(*s.push))
 	add(config.Prefix+"_STT", reflect.ValueOf(*s.stt))
+	add(config.Prefix+"_RUNNER", reflect.ValueOf(*s.runner))
+	add(config.Prefix+"_LOCAL", reflect.ValueOf(*s.local))
 	return out
 }
 
@@ -130,6 +132,11 @@ func everyVariable(dir string) map[string]string {
 		"LEASHD_API_TOKENS": "ci:c1-t0ken-0a1b2c3d4e5f:ask=web:ci-*", "LEASHD_API_RATE": "0.5", "LEASHD_API_BURST": "3",
 		"LEASHD_API_MAX_PENDING_PER_CHAT": "5", "LEASHD_API_MAX_PENDING": "50",
 		"LEASHD_PUSH_EXTRA_HOSTS": "push.example.org", "LEASHD_PUSH_SUBSCRIBER": "mailto:ops@example.org",
+
+		"LEASHD_RUNNER_TOKENS": "runner-t0ken-1a2b3c4d5e6f", "LEASHD_RUNNER_GRACE_SECONDS": "45",
+		"LEASHD_RUNNER_SERVER": "https://leashd.example.com", "LEASHD_RUNNER_TOKEN": "runner-t0ken-1a2b3c4d5e6f",
+		"LEASHD_RUNNER_NAME": "box1", "LEASHD_RUNNER_MAX_AGENTS": "8", "LEASHD_RUNNER_LABELS": "gpu,linux",
+		"LEASHD_RUNNER_WORKDIR": "/srv/work", "LEASHD_LOCAL_AGENTS": "0",
 	}
 }
 
@@ -169,7 +176,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 	assert.Len(t, s.enabled(), 3, "Telegram, Slack and Discord; the web page is off")
 	assert.True(t, s.host().HTTP, "the server still serves")
 	assert.Equal(t, worktree.Identity{Name: "Leash Bot", Email: "bot@example.com"}, gitIdentity(s.GitAuthor))
-	assert.ElementsMatch(t, []string{"w3b-t0ken-9f8e7d6c5b4a", "123:abc", "s3cr3t_-0123456789", "xoxb-1", "xapp-1", "signing", "d1sc0rd", "c1-t0ken-0a1b2c3d4e5f", "stt-k3y-0a1b2c"}, s.secrets())
+	assert.ElementsMatch(t, []string{"w3b-t0ken-9f8e7d6c5b4a", "123:abc", "s3cr3t_-0123456789", "xoxb-1", "xapp-1", "signing", "d1sc0rd", "c1-t0ken-0a1b2c3d4e5f", "stt-k3y-0a1b2c", "runner-t0ken-1a2b3c4d5e6f", "runner-t0ken-1a2b3c4d5e6f"}, s.secrets())
 }
 
 // Only LEASHD_* variables are read: not the unprefixed names envconfig

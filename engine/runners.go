@@ -1,0 +1,48 @@
+package engine
+
+import "context"
+
+// Runners is where agents run besides the server itself (cmd's runner
+// hub, when LEASHD_RUNNER_TOKENS is set). The engine asks it for /status
+// and hands it /runner.
+type Runners interface {
+	// Where is /status's line on where the chat's agent runs, e.g.
+	// "Runner: box1 (connected, 2 of 4 agents)"; "" to say nothing.
+	Where(chatID string) string
+	// Command carries out /runner with args and says what to tell the
+	// person.
+	Command(chatID, args string) string
+}
+
+// SetRunners sets where agents run besides the server; call before Run.
+func (e *Engine) SetRunners(r Runners) {
+	e.mu.Lock()
+	e.runners = r
+	e.mu.Unlock()
+}
+
+// Tell says text in a chat, in every connector that shows it: for news
+// that comes from outside a turn, such as a runner lost.
+func (e *Engine) Tell(ctx context.Context, chatID, text string) { e.say(ctx, chatID, text) }
+
+// runnerCommand answers /runner.
+func (e *Engine) runnerCommand(chatID, args string) string {
+	e.mu.Lock()
+	r := e.runners
+	e.mu.Unlock()
+	if r == nil {
+		return "Agents run on this server only: no runners are set up (LEASHD_RUNNER_TOKENS)."
+	}
+	return r.Command(chatID, args)
+}
+
+// runnerStatus is /status's line on the chat's runner, or "".
+func (e *Engine) runnerStatus(chatID string) string {
+	e.mu.Lock()
+	r := e.runners
+	e.mu.Unlock()
+	if r == nil {
+		return ""
+	}
+	return r.Where(chatID)
+}
