@@ -60,7 +60,12 @@ func (s *Server) Post(user, channel, text string, mention bool) (string, error) 
 }
 
 func (s *Server) message(user, channel, guild, text string, mention bool) (string, error) {
+	return s.messageWith(user, channel, guild, text, mention, nil)
+}
+
+func (s *Server) messageWith(user, channel, guild, text string, mention bool, files []Attachment) (string, error) {
 	u := s.user(user)
+	atts, flags := s.attachmentsJSON(files)
 	s.mu.Lock()
 	id := s.nextID()
 	if guild != "" {
@@ -73,7 +78,7 @@ func (s *Server) message(user, channel, guild, text string, mention bool) (strin
 		mentions = append(mentions, map[string]any{"id": BotID, "username": "leashd", "bot": true})
 	}
 	m := map[string]any{"id": id, "channel_id": channel, "content": text, "author": userJSON(u), "type": 0,
-		"mentions": mentions, "timestamp": time.Now().UTC().Format(time.RFC3339)}
+		"mentions": mentions, "timestamp": time.Now().UTC().Format(time.RFC3339), "attachments": atts, "flags": flags}
 	if guild != "" {
 		m["guild_id"] = guild
 		m["member"] = map[string]any{"roles": rolesOf(u), "joined_at": "2024-01-01T00:00:00Z"}

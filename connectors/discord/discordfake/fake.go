@@ -3,14 +3,17 @@
 // with the events missed replayed, then RESUMED) and the REST endpoints
 // leashd uses (GET gateway, users/@me, channel messages and their edits,
 // threads from a message, interaction callbacks and follow-ups, the bulk
-// overwrite of application commands). The real discordgo client talks to
-// it: point its HTTP client at URL() in place of https://discord.com/.
+// overwrite of application commands, messages posted with files as
+// multipart). People's messages may carry attachments (DMWith, PostWith),
+// served from the fake's own CDN route. The real discordgo client talks
+// to it: point its HTTP client at URL() in place of https://discord.com/.
 //
 // Like Discord it refuses what breaks its limits, and records each
 // refusal (Rejected): content over 2,000 characters, more than 5 action
 // rows or 5 buttons to a row, a custom_id over 100 characters or repeated,
-// a select menu with bad options; an interaction answered after 3 s or
-// twice ("Unknown interaction"). It answers 429 with retry_after and the
+// a select menu with bad options; files over the upload limit (413) or
+// more than 10; an interaction answered after 3 s or twice ("Unknown
+// interaction"). It answers 429 with retry_after and the
 // X-RateLimit headers, per route bucket (SetBucket), globally (SetGlobal)
 // or scripted (RateLimit), and counts every request sent while a 429's
 // retry_after had not passed (Violations): a client that honours the
@@ -65,6 +68,7 @@ type Message struct {
 	Edits      int
 	ReplyTo    string // the message it answers, if any
 	Mentions   json.RawMessage
+	Files      []Upload // the files posted with it (multipart)
 }
 
 // Ephemeral is a message only one person sees (an interaction's
@@ -120,6 +124,9 @@ type Server struct {
 	conns         []*wsConn
 	counts        counts
 	limits        limits
+	cdn           map[string][]byte // attachments people sent, by "<id>/<name>"
+	downloads     int
+	uploadLimit   int
 }
 
 // counts are what the Gateway saw.
@@ -142,10 +149,13 @@ func New(token string) *Server {
 		heartbeat:     time.Second,
 		sessions:      map[string]*session{},
 		limits:        newLimits(),
+		cdn:           map[string][]byte{},
+		uploadLimit:   DefaultUploadLimit,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.rest) // v9 (discordgo v0.29.0) and v10
 	mux.HandleFunc("/gateway/", s.gateway)
+	mux.HandleFunc("/attachments/", s.serveCDN)
 	s.srv = httptest.NewServer(mux)
 	return s
 }

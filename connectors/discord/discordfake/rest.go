@@ -4,9 +4,14 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
+
+// maxBody bounds what the fake reads of a request: past Discord's upload
+// limit, so an oversized upload is refused as Discord refuses it.
+const maxBody = 64 << 20
 
 // apiError is Discord's error body.
 type apiError struct {
@@ -34,7 +39,11 @@ func (s *Server) rest(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "API version "+version+" is not served (v9, v10)", http.StatusNotFound)
 		return
 	}
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	up, upErr := readUpload(r, body)
+	if up != nil {
+		body = up.payload // recorded and checked as a JSON post's body
+	}
 	route, bucket := routeOf(r.Method, path)
 	public := strings.HasPrefix(path, "interactions/") || strings.HasPrefix(path, "webhooks/") || path == "gateway"
 	now := time.Now()
@@ -46,8 +55,11 @@ func (s *Server) rest(w http.ResponseWriter, r *http.Request) {
 		rep = reply{http.StatusTooManyRequests, map[string]any{"message": "You are being rate limited.", "retry_after": wait.Seconds(), "global": global, "code": 0}}
 	}
 	s.mu.Unlock()
+	if rep.status == 0 && upErr != nil {
+		rep = fail(400, 50035, "Invalid Form Body: "+upErr.Error())
+	}
 	if rep.status == 0 {
-		rep = s.endpoint(r.Method, strings.Split(path, "/"), r, body)
+		rep = s.endpoint(r.Method, strings.Split(path, "/"), r, body, up)
 	}
 	s.mu.Lock()
 	s.calls = append(s.calls, Call{Method: r.Method, Path: path, Status: rep.status, At: now, Body: body})
@@ -63,7 +75,7 @@ func (s *Server) rest(w http.ResponseWriter, r *http.Request) {
 }
 
 // endpoint routes a request by method and path segments.
-func (s *Server) endpoint(method string, p []string, r *http.Request, body []byte) reply {
+func (s *Server) endpoint(method string, p []string, r *http.Request, body []byte, up *upload) reply {
 	switch {
 	case method == "GET" && (len(p) == 1 && p[0] == "gateway" || len(p) == 2 && p[0] == "gateway" && p[1] == "bot"):
 		url := strings.Replace(s.srv.URL, "http", "ws", 1) + "/gateway"
@@ -73,7 +85,7 @@ func (s *Server) endpoint(method string, p []string, r *http.Request, body []byt
 	case method == "GET" && len(p) == 2 && p[0] == "channels":
 		return s.channel(p[1])
 	case method == "POST" && len(p) == 3 && p[0] == "channels" && p[2] == "messages":
-		return s.createMessage(p[1], body)
+		return s.createMessage(p[1], body, up)
 	case method == "PATCH" && len(p) == 4 && p[0] == "channels" && p[2] == "messages":
 		return s.editMessage(p[1], p[3], body)
 	case method == "POST" && len(p) == 5 && p[0] == "channels" && p[2] == "messages" && p[4] == "threads":
@@ -123,13 +135,21 @@ func (s *Server) checked(call string, body []byte, needContent bool) (messageBod
 	return m, nil
 }
 
-func (s *Server) createMessage(channel string, body []byte) reply {
-	m, bad := s.checked("POST channels/"+channel+"/messages", body, true)
+func (s *Server) createMessage(channel string, body []byte, up *upload) reply {
+	call := "POST channels/" + channel + "/messages"
+	m, bad := s.checked(call, body, up == nil || len(up.files) == 0)
 	if bad != nil {
 		return *bad
 	}
 	s.mu.Lock()
+	if bad := s.checkUpload(call, up); bad != nil {
+		s.mu.Unlock()
+		return *bad
+	}
 	msg := &Message{ID: s.nextID(), ChannelID: channel, Content: deref(m.Content), Components: m.Components, Posted: m.Components, Mentions: m.AllowedMentions}
+	if up != nil {
+		msg.Files = up.files
+	}
 	if m.Reference != nil {
 		msg.ReplyTo = m.Reference.MessageID
 	}
@@ -151,7 +171,11 @@ func (m *Message) json() map[string]any {
 	if len(comps) == 0 {
 		comps = json.RawMessage("[]")
 	}
-	return map[string]any{"id": m.ID, "channel_id": m.ChannelID, "content": m.Content, "components": comps, "type": 0,
+	atts := []any{}
+	for i, f := range m.Files {
+		atts = append(atts, map[string]any{"id": m.ID + strconv.Itoa(i), "filename": f.Name, "size": len(f.Data), "content_type": f.ContentType})
+	}
+	return map[string]any{"id": m.ID, "channel_id": m.ChannelID, "content": m.Content, "components": comps, "type": 0, "attachments": atts,
 		"author": map[string]any{"id": BotID, "username": "leashd", "bot": true}, "timestamp": time.Now().UTC().Format(time.RFC3339)}
 }
 
