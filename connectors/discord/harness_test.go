@@ -108,6 +108,7 @@ type env struct {
 	t       testing.TB
 	fake    *discordfake.Server
 	conn    *discord.Connector
+	eng     *engine.Engine
 	agent   *enginetest.ScriptAgent
 	logs    *testenv.Buffer
 	stats   *stats
@@ -150,6 +151,7 @@ func start(t testing.TB, o envOpt) *env {
 	}, o.setups...)
 	eng := enginetest.New(e.agent, coord, setups...)
 	eng.AddConnector(e.conn)
+	e.eng = eng
 	if o.before != nil {
 		o.before(e.fake)
 	}

@@ -121,20 +121,21 @@ func (c *Connector) onMessage(_ *discordgo.Session, m *discordgo.MessageCreate) 
 	}
 	p := personOf(m.Author, m.Member, m.GuildID)
 	text := stripMention(m.Content, bot)
+	files := c.filesOf(m.Message)
 	switch {
 	case m.GuildID == "":
 		ref := chatRef{channel: m.ChannelID}
-		c.spawn(ref.String(), func(ctx context.Context) { c.handleText(ctx, ref, p, text, m.ID) })
+		c.spawn(ref.String(), func(ctx context.Context) { c.handleText(ctx, ref, p, text, m.ID, files) })
 	case known:
 		ref := chatRef{guild: m.GuildID, channel: m.ChannelID}
-		c.spawn(ref.String(), func(ctx context.Context) { c.handleText(ctx, ref, p, text, m.ID) })
+		c.spawn(ref.String(), func(ctx context.Context) { c.handleText(ctx, ref, p, text, m.ID, files) })
 	case mentions(m.Message, bot):
-		c.spawn("mention:"+m.ChannelID, func(ctx context.Context) { c.startThread(ctx, m.Message, p, text) })
+		c.spawn("mention:"+m.ChannelID, func(ctx context.Context) { c.startThread(ctx, m.Message, p, text, files) })
 	default: // maybe a thread leashd started before a restart
 		ref := chatRef{guild: m.GuildID, channel: m.ChannelID}
 		c.spawn(ref.String(), func(ctx context.Context) {
 			if c.ownThread(ctx, m.ChannelID) {
-				c.handleText(ctx, ref, p, text, m.ID)
+				c.handleText(ctx, ref, p, text, m.ID, files)
 			}
 		})
 	}
@@ -185,7 +186,7 @@ func stripMention(text, bot string) string {
 // beside it; otherwise a thread is started from the message and the text
 // handled there. Where no thread can be started (the mention is in a
 // thread already) the channel itself is the chat.
-func (c *Connector) startThread(ctx context.Context, m *discordgo.Message, p person, text string) {
+func (c *Connector) startThread(ctx context.Context, m *discordgo.Message, p person, text string, files []connectors.File) {
 	if !c.allowed(p) && !c.approver(p) {
 		c.refuse(ctx, chatRef{guild: m.GuildID, channel: m.ChannelID}, p, NotAllowedText(p.id), m.ID)
 		return
@@ -210,11 +211,13 @@ func (c *Connector) startThread(ctx context.Context, m *discordgo.Message, p per
 	c.threads[thread] = m.ChannelID
 	c.lastThread[m.ChannelID] = thread
 	c.mu.Unlock()
-	c.spawn(ref.String(), func(ctx context.Context) { c.handleText(ctx, ref, p, text, "") })
+	c.spawn(ref.String(), func(ctx context.Context) { c.handleText(ctx, ref, p, text, "", files) })
 }
 
-// handleText checks who wrote and hands the text to the engine.
-func (c *Connector) handleText(ctx context.Context, ref chatRef, p person, text, msgID string) {
+// handleText checks who wrote and hands the text, and the files
+// attached, to the engine. Files without words still go: the engine
+// keeps them for the person's next message.
+func (c *Connector) handleText(ctx context.Context, ref chatRef, p person, text, msgID string, files []connectors.File) {
 	h := c.handler()
 	chatID := ref.String()
 	allowed, approver := c.allowed(p), c.approver(p)
@@ -222,17 +225,19 @@ func (c *Connector) handleText(ctx context.Context, ref chatRef, p person, text,
 		c.refuse(ctx, ref, p, NotAllowedText(p.id), msgID)
 		return
 	}
-	if !allowed && (strings.HasPrefix(text, "/") || !awaitsDecision(h.Pending(chatID))) {
+	// An approver's words may answer a decision; their files reach no
+	// agent, so they are refused rather than dropped.
+	if !allowed && (strings.HasPrefix(text, "/") || len(files) > 0 || !awaitsDecision(h.Pending(chatID))) {
 		c.refuse(ctx, ref, p, approverOnlyMsg, msgID)
 		return
 	}
-	if text == "" {
+	if text == "" && len(files) == 0 {
 		if err := c.Say(ctx, chatID, "What should I do? Write it here."); err != nil {
 			c.log.Warn("answering an empty mention", c.errAttr(err))
 		}
 		return
 	}
-	in := connectors.Incoming{ChatID: chatID, UserID: p.id, UserName: p.name, Text: text, Group: ref.guild != "", Authorize: c.authorizer(p)}
+	in := connectors.Incoming{ChatID: chatID, UserID: p.id, UserName: p.name, Text: text, Group: ref.guild != "", Authorize: c.authorizer(p), Files: files}
 	if _, err := h.HandleMessage(ctx, in); err != nil {
 		c.log.Debug("message not taken", "chat", chatID, c.errAttr(err))
 	}

@@ -173,7 +173,7 @@ func (c *Connector) command(ctx context.Context, i *discordgo.Interaction, p per
 		echo += " → <#" + ref.channel + ">"
 	}
 	c.respondText(ctx, i, connTruncate(echo), false)
-	c.spawn(ref.String(), func(ctx context.Context) { c.handleText(ctx, ref, p, text, "") })
+	c.spawn(ref.String(), func(ctx context.Context) { c.handleText(ctx, ref, p, text, "", nil) })
 }
 
 func connTruncate(s string) string { return truncate(s, maxContent) }
