@@ -165,3 +165,18 @@ func TestSendFileTooLarge(t *testing.T) {
 	assert.Contains(t, err.Error(), "25 MiB")
 	assert.Empty(t, e.fake.Messages(""), "nothing sent")
 }
+
+// A mention in a server channel with a picture starts a thread, and the
+// picture goes with the mention's words.
+func TestPictureWithMention(t *testing.T) {
+	e := start(t, envOpt{setups: []enginetest.Setup{inDir(t.TempDir())}})
+	pic := pngOf(t, 12, 9)
+	id, err := e.fake.PostWith(dev, guildCh, "fix this layout", true, discordfake.Attachment{Name: "layout.png", ContentType: "image/png", Data: pic})
+	require.NoError(t, err)
+	var th string
+	require.True(t, e.fake.WaitFor(wait, func() bool { th = e.fake.ThreadOf(id); return th != "" }), "no thread started")
+	e.waitText(th, "echo: fix this layout")
+	imgs := e.agent.Images()
+	require.Len(t, imgs, 1)
+	assert.Equal(t, pic, imgs[0].Data)
+}
