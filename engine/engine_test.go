@@ -168,7 +168,14 @@ func TestPlanReviewCleanEditStartsFreshSessionWithPlan(t *testing.T) {
 	it := conn.WaitShown(t, 1)
 	_, err := e.Reply(context.Background(), it.ID, interactions.Reply{By: "u1", Answers: []string{"clean_edit"}})
 	require.NoError(t, err)
-	assert.True(t, (<-got).Allow)
+	// The old session must not act on the approval (out of plan mode it
+	// could edit before the interrupt reaches it): it is stopped, and its
+	// driver waits for the stop before answering.
+	old := <-got
+	assert.False(t, old.Allow)
+	assert.True(t, old.Interrupt)
+	assert.True(t, old.StopFollows, "the driver waits for the interrupt")
+	assert.Contains(t, old.Message, "continues in a fresh session")
 	conn.WaitFor(t, "the plan implemented", func() bool { return len(conn.Summaries) == 1 })
 	opened := ag.Opened()
 	require.Len(t, opened, 2)

@@ -10,6 +10,10 @@ import (
 	"github.com/leashd/leashd/interactions"
 )
 
+// cleanPlanMessage is what the old session reads when its plan was
+// approved to continue in a fresh session.
+const cleanPlanMessage = "The plan was approved; it continues in a fresh session."
+
 // Permission implements TurnHandler: AskUserQuestion becomes questions,
 // ExitPlanMode a plan review, every other tool a tool approval. While a
 // person decides, the turn's time limit is paused.
@@ -18,7 +22,7 @@ func (t *turn) Permission(ctx context.Context, req agent.PermissionRequest) agen
 	stopping := t.cleanPlan != nil
 	t.mu.Unlock()
 	if stopping {
-		return agent.PermissionResponse{Message: "The plan was approved; it continues in a fresh session.", Interrupt: true}
+		return agent.PermissionResponse{Message: cleanPlanMessage, Interrupt: true}
 	}
 	t.rememberSessionID() // before anything is put to a person
 	t.budget.pause()
@@ -79,15 +83,21 @@ func (t *turn) reviewPlan(ctx context.Context, req agent.PermissionRequest) agen
 	}
 	switch res.Decision {
 	case interactions.DecisionCleanEdit:
+		// The plan continues in a fresh session; this one must not act on
+		// the approval. Were it told "approved", it would go on to a model
+		// call (and, out of plan mode, to edits) before the interrupt
+		// reached it. So the turn is stopped as /stop stops it: the answer
+		// waits for the interrupt and says nobody decided here.
 		t.mu.Lock()
 		t.cleanPlan = &plan
+		t.stopping = true
 		t.mu.Unlock()
-		go func() { // stop this turn: the plan continues in a fresh session
+		go func() {
 			if err := t.sess.Interrupt(context.WithoutCancel(ctx)); err != nil {
 				t.e.log.Warn("interrupting after clean plan approval", "chat", t.c.id, "err", err)
 			}
 		}()
-		return approval.AllowedBy(agent.ClassUserTemporary, req)
+		return agent.PermissionResponse{Message: cleanPlanMessage, Interrupt: true, NoAnswer: true}
 	case interactions.DecisionEdit:
 		t.setMode(agent.ModeAcceptEdits)
 		t.e.say(ctx, t.c.id, "Plan approved. Mode: acceptEdits — edits are applied without asking.")

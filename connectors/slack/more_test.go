@@ -106,7 +106,8 @@ func TestCleanApprovalAndDenyTap(t *testing.T) {
 	btn := e.waitButtons("C1", "Plan review")
 	e.tap(approverUser, btn, "Approve, fresh session (recommended)")
 	r := e.agent.WaitResponses(t, 1)
-	assert.True(t, r[0].Allow)
+	assert.False(t, r[0].Allow, "the old session is stopped, not told to go on")
+	assert.True(t, r[0].Interrupt)
 	e.waitText("C1", "✅ *Approve, fresh session (recommended)* — <@U2>")
 	p := e.waitPrompt(t, "Add **tests**") // the approved plan starts a fresh session
 	assert.NotEqual(t, "plan", p)
