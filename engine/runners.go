@@ -25,6 +25,14 @@ func (e *Engine) SetRunners(r Runners) {
 // that comes from outside a turn, such as a runner lost.
 func (e *Engine) Tell(ctx context.Context, chatID, text string) { e.say(ctx, chatID, text) }
 
+// EndPending ends what is pending in a chat, with reason shown in place of
+// its buttons: for an agent given up from outside its turn, such as on a
+// lost runner, whose turn would otherwise end them with a generic error.
+// It returns how many it ended.
+func (e *Engine) EndPending(chatID, reason string) int {
+	return len(e.coord.CancelPending(chatID, reason))
+}
+
 // runnerCommand answers /runner.
 func (e *Engine) runnerCommand(chatID, args string) string {
 	e.mu.Lock()

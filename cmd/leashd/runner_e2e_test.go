@@ -259,8 +259,8 @@ func (f *fleet) runnerOf(t *testing.T, chat string) string {
 
 // TestRunnerKilledMidTurnIsToldAndTheNextPromptRunsElsewhere: the runner
 // holding a chat's agent (waiting for an approval) is SIGKILLed; after the
-// grace period the chat is told which runner was lost, the approval no
-// longer waits, and the next prompt runs on the other runner.
+// grace period the chat is told which runner was lost, the approval ends
+// saying so, and the next prompt runs on the other runner.
 func TestRunnerKilledMidTurnIsToldAndTheNextPromptRunsElsewhere(t *testing.T) {
 	f := startFleet(t, 3)
 	r1 := f.runner(t, "r1", 1, runnerToken)
@@ -272,6 +272,9 @@ func TestRunnerKilledMidTurnIsToldAndTheNextPromptRunsElsewhere(t *testing.T) {
 
 	require.NoError(t, r1.cmd.Process.Signal(syscall.SIGKILL))
 	waitEvent(t, f.url, "web:k", "Runner r1 was lost")
+	// The approval's message says which runner took it, not a generic
+	// "the agent stopped".
+	waitEvent(t, f.url, "web:k", `"text":"Runner r1 was lost (disconnected for longer than LEASHD_RUNNER_GRACE_SECONDS); this request ended with its agent.`)
 	require.Eventually(t, func() bool {
 		var list []pendingView
 		getJSON(t, f.url+"/api/interactions?chat=web:k", &list)

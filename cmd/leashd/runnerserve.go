@@ -48,7 +48,9 @@ func useRunners(hub *remote.Hub, eng *engine.Engine) {
 	}
 	eng.SetRunners(runnerChats{hub})
 	hub.Lost = func(runner string, chats []string) {
+		ended := fmt.Sprintf("Runner %s was lost (disconnected for longer than LEASHD_RUNNER_GRACE_SECONDS); this request ended with its agent. Your next message starts the agent on another runner.", runner)
 		for _, c := range chats {
+			eng.EndPending(c, ended)
 			eng.Tell(context.Background(), c, fmt.Sprintf("⚠️ Runner %s was lost: it has been disconnected for longer than LEASHD_RUNNER_GRACE_SECONDS. Its agent for this chat was given up, with what it was doing; your next message starts the agent on another runner (resuming the session where its files are shared).", runner))
 		}
 	}
