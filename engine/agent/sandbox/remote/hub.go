@@ -32,6 +32,9 @@ type Hub struct {
 	// the grace period, with the chats whose agents it held, before those
 	// agents are given up.
 	Lost func(runner string, chats []string)
+	// Connected, when set, is called after a runner connected: there may
+	// be room for chats that wait.
+	Connected func(runner string)
 
 	mu      sync.Mutex
 	runners map[string]*runnerState
@@ -112,6 +115,9 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.log.Info("runner connected", "runner", hl.Name, "remote", r.RemoteAddr, "labels", hl.Labels, "max_agents", hl.MaxAgents, "agents", len(hl.Procs))
 	go refuseStreams(sess)
 	h.connected(rc, hl)
+	if h.Connected != nil {
+		h.Connected(hl.Name)
+	}
 	rc.control(h)
 	h.away(rc)
 }
