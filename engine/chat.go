@@ -328,7 +328,7 @@ func (e *Engine) reserveSlotLocked(c *chat) reservation {
 		// The spare's slot is the chat's now; another spare starts
 		// if a slot is free.
 		e.refillLocked()
-	} else if e.live < e.opts.maxConcurrent {
+	} else if e.live < e.maxSlotsLocked() {
 		e.live++
 	} else if e.retireSpareLocked() {
 		// A spare that cannot serve this chat gives its slot up at once.

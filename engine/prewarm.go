@@ -37,7 +37,7 @@ func (e *Engine) refillLocked() {
 	if !e.prewarmOn() || e.prewarmFailed || e.agentCtx.Err() != nil || !e.running {
 		return
 	}
-	for len(e.spares) < e.opts.prewarm && e.live < e.opts.maxConcurrent && len(e.waiters) == 0 {
+	for len(e.spares) < e.opts.prewarm && e.live < e.maxSlotsLocked() && len(e.waiters) == 0 {
 		e.live++
 		ctx, cancel := context.WithCancel(e.agentCtx)
 		sp := &spare{ready: make(chan struct{}), cancel: cancel}

@@ -12,6 +12,35 @@ type Runners interface {
 	// Command carries out /runner with args and says what to tell the
 	// person.
 	Command(chatID, args string) string
+	// Slots is how many agents may run now, here and on the runners
+	// connected (those of a runner away within its grace period count
+	// too: they still hold their slots). Chats past it queue.
+	Slots() int
+}
+
+// SlotsChanged hands slots to queued chats when there are more now than
+// before (a runner connected).
+func (e *Engine) SlotsChanged() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for len(e.waiters) > 0 && e.live < e.maxSlotsLocked() {
+		w := e.waiters[0]
+		e.waiters = e.waiters[1:]
+		e.live++
+		close(w.ready)
+	}
+	e.reportSessionsLocked()
+	e.refillLocked()
+}
+
+// maxSlotsLocked is how many agents may run now: LEASHD_MAX_CONCURRENT_AGENTS,
+// or fewer when the runners (and the local agents) have room for fewer.
+func (e *Engine) maxSlotsLocked() int {
+	m := e.opts.maxConcurrent
+	if e.runners != nil {
+		m = min(m, max(e.runners.Slots(), 0))
+	}
+	return m
 }
 
 // SetRunners sets where agents run besides the server; call before Run.
@@ -24,6 +53,14 @@ func (e *Engine) SetRunners(r Runners) {
 // Tell says text in a chat, in every connector that shows it: for news
 // that comes from outside a turn, such as a runner lost.
 func (e *Engine) Tell(ctx context.Context, chatID, text string) { e.say(ctx, chatID, text) }
+
+// EndPending ends what is pending in a chat, with reason shown in place of
+// its buttons: for an agent given up from outside its turn, such as on a
+// lost runner, whose turn would otherwise end them with a generic error.
+// It returns how many it ended.
+func (e *Engine) EndPending(chatID, reason string) int {
+	return len(e.coord.CancelPending(chatID, reason))
+}
 
 // runnerCommand answers /runner.
 func (e *Engine) runnerCommand(chatID, args string) string {

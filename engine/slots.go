@@ -14,6 +14,7 @@ type slotUse struct {
 	live, max int // slots held (spares and closing sessions included) of max
 	waiting   int // chats whose agent waits for an answer, holding a slot
 	queued    int // chats waiting for a slot
+	runners   bool
 }
 
 // slotUse reads the slots' use. It takes e.mu itself: the coordinator is
@@ -27,7 +28,7 @@ func (e *Engine) slotUse() slotUse {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	u := slotUse{live: e.live, max: e.opts.maxConcurrent, queued: len(e.waiters)}
+	u := slotUse{live: e.live, max: e.maxSlotsLocked(), queued: len(e.waiters), runners: e.runners != nil}
 	for id, c := range e.chats {
 		if c.sess != nil && asking[id] {
 			u.waiting++
@@ -52,8 +53,15 @@ func (u slotUse) waitingNote() string {
 // queueMessage tells a chat that it waits for a slot, at place pos, and
 // why the slots are full when people's answers hold them.
 func (e *Engine) queueMessage(pos int) string {
-	msg := fmt.Sprintf("All %d agent slots are busy; you are number %d in the queue. Your prompt runs as soon as one frees up.", e.opts.maxConcurrent, pos)
-	if note := e.slotUse().waitingNote(); note != "" {
+	u := e.slotUse()
+	msg := fmt.Sprintf("All %d agent slots are busy; you are number %d in the queue. Your prompt runs as soon as one frees up.", u.max, pos)
+	switch {
+	case u.runners && u.max == 0:
+		msg = fmt.Sprintf("No runner is connected to run an agent; you are number %d in the queue. Your prompt runs as soon as one connects.", pos)
+	case u.runners:
+		msg = fmt.Sprintf("All %d agent slots (on the runners and this server) are busy; you are number %d in the queue. Your prompt runs as soon as one frees up or another runner connects.", u.max, pos)
+	}
+	if note := u.waitingNote(); note != "" {
 		msg += " " + strings.ToUpper(note[:1]) + note[1:] + ": answering one frees a slot."
 	}
 	return msg

@@ -168,11 +168,23 @@ func connected(r runnerView) bool { return r.Connected }
 // file (so the CLI asks), and waits for the approval.
 func (f *fleet) askBash(t *testing.T, chat, file, toolID string) pendingView {
 	t.Helper()
+	f.postBash(t, chat, file, toolID)
+	return f.waitBash(t, chat)
+}
+
+// postBash sends the prompt of askBash without waiting for the approval.
+func (f *fleet) postBash(t *testing.T, chat, file, toolID string) {
+	t.Helper()
 	f.mu.Lock()
 	f.jobs = append(f.jobs, bashJob{file: file, toolID: toolID})
 	f.mu.Unlock()
 	code, body := postJSON(t, f.url+"/api/chats/"+chat+"/messages", `{"text":"write `+file+`"}`)
 	require.Equal(t, http.StatusAccepted, code, body)
+}
+
+// waitBash waits for a Bash approval in chat.
+func (f *fleet) waitBash(t *testing.T, chat string) pendingView {
+	t.Helper()
 	var found pendingView
 	require.Eventually(t, func() bool {
 		var list []pendingView
@@ -259,8 +271,8 @@ func (f *fleet) runnerOf(t *testing.T, chat string) string {
 
 // TestRunnerKilledMidTurnIsToldAndTheNextPromptRunsElsewhere: the runner
 // holding a chat's agent (waiting for an approval) is SIGKILLed; after the
-// grace period the chat is told which runner was lost, the approval no
-// longer waits, and the next prompt runs on the other runner.
+// grace period the chat is told which runner was lost, the approval ends
+// saying so, and the next prompt runs on the other runner.
 func TestRunnerKilledMidTurnIsToldAndTheNextPromptRunsElsewhere(t *testing.T) {
 	f := startFleet(t, 3)
 	r1 := f.runner(t, "r1", 1, runnerToken)
@@ -272,6 +284,9 @@ func TestRunnerKilledMidTurnIsToldAndTheNextPromptRunsElsewhere(t *testing.T) {
 
 	require.NoError(t, r1.cmd.Process.Signal(syscall.SIGKILL))
 	waitEvent(t, f.url, "web:k", "Runner r1 was lost")
+	// The approval's message says which runner took it, not a generic
+	// "the agent stopped".
+	waitEvent(t, f.url, "web:k", `"text":"Runner r1 was lost (disconnected for longer than LEASHD_RUNNER_GRACE_SECONDS); this request ended with its agent.`)
 	require.Eventually(t, func() bool {
 		var list []pendingView
 		getJSON(t, f.url+"/api/interactions?chat=web:k", &list)
@@ -286,6 +301,37 @@ func TestRunnerKilledMidTurnIsToldAndTheNextPromptRunsElsewhere(t *testing.T) {
 	assert.Equal(t, "done", strings.TrimSpace(toolOutput(t, f.api, "toolu_k2")))
 	_, err := os.Stat(filepath.Join(r2.workdir, "k2.txt"))
 	assert.NoError(t, err, "the command ran on r2")
+}
+
+// TestFullRunnersQueueChats: with no local agents and the one runner's
+// one slot busy, new chats queue and are told their place; a runner
+// connecting starts the first, the busy one finishing starts the next.
+func TestFullRunnersQueueChats(t *testing.T) {
+	f := startFleet(t, 30)
+	r1 := f.runner(t, "r1", 1, runnerToken)
+	f.waitRunner(t, "r1", connected, "connected")
+	pa := f.askBash(t, "web:qa", "qa.txt", "toolu_qa")
+
+	f.postBash(t, "web:qb", "qb.txt", "toolu_qb")
+	waitEvent(t, f.url, "web:qb", "All 1 agent slots (on the runners and this server) are busy; you are number 1 in the queue. Your prompt runs as soon as one frees up or another runner connects.")
+	f.postBash(t, "web:qc", "qc.txt", "toolu_qc")
+	waitEvent(t, f.url, "web:qc", "you are number 2 in the queue")
+
+	r2 := f.runner(t, "r2", 1, runnerToken)
+	pb := f.waitBash(t, "web:qb")
+	assert.Equal(t, "r2", f.runnerOf(t, "web:qb"), "the runner that connected took the first in the queue")
+	f.allow(t, pa)
+	waitEvent(t, f.url, "web:qa", "wrote it")
+	pc := f.waitBash(t, "web:qc")
+	assert.Equal(t, "r1", f.runnerOf(t, "web:qc"), "the slot web:qa's agent freed")
+	f.allow(t, pb)
+	f.allow(t, pc)
+	waitEvent(t, f.url, "web:qb", "wrote it")
+	waitEvent(t, f.url, "web:qc", "wrote it")
+	for file, r := range map[string]*runnerProc{"qa.txt": r1, "qb.txt": r2, "qc.txt": r1} {
+		_, err := os.Stat(filepath.Join(r.workdir, file))
+		assert.NoError(t, err, "%s on %s", file, r.name)
+	}
 }
 
 // TestLinkDownShorterThanGraceCarriesOn: the runner's link is down for a

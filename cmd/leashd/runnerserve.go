@@ -31,24 +31,34 @@ func placeOn(hub *remote.Hub, s settings) func(sandbox.Sandbox) sandbox.Sandbox 
 	if hub == nil {
 		return nil
 	}
-	localMax := s.local.Agents
-	if localMax < 0 {
-		localMax = s.MaxConcurrentAgents
-	}
+	localMax := localAgents(s)
 	return func(sb sandbox.Sandbox) sandbox.Sandbox {
 		return &remote.Placer{Local: sb, LocalMax: localMax, Hub: hub}
 	}
 }
 
-// useRunners connects the hub and the engine: /runner and /status, and a
+// localAgents is how many agents the server itself may run
+// (LEASHD_LOCAL_AGENTS; unset: LEASHD_MAX_CONCURRENT_AGENTS).
+func localAgents(s settings) int {
+	if s.local.Agents < 0 {
+		return s.MaxConcurrentAgents
+	}
+	return s.local.Agents
+}
+
+// useRunners connects the hub and the engine: /runner and /status, the
+// slots the runners add (a runner connecting starts queued chats), and a
 // lost runner's chats are told.
-func useRunners(hub *remote.Hub, eng *engine.Engine) {
+func useRunners(hub *remote.Hub, eng *engine.Engine, s settings) {
 	if hub == nil {
 		return
 	}
-	eng.SetRunners(runnerChats{hub})
+	eng.SetRunners(runnerChats{hub: hub, local: localAgents(s)})
+	hub.Connected = func(string) { eng.SlotsChanged() }
 	hub.Lost = func(runner string, chats []string) {
+		ended := fmt.Sprintf("Runner %s was lost (disconnected for longer than LEASHD_RUNNER_GRACE_SECONDS); this request ended with its agent. Your next message starts the agent on another runner.", runner)
 		for _, c := range chats {
+			eng.EndPending(c, ended)
 			eng.Tell(context.Background(), c, fmt.Sprintf("⚠️ Runner %s was lost: it has been disconnected for longer than LEASHD_RUNNER_GRACE_SECONDS. Its agent for this chat was given up, with what it was doing; your next message starts the agent on another runner (resuming the session where its files are shared).", runner))
 		}
 	}
@@ -69,8 +79,15 @@ func (r runnerRoutes) Mount(mux *http.ServeMux) {
 	})))
 }
 
-// runnerChats is the engine's view of the hub.
-type runnerChats struct{ hub *remote.Hub }
+// runnerChats is the engine's view of the hub; local is how many agents
+// the server itself may run.
+type runnerChats struct {
+	hub   *remote.Hub
+	local int
+}
+
+// Slots implements engine.Runners.
+func (rc runnerChats) Slots() int { return rc.local + rc.hub.Capacity() }
 
 // Where implements engine.Runners.
 func (rc runnerChats) Where(chat string) string {

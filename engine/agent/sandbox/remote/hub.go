@@ -29,8 +29,12 @@ type Hub struct {
 	grace  time.Duration
 	log    *slog.Logger
 	// Lost, when set, is called once a runner has been away longer than
-	// the grace period, with the chats whose agents it held.
+	// the grace period, with the chats whose agents it held, before those
+	// agents are given up.
 	Lost func(runner string, chats []string)
+	// Connected, when set, is called after a runner connected: there may
+	// be room for chats that wait.
+	Connected func(runner string)
 
 	mu      sync.Mutex
 	runners map[string]*runnerState
@@ -111,6 +115,9 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.log.Info("runner connected", "runner", hl.Name, "remote", r.RemoteAddr, "labels", hl.Labels, "max_agents", hl.MaxAgents, "agents", len(hl.Procs))
 	go refuseStreams(sess)
 	h.connected(rc, hl)
+	if h.Connected != nil {
+		h.Connected(hl.Name)
+	}
 	rc.control(h)
 	h.away(rc)
 }
@@ -255,13 +262,16 @@ func (h *Hub) lose(rs *runnerState) {
 	}
 	h.mu.Unlock()
 	h.log.Warn("runner lost: away longer than the grace period; its agents are given up", "runner", rs.name, "grace", h.grace, "agents", len(procs))
-	err := &LostError{Runner: rs.name, Grace: h.grace}
-	for _, p := range procs {
-		p.exit(err)
-	}
+	// The chats hear it first, while their agents still run: what was
+	// pending there ends with the runner's name, not with the generic
+	// "the agent stopped" of a turn whose process ended.
 	if h.Lost != nil && len(chats) > 0 {
 		slices.Sort(chats)
 		h.Lost(rs.name, slices.Compact(chats))
+	}
+	err := &LostError{Runner: rs.name, Grace: h.grace}
+	for _, p := range procs {
+		p.exit(err)
 	}
 }
 

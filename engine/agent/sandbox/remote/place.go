@@ -115,6 +115,24 @@ func newID() string {
 	return hex.EncodeToString(b)
 }
 
+// Capacity is how many agents the runners may hold now: each connected
+// runner's maximum, and the agents a runner away within its grace period
+// still holds.
+func (h *Hub) Capacity() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	load := h.loadLocked()
+	n := 0
+	for _, rs := range h.runners {
+		if rs.conn != nil {
+			n += max(rs.max, load[rs.name])
+		} else {
+			n += load[rs.name]
+		}
+	}
+	return n
+}
+
 // RunnerInfo describes a runner for /api/runners, /metrics and /status.
 type RunnerInfo struct {
 	Name      string    `json:"name"`

@@ -12,11 +12,16 @@ import (
 
 // TestPlacement: LEASHD_LOCAL_AGENTS run here first; then chats go to the
 // least busy runner whose labels match, and stay on it; a full runner
-// refuses; labels nobody has are refused with a reason.
+// refuses (the engine queues chats past Capacity); labels nobody has are
+// refused with a reason.
 func TestPlacement(t *testing.T) {
 	r := newRig(t, time.Minute)
+	connected := make(chan string, 2)
+	r.hub.Connected = func(name string) { connected <- name }
 	r.runner(t, "cpu1", 2)
 	r.runner(t, "gpu1", 1, "gpu")
+	require.ElementsMatch(t, []string{"cpu1", "gpu1"}, []string{<-connected, <-connected}, "the engine hears of each runner's slots")
+	require.Equal(t, 3, r.hub.Capacity(), "the runners' slots")
 	pl := &Placer{Local: &sandbox.Host{}, LocalMax: 1, Hub: r.hub}
 	where := func(chat string) string {
 		t.Helper()

@@ -250,19 +250,34 @@ func TestReconnectWithinGraceCarriesOn(t *testing.T) {
 	require.Contains(t, r.logs.String(), "agent re-attached")
 }
 
-// TestRunnerAwayLongerThanGraceIsLost: the agent's process is given up with
-// an error naming the runner, Lost names its chats, and the chat's next
+// TestRunnerAwayLongerThanGraceIsLost: Lost names the runner's chats while
+// their agents still run, then the agent's process is given up with an
+// error naming the runner, and the chat's next
 // agent starts on another runner.
 func TestRunnerAwayLongerThanGraceIsLost(t *testing.T) {
 	r := newRig(t, 300*time.Millisecond)
 	r.runner(t, "box1", 2)
 	lost := make(chan string, 1)
-	r.hub.Lost = func(runner string, chats []string) { lost <- runner + ":" + strings.Join(chats, ",") }
+	started := make(chan *proc, 1)
+	exitedFirst := make(chan bool, 1)
+	r.hub.Lost = func(runner string, chats []string) {
+		// Told before the agents are given up, so the chat's pending
+		// interactions end with the runner's name, not the turn's error.
+		select {
+		case <-(<-started).exited:
+			exitedFirst <- true
+		default:
+			exitedFirst <- false
+		}
+		lost <- runner + ":" + strings.Join(chats, ",")
+	}
 	p, err := r.hub.Start(shSpec("chat1", `sleep 600`))
 	require.NoError(t, err)
+	started <- p.(*proc)
 	other := newCutProxy(t, strings.TrimPrefix(r.srv.URL, "http://"))
 	r.proxy.pause(true)
 	require.Equal(t, "box1:chat1", <-lost)
+	require.False(t, <-exitedFirst, "Lost was called after the agent was given up")
 	err = p.Wait()
 	require.ErrorContains(t, err, "runner box1 was lost (no connection for 300ms)")
 	_, err = io.ReadAll(p.Stdout())
