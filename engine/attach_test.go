@@ -64,6 +64,9 @@ func fast(dir string) enginetest.Setup {
 func TestPictureIsScaledForTheModel(t *testing.T) {
 	ag := &enginetest.ScriptAgent{}
 	e, conn, _ := start(t, ag, nil, fast(t.TempDir()))
+	// Scaling 3 megapixels takes seconds under the race detector on a
+	// loaded machine (CI ran past the default 10 s).
+	conn.WaitLimit = 2 * time.Minute
 	small, big := pngOf(t, 30, 20), pngOf(t, 3000, 1000)
 	sendFiles(t, e, "c1", "two pictures", file("", "image/jpeg", small), file("wide.png", "", big))
 	conn.WaitDone(t, 1)
