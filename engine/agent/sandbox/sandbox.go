@@ -56,3 +56,37 @@ type Sandbox interface {
 // ErrUnavailable is wrapped by errors saying a sandbox cannot work here
 // (bwrap cannot create namespaces, no Docker daemon answers).
 var ErrUnavailable = errors.New("sandbox unavailable")
+
+// Resumable is a Process that can outlive the leashd server that started
+// it: an agent on a runner (engine/agent/sandbox/remote). A server
+// restart then interrupts nobody: the runner keeps the agent running and
+// holds what it writes, and the next server adopts it (Adopter) and
+// reads on from the last Ack.
+type Resumable interface {
+	// Ack says that the first n bytes read from Stdout have been handled
+	// for good: a server that adopts the process later reads from byte n
+	// on. n only grows; acks may be sent in batches, but never lost
+	// before Detach returns.
+	Ack(n int64)
+	// Detach lets go of the process without ending it: the last Ack is
+	// sent, nothing more is written to its stdin (which stays open), its
+	// Stdout and Stderr end here, and Wait returns ErrDetached. A later
+	// server may adopt it.
+	Detach()
+}
+
+// Adopter is a Sandbox that can hand over a process an earlier leashd
+// server started and let go (Resumable), by the Spec.Name it was started
+// with (the chat).
+type Adopter interface {
+	// Adopt returns the held process started under name, reading its
+	// Stdout from its last Ack on; ErrNotHeld when there is none.
+	Adopt(name string) (Process, error)
+}
+
+// ErrNotHeld is returned by Adopt when no process is held for a name.
+var ErrNotHeld = errors.New("no agent process is held for it")
+
+// ErrDetached is what Wait returns for a process the server let go of
+// (Resumable.Detach): it still runs, elsewhere.
+var ErrDetached = errors.New("the agent process was let go of, still running, for the next server to adopt")
