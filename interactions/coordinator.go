@@ -65,7 +65,8 @@ type Coordinator struct {
 	byID      map[string]*pending
 	byChat    map[string][]*pending // oldest first; a chat with none has no entry
 	gone      tombstones
-	seq       uint64 // counts registrations, to order those asked at the same time
+	late      map[string]*pending // restored ones ended, kept for their agent to join (join.go)
+	seq       uint64              // counts registrations, to order those asked at the same time
 	closed    bool
 
 	// inflight counts requests whose asker has not yet been told the
@@ -84,12 +85,13 @@ type pending struct {
 	done      chan struct{} // closed once res is set
 	res       Resolution
 	settled   bool
-	restored  bool        // asked by an earlier run (Restore)
-	timer     *time.Timer // expires it; nil without a timeout
-	ref       string      // what the Presenter returned; "" until shown
-	selected  []bool      // multi-select toggles, by option index
-	feedback  bool        // adjust chosen, waiting for text
-	approvals []Approver  // counted towards it.Quorum, first first
+	restored  bool          // asked by an earlier run (Restore)
+	joined    chan struct{} // closed when its agent asked again (join.go); restored ones only
+	timer     *time.Timer   // expires it; nil without a timeout
+	ref       string        // what the Presenter returned; "" until shown
+	selected  []bool        // multi-select toggles, by option index
+	feedback  bool          // adjust chosen, waiting for text
+	approvals []Approver    // counted towards it.Quorum, first first
 	// journalMu keeps one interaction's selection and approval records in
 	// order (SelectionJournal, ApprovalJournal): the last written is the
 	// latest.
@@ -133,6 +135,7 @@ func New(opts ...Opt) *Coordinator {
 		retryMax:   time.Minute,
 		byID:       make(map[string]*pending),
 		byChat:     make(map[string][]*pending),
+		late:       make(map[string]*pending),
 	}
 	for _, o := range opts {
 		o(c)
@@ -156,6 +159,9 @@ func (c *Coordinator) SetPresenter(p Presenter) {
 // ID) and how it ended. The error is non-nil only when it could not be asked
 // at all.
 func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction, Resolution, error) {
+	if p := c.join(&it); p != nil {
+		return p.it, c.waitJoined(ctx, p), nil
+	}
 	if c.programAsks(ctx, &it) {
 		out := c.requestGated(ctx, &it)
 		return out.it, out.res, out.err
@@ -331,18 +337,22 @@ func (c *Coordinator) wait(ctx context.Context, p *pending) Resolution {
 	select {
 	case <-p.done:
 	case <-ctx.Done():
-		text := "The request was cancelled before anyone answered."
-		switch cause := context.Cause(ctx); {
-		case errors.Is(cause, ErrWithdrawn):
-			text = WithdrawnText
-		case errors.Is(cause, ErrAskerGone):
-			text = AskerGoneText
-		}
-		c.resolve(p, Resolution{Status: StatusCancelled, Text: text})
+		c.resolve(p, Resolution{Status: StatusCancelled, Text: cancelledText(ctx)})
 		<-p.done // someone else may have resolved it first
 	}
 	c.finish(ctx, p)
 	return p.res
+}
+
+// cancelledText says why a request whose context ended was cancelled.
+func cancelledText(ctx context.Context) string {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, ErrWithdrawn):
+		return WithdrawnText
+	case errors.Is(cause, ErrAskerGone):
+		return AskerGoneText
+	}
+	return "The request was cancelled before anyone answered."
 }
 
 // finish journals, logs and announces how p ended.

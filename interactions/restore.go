@@ -28,6 +28,9 @@ type Restored struct {
 	Selected []string
 	// Approvals are the approvals counted so far towards its Quorum.
 	Approvals []Approver
+	// JoinWithin, for one with an AgentRef, is how long after it ended
+	// an agent asking again may still take its outcome (join.go).
+	JoinWithin time.Duration
 }
 
 // ApprovalJournal is a Journal that also keeps the approvals counted
@@ -50,7 +53,10 @@ type ApprovalJournal interface {
 // Its deadline is a fresh timeout counted from Restore, not from when it was
 // first asked: nobody could answer while leashd was down. Its outcome is not
 // written to the Journal (which holds it as interrupted already): the
-// caller records it. The error is non-nil only when it could not be
+// caller records it. One the agent's own process asked again (same
+// AgentRef, join.go) is answered to that process: then the channel closes
+// without a value, and the caller must not send the answer on. The error
+// is non-nil only when it could not be
 // registered (no ID, an invalid interaction, that ID already pending, or the
 // coordinator closed).
 func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolution, error) {
@@ -68,6 +74,9 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	}
 	p := newPending(&it)
 	p.restored, p.ref = true, r.Ref
+	if it.AgentRef != "" {
+		p.joined = make(chan struct{})
+	}
 	p.approvals = restoredApprovals(it, r.Approvals)
 	for _, l := range r.Selected {
 		if i := optionIndex(it, l); i >= 0 && it.MultiSelect {
@@ -93,7 +102,14 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	c.subs.publish(&Event{Type: EventRequested, Interaction: it, Ref: r.Ref, Selected: sel, Approvals: approvals})
 
 	out := make(chan Resolution, 1)
-	go func() { out <- c.wait(ctx, p) }()
+	go func() {
+		res := c.wait(ctx, p)
+		if c.joinedLater(p, r.JoinWithin) {
+			close(out) // the agent that asked took it (join.go)
+			return
+		}
+		out <- res
+	}()
 	return out, nil
 }
 
