@@ -16,6 +16,10 @@ type SessionRecord struct {
 	Mode           agent.Mode
 	WorkDir        string
 	LastActive     time.Time
+	// InTurn: a turn was running when this was saved. An agent that
+	// outlives a restart (on a runner) is adopted into that turn; one
+	// that was idle is adopted idle.
+	InTurn bool
 }
 
 // Interrupted is an interaction that was pending when leashd stopped, with

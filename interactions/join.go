@@ -2,6 +2,7 @@ package interactions
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -13,11 +14,34 @@ import (
 // outcome goes to the process that waits for it, not to the chat as a
 // prompt.
 
-// joinKey names an agent's request within a chat.
-func joinKey(chat, ref string) string { return chat + "\x00" + ref }
+// agentRefKey carries the agent's request ID down to Request.
+type agentRefKey struct{}
+
+// WithAgentRef returns ctx carrying the agent's own ID for the request
+// being decided: every interaction Request asks with it (a plan review,
+// each of several questions, a tool approval) gets it as AgentRef. A
+// context, not a parameter, because the request passes through flows
+// (Ask, ReviewPlan, the approval package) that need not know about it.
+func WithAgentRef(ctx context.Context, ref string) context.Context {
+	if ref == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, agentRefKey{}, ref)
+}
+
+func agentRef(ctx context.Context) string {
+	ref, _ := ctx.Value(agentRefKey{}).(string)
+	return ref
+}
+
+// joinKey names an agent's request within a chat: one request may ask
+// several questions, each its own interaction (Index).
+func joinKey(chat, ref string, index int) string {
+	return chat + "\x00" + ref + "\x00" + strconv.Itoa(index)
+}
 
 // join finds the restored interaction it repeats — same chat, same
-// AgentRef, same kind — still pending, or ended less than its JoinWithin
+// AgentRef, same kind and Index — still pending, or ended less than its JoinWithin
 // ago, and marks it joined; nil when there is none.
 func (c *Coordinator) join(it *Interaction) *pending {
 	if it.AgentRef == "" {
@@ -25,14 +49,14 @@ func (c *Coordinator) join(it *Interaction) *pending {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	key := joinKey(it.ChatID, it.AgentRef)
+	key := joinKey(it.ChatID, it.AgentRef, it.Index)
 	if p := c.late[key]; p != nil && p.it.Kind == it.Kind {
 		delete(c.late, key)
 		close(p.joined)
 		return p
 	}
 	for _, p := range c.byChat[it.ChatID] {
-		if p.joined != nil && p.it.AgentRef == it.AgentRef && p.it.Kind == it.Kind && !isDone(p.joined) {
+		if p.joined != nil && p.it.AgentRef == it.AgentRef && p.it.Kind == it.Kind && p.it.Index == it.Index && !isDone(p.joined) {
 			close(p.joined)
 			return p
 		}
@@ -66,7 +90,7 @@ func (c *Coordinator) joinedLater(p *pending, within time.Duration) bool {
 	if within <= 0 || p.res.Status == StatusInterrupted {
 		return false
 	}
-	key := joinKey(p.it.ChatID, p.it.AgentRef)
+	key := joinKey(p.it.ChatID, p.it.AgentRef, p.it.Index)
 	c.mu.Lock()
 	if isDone(p.joined) { // joined as it ended
 		c.mu.Unlock()

@@ -117,3 +117,42 @@ func TestJoinedRequestWithdrawnCancelsIt(t *testing.T) {
 	_, ok := <-done
 	assert.False(t, ok)
 }
+
+// The agent's request ID comes with the context through the flows: each
+// of several questions of one request joins its own restored question.
+func TestAgentRefFromTheContextJoinsEachQuestion(t *testing.T) {
+	c, _ := newCoord(t, interactions.WithTimeout(time.Hour))
+	second := question("telegram:1", "Which db?", "pg", "sqlite")
+	second.ID, second.AgentRef, second.Index, second.Total = "old2", "req-9", 2, 2
+	done := restore(t, t.Context(), c, interactions.Restored{Interaction: second, JoinWithin: time.Minute})
+	waitPending(t, c, "old2")
+
+	ctx := interactions.WithAgentRef(t.Context(), "req-9")
+	got := make(chan interactions.AskResult, 1)
+	go func() {
+		res, _ := c.Ask(ctx, "telegram:1", []interactions.Question{
+			{Question: "Which lang?", Options: []interactions.Choice{{Label: "go"}, {Label: "rust"}}},
+			{Question: "Which db?", Options: []interactions.Choice{{Label: "pg"}, {Label: "sqlite"}}},
+		})
+		got <- res
+	}()
+	var first interactions.Interaction
+	require.Eventually(t, func() bool {
+		for _, it := range c.Pending("telegram:1") {
+			if it.Index == 1 {
+				first = it
+				return true
+			}
+		}
+		return false
+	}, wait, time.Millisecond, "the first question is asked anew: nothing restored for it")
+	assert.Equal(t, "req-9", first.AgentRef)
+	_, err := c.Reply(first.ID, interactions.Reply{By: "u", Answers: []string{"go"}})
+	require.NoError(t, err)
+	_, err = c.Reply("old2", interactions.Reply{By: "u", Answers: []string{"sqlite"}})
+	require.NoError(t, err)
+	res := await(t, got)
+	assert.Equal(t, map[string]string{"Which lang?": "go", "Which db?": "sqlite"}, res.Answers)
+	_, ok := <-done
+	assert.False(t, ok, "the second question was joined")
+}

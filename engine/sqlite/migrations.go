@@ -207,6 +207,9 @@ var migrations = []migration{
 		) STRICT`,
 		`CREATE INDEX push_subscriptions_endpoint ON push_subscriptions (endpoint)`,
 	)},
+	{Version: 8, Name: "whether a chat's agent was in a turn, for adopting it after a restart", Up: execSQL(
+		`ALTER TABLE sessions ADD COLUMN in_turn INTEGER NOT NULL DEFAULT 0`,
+	)},
 }
 
 // migrate brings db to the last of steps, each step in its own IMMEDIATE

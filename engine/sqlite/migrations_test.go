@@ -173,6 +173,19 @@ var fixtures = map[int]fixture{
 			assert.Equal(t, []sqlite.PushSubscription{{ChatID: "web-abc", Endpoint: "https://fcm.googleapis.com/fcm/send/x", P256dh: "BPk", Auth: "au"}}, got)
 		},
 	},
+	8: {
+		seed: []string{
+			`INSERT INTO sessions (chat_id, agent_session_id, mode, workdir, last_active, in_turn)
+			 VALUES ('telegram:8', 'sess-v8', 'default', '/w', '2026-11-28T09:00:00.000000000Z', 1)`,
+		},
+		check: func(t *testing.T, s *sqlite.Store) {
+			rec, found, err := s.LoadSession(context.Background(), "telegram:8")
+			require.NoError(t, err)
+			require.True(t, found)
+			assert.True(t, rec.InTurn, "a chat saved mid-turn says so")
+			assert.Equal(t, "sess-v8", rec.AgentSessionID)
+		},
+	},
 }
 
 func TestMigrationsAreNumberedInOrder(t *testing.T) {
