@@ -220,6 +220,11 @@ type PermissionRequest struct {
 	// only a planFilePath is read from a regular file inside it, never from
 	// anywhere else. "" reads no file: the plan must come inline.
 	PlanDir string
+	// Ref is the agent's own ID for the request, set only by a session
+	// that may outlive a restart of leashd (Adopter): after the restart
+	// the same process asks again with the same Ref, and the engine
+	// matches it to the interaction people already see.
+	Ref string
 }
 
 // MustAsk reports whether the agent itself says a person must decide: no
@@ -339,3 +344,32 @@ var ErrModeUnsupported = errors.New("the agent has no such mode")
 
 // ErrAgentNotFound is returned by Open when the agent program is missing.
 var ErrAgentNotFound = errors.New("agent program not found")
+
+// ErrDetached is returned by a turn whose session was let go of at
+// shutdown (Detacher): its agent runs on, for the next run to adopt.
+var ErrDetached = errors.New("the agent was let go of at shutdown and runs on, for the next leashd to adopt")
+
+// Adopter is an Agent whose sessions may outlive a restart of leashd: their
+// processes run on runners, which keep them while leashd is away.
+type Adopter interface {
+	// Adopt takes over the session an earlier run of leashd let go of for
+	// opts.ChatID: the same process, without a new handshake. It reads
+	// nothing until its first Turn or Continue. The error wraps
+	// sandbox.ErrNotHeld when nothing is held for the chat.
+	Adopt(ctx context.Context, opts SessionOptions) (Session, error)
+}
+
+// Detacher is a Session that can be let go of at shutdown instead of
+// closed (Detach reports false when it cannot, e.g. a local process).
+// Its process runs on; what it writes from then on is held for the next
+// run of leashd, and nothing more is written to it.
+type Detacher interface {
+	Detach() bool
+}
+
+// Continuer is an adopted Session whose agent was in a turn when the last
+// run of leashd let it go: Continue is that turn, from where that run
+// left it (its pending requests are asked again), sending no prompt.
+type Continuer interface {
+	Continue(ctx context.Context, h TurnHandler) (Result, error)
+}

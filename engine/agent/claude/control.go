@@ -25,6 +25,9 @@ func (s *session) permission(reqID string, req controlRequest) {
 			resp = agent.PermissionResponse{Message: "The request ended before it could be asked."}
 		default:
 			pr := req.permissionRequest()
+			if s.resumable() != nil {
+				pr.Ref = reqID
+			}
 			if pr.ToolName == agent.ToolExitPlanMode {
 				pr.PlanDir = s.a.planDir // where its planFilePath may be read
 			}
@@ -74,15 +77,18 @@ func (s *session) answerLater(reqID string, decide func(ctx context.Context, ts 
 		parent = ts.ctx
 	}
 	ctx, cancel := context.WithCancelCause(parent)
-	p := &perm{cancel: cancel}
+	p := &perm{cancel: cancel, at: s.lineAt}
 	s.mu.Lock()
 	s.perms[reqID] = p
 	s.mu.Unlock()
 	go func() {
 		defer cancel(nil)
 		body := decide(ctx, ts)
+		// Forgotten once answered (or not): only then may acks pass
+		// its line, so a server killed before the answer went out has
+		// the next one read the request again.
+		defer s.forgetPerm(reqID)
 		s.mu.Lock()
-		delete(s.perms, reqID)
 		withdrawn := p.withdrawn
 		s.mu.Unlock()
 		if withdrawn {

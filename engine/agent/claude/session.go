@@ -59,6 +59,12 @@ type session struct {
 	exitErr     error
 	closedBy    string // why leashd ended the process, if it did
 	cleanup     func() // removes the session's --mcp-config file once it exited
+
+	// What the reader handled of stdout, for an agent that may outlive
+	// leashd (adopt.go); under mu, lineAt by the reader only.
+	outHandled, outAcked, lineAt int64
+	letGoOf                      bool      // Detach: no more acks (what it did not answer stays unanswered)
+	readOnce                     sync.Once // an adopted session reads from its first turn on
 }
 
 // ErrRequestWithdrawn is the cause (context.Cause) of a permission
@@ -72,7 +78,8 @@ var errTurnEnded = errors.New("the turn ended")
 // perm is a can_use_tool request being decided.
 type perm struct {
 	cancel    context.CancelCauseFunc
-	withdrawn bool // the CLI sent control_cancel_request: do not answer
+	withdrawn bool  // the CLI sent control_cancel_request: do not answer
+	at        int64 // where its line starts in stdout: acks stop there until it is answered (adopt.go)
 }
 
 // turnState is the running turn.
@@ -105,6 +112,16 @@ func start(a *Agent, o agent.SessionOptions) (*session, error) {
 		cleanup()
 		return nil, err
 	}
+	s := newSession(a, o, proc, cleanup)
+	s.log.Debug("claude started", "path", a.path, "sandbox", a.sandbox.Name(), "dir", o.WorkDir)
+	s.startReading()
+	go s.wait()
+	return s, nil
+}
+
+// newSession is the session of a started (or adopted) process; its
+// readers are not running yet.
+func newSession(a *Agent, o agent.SessionOptions, proc sandbox.Process, cleanup func()) *session {
 	errs := &tailBuffer{max: 8 << 10}
 	errsDone := make(chan struct{})
 	go func() {
@@ -120,10 +137,7 @@ func start(a *Agent, o agent.SessionOptions) (*session, error) {
 		id: o.ResumeID, waiting: map[string]chan controlResponse{}, perms: map[string]*perm{},
 		notice: o.Notice, cleanup: cleanup,
 	}
-	log.Debug("claude started", "path", a.path, "sandbox", a.sandbox.Name(), "dir", o.WorkDir)
-	go s.read()
-	go s.wait()
-	return s, nil
+	return s
 }
 
 // initialize performs the handshake.
@@ -138,6 +152,11 @@ func (s *session) initialize(ctx context.Context) error {
 // wait reaps the process and ends the session.
 func (s *session) wait() {
 	err := s.proc.Wait()
+	s.startReading() // an adopted one that never had a turn: drain it
+	if detached(err) {
+		s.letGo(err)
+		return
+	}
 	// The tools it started (a background dev server, a shell) end with it.
 	_ = s.proc.Signal(syscall.SIGTERM)
 	// Let the readers take what the process printed last.
@@ -171,6 +190,18 @@ func (s *session) wait() {
 	close(s.done)
 }
 
+// letGo ends the session of a process let go of at shutdown: it still
+// runs, on its runner, so nothing is signalled or ended.
+func (s *session) letGo(err error) {
+	<-s.readDone
+	<-s.errsDone
+	s.mu.Lock()
+	s.exitErr = err
+	s.mu.Unlock()
+	s.cancel(agent.ErrDetached)
+	close(s.done)
+}
+
 // endedErr describes how the process ended, with the end of its stderr.
 func (s *session) endedErr() error {
 	select {
@@ -180,6 +211,9 @@ func (s *session) endedErr() error {
 	s.mu.Lock()
 	exitErr, closedBy := s.exitErr, s.closedBy
 	s.mu.Unlock()
+	if detached(exitErr) {
+		return agent.ErrDetached
+	}
 	var b strings.Builder
 	b.WriteString("claude exited")
 	switch {
@@ -198,6 +232,12 @@ func (s *session) endedErr() error {
 
 // Turn implements agent.Session.
 func (s *session) Turn(ctx context.Context, prompt agent.Prompt, h agent.TurnHandler) (agent.Result, error) {
+	return s.runTurn(ctx, &prompt, h)
+}
+
+// runTurn runs a turn: sending prompt, or (nil) continuing the one an
+// adopted CLI is in.
+func (s *session) runTurn(ctx context.Context, prompt *agent.Prompt, h agent.TurnHandler) (agent.Result, error) {
 	s.turnMu.Lock()
 	defer s.turnMu.Unlock()
 	if s.ctx.Err() != nil {
@@ -217,9 +257,12 @@ func (s *session) Turn(ctx context.Context, prompt agent.Prompt, h agent.TurnHan
 		close(ts.finished)
 	}()
 
-	err := s.send(outUser{Type: typeUser, Message: outMessage{Role: "user", Content: userContent(prompt)}, SessionID: "default"})
-	if err != nil {
-		return agent.Result{}, err
+	s.startReading()
+	if prompt != nil {
+		err := s.send(outUser{Type: typeUser, Message: outMessage{Role: "user", Content: userContent(*prompt)}, SessionID: "default"})
+		if err != nil {
+			return agent.Result{}, err
+		}
 	}
 	select {
 	case r := <-ts.result:

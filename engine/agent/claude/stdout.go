@@ -17,15 +17,17 @@ func (s *session) read() {
 	defer s.out.Close()
 	br := bufio.NewReaderSize(s.out, 64<<10)
 	for {
-		b, err := readLine(br, s.a.maxLine)
+		b, n, err := readLineN(br, s.a.maxLine)
 		var tl *lineTooLongError
 		switch {
 		case errors.As(err, &tl):
 			s.handleTooLong(tl)
+			s.handled(n)
 			continue
 		case len(b) > 0:
 			s.handle(b)
 		}
+		s.handled(n)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
 				s.log.Warn("reading claude's output", "err", err)
@@ -50,6 +52,13 @@ func (e *lineTooLongError) Error() string {
 // *lineTooLongError: memory stays bounded by max however long the line.
 // At EOF the last unterminated line is returned along with io.EOF.
 func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	b, _, err := readLineN(br, max)
+	return b, err
+}
+
+// readLineN is readLine that also says how many bytes it consumed,
+// newline included: what the reader has handled (adopt.go).
+func readLineN(br *bufio.Reader, max int) ([]byte, int, error) {
 	var buf []byte
 	n := 0
 	for {
@@ -67,9 +76,9 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 		}
 		if length > max {
 			head := buf[:min(len(buf), max)]
-			return nil, &lineTooLongError{n: length, start: head[:min(len(head), maxQuoted)], head: head}
+			return nil, n, &lineTooLongError{n: length, start: head[:min(len(head), maxQuoted)], head: head}
 		}
-		return bytes.TrimSuffix(buf, []byte("\n")), err
+		return bytes.TrimSuffix(buf, []byte("\n")), n, err
 	}
 }
 
