@@ -513,6 +513,7 @@ func (c *Coordinator) resolveLocked(p *pending, res Resolution) bool {
 	p.res = res
 	delete(c.byID, p.it.ID)
 	c.removeFromChatLocked(p)
+	c.keepForJoinLocked(p)
 	c.gone.add(p.it.ID, res.Status)
 	close(p.done)
 	return true

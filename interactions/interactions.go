@@ -392,6 +392,10 @@ type Resolution struct {
 	// Quorum, first first (set only when it needed more than one; on a
 	// rejection, those given before it).
 	Approvals []Approver `json:"approvals,omitempty"`
+	// Joined, on what Restore's channel delivers only: the agent's own
+	// process asked again and took this outcome (join.go), so it must
+	// not also be sent on as a prompt.
+	Joined bool `json:"-"`
 }
 
 // Approved reports whether the outcome lets the agent go ahead.

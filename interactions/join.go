@@ -78,39 +78,35 @@ func (c *Coordinator) waitJoined(ctx context.Context, p *pending) Resolution {
 }
 
 // joinedLater reports whether p's agent asked again: before it ended, or
-// within the given time after (it is kept for join meanwhile). One a
-// shutdown interrupted again is not kept: the next run restores it.
+// within the given time after (resolveLocked keeps it for join from the
+// moment it ends). One a shutdown interrupted again is not kept: the
+// next run restores it.
 func (c *Coordinator) joinedLater(p *pending, within time.Duration) bool {
 	if p.joined == nil {
 		return false
 	}
-	if isDone(p.joined) {
-		return true
-	}
-	if within <= 0 || p.res.Status == StatusInterrupted {
-		return false
-	}
-	key := joinKey(p.it.ChatID, p.it.AgentRef, p.it.Index)
-	c.mu.Lock()
-	if isDone(p.joined) { // joined as it ended
-		c.mu.Unlock()
-		return true
-	}
-	c.late[key] = p
-	c.mu.Unlock()
-	t := time.NewTimer(within)
-	defer t.Stop()
-	select {
-	case <-p.joined:
-		return true
-	case <-t.C:
+	if !isDone(p.joined) && within > 0 && p.res.Status != StatusInterrupted {
+		t := time.NewTimer(within)
+		defer t.Stop()
+		select {
+		case <-p.joined:
+		case <-t.C:
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.late[key] == p {
+	if key := joinKey(p.it.ChatID, p.it.AgentRef, p.it.Index); c.late[key] == p {
 		delete(c.late, key)
 	}
 	return isDone(p.joined)
+}
+
+// keepForJoinLocked keeps a restored interaction that just ended for its
+// agent to join (joinedLater forgets it).
+func (c *Coordinator) keepForJoinLocked(p *pending) {
+	if p.joined != nil && !isDone(p.joined) {
+		c.late[joinKey(p.it.ChatID, p.it.AgentRef, p.it.Index)] = p
+	}
 }
 
 func isDone(ch chan struct{}) bool {

@@ -51,8 +51,9 @@ func TestAgentAskingAgainJoinsTheRestoredInteraction(t *testing.T) {
 	res := await(t, got)
 	assert.Equal(t, interactions.StatusAnswered, res.Status)
 	assert.Equal(t, interactions.DecisionAllow, res.Decision)
-	_, ok := <-done
-	assert.False(t, ok, "joined: the restored channel closes without a value")
+	settled := await(t, done)
+	assert.True(t, settled.Joined, "joined: the caller must not send it on")
+	assert.Equal(t, interactions.DecisionAllow, settled.Decision, "the caller records the outcome")
 	assert.Empty(t, p.Shown(), "nothing presented again")
 }
 
@@ -71,8 +72,7 @@ func TestAnswerBeforeTheAgentAsksAgainIsKeptForIt(t *testing.T) {
 	res := await(t, requestAsync(t.Context(), c, again))
 	assert.Equal(t, interactions.DecisionDeny, res.Decision)
 	assert.Equal(t, "u", res.By)
-	_, ok := <-done
-	assert.False(t, ok)
+	assert.True(t, await(t, done).Joined)
 }
 
 // When the agent never asks again (its runner did not come back), the
@@ -92,8 +92,8 @@ func TestAnswerNobodyJoinsGoesToTheCaller(t *testing.T) {
 
 	_, err := c.Reply("old1", interactions.Reply{By: "u", Answers: []string{"allow"}})
 	require.NoError(t, err)
-	res, ok := <-done
-	require.True(t, ok)
+	res := await(t, done)
+	assert.False(t, res.Joined)
 	assert.Equal(t, interactions.DecisionAllow, res.Decision)
 	notYet(t, otherRes)
 }
@@ -114,8 +114,7 @@ func TestJoinedRequestWithdrawnCancelsIt(t *testing.T) {
 	assert.Equal(t, interactions.WithdrawnText, res.Text)
 	_, pending := c.Get("old1")
 	assert.False(t, pending)
-	_, ok := <-done
-	assert.False(t, ok)
+	assert.True(t, await(t, done).Joined)
 }
 
 // The agent's request ID comes with the context through the flows: each
@@ -153,6 +152,5 @@ func TestAgentRefFromTheContextJoinsEachQuestion(t *testing.T) {
 	require.NoError(t, err)
 	res := await(t, got)
 	assert.Equal(t, map[string]string{"Which lang?": "go", "Which db?": "sqlite"}, res.Answers)
-	_, ok := <-done
-	assert.False(t, ok, "the second question was joined")
+	assert.True(t, await(t, done).Joined, "the second question was joined")
 }

@@ -54,8 +54,8 @@ type ApprovalJournal interface {
 // first asked: nobody could answer while leashd was down. Its outcome is not
 // written to the Journal (which holds it as interrupted already): the
 // caller records it. One the agent's own process asked again (same
-// AgentRef, join.go) is answered to that process: then the channel closes
-// without a value, and the caller must not send the answer on. The error
+// AgentRef, join.go) is answered to that process: then the outcome says
+// Joined, and the caller must not send the answer on. The error
 // is non-nil only when it could not be
 // registered (no ID, an invalid interaction, that ID already pending, or the
 // coordinator closed).
@@ -104,10 +104,7 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 	out := make(chan Resolution, 1)
 	go func() {
 		res := c.wait(ctx, p)
-		if c.joinedLater(p, r.JoinWithin) {
-			close(out) // the agent that asked took it (join.go)
-			return
-		}
+		res.Joined = c.joinedLater(p, r.JoinWithin)
 		out <- res
 	}()
 	return out, nil
