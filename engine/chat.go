@@ -35,6 +35,10 @@ type chat struct {
 	limit   *limited        // a usage limit stopped the last turn; see usagelimit.go
 	// lastPrompt is the last prompt a person sent: /merge's commit message.
 	lastPrompt string
+	// wasInTurn: the last run of leashd saved it mid-turn (adopt.go);
+	// keepInTurn: its session was let go of mid-turn at shutdown, so it
+	// is saved as mid-turn for the next run.
+	wasInTurn, keepInTurn bool
 }
 
 // queued is a prompt waiting for its turn.
@@ -48,6 +52,8 @@ type queued struct {
 	again *approval.Again
 	// files: what the person sent with the text (attach.go).
 	files *bundle
+	// adopted: not a prompt but the turn an adopted agent is in (adopt.go).
+	adopted bool
 }
 
 type waiter struct {
@@ -88,6 +94,7 @@ func (e *Engine) chatFor(ctx context.Context, chatID string) *chat {
 				c.workDir = rec.WorkDir
 			}
 			c.active = rec.LastActive
+			c.wasInTurn = rec.InTurn
 		}
 	}
 	e.mu.Unlock()
@@ -98,7 +105,8 @@ func (e *Engine) chatFor(ctx context.Context, chatID string) *chat {
 // e.mu, the write happens without it.
 func (e *Engine) save(c *chat) {
 	e.mu.Lock()
-	rec := SessionRecord{ChatID: c.id, AgentSessionID: c.agentID, Mode: c.mode, WorkDir: c.workDir, LastActive: c.active}
+	rec := SessionRecord{ChatID: c.id, AgentSessionID: c.agentID, Mode: c.mode, WorkDir: c.workDir, LastActive: c.active,
+		InTurn: c.current != nil || c.keepInTurn}
 	e.mu.Unlock()
 	if err := e.store.SaveSession(context.Background(), rec); err != nil {
 		e.log.Error("saving session", "chat", c.id, "err", err)
@@ -224,7 +232,7 @@ func (e *Engine) worker(c *chat) {
 				e.closeSession(old)
 			}
 		}
-		e.runTurn(ctx, c, q.text, q.files)
+		e.runTurn(ctx, c, q)
 	}
 }
 

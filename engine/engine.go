@@ -42,6 +42,7 @@ type Engine struct {
 	// that shutdown can interrupt pending interactions first.
 	agentCtx    context.Context
 	agentCancel context.CancelFunc
+	restored    chan struct{}  // closed once Run restored what the last run left pending
 	wg          sync.WaitGroup // chat workers
 
 	// events is subscribed at New, so nothing published before Run starts
@@ -78,6 +79,7 @@ type options struct {
 	prewarm       int          // spare sessions to keep (prewarm.go)
 	persistent    bool         // a Store was given: restarts recover
 	files         fileOptions  // files people send and the agent sends (attach.go)
+	adoptWithin   time.Duration
 }
 
 // Deps are the engine's collaborators. Agent and Coord are required; the
@@ -146,6 +148,11 @@ type Config struct {
 	// AwayAfter treats a chat's person as away from the desk once their
 	// terminal session had no input for this long (away.go; 0: never).
 	AwayAfter time.Duration
+	// AdoptWithin is how long after a restart an answer to a request
+	// restored from the journal waits for the agent that asked — still
+	// running on its runner — to be adopted and ask again (adopt.go),
+	// before it is sent to a resumed session as a prompt. 0: at once.
+	AdoptWithin time.Duration
 }
 
 // New returns an Engine running d.Agent, asking people through d.Coord.
@@ -156,8 +163,9 @@ func New(d Deps, cfg Config) *Engine {
 		closeTimeout: cmp.Or(cfg.CloseTimeout, 15*time.Second), maxTurnOutput: max(cfg.MaxTurnOutput, 0),
 		limits:    limitOptions{resume: cfg.ResumeAfterLimit, clock: d.Clock},
 		worktrees: d.Worktrees, policy: d.Policy, quorum: cfg.ApprovalQuorum, prewarm: max(cfg.Prewarm, 0),
-		persistent: d.Store != nil,
-		files:      newFileOptions(cfg, d),
+		persistent:  d.Store != nil,
+		files:       newFileOptions(cfg, d),
+		adoptWithin: max(cfg.AdoptWithin, 0),
 	}
 	log := cmp.Or(d.Log, slog.New(slog.DiscardHandler))
 	store := d.Store
@@ -165,17 +173,18 @@ func New(d Deps, cfg Config) *Engine {
 		store = NewMemStore()
 	}
 	e := &Engine{
-		agent:   d.Agent,
-		coord:   d.Coord,
-		opts:    o,
-		log:     log,
-		store:   store,
-		metrics: d.Metrics,
-		chats:   make(map[string]*chat),
-		closing: make(map[agent.Session]struct{}),
-		owners:  make(map[string]connectors.Connector),
-		held:    make(map[string]*gathering),
-		away:    awayDesk{after: max(cfg.AwayAfter, 0)},
+		agent:    d.Agent,
+		coord:    d.Coord,
+		opts:     o,
+		log:      log,
+		store:    store,
+		metrics:  d.Metrics,
+		chats:    make(map[string]*chat),
+		closing:  make(map[agent.Session]struct{}),
+		owners:   make(map[string]connectors.Connector),
+		held:     make(map[string]*gathering),
+		away:     awayDesk{after: max(cfg.AwayAfter, 0)},
+		restored: make(chan struct{}),
 	}
 	e.agentCtx, e.agentCancel = context.WithCancel(context.Background())
 	e.events, e.unsubscribe = d.Coord.Subscribe()
@@ -224,6 +233,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	// Before any connector takes an update: a tap on an interaction the
 	// last run left pending finds it pending again.
 	crashed, stopped, gone := e.restore(runCtx)
+	close(e.restored)
 	e.mu.Lock()
 	e.running = true
 	e.refillLocked() // spare agent sessions (prewarm.go)
@@ -294,6 +304,7 @@ func (e *Engine) flush(ctx context.Context, conns []connectors.Connector) {
 // shutdown interrupts pending interactions, tells their chats, and closes
 // every agent session within the close timeout.
 func (e *Engine) shutdown() {
+	detached := e.detachSessions()                                   // first: they must not hear "interrupted"
 	interrupted := e.coord.Interrupt(interactions.InterruptedNotice) // the buttons keep working after the restart
 	e.log.Info("shutting down", "interrupted_interactions", len(interrupted))
 
@@ -305,7 +316,7 @@ func (e *Engine) shutdown() {
 		if c.cancel != nil {
 			c.cancel()
 		}
-		if c.sess != nil {
+		if c.sess != nil && !detached[c.sess] {
 			sessions = append(sessions, c.sess)
 		}
 	}

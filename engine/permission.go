@@ -25,6 +25,9 @@ func (t *turn) Permission(ctx context.Context, req agent.PermissionRequest) agen
 		return agent.PermissionResponse{Message: cleanPlanMessage, Interrupt: true}
 	}
 	t.rememberSessionID() // before anything is put to a person
+	// An agent that may outlive a restart asks with its own request ID,
+	// so that after the restart it joins what people already see.
+	ctx = interactions.WithAgentRef(ctx, req.Ref)
 	t.budget.pause()
 	defer t.budget.resume()
 	resp := t.decide(ctx, req)

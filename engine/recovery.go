@@ -61,7 +61,8 @@ func (e *Engine) restore(ctx context.Context) (crashed, stopped, gone []Interrup
 			gone = append(gone, in)
 			continue
 		}
-		done, err := e.coord.Restore(e.agentCtx, interactions.Restored{Interaction: in.Interaction, Ref: in.Ref, Selected: in.Selected, Approvals: in.Approvals})
+		done, err := e.coord.Restore(e.agentCtx, interactions.Restored{Interaction: in.Interaction, Ref: in.Ref, Selected: in.Selected,
+			Approvals: in.Approvals, JoinWithin: e.opts.adoptWithin})
 		if err != nil {
 			e.log.Error("an interaction left pending by the last run cannot be answered again", "id", in.Interaction.ID, "err", err)
 			continue
@@ -99,6 +100,9 @@ func (e *Engine) settleRestored(it interactions.Interaction, done <-chan interac
 	case !first:
 		e.log.Warn("an interaction left by the last run was already settled; this outcome is dropped", "id", it.ID, "status", res.Status)
 		return
+	}
+	if res.Joined {
+		return // the agent that asked, adopted, took the answer (adopt.go)
 	}
 	if res.Status != interactions.StatusAnswered && res.Status != interactions.StatusRejected {
 		return // expired or cancelled: nobody answered, nothing to tell

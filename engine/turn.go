@@ -51,18 +51,27 @@ func (c *chat) markStopping() {
 }
 
 // runTurn runs one prompt in the chat's session and reports the result.
-func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string, files *bundle) {
-	sess, err := e.session(ctx, c)
+func (e *Engine) runTurn(ctx context.Context, c *chat, q queued) {
+	prompt := q.text
+	sess, err := e.turnSession(ctx, c, q)
 	if err != nil {
 		e.couldNotStart(ctx, c, err)
 		return
+	}
+	if sess == nil {
+		return // the adopted agent ended before its turn could go on
 	}
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	t := e.beginTurn(ctx, c, sess, cancel)
 	start := time.Now()
 	t.startLife(ctx)
-	res, err := sess.Turn(turnCtx, e.turnPrompt(ctx, c, sess, prompt, files), t)
+	var res agent.Result
+	if cont, ok := sess.(agent.Continuer); ok && q.adopted {
+		res, err = cont.Continue(turnCtx, t)
+	} else {
+		res, err = sess.Turn(turnCtx, e.turnPrompt(ctx, c, sess, prompt, q.files), t)
+	}
 	t.endLife(ctx)
 	t.budget.stop()
 	if note := t.truncationNote(); note != "" {
@@ -70,6 +79,9 @@ func (e *Engine) runTurn(ctx context.Context, c *chat, prompt string, files *bun
 		e.stream(e.agentCtx, c.id, note)
 	}
 	stale, cleanPlan := e.endTurn(c, t, res, err)
+	if errors.Is(err, agent.ErrDetached) {
+		return // let go of at shutdown: the next run of leashd carries it on
+	}
 	e.recordTurn(c, t, prompt, res)
 	if e.metrics != nil {
 		e.metrics.TurnFinished(err, res.IsError)

@@ -152,10 +152,13 @@ type approvalFields struct {
 	// Approval: a yes/no approval (a program's), which after a restart
 	// still needs its quorum of its first option.
 	Approval bool `json:"approval,omitempty"`
+	// AgentRef: the agent's own ID for the request, which the same agent
+	// process asks again with after a restart (it runs on a runner).
+	AgentRef string `json:"agent_ref,omitempty"`
 }
 
 func approvalOf(it interactions.Interaction) approvalFields {
-	return approvalFields{it.Reason, it.MCPServer, it.DefaultToNo, it.NoSessionAllow, it.RequiresDetails, it.Quorum, it.ForApprovers, it.Approval}
+	return approvalFields{it.Reason, it.MCPServer, it.DefaultToNo, it.NoSessionAllow, it.RequiresDetails, it.Quorum, it.ForApprovers, it.Approval, it.AgentRef}
 }
 
 // scanRecords reads and closes rows selected with recordColumns.
@@ -189,7 +192,7 @@ func scanRecords(rows *sql.Rows) ([]AuditRecord, error) {
 			return nil, fmt.Errorf("interaction %s: bad approval fields in the database: %w", it.ID, err)
 		}
 		it.Reason, it.MCPServer, it.DefaultToNo, it.NoSessionAllow, it.RequiresDetails = a.Reason, a.MCPServer, a.DefaultToNo, a.NoSessionAllow, a.RequiresDetails
-		it.Quorum, it.ForApprovers, it.Approval = a.Quorum, a.ForApprovers, a.Approval
+		it.Quorum, it.ForApprovers, it.Approval, it.AgentRef = a.Quorum, a.ForApprovers, a.Approval, a.AgentRef
 		if status != statusPending {
 			r.Resolution.Status = interactions.Status(status)
 		}

@@ -1,0 +1,122 @@
+package claude
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/leashd/leashd/connectors"
+	"github.com/leashd/leashd/engine"
+	"github.com/leashd/leashd/engine/enginetest"
+	"github.com/leashd/leashd/engine/sqlite"
+	"github.com/leashd/leashd/interactions"
+)
+
+// leashdRun is one run of leashd over a database file: the engine with
+// the Claude driver, whose CLI is p (on a runner, in memory).
+type leashdRun struct {
+	e     *engine.Engine
+	coord *interactions.Coordinator
+	conn  *enginetest.Conn
+	stop  func()
+}
+
+func startLeashd(t *testing.T, p *heldProc, db string) *leashdRun {
+	t.Helper()
+	store, err := sqlite.Open(context.Background(), db)
+	require.NoError(t, err)
+	coord := interactions.New(interactions.WithJournal(store), interactions.WithTimeout(time.Hour))
+	a := New("claude", WithSandbox(heldSandbox{p}), WithCloseTimeout(time.Second))
+	work := filepath.Dir(db)
+	e := enginetest.New(a, coord, func(d *engine.Deps, c *engine.Config) {
+		d.Store, c.WorkDir, c.AdoptWithin = store, work, time.Minute
+	})
+	conn := enginetest.NewConn("web")
+	e.AddConnector(conn)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	conn.WaitRunning(t)
+	r := &leashdRun{e: e, coord: coord, conn: conn}
+	r.stop = func() {
+		cancel()
+		select {
+		case err := <-done:
+			assert.NoError(t, err)
+		case <-time.After(30 * time.Second):
+			t.Error("leashd did not stop")
+		}
+		store.Close()
+	}
+	return r
+}
+
+// pendingIn waits for n interactions pending in chat.
+func pendingIn(t *testing.T, c *interactions.Coordinator, chat string, n int) []interactions.Interaction {
+	t.Helper()
+	var got []interactions.Interaction
+	require.Eventually(t, func() bool {
+		got = c.Pending(chat)
+		return len(got) == n
+	}, 30*time.Second, 5*time.Millisecond, "%d pending in %s", n, chat)
+	return got
+}
+
+// leashd restarts while the agent, on a runner, waits for a Bash approval:
+// the approval is answerable again after the restart, the tap reaches the
+// same process as the answer to its own request (no prompt is sent), and
+// the turn's end reaches the chat.
+func TestRestartedLeashdCarriesTheTurnOn(t *testing.T) {
+	p := newHeldProc()
+	db := filepath.Join(t.TempDir(), "leashd.db")
+	run1 := startLeashd(t, p, db)
+	_, err := run1.e.HandleMessage(context.Background(), connectors.Incoming{ChatID: "chat1", UserID: "u1", Text: "list the files"})
+	require.NoError(t, err)
+	initReq := readStdin(t, p)
+	require.Equal(t, "control_request", initReq["type"], "the handshake")
+	p.write(t, map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": initReq["request_id"], "response": map[string]any{}}})
+	assert.Equal(t, "user", readStdin(t, p)["type"])
+	p.write(t, canUseTool("req-1", "ls -la"))
+	asked := pendingIn(t, run1.coord, "chat1", 1)[0]
+	assert.Equal(t, "req-1", asked.AgentRef)
+
+	run1.stop()
+	select {
+	case b := <-p.stdin:
+		t.Fatalf("the agent heard from the stopping leashd: %s", b)
+	default:
+	}
+	assert.Empty(t, p.signals, "nothing signalled: it runs on")
+
+	run2 := startLeashd(t, p, db)
+	defer run2.stop()
+	restored := pendingIn(t, run2.coord, "chat1", 1)[0]
+	assert.Equal(t, asked.ID, restored.ID, "the same interaction, answerable again")
+	run2.e.Adopt("chat1")
+	run2.conn.WaitSaid(t, "carries on where it was")
+	// The request, read again, joins it: nothing new is asked.
+	time.Sleep(100 * time.Millisecond)
+	assert.Len(t, run2.coord.Pending("chat1"), 1)
+
+	_, err = run2.coord.Reply(asked.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAllow}})
+	require.NoError(t, err)
+	resp := readStdin(t, p)
+	b, _ := json.Marshal(resp)
+	assert.Contains(t, string(b), `"request_id":"req-1"`, "the answer to its own request")
+	assert.Contains(t, string(b), `"behavior":"allow"`)
+	p.write(t, map[string]any{"type": "result", "subtype": "success", "result": "a.txt b.txt", "session_id": "sid-1"})
+	sum := run2.conn.WaitDone(t, 1)
+	assert.Equal(t, "a.txt b.txt", sum.Result)
+	select {
+	case b := <-p.stdin:
+		assert.NotContains(t, string(b), `"type":"user"`, "no prompt: the answer went to the request")
+	case <-time.After(200 * time.Millisecond):
+	}
+	assert.False(t, strings.Contains(run2.conn.SaidText(), "stopped unexpectedly"))
+}
