@@ -263,7 +263,7 @@ type Interaction struct {
 	// did not start (an agent's hook in a person's terminal), says where
 	// it comes from; the audit log shows it.
 	Source *Source `json:"source,omitempty"`
-	// AgentRef is the agent's own name for the request (Claude Code's
+	// AgentRef is the agent's own name for the request (its protocol's
 	// request_id), set when the agent's process may outlive a restart of
 	// leashd (it runs on a runner): the same process asking again after
 	// the restart joins this interaction (Coordinator.Request) instead of
