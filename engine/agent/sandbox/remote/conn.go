@@ -45,6 +45,8 @@ func (c *runnerConn) control(h *Hub) {
 		h.mu.Unlock()
 		if p != nil && p.runner == c.name {
 			p.exit(exitError(m.Err))
+		} else if p == nil {
+			h.orphanExited(c.name, m.ID)
 		}
 	}
 }

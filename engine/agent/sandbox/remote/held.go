@@ -14,8 +14,11 @@ import (
 const keepSent = 2 * streamWindow
 
 // held is an agent process on a runner. It outlives the connection that
-// started it: its output is held (up to MaxHeld unsent bytes, then its
-// stdout is not read) until a server attaches and reads it.
+// started it, and the server too: its output is held (up to MaxHeld
+// unsent bytes, then its stdout is not read) until a server attaches and
+// reads it. Once a server acknowledged output (ctlAck) it is "acking":
+// everything after the last ack is kept, so that a server started anew
+// can adopt it from there, and MaxHeld bounds what waits unacknowledged.
 type held struct {
 	id, chat string
 	proc     sandbox.Process
@@ -28,6 +31,13 @@ type held struct {
 	eof  bool  // the agent's stdout ended
 	gen  int   // which attach is current; an older sender stops
 	err  io.Writer
+	cur  io.Closer // the current attach's io stream
+
+	acked  int64 // stdout bytes the server acknowledged (ctlAck)
+	acking bool  // a server acknowledged output at least once
+	// letGo is the attach a server let go of (ctlDetach): the end of
+	// its stream does not close the agent's stdin.
+	letGo int
 
 	inMu   sync.Mutex // one writer of the agent's stdin at a time
 	inHave int64      // stdin bytes given to the agent
@@ -57,7 +67,7 @@ func (h *held) readStdout() {
 	buf := make([]byte, 32<<10)
 	for {
 		h.mu.Lock()
-		for h.base+int64(len(h.out))-h.sent >= MaxHeld {
+		for h.fullLocked() {
 			h.cond.Wait()
 		}
 		h.mu.Unlock()
@@ -73,6 +83,64 @@ func (h *held) readStdout() {
 			h.proc.Stdout().Close()
 			return
 		}
+	}
+}
+
+// fullLocked says whether the agent's stdout waits: MaxHeld bytes wait
+// unsent, or, once the server acknowledges output, unacknowledged.
+func (h *held) fullLocked() bool {
+	end := h.base + int64(len(h.out))
+	if h.acking {
+		return end-h.acked >= MaxHeld
+	}
+	return end-h.sent >= MaxHeld
+}
+
+// trimLocked drops the held output nobody may ask for again: more than
+// keepSent behind what was sent, and for an acking process acknowledged
+// too. Re-slice, not copy: the dropped front is freed when append next
+// moves the buffer (so at most twice its size).
+func (h *held) trimLocked() {
+	upto := h.sent - keepSent
+	if h.acking {
+		upto = min(upto, h.acked)
+	}
+	if drop := upto - h.base; drop > 0 {
+		h.out = h.out[drop:]
+		h.base += drop
+	}
+}
+
+// ack records that the server handled the stdout bytes before off.
+func (h *held) ack(off int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.acking = true
+	off = min(off, h.base+int64(len(h.out)))
+	if off > h.acked {
+		h.acked = off
+		h.trimLocked()
+		h.cond.Broadcast()
+	}
+}
+
+// detach ends the current attach because the server let go of the
+// process: its stdout sender stops, its stream and stderr stream are
+// closed on this side, and the end of what the server wrote does not
+// close the agent's stdin (stdin bytes still in flight are delivered).
+func (h *held) detach() {
+	h.mu.Lock()
+	h.letGo = h.gen
+	h.gen++ // the sender stops
+	cur, errW := h.cur, h.err
+	h.cur, h.err = nil, nil
+	h.cond.Broadcast()
+	h.mu.Unlock()
+	if cur != nil {
+		cur.Close()
+	}
+	if c, ok := errW.(io.Closer); ok {
+		c.Close()
 	}
 }
 
@@ -126,12 +194,17 @@ func (h *held) attach(from int64) (int64, func(io.ReadWriteCloser), error) {
 	h.cond.Broadcast()
 	h.mu.Unlock()
 	h.inMu.Lock()
-	h.inGen++
-	inGen, have := h.inGen, h.inHave
+	h.inGen = gen // the same attach on both sides: detach names it
+	have := h.inHave
 	h.inMu.Unlock()
 	return have, func(st io.ReadWriteCloser) {
+		h.mu.Lock()
+		if h.gen == gen {
+			h.cur = st
+		}
+		h.mu.Unlock()
 		go h.send(gen, st, from)
-		go h.receive(inGen, st)
+		go h.receive(gen, st)
 	}, nil
 }
 
@@ -160,12 +233,7 @@ func (h *held) send(gen int, st io.WriteCloser, pos int64) {
 		h.mu.Lock()
 		if h.gen == gen {
 			h.sent = pos
-			// Re-slice, not copy: the dropped front is freed when
-			// append next moves the buffer (so at most twice its size).
-			if drop := pos - keepSent - h.base; drop > 0 {
-				h.out = h.out[drop:]
-				h.base += drop
-			}
+			h.trimLocked()
 			h.cond.Broadcast()
 		}
 		h.mu.Unlock()
@@ -194,7 +262,7 @@ func (h *held) receive(gen int, st io.Reader) {
 			}
 			h.inHave += int64(n)
 		}
-		if finished(st, err) {
+		if finished(st, err) && !h.wasLetGo(gen) {
 			h.inDone = true
 			h.proc.Stdin().Close()
 		}
@@ -205,9 +273,18 @@ func (h *held) receive(gen int, st io.Reader) {
 	}
 }
 
+// wasLetGo says whether the server let go of attach gen (ctlDetach).
+func (h *held) wasLetGo(gen int) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.letGo == gen && gen > 0
+}
+
 // info describes the process for a hello.
 func (h *held) info() procInfo {
-	pi := procInfo{ID: h.id, Chat: h.chat, PID: h.proc.ID()}
+	h.mu.Lock()
+	pi := procInfo{ID: h.id, Chat: h.chat, PID: h.proc.ID(), Acking: h.acking, Acked: h.acked}
+	h.mu.Unlock()
 	select {
 	case <-h.exited:
 		pi.Exited = true

@@ -35,10 +35,16 @@ type Hub struct {
 	// Connected, when set, is called after a runner connected: there may
 	// be room for chats that wait.
 	Connected func(runner string)
+	// Adoptable, when set, is called once for each chat whose agent a
+	// connecting runner holds that an earlier server let go of (an
+	// orphan): Adopt(chat) takes it over. One not adopted within the
+	// grace period is ended.
+	Adoptable func(chat string)
 
 	mu      sync.Mutex
 	runners map[string]*runnerState
 	procs   map[string]*proc    // by ID, while they run
+	orphans map[string]*orphan  // by ID, until adopted
 	pinned  map[string]string   // chat → runner it stays on
 	labels  map[string][]string // chat → labels its runner must have
 }
@@ -63,7 +69,7 @@ func NewHub(tokens []string, grace time.Duration, log *slog.Logger) *Hub {
 		log = slog.New(slog.DiscardHandler)
 	}
 	h := &Hub{grace: grace, log: log, runners: map[string]*runnerState{}, procs: map[string]*proc{},
-		pinned: map[string]string{}, labels: map[string][]string{}}
+		orphans: map[string]*orphan{}, pinned: map[string]string{}, labels: map[string][]string{}}
 	for _, t := range tokens {
 		if t != "" {
 			h.tokens = append(h.tokens, []byte(t))
@@ -107,7 +113,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer sess.Close()
-	rc, hl, err := h.greet(sess)
+	rc, hl, adopt, err := h.greet(sess)
 	if err != nil {
 		h.log.Warn("a runner was refused", "remote", r.RemoteAddr, "err", err)
 		return
@@ -117,6 +123,13 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.connected(rc, hl)
 	if h.Connected != nil {
 		h.Connected(hl.Name)
+	}
+	if h.Adoptable != nil && len(adopt) > 0 {
+		go func() {
+			for _, chat := range adopt {
+				h.Adoptable(chat)
+			}
+		}()
 	}
 	rc.control(h)
 	h.away(rc)
@@ -131,27 +144,29 @@ func refuseStreams(sess *yamux.Session) {
 	}
 }
 
-// greet opens the control stream and reads the runner's hello.
-func (h *Hub) greet(sess *yamux.Session) (*runnerConn, hello, error) {
+// greet opens the control stream and reads the runner's hello; it
+// returns the chats of the orphans it holds (sortUnknown).
+func (h *Hub) greet(sess *yamux.Session) (*runnerConn, hello, []string, error) {
 	var hl hello
 	st, err := sess.OpenStream()
 	if err != nil {
-		return nil, hl, err
+		return nil, hl, nil, err
 	}
 	_ = st.SetDeadline(time.Now().Add(30 * time.Second))
 	br := bufio.NewReader(st)
 	if err := readMsg(br, &hl); err != nil {
-		return nil, hl, fmt.Errorf("reading its hello: %w", err)
+		return nil, hl, nil, fmt.Errorf("reading its hello: %w", err)
 	}
 	if err := hl.check(); err != nil {
 		_ = writeMsg(st, welcome{Error: err.Error()})
-		return nil, hl, fmt.Errorf("its hello: %w", err)
+		return nil, hl, nil, fmt.Errorf("its hello: %w", err)
 	}
-	if err := writeMsg(st, welcome{End: h.unknown(hl)}); err != nil {
-		return nil, hl, err
+	end, adopt := h.sortUnknown(hl)
+	if err := writeMsg(st, welcome{End: end}); err != nil {
+		return nil, hl, nil, err
 	}
 	_ = st.SetDeadline(time.Time{})
-	return &runnerConn{name: hl.Name, sess: sess, ctl: st, br: br}, hl, nil
+	return &runnerConn{name: hl.Name, sess: sess, ctl: st, br: br}, hl, adopt, nil
 }
 
 // connected records a runner's connection, replacing an earlier one of the
@@ -195,26 +210,18 @@ func (h *Hub) connected(rc *runnerConn, hl hello) {
 		}
 		delete(held, p.id)
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	for _, pi := range held {
-		if !pi.Exited {
+		switch {
+		case pi.Exited:
+		case h.orphans[pi.ID] != nil:
+			h.log.Info("an agent an earlier server let go of waits to be adopted", "runner", hl.Name, "pid", pi.PID, "chat", pi.Chat, "acked", pi.Acked)
+		default:
 			// The welcome told the runner to end it: nobody here reads it.
 			h.log.Info("the runner ends an agent this server does not know", "runner", hl.Name, "pid", pi.PID, "chat", pi.Chat)
 		}
 	}
-}
-
-// unknown lists the live processes of a hello that this server does not
-// know (it restarted since they started).
-func (h *Hub) unknown(hl hello) []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []string
-	for _, pi := range hl.Procs {
-		if p := h.procs[pi.ID]; (p == nil || p.runner != hl.Name) && !pi.Exited {
-			out = append(out, pi.ID)
-		}
-	}
-	return out
 }
 
 // away records that a runner's connection ended, and gives its agents up
@@ -258,6 +265,12 @@ func (h *Hub) lose(rs *runnerState) {
 	for chat, r := range h.pinned {
 		if r == rs.name {
 			delete(h.pinned, chat)
+		}
+	}
+	for id, o := range h.orphans {
+		if o.runner == rs.name {
+			o.timer.Stop()
+			delete(h.orphans, id)
 		}
 	}
 	h.mu.Unlock()

@@ -21,6 +21,14 @@ var ErrNoRunner = errors.New("no runner has a free agent slot")
 // that ran it, where its session files are), or else the least busy
 // connected runner whose labels include the chat's.
 func (h *Hub) Start(spec sandbox.Spec) (sandbox.Process, error) {
+	h.mu.Lock()
+	o := h.orphanLocked(spec.Name)
+	h.mu.Unlock()
+	if o != nil && spec.Name != "" {
+		// Two agents of one chat would share its session: the one an
+		// earlier server let go of is not adopted now.
+		h.dropOrphan(o, "a new agent starts for its chat")
+	}
 	rs, err := h.pick(spec.Name)
 	if err != nil {
 		return nil, err
@@ -91,11 +99,14 @@ func (h *Hub) pick(chat string) (*runnerState, error) {
 	return best, nil
 }
 
-// loadLocked counts each runner's live agents.
+// loadLocked counts each runner's live agents, the orphans among them.
 func (h *Hub) loadLocked() map[string]int {
 	load := map[string]int{}
 	for _, p := range h.procs {
 		load[p.runner]++
+	}
+	for _, o := range h.orphans {
+		load[o.runner]++
 	}
 	return load
 }
@@ -156,6 +167,11 @@ func (h *Hub) Runners() []RunnerInfo {
 		for _, p := range h.procs {
 			if p.runner == rs.name && p.chat != "" {
 				ri.Chats = append(ri.Chats, p.chat)
+			}
+		}
+		for _, o := range h.orphans {
+			if o.runner == rs.name {
+				ri.Chats = append(ri.Chats, o.chat)
 			}
 		}
 		sort.Strings(ri.Chats)

@@ -218,7 +218,8 @@ func (r *Runner) setCtl(c *ctlWriter) {
 	r.mu.Unlock()
 }
 
-// control reads the server's control messages: signals and ends.
+// control reads the server's control messages: signals, ends, acks and
+// detaches.
 func (r *Runner) control(sess *yamux.Session, st *yamux.Stream) {
 	br := bufio.NewReader(st)
 	for {
@@ -243,6 +244,11 @@ func (r *Runner) control(sess *yamux.Session, st *yamux.Stream) {
 			h.ending = true
 			h.mu.Unlock()
 			go h.proc.End(time.Duration(min(max(m.GraceMS, 0), 60_000)) * time.Millisecond)
+		case ctlAck:
+			h.ack(m.Off)
+		case ctlDetach:
+			r.Log.Info("the server let go of an agent; it keeps running for the next server", "id", h.id, "chat", h.chat, "pid", h.proc.ID())
+			h.detach()
 		}
 	}
 }

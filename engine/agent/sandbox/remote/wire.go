@@ -41,6 +41,14 @@ const (
 	ctlSignal = "signal"
 	ctlEnd    = "end"
 	ctlExit   = "exit"
+	// ctlAck (server → runner): the stdout bytes before Off are handled
+	// for good; the runner may drop them, and a later server reads on
+	// from Off.
+	ctlAck = "ack"
+	// ctlDetach (server → runner): the server lets go of the process
+	// (sandbox.Resumable.Detach); its current io stream ends without
+	// closing the agent's stdin.
+	ctlDetach = "detach"
 )
 
 // hello is what a runner says first on the control stream.
@@ -59,14 +67,19 @@ type procInfo struct {
 	PID    string `json:"pid,omitempty"`
 	Exited bool   `json:"exited,omitempty"`
 	Err    string `json:"err,omitempty"` // its exit error, "" for success
+	// Acking says a server acknowledged its output (ctlAck): a restarted
+	// server may adopt it from Acked on instead of ending it.
+	Acking bool  `json:"acking,omitempty"`
+	Acked  int64 `json:"acked,omitempty"`
 }
 
 // welcome is the server's answer to a hello.
 type welcome struct {
 	Error string `json:"error,omitempty"`
 	// End lists the held processes this server does not know (it
-	// restarted): the runner ends them before it takes a new start, so
-	// they never hold a slot the server counts as free.
+	// restarted) and will not adopt: the runner ends them before it
+	// takes a new start, so they never hold a slot the server counts as
+	// free.
 	End []string `json:"end,omitempty"`
 }
 
@@ -94,6 +107,7 @@ type ctlMsg struct {
 	Sig     int    `json:"sig,omitempty"`
 	GraceMS int64  `json:"grace_ms,omitempty"`
 	Err     string `json:"err,omitempty"`
+	Off     int64  `json:"off,omitempty"` // ctlAck's offset
 }
 
 // errLineTooLong is returned for a line over maxLine.
@@ -167,6 +181,11 @@ func (h *hello) check() error {
 	}
 	if len(h.Procs) > maxHelloProcs {
 		return fmt.Errorf("%d processes (accepted: at most %d)", len(h.Procs), maxHelloProcs)
+	}
+	for _, p := range h.Procs {
+		if p.Acked < 0 {
+			return fmt.Errorf("process %q acked at %d (accepted: 0 or more)", p.ID, p.Acked)
+		}
 	}
 	return nil
 }
