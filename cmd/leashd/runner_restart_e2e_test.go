@@ -87,10 +87,10 @@ func restartJob(req *fakeapi.Request) fakeapi.Reply {
 		return fakeapi.Text("all done after the restarts")
 	case has(req, "toolu_ra"):
 		return fakeapi.Reply{Text: "halfway there", Tools: []fakeapi.ToolUse{{ID: "toolu_rb", Name: "Bash",
-			Input: map[string]string{"command": "echo two", "description": "the second step"}}}}
+			Input: map[string]string{"command": "echo two > b.txt && cat b.txt", "description": "the second step"}}}}
 	case req.HasUserText("carry on through restarts"):
 		return fakeapi.Reply{Tools: []fakeapi.ToolUse{{ID: "toolu_ra", Name: "Bash",
-			Input: map[string]string{"command": "sleep 3 && echo one", "description": "the first step"}}}}
+			Input: map[string]string{"command": "sleep 3 && echo one > a.txt && cat a.txt", "description": "the first step"}}}}
 	}
 	return fakeapi.Text("ok")
 }
