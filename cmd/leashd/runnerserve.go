@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -46,6 +47,16 @@ func localAgents(s settings) int {
 	return s.local.Agents
 }
 
+// adoptWithin lets an answer given after a restart wait for the agent
+// that asked, still on its runner, to be adopted: for as long as the
+// runner may take to come back, and some.
+func adoptWithin(c engine.Config, hub *remote.Hub, s settings) engine.Config {
+	if hub != nil {
+		c.AdoptWithin = s.runner.Grace() + 30*time.Second
+	}
+	return c
+}
+
 // useRunners connects the hub and the engine: /runner and /status, the
 // slots the runners add (a runner connecting starts queued chats), and a
 // lost runner's chats are told.
@@ -55,6 +66,9 @@ func useRunners(hub *remote.Hub, eng *engine.Engine, s settings) {
 	}
 	eng.SetRunners(runnerChats{hub: hub, local: localAgents(s)})
 	hub.Connected = func(string) { eng.SlotsChanged() }
+	// An agent the last run let go of, still running on its runner: the
+	// chat carries on with it (a server restart interrupts nobody).
+	hub.Adoptable = eng.Adopt
 	hub.Lost = func(runner string, chats []string) {
 		ended := fmt.Sprintf("Runner %s was lost (disconnected for longer than LEASHD_RUNNER_GRACE_SECONDS); this request ended with its agent. Your next message starts the agent on another runner.", runner)
 		for _, c := range chats {

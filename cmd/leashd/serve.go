@@ -105,7 +105,7 @@ func serve(ctx context.Context, s settings, stderr io.Writer) error {
 		return err
 	}
 	defer files.close()
-	eng := engine.New(deps, engineServeConfig(cfg))
+	eng := engine.New(deps, adoptWithin(engineServeConfig(cfg), hub, s))
 	files.use(eng)
 	useRunners(hub, eng, s)
 	return serveWith(ctx, s, log, stderr, eng, front{ag: ag, coord: coord, m: m, db: db, runners: hub})
