@@ -91,8 +91,9 @@ func (e *Engine) turnSession(ctx context.Context, c *chat, q queued) (agent.Sess
 
 // detachSessions lets go of every session whose agent can outlive this
 // run (on a runner), before shutdown interrupts what is pending: such an
-// agent must hear nothing more from this run. It returns them.
-func (e *Engine) detachSessions() map[agent.Session]bool {
+// agent must hear nothing more from this run. Closing it then leaves it
+// running.
+func (e *Engine) detachSessions() {
 	e.mu.Lock()
 	var chats []*chat
 	for _, c := range e.chats {
@@ -101,7 +102,7 @@ func (e *Engine) detachSessions() map[agent.Session]bool {
 		}
 	}
 	e.mu.Unlock()
-	out := map[agent.Session]bool{}
+	n := 0
 	for _, c := range chats {
 		e.mu.Lock()
 		s := c.sess
@@ -110,14 +111,13 @@ func (e *Engine) detachSessions() map[agent.Session]bool {
 		if !ok || !d.Detach() {
 			continue
 		}
-		out[s] = true
+		n++
 		e.mu.Lock()
 		c.keepInTurn = c.current != nil
 		e.mu.Unlock()
 		e.save(c)
 	}
-	if len(out) > 0 {
-		e.log.Info("agents on runners let go of; they run on for the next start", "count", len(out))
+	if n > 0 {
+		e.log.Info("agents on runners let go of; they run on for the next start", "count", n)
 	}
-	return out
 }

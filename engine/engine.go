@@ -304,7 +304,9 @@ func (e *Engine) flush(ctx context.Context, conns []connectors.Connector) {
 // shutdown interrupts pending interactions, tells their chats, and closes
 // every agent session within the close timeout.
 func (e *Engine) shutdown() {
-	detached := e.detachSessions()                                   // first: they must not hear "interrupted"
+	// First: an agent let go of to run on must not hear the denials that
+	// interrupting its requests would send; closing it lets it go.
+	e.detachSessions()
 	interrupted := e.coord.Interrupt(interactions.InterruptedNotice) // the buttons keep working after the restart
 	e.log.Info("shutting down", "interrupted_interactions", len(interrupted))
 
@@ -316,7 +318,7 @@ func (e *Engine) shutdown() {
 		if c.cancel != nil {
 			c.cancel()
 		}
-		if c.sess != nil && !detached[c.sess] {
+		if c.sess != nil {
 			sessions = append(sessions, c.sess)
 		}
 	}

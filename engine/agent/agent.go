@@ -359,10 +359,11 @@ type Adopter interface {
 	Adopt(ctx context.Context, opts SessionOptions) (Session, error)
 }
 
-// Detacher is a Session that can be let go of at shutdown instead of
-// closed (Detach reports false when it cannot, e.g. a local process).
-// Its process runs on; what it writes from then on is held for the next
-// run of leashd, and nothing more is written to it.
+// Detacher is a Session that can be let go of at shutdown (Detach reports
+// false when it cannot, e.g. a local process): from then on nothing more
+// is written to its agent — not the answers of requests the shutdown
+// interrupts — and Close leaves the process running instead of ending
+// it; what it writes is held for the next run of leashd.
 type Detacher interface {
 	Detach() bool
 }

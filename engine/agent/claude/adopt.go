@@ -62,11 +62,12 @@ func (s *session) ackLocked() {
 // session at its first turn (what it reads first may need that turn).
 func (s *session) startReading() { s.readOnce.Do(func() { go s.read() }) }
 
-// Detach implements agent.Detacher: the CLI runs on, on its runner, with
-// what it asked still pending; nothing more is written to it.
+// Detach implements agent.Detacher: from now on nothing is written to
+// the CLI — not the denials that interrupting its pending requests at
+// shutdown would send — and the last ack goes out; Close then lets go of
+// the process, which runs on, on its runner, for the next leashd.
 func (s *session) Detach() bool {
-	r := s.resumable()
-	if r == nil {
+	if s.resumable() == nil {
 		return false
 	}
 	s.writeMu.Lock()
@@ -76,11 +77,33 @@ func (s *session) Detach() bool {
 	s.mu.Lock()
 	s.ackLocked()
 	s.letGoOf = true
-	acked := s.outAcked
 	s.mu.Unlock()
-	r.Detach()
-	s.log.Info("claude let go of at shutdown; it runs on for the next leashd", "acked", acked)
 	return true
+}
+
+// isLetGo reports whether Detach was called.
+func (s *session) isLetGo() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.letGoOf
+}
+
+// letGoNow ends the session of a process Detach let go of: its streams
+// stop here, it runs on.
+func (s *session) letGoNow(ctx context.Context) error {
+	s.detachOnce.Do(func() {
+		s.resumable().Detach()
+		s.mu.Lock()
+		acked := s.outAcked
+		s.mu.Unlock()
+		s.log.Info("claude let go of at shutdown; it runs on for the next leashd", "acked", acked)
+	})
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("letting go of claude (%s): %w", s.proc.ID(), ctx.Err())
+	}
 }
 
 // Adopt implements agent.Adopter.

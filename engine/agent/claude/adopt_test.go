@@ -188,6 +188,7 @@ func TestAdoptedCLIGetsItsAnswerMidTurn(t *testing.T) {
 	require.Eventually(t, func() bool { return p.ackedAt() == before }, 10*time.Second, time.Millisecond, "acked up to the request, not past it")
 
 	require.True(t, s1.Detach())
+	require.NoError(t, s1.Close(context.Background()))
 	assert.ErrorIs(t, <-turn1, agent.ErrDetached)
 	<-s1.Done()
 	assert.Empty(t, p.signals, "nothing signalled: it runs on")

@@ -89,8 +89,11 @@ func (s *session) answerLater(reqID string, decide func(ctx context.Context, ts 
 		// the next one read the request again.
 		defer s.forgetPerm(reqID)
 		s.mu.Lock()
-		withdrawn := p.withdrawn
+		withdrawn, letGo := p.withdrawn, s.letGoOf
 		s.mu.Unlock()
+		if letGo {
+			return // let go of: the next leashd asks again and answers
+		}
 		if withdrawn {
 			s.log.Debug("request withdrawn by claude; not answering", append([]any{"request_id", reqID}, kv...)...)
 			return

@@ -65,6 +65,7 @@ type session struct {
 	outHandled, outAcked, lineAt int64
 	letGoOf                      bool      // Detach: no more acks (what it did not answer stays unanswered)
 	readOnce                     sync.Once // an adopted session reads from its first turn on
+	detachOnce                   sync.Once // Close lets go of the process once
 }
 
 // ErrRequestWithdrawn is the cause (context.Cause) of a permission
@@ -278,8 +279,11 @@ func (s *session) runTurn(ctx context.Context, prompt *agent.Prompt, h agent.Tur
 	}
 	// The caller gave up: withdraw pending questions, stop the CLI's turn
 	// and wait for its result so that the next turn starts clean. A CLI
-	// that does not stop is killed.
+	// that does not stop is killed — unless it was let go of, to run on.
 	tcancel()
+	if s.isLetGo() {
+		return agent.Result{}, agent.ErrDetached
+	}
 	ictx, icancel := context.WithTimeout(context.Background(), s.a.closeTimeout)
 	defer icancel()
 	if err := s.interrupt(ictx); err != nil && s.ctx.Err() == nil {
@@ -347,6 +351,9 @@ func (s *session) Done() <-chan struct{} { return s.done }
 // close timeout), closes stdin, waits, then sends SIGTERM, waits, then
 // SIGKILL. Once ctx is done it kills at once.
 func (s *session) Close(ctx context.Context) error {
+	if s.isLetGo() {
+		return s.letGoNow(ctx)
+	}
 	step := s.a.closeTimeout
 	wait := func(ch <-chan struct{}) bool {
 		select {
@@ -408,6 +415,9 @@ func (s *session) kill() {
 	case <-s.done:
 		return
 	default:
+	}
+	if s.isLetGo() {
+		return // it runs on, for the next leashd
 	}
 	s.markClosed("killed by leashd")
 	_ = s.proc.Signal(syscall.SIGKILL)
