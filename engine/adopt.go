@@ -38,6 +38,13 @@ func (e *Engine) adopt(ctx context.Context, chatID string) {
 	if !ok || ctx.Err() != nil {
 		return
 	}
+	// The chat comes from a runner's word: only one this leashd ran an
+	// agent for is taken, so a runner cannot open a conversation in a
+	// chat nobody started.
+	if _, known, err := e.store.LoadSession(ctx, chatID); err != nil || !known {
+		e.log.Warn("not adopting an agent for a chat this leashd never ran one for", "chat", chatID, "err", err)
+		return
+	}
 	c := e.chatFor(ctx, chatID)
 	e.mu.Lock()
 	if c.sess != nil || c.busy {

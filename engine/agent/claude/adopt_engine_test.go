@@ -120,3 +120,18 @@ func TestRestartedLeashdCarriesTheTurnOn(t *testing.T) {
 	}
 	assert.False(t, strings.Contains(run2.conn.SaidText(), "stopped unexpectedly"))
 }
+
+// A runner's word alone opens no conversation: an agent it holds for a
+// chat this leashd never ran one for is not adopted.
+func TestAgentForAnUnknownChatIsNotAdopted(t *testing.T) {
+	p := newHeldProc()
+	db := filepath.Join(t.TempDir(), "leashd.db")
+	run := startLeashd(t, p, db)
+	run.e.Adopt("chat1")
+	run.stop() // waits for the adoption to have run its course
+	p.mu.Lock()
+	attached := p.cur != nil
+	p.mu.Unlock()
+	assert.False(t, attached, "the held process was not taken")
+	assert.Empty(t, run.conn.SaidText(), "nothing said in a chat nobody started")
+}
