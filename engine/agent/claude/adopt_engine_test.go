@@ -135,3 +135,36 @@ func TestAgentForAnUnknownChatIsNotAdopted(t *testing.T) {
 	assert.False(t, attached, "the held process was not taken")
 	assert.Empty(t, run.conn.SaidText(), "nothing said in a chat nobody started")
 }
+
+// An agent idle between turns outlives the restart too: it is adopted
+// idle (nothing said), and the next prompt goes to that same process,
+// without a new handshake.
+func TestIdleAgentIsAdoptedForTheNextPrompt(t *testing.T) {
+	p := newHeldProc()
+	db := filepath.Join(t.TempDir(), "leashd.db")
+	run1 := startLeashd(t, p, db)
+	_, err := run1.e.HandleMessage(context.Background(), connectors.Incoming{ChatID: "chat1", UserID: "u1", Text: "hello"})
+	require.NoError(t, err)
+	initReq := readStdin(t, p)
+	p.write(t, map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": initReq["request_id"], "response": map[string]any{}}})
+	assert.Equal(t, "user", readStdin(t, p)["type"])
+	p.write(t, map[string]any{"type": "result", "subtype": "success", "result": "hi", "session_id": "sid-1"})
+	run1.conn.WaitDone(t, 1)
+	run1.stop()
+
+	run2 := startLeashd(t, p, db)
+	defer run2.stop()
+	run2.e.Adopt("chat1")
+	require.Eventually(t, func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.cur != nil && p.cur.base == p.acked
+	}, 30*time.Second, 5*time.Millisecond, "adopted")
+	_, err = run2.e.HandleMessage(context.Background(), connectors.Incoming{ChatID: "chat1", UserID: "u1", Text: "and again"})
+	require.NoError(t, err)
+	next := readStdin(t, p)
+	assert.Equal(t, "user", next["type"], "the prompt, with no handshake first: the same process")
+	p.write(t, map[string]any{"type": "result", "subtype": "success", "result": "hi again", "session_id": "sid-1"})
+	assert.Equal(t, "hi again", run2.conn.WaitDone(t, 1).Result)
+	assert.NotContains(t, run2.conn.SaidText(), "carries on", "nothing to carry on: it was idle")
+}
