@@ -327,3 +327,25 @@ func readSeq(out *bufio.Reader, upto int) error {
 	}
 	return nil
 }
+
+// TestHelloSortsWhatItDoesNotKnow: of the processes a restarted server
+// does not know, those with a chat whose output was acknowledged wait
+// for adoption, the first one for a chat wins; the others are ended.
+func TestHelloSortsWhatItDoesNotKnow(t *testing.T) {
+	h := NewHub(nil, time.Minute, nil)
+	end, adopt := h.sortUnknown(hello{Name: "box1", Procs: []procInfo{
+		{ID: "a", Chat: "c1", Acking: true, Acked: 5},
+		{ID: "b", Chat: "c1", Acking: true, Acked: 9}, // a second one for c1
+		{ID: "c", Chat: "c2"},                         // never acked
+		{ID: "d", Acking: true},                       // no chat
+		{ID: "e", Chat: "c3", Acking: true, Exited: true},
+	}})
+	require.Equal(t, []string{"b", "c", "d"}, end)
+	require.Equal(t, []string{"c1"}, adopt)
+	runner, _ := h.Placement("c1")
+	require.Equal(t, "box1", runner)
+	h.mu.Lock()
+	require.Equal(t, int64(5), h.orphans["a"].acked)
+	h.orphans["a"].timer.Stop()
+	h.mu.Unlock()
+}
