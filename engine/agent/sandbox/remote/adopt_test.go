@@ -330,22 +330,33 @@ func readSeq(out *bufio.Reader, upto int) error {
 
 // TestHelloSortsWhatItDoesNotKnow: of the processes a restarted server
 // does not know, those with a chat whose output was acknowledged wait
-// for adoption, the first one for a chat wins; the others are ended.
+// for adoption, the first one for a chat wins; the others are ended, as
+// are those a runner may not claim (a chat pinned elsewhere or needing
+// labels it lacks, more than its MaxAgents).
 func TestHelloSortsWhatItDoesNotKnow(t *testing.T) {
 	h := NewHub(nil, time.Minute, nil)
-	end, adopt := h.sortUnknown(hello{Name: "box1", Procs: []procInfo{
+	h.runners["box2"] = &runnerState{name: "box2"}
+	require.NoError(t, h.Pin("c4", "box2"))
+	require.NoError(t, h.SetLabels("c5", []string{"gpu"}))
+	end, adopt := h.sortUnknown(hello{Name: "box1", MaxAgents: 2, Procs: []procInfo{
 		{ID: "a", Chat: "c1", Acking: true, Acked: 5},
 		{ID: "b", Chat: "c1", Acking: true, Acked: 9}, // a second one for c1
 		{ID: "c", Chat: "c2"},                         // never acked
 		{ID: "d", Acking: true},                       // no chat
 		{ID: "e", Chat: "c3", Acking: true, Exited: true},
+		{ID: "f", Chat: "c4", Acking: true}, // pinned to another runner
+		{ID: "g", Chat: "c5", Acking: true}, // needs a label box1 lacks
+		{ID: "h", Chat: "c6", Acking: true},
+		{ID: "i", Chat: "c7", Acking: true}, // past MaxAgents
 	}})
-	require.Equal(t, []string{"b", "c", "d"}, end)
-	require.Equal(t, []string{"c1"}, adopt)
+	require.Equal(t, []string{"b", "c", "d", "f", "g", "i"}, end)
+	require.Equal(t, []string{"c1", "c6"}, adopt)
 	runner, _ := h.Placement("c1")
 	require.Equal(t, "box1", runner)
 	h.mu.Lock()
 	require.Equal(t, int64(5), h.orphans["a"].acked)
-	h.orphans["a"].timer.Stop()
+	for _, o := range h.orphans {
+		o.timer.Stop()
+	}
 	h.mu.Unlock()
 }
