@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -225,8 +226,9 @@ func TestServerRestartedEndsWhatItDoesNotKnow(t *testing.T) {
 	a, err := r2.hub.Adopt("chat2")
 	require.NoError(t, err)
 	require.Equal(t, acking.ID(), a.ID())
+	require.NoError(t, a.Signal(syscall.SIGTERM))
+	require.ErrorContains(t, a.Wait(), "terminated", "signalled, its exit reported")
 	a.End(time.Second)
-	require.Error(t, a.Wait())
 }
 
 // TestOrphanNotAdoptedIsEnded: an acking agent the new server does not
