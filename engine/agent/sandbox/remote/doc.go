@@ -32,6 +32,28 @@
 // server re-attaches each one it still has: it opens a new io stream
 // saying how many stdout bytes it has read, the runner continues from
 // there and says how many stdin bytes it got, and the server sends the
-// rest again. A process the server no longer has (it restarted) is left
-// running on the runner, listed in the hello, ready for a later attach.
+// rest again.
+//
+// A process outlives the server too (sandbox.Resumable). A driver that
+// acks (Ack: the stdout bytes it handled for good) makes its process
+// "acking": the server tells the runner the offset at most every
+// ackEvery, and the runner keeps the output from the last ack on (not
+// only a window behind what it sent), stopping the agent's stdout once
+// MaxHeld bytes wait unacknowledged (paused, never killed or dropped).
+// A server that shuts down lets go of each process (Detach: the last ack
+// is sent, the runner stops sending and leaves the agent's stdin open).
+// A server that restarted knows none of a runner's processes: the hello
+// lists them with their acked offsets, and those with a chat that acked
+// become orphans, counted on their runner and keeping their chat there;
+// Hub.Adoptable names their chats, and Hub.Adopt reads on from the ack
+// and writes on from what the agent has. An orphan not adopted within
+// the grace period, and every process that never acked (the ACP driver
+// does not), is ended, as before. The runner never ends an agent for
+// being away from the server: only the server's word or its own stop
+// does.
+//
+// What survives what: a broken connection, within the grace period,
+// every agent, nothing lost or repeated; a server restart, the acking
+// agents, from the last ack on (output read but not acked is read
+// again); a runner restart, nothing.
 package remote

@@ -283,7 +283,9 @@ func (h *held) wasLetGo(gen int) bool {
 // info describes the process for a hello.
 func (h *held) info() procInfo {
 	h.mu.Lock()
-	pi := procInfo{ID: h.id, Chat: h.chat, PID: h.proc.ID(), Acking: h.acking, Acked: h.acked}
+	// Resumable only when the output after the ack is all here: a first
+	// ack that came after more than keepSent was sent and dropped is not.
+	pi := procInfo{ID: h.id, Chat: h.chat, PID: h.proc.ID(), Acking: h.acking && h.acked >= h.base, Acked: h.acked}
 	h.mu.Unlock()
 	select {
 	case <-h.exited:

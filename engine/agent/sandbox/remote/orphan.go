@@ -22,11 +22,18 @@ type orphan struct {
 // server does not run. One whose output a server acknowledged and that
 // has a chat becomes an orphan, waiting to be adopted; the others are
 // ended, as is an orphan whose chat already has an agent here (the first
-// one known for a chat wins). It returns the processes to end and the
-// orphans' chats.
+// one known for a chat wins), whose chat this runner may not hold (pinned
+// elsewhere, labels it lacks), or past the runner's MaxAgents. It
+// returns the processes to end and the orphans' chats.
 func (h *Hub) sortUnknown(hl hello) (end, adopt []string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	kept := 0
+	for _, o := range h.orphans {
+		if o.runner == hl.Name {
+			kept++
+		}
+	}
 	for _, pi := range hl.Procs {
 		if p := h.procs[pi.ID]; pi.Exited || p != nil && p.runner == hl.Name {
 			continue
@@ -35,15 +42,26 @@ func (h *Hub) sortUnknown(hl hello) (end, adopt []string) {
 			adopt = append(adopt, o.chat) // known since it was let go of
 			continue
 		}
-		if !pi.Acking || pi.Chat == "" || h.chatTakenLocked(pi.Chat) {
+		if !pi.Acking || pi.Chat == "" || h.chatTakenLocked(pi.Chat) || !h.mayHoldLocked(hl, pi.Chat) || kept >= hl.MaxAgents {
 			end = append(end, pi.ID)
 			continue
 		}
+		kept++
 		h.addOrphanLocked(&orphan{id: pi.ID, chat: pi.Chat, runner: hl.Name, pid: pi.PID, acked: pi.Acked})
 		adopt = append(adopt, pi.Chat)
 	}
 	slices.Sort(adopt)
 	return end, slices.Compact(adopt)
+}
+
+// mayHoldLocked says whether hl's runner may hold chat's agent: a
+// runner's word alone does not move a chat off the runner it is pinned
+// to, nor onto one without the labels it asks for.
+func (h *Hub) mayHoldLocked(hl hello, chat string) bool {
+	if r, ok := h.pinned[chat]; ok && r != hl.Name {
+		return false
+	}
+	return hasAll(hl.Labels, h.labels[chat])
 }
 
 // chatTakenLocked says whether a chat has an agent here or an orphan.
