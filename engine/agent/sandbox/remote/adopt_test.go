@@ -362,3 +362,31 @@ func TestHelloSortsWhatItDoesNotKnow(t *testing.T) {
 	}
 	h.mu.Unlock()
 }
+
+// TestLostRunnersAgentsAreEndedNotAdopted: once a runner was given up
+// (its chats were told their agent is gone), its acking agents coming back
+// with it are ended, never adopted: the chat's next prompt starts afresh.
+func TestLostRunnersAgentsAreEndedNotAdopted(t *testing.T) {
+	r := newRig(t, 300*time.Millisecond)
+	adopted := make(chan string, 1)
+	r.hub.Adoptable = func(chat string) { adopted <- chat }
+	run := r.runner(t, "box1", 1)
+	p, err := r.hub.Start(shSpec("chat1", "echo hi; sleep 600"))
+	require.NoError(t, err)
+	_, err = bufio.NewReader(p.Stdout()).ReadString('\n')
+	require.NoError(t, err)
+	p.(sandbox.Resumable).Ack(3)
+	id := p.(*proc).id
+	waitFor(t, "the runner heard the ack", func() bool { return ackedOn(run, id) == 3 })
+	r.proxy.pause(true)
+	require.ErrorContains(t, p.Wait(), "runner box1 was lost")
+	r.proxy.pause(false)
+	waitFor(t, "the lost runner's agent ended", func() bool { return exitedOn(run, id) })
+	select {
+	case chat := <-adopted:
+		t.Fatalf("the agent of a lost runner was offered for adoption (%s)", chat)
+	default:
+	}
+	_, err = r.hub.Adopt("chat1")
+	require.ErrorIs(t, err, sandbox.ErrNotHeld)
+}

@@ -43,8 +43,12 @@ type Hub struct {
 
 	mu      sync.Mutex
 	runners map[string]*runnerState
-	procs   map[string]*proc    // by ID, while they run
-	orphans map[string]*orphan  // by ID, until adopted
+	procs   map[string]*proc   // by ID, while they run
+	orphans map[string]*orphan // by ID, until adopted
+	// givenUp are the processes of runners lost: their chats were told
+	// the agent is gone, so when the runner comes back they are ended,
+	// never adopted. Bounded by maxGivenUp.
+	givenUp map[string]bool
 	pinned  map[string]string   // chat → runner it stays on
 	labels  map[string][]string // chat → labels its runner must have
 }
@@ -69,7 +73,7 @@ func NewHub(tokens []string, grace time.Duration, log *slog.Logger) *Hub {
 		log = slog.New(slog.DiscardHandler)
 	}
 	h := &Hub{grace: grace, log: log, runners: map[string]*runnerState{}, procs: map[string]*proc{},
-		orphans: map[string]*orphan{}, pinned: map[string]string{}, labels: map[string][]string{}}
+		orphans: map[string]*orphan{}, givenUp: map[string]bool{}, pinned: map[string]string{}, labels: map[string][]string{}}
 	for _, t := range tokens {
 		if t != "" {
 			h.tokens = append(h.tokens, []byte(t))
@@ -271,7 +275,11 @@ func (h *Hub) lose(rs *runnerState) {
 		if o.runner == rs.name {
 			o.timer.Stop()
 			delete(h.orphans, id)
+			h.giveUpLocked(id)
 		}
+	}
+	for _, p := range procs {
+		h.giveUpLocked(p.id)
 	}
 	h.mu.Unlock()
 	h.log.Warn("runner lost: away longer than the grace period; its agents are given up", "runner", rs.name, "grace", h.grace, "agents", len(procs))

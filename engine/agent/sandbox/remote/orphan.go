@@ -42,6 +42,11 @@ func (h *Hub) sortUnknown(hl hello) (end, adopt []string) {
 			adopt = append(adopt, o.chat) // known since it was let go of
 			continue
 		}
+		if h.givenUp[pi.ID] {
+			delete(h.givenUp, pi.ID) // the runner is told to end it now
+			end = append(end, pi.ID)
+			continue
+		}
 		if !pi.Acking || pi.Chat == "" || h.chatTakenLocked(pi.Chat) || !h.mayHoldLocked(hl, pi.Chat) || kept >= hl.MaxAgents {
 			end = append(end, pi.ID)
 			continue
@@ -177,4 +182,17 @@ func (h *Hub) Adopt(chat string) (sandbox.Process, error) {
 	p.run(rc, resp.PID, st, errSt)
 	h.log.Info("agent adopted", "runner", o.runner, "pid", resp.PID, "chat", chat, "stdout_from", o.acked, "stdin_from", resp.StdinHave)
 	return p, nil
+}
+
+// maxGivenUp bounds the processes of lost runners remembered: past it the
+// oldest knowledge goes (a runner away that long comes back with few).
+const maxGivenUp = 4096
+
+// giveUpLocked remembers a process of a lost runner, so that it is ended,
+// not adopted, when the runner comes back.
+func (h *Hub) giveUpLocked(id string) {
+	if len(h.givenUp) >= maxGivenUp {
+		clear(h.givenUp)
+	}
+	h.givenUp[id] = true
 }
