@@ -39,6 +39,9 @@ type chat struct {
 	// keepInTurn: its session was let go of mid-turn at shutdown, so it
 	// is saved as mid-turn for the next run.
 	wasInTurn, keepInTurn bool
+	// roomWait: its agent found no room to start (room.go); its queue
+	// waits for a slot to free or a runner to connect.
+	roomWait bool
 }
 
 // queued is a prompt waiting for its turn.
@@ -233,6 +236,9 @@ func (e *Engine) worker(c *chat) {
 			}
 		}
 		e.runTurn(ctx, c, q)
+		if e.stopForRoom(c) {
+			return
+		}
 	}
 }
 
@@ -490,6 +496,7 @@ func (e *Engine) closeSession(s agent.Session) {
 		delete(e.closing, s)
 		e.releaseSlotLocked()
 		e.reportSessionsLocked()
+		e.retryRoomLocked()
 	}
 	e.mu.Unlock()
 }

@@ -31,6 +31,7 @@ func (e *Engine) SlotsChanged() {
 	}
 	e.reportSessionsLocked()
 	e.refillLocked()
+	e.retryRoomLocked()
 }
 
 // maxSlotsLocked is how many agents may run now: LEASHD_MAX_CONCURRENT_AGENTS,

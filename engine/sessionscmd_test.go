@@ -18,9 +18,19 @@ import (
 // saidAfter waits for the n-th thing said to the chat and returns it.
 func saidAfter(t *testing.T, conn *enginetest.Conn, n int) string {
 	t.Helper()
-	conn.WaitFor(t, "a reply", func() bool { return len(conn.Said) > n })
-	_, text := enginetest.Entry(conn.Said[n])
-	return text
+	var replies []string
+	conn.WaitFor(t, "a reply", func() bool {
+		replies = replies[:0]
+		for _, e := range conn.Said {
+			// A prompt sent as the last turn's worker winds down is
+			// queued behind nothing: that notice is not a reply.
+			if _, text := enginetest.Entry(e); !strings.HasPrefix(text, "The agent is busy; your message is queued") {
+				replies = append(replies, text)
+			}
+		}
+		return len(replies) > n
+	})
+	return replies[n]
 }
 
 // /sessions lists the chat's sessions with their first prompt and cost,

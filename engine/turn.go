@@ -54,6 +54,11 @@ func (c *chat) markStopping() {
 func (e *Engine) runTurn(ctx context.Context, c *chat, q queued) {
 	prompt := q.text
 	sess, err := e.turnSession(ctx, c, q)
+	if errors.Is(err, agent.ErrNoRoom) && ctx.Err() == nil {
+		e.waitForRoom(ctx, c, q, err)
+		return
+	}
+	e.roomFound(c)
 	if err != nil {
 		e.couldNotStart(ctx, c, err)
 		return

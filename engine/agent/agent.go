@@ -374,3 +374,8 @@ type Detacher interface {
 type Continuer interface {
 	Continue(ctx context.Context, h TurnHandler) (Result, error)
 }
+
+// ErrNoRoom is wrapped by an Open that found no room for the chat's agent
+// now (its runner is full or away): the engine keeps the prompt and tries
+// again when a slot frees or a runner connects.
+var ErrNoRoom = errors.New("no room for the agent now")

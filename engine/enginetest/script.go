@@ -31,6 +31,9 @@ type ScriptAgent struct {
 	// CancelOnInterrupt: the engine's interrupt also cancels the running
 	// turn's ctx, as a real agent stops whatever call it is in.
 	CancelOnInterrupt bool
+	// OpenErr, when set, is asked before each Open: an error fails it
+	// (a runner with no room, an agent that cannot start).
+	OpenErr func(agent.SessionOptions) error
 
 	mu        sync.Mutex
 	opened    []agent.SessionOptions
@@ -69,6 +72,11 @@ func (a *ScriptAgent) SessionRulesByEngine() bool { return a.EngineRules }
 // Open implements agent.Agent: sessions are numbered sess-1, sess-2, …
 // unless resumed.
 func (a *ScriptAgent) Open(_ context.Context, o agent.SessionOptions) (agent.Session, error) {
+	if a.OpenErr != nil {
+		if err := a.OpenErr(o); err != nil {
+			return nil, err
+		}
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.seq++

@@ -3,7 +3,6 @@ package remote
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -11,11 +10,19 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leashd/leashd/engine/agent"
 	"github.com/leashd/leashd/engine/agent/sandbox"
 )
 
-// ErrNoRunner is wrapped by a start that found no runner with room.
-var ErrNoRunner = errors.New("no runner has a free agent slot")
+// ErrNoRunner is wrapped by a start that found no runner with room; it is
+// an agent.ErrNoRoom: the engine keeps the chat's prompt for later.
+var ErrNoRunner error = noRoom("no runner has a free agent slot")
+
+// noRoom is an error saying there is no room now, which may change.
+type noRoom string
+
+func (e noRoom) Error() string        { return string(e) }
+func (e noRoom) Is(target error) bool { return target == agent.ErrNoRoom }
 
 // Start starts spec on a runner: the chat's own (it stays on the runner
 // that ran it, where its session files are), or else the least busy
@@ -67,7 +74,7 @@ func (h *Hub) pick(chat string) (*runnerState, error) {
 		case rs == nil:
 			delete(h.pinned, chat) // lost: go elsewhere
 		case rs.conn == nil:
-			return nil, fmt.Errorf("this chat's runner %s is disconnected (waiting up to %s for it)", name, h.grace)
+			return nil, noRoom(fmt.Sprintf("this chat's runner %s is disconnected (waiting up to %s for it)", name, h.grace))
 		case load[name] >= rs.max:
 			return nil, fmt.Errorf("%w: this chat's runner %s is full (%d agents)", ErrNoRunner, name, rs.max)
 		default:

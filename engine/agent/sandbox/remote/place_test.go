@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/leashd/leashd/engine/agent"
 	"github.com/leashd/leashd/engine/agent/sandbox"
 )
 
@@ -40,6 +41,7 @@ func TestPlacement(t *testing.T) {
 	require.Equal(t, "cpu1", where("c3"), "a chat stays on its runner")
 	_, err := pl.Start(shSpec("c4", "true"))
 	require.ErrorIs(t, err, ErrNoRunner, "every runner is full")
+	require.ErrorIs(t, err, agent.ErrNoRoom, "the engine keeps the prompt for later")
 	require.ErrorContains(t, err, "no runner has a free agent slot")
 	require.NoError(t, r.hub.SetLabels("c5", []string{"tpu"}))
 	_, err = pl.Start(shSpec("c5", "true"))
