@@ -222,6 +222,7 @@ func (e *Engine) stop(ctx context.Context, chatID string) string {
 	e.mu.Lock()
 	dropped := len(c.queue)
 	c.queue = nil
+	c.roomWait = false // what waited for room is dropped
 	running := c.current != nil
 	sess := c.sess
 	e.mu.Unlock()
@@ -262,6 +263,7 @@ func (e *Engine) clear(ctx context.Context, chatID string) {
 	e.mu.Lock()
 	c.gen++
 	c.queue = nil
+	c.roomWait = false
 	c.agentID = ""
 	c.allowed = nil
 	if c.cancel != nil {
