@@ -291,7 +291,17 @@ func TestRealACPPlanReviewApprovedCleanContext(t *testing.T) {
 	s.say("/plan")
 	s.botMessage("Mode: plan")
 	s.scriptPlan(t, "toolu_exit3")
-	s.reply(fakeapi.Text("Implementing the approved plan."))
+	// The old session, stopped, may still make one model call with its
+	// ExitPlanMode aborted, before or after the fresh session's: either
+	// order is fine, so each step answers by what the call carries.
+	implement := func(r *fakeapi.Request) fakeapi.Reply {
+		if _, ok := r.ToolResult("toolu_exit3"); ok {
+			return fakeapi.Text("")
+		}
+		return fakeapi.Text("Implementing the approved plan.")
+	}
+	s.then(implement)
+	s.then(implement)
 	s.say("plan the users feature")
 	m := s.botMessage("Plan review")
 	s.tap(m, "Approve, fresh session (recommended)")
