@@ -101,7 +101,7 @@ func (f *fleet) runner(t *testing.T, name string, maxAgents int, token string) *
 	t.Helper()
 	ns := netns.New(t)
 	apiAddr := ns.Forward(t, strings.TrimPrefix(f.api.URL, "http://"))
-	home, work := t.TempDir(), t.TempDir()
+	home, work := removedLater(t), removedLater(t)
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "LEASHD_") {
@@ -131,6 +131,27 @@ func (f *fleet) runner(t *testing.T, name string, maxAgents int, token string) *
 		}
 	})
 	return r
+}
+
+// removedLater is a directory removed after the test (after the runner
+// that uses it has stopped: cleanups run last first), retrying for a
+// while: a CLI the stopping runner ended may still be writing its files
+// there as it exits on a busy machine, which t.TempDir's cleanup reports
+// as a failure.
+func removedLater(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "leashd-runner-")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			err := os.RemoveAll(dir)
+			if err == nil || time.Now().After(deadline) {
+				assert.NoError(t, err, "removing a runner's directory")
+				return
+			}
+		}
+	})
+	return dir
 }
 
 // runnerView is a runner as GET /api/runners lists it.
