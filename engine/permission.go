@@ -72,7 +72,7 @@ func (t *turn) reviewPlan(ctx context.Context, req agent.PermissionRequest) agen
 		}
 		return approval.Deny(refusal)
 	}
-	_, res, err := t.e.coord.Request(ctx, interactions.Interaction{ChatID: t.c.id, Kind: interactions.KindPlanReview, Plan: shown, Quorum: t.e.quorumFor(t.c.id)})
+	_, res, err := t.e.coord.Request(ctx, interactions.Interaction{ChatID: t.c.id, Kind: interactions.KindPlanReview, Plan: shown, Quorum: t.e.quorumFor(t.c.id), AgentRef: req.Ref})
 	if err != nil {
 		return approval.Deny("The plan could not be shown: " + err.Error())
 	}
@@ -163,6 +163,7 @@ func (t *turn) approveTool(ctx context.Context, req agent.PermissionRequest) age
 	it := approval.ToolInteraction(t.c.id, req)
 	it.Quorum = quorum
 	it.Diff = approval.ToolDiff(t.workDir(), req.ToolName, req.Input)
+	it.AgentRef = req.Ref // joins its restored self after a restart (adopt.go)
 	_, res, err := t.e.coord.Request(ctx, it)
 	if err != nil {
 		return approval.Deny("The approval could not be asked: " + err.Error())

@@ -159,11 +159,10 @@ func (c *Coordinator) SetPresenter(p Presenter) {
 // ID) and how it ended. The error is non-nil only when it could not be asked
 // at all.
 func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction, Resolution, error) {
-	if it.AgentRef == "" {
-		it.AgentRef = agentRef(ctx)
-	}
-	if p := c.join(&it); p != nil {
-		return p.it, c.waitJoined(ctx, p), nil
+	if it.AgentRef != "" {
+		if out := c.requestJoined(ctx, &it); out != nil {
+			return out.it, out.res, nil
+		}
 	}
 	if c.programAsks(ctx, &it) {
 		out := c.requestGated(ctx, &it)

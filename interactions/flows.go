@@ -34,7 +34,7 @@ func (c *Coordinator) Ask(ctx context.Context, chatID string, qs []Question) (As
 		it, res, err := c.Request(ctx, Interaction{
 			ChatID: chatID, Kind: KindQuestion,
 			Header: q.Header, Question: q.Question, Options: q.Options, MultiSelect: q.MultiSelect,
-			Index: i + 1, Total: len(qs),
+			Index: i + 1, Total: len(qs), AgentRef: agentRef(ctx),
 		})
 		if err != nil {
 			return out, err
@@ -53,14 +53,14 @@ func (c *Coordinator) Ask(ctx context.Context, chatID string, qs []Question) (As
 // DecisionDefault (answered) or DecisionAdjust with feedback in Text
 // (rejected).
 func (c *Coordinator) ReviewPlan(ctx context.Context, chatID, plan string) (Interaction, Resolution, error) {
-	return c.Request(ctx, Interaction{ChatID: chatID, Kind: KindPlanReview, Plan: plan})
+	return c.Request(ctx, Interaction{ChatID: chatID, Kind: KindPlanReview, Plan: plan, AgentRef: agentRef(ctx)})
 }
 
 // ApproveTool asks whether a tool may run: DecisionAllow,
 // DecisionAllowSession (answered) or DecisionDeny with a reason in Text
 // (rejected).
 func (c *Coordinator) ApproveTool(ctx context.Context, chatID, tool string, input json.RawMessage, summary string) (Interaction, Resolution, error) {
-	return c.Request(ctx, Interaction{ChatID: chatID, Kind: KindToolApproval, ToolName: tool, ToolInput: input, ToolSummary: summary})
+	return c.Request(ctx, Interaction{ChatID: chatID, Kind: KindToolApproval, ToolName: tool, ToolInput: input, ToolSummary: summary, AgentRef: agentRef(ctx)})
 }
 
 // InputRequest asks a person for input through InputHandler: no options is

@@ -18,10 +18,11 @@ import (
 type agentRefKey struct{}
 
 // WithAgentRef returns ctx carrying the agent's own ID for the request
-// being decided: every interaction Request asks with it (a plan review,
-// each of several questions, a tool approval) gets it as AgentRef. A
-// context, not a parameter, because the request passes through flows
-// (Ask, ReviewPlan, the approval package) that need not know about it.
+// being decided: every interaction the flows (Ask, ReviewPlan,
+// ApproveTool) ask with it gets it as AgentRef. A context, not a
+// parameter, because the request passes through code (the approval
+// package) that need not know about it. Request itself does not read it:
+// a plain request's waiting stack stays as small as it was.
 func WithAgentRef(ctx context.Context, ref string) context.Context {
 	if ref == "" {
 		return ctx
@@ -62,6 +63,20 @@ func (c *Coordinator) join(it *Interaction) *pending {
 		}
 	}
 	return nil
+}
+
+// requestJoined is Request of an agent's request that repeats a
+// restored interaction (nil when there is none to join). It is apart, its outcome
+// on the heap, so that every other waiting Request keeps a small stack
+// (see requestGated).
+//
+//go:noinline
+func (c *Coordinator) requestJoined(ctx context.Context, it *Interaction) *requested {
+	p := c.join(it)
+	if p == nil {
+		return nil
+	}
+	return &requested{it: p.it, res: c.waitJoined(ctx, p)}
 }
 
 // waitJoined waits for a joined interaction's outcome; ctx ending (the
