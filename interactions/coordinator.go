@@ -172,7 +172,8 @@ func (c *Coordinator) Request(ctx context.Context, it Interaction) (Interaction,
 	if err != nil {
 		return it, Resolution{}, err
 	}
-	return p.it, c.wait(ctx, p), nil
+	c.wait(ctx, p) // returns nothing: a Resolution in this frame would weigh on every waiting asker
+	return p.it, p.res, nil
 }
 
 // requestGated is Request of a program's request: through the program gate
@@ -192,7 +193,8 @@ func (c *Coordinator) requestGated(ctx context.Context, it *Interaction) *reques
 		out.err = err
 		return out
 	}
-	out.it, out.res = p.it, c.wait(ctx, p)
+	c.wait(ctx, p)
+	out.it, out.res = p.it, p.res
 	return out
 }
 
@@ -259,19 +261,40 @@ func (c *Coordinator) register(it *Interaction, timeout time.Duration) (*pending
 	return p, c.presenter, nil
 }
 
-// announce journals, logs and publishes that p was asked.
+// announce journals, logs and publishes that p was asked. Each part is
+// its own function, kept out of line: the asker's goroutine keeps the
+// deepest stack it reached while it waits, and one frame holding the
+// journal's copy of the interaction, the log's attributes and the event
+// pushed it past 4 KiB (see TestPendingInteractionMemoryIsBounded).
 func (c *Coordinator) announce(ctx context.Context, p *pending) {
 	if c.journal != nil {
-		if err := c.journal.Requested(ctx, p.it); err != nil {
-			c.log.Error("recording interaction", "id", p.it.ID, "chat", p.it.ChatID, "err", err)
-		}
+		c.journalRequested(ctx, p)
 	}
 	if c.log.Enabled(ctx, slog.LevelInfo) { // skip building the attributes when they go nowhere
-		c.log.Info("interaction asked", "id", p.it.ID, "chat", p.it.ChatID, "kind", p.it.Kind)
+		c.logAsked(p)
 	}
 	if c.subs.any() { // an event nobody would receive is not built
-		c.subs.publish(&Event{Type: EventRequested, Interaction: p.it})
+		c.publishRequested(p)
 	}
+}
+
+//go:noinline
+func (c *Coordinator) journalRequested(ctx context.Context, p *pending) {
+	if err := c.journal.Requested(ctx, p.it); err != nil {
+		c.log.Error("recording interaction", "id", p.it.ID, "chat", p.it.ChatID, "err", err)
+	}
+}
+
+//go:noinline
+func (c *Coordinator) logAsked(p *pending) {
+	c.log.Info("interaction asked", "id", p.it.ID, "chat", p.it.ChatID, "kind", p.it.Kind)
+}
+
+//go:noinline
+func (c *Coordinator) publishRequested(p *pending) {
+	e := new(Event)
+	e.Type, e.Interaction = EventRequested, p.it
+	c.subs.publish(e)
 }
 
 // addLocked makes p pending: findable by ID and by chat, expiring after
@@ -333,17 +356,25 @@ func (c *Coordinator) shown(ctx context.Context, p *pending, ref string) {
 }
 
 // wait blocks until p is resolved (by a reply, its timer, or ctx ending),
-// then records and announces the outcome and returns it.
-func (c *Coordinator) wait(ctx context.Context, p *pending) Resolution {
+// then records and announces the outcome, which p.res then holds.
+func (c *Coordinator) wait(ctx context.Context, p *pending) {
 	defer c.inflight.Done()
 	select {
 	case <-p.done:
 	case <-ctx.Done():
-		c.resolve(p, Resolution{Status: StatusCancelled, Text: cancelledText(ctx)})
-		<-p.done // someone else may have resolved it first
+		c.cancelWaiting(ctx, p)
 	}
 	c.finish(ctx, p)
-	return p.res
+}
+
+// cancelWaiting resolves p as cancelled because the asker's ctx ended,
+// and waits for it to end (someone else may have resolved it first). It
+// is out of line so that the frame every waiting asker keeps is small.
+//
+//go:noinline
+func (c *Coordinator) cancelWaiting(ctx context.Context, p *pending) {
+	c.resolve(p, Resolution{Status: StatusCancelled, Text: cancelledText(ctx)})
+	<-p.done
 }
 
 // cancelledText says why a request whose context ended was cancelled.

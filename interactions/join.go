@@ -86,8 +86,7 @@ func (c *Coordinator) waitJoined(ctx context.Context, p *pending) Resolution {
 	select {
 	case <-p.done:
 	case <-ctx.Done():
-		c.resolve(p, Resolution{Status: StatusCancelled, Text: cancelledText(ctx)})
-		<-p.done
+		c.cancelWaiting(ctx, p)
 	}
 	return p.res
 }

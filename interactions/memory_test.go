@@ -5,13 +5,14 @@ package interactions_test
 import "testing"
 
 // maxPendingBytes is the most one pending interaction with its waiting
-// goroutine may cost: 10 KiB, so a million people waiting fit in 10 GiB.
-// It was 6 KiB: the waiting goroutine's stack sat just under 4 KiB, and
-// the agent's request ID (Interaction.AgentRef, Resolution.Joined, for
-// runner agents that outlive a restart) pushed its deepest frame past
-// it, so Go doubled it to 8 KiB. Winning it back means passing the
-// Interaction by pointer along the asker's path.
-const maxPendingBytes = 10 << 10
+// goroutine may cost: 6 KiB, so a million people waiting fit in 6 GiB
+// (≈ 5.4 KB measured: 1.4 KB heap, a 4 KiB stack). The stack is the part
+// a change moves without anyone noticing: Go doubles it to 8 KiB once the
+// asker's deepest call passes ≈ 3.1 KiB, and a GC shrinks it back only
+// while the waiting goroutine uses under a quarter of it (2 KiB). A
+// Resolution in Request's frame and one big frame in announce did both
+// once (≈ 9–10.5 KB); keep big values off the asker's path.
+const maxPendingBytes = 6 << 10
 
 // TestPendingInteractionMemoryIsBounded guards the memory target of
 // BenchmarkPendingMemory: a bigger frame on the asker's path doubles every

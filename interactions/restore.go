@@ -103,7 +103,8 @@ func (c *Coordinator) Restore(ctx context.Context, r Restored) (<-chan Resolutio
 
 	out := make(chan Resolution, 1)
 	go func() {
-		res := c.wait(ctx, p)
+		c.wait(ctx, p)
+		res := p.res
 		res.Joined = c.joinedLater(p, r.JoinWithin)
 		out <- res
 	}()

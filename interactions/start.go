@@ -43,7 +43,7 @@ func (c *Coordinator) Start(ctx context.Context, it Interaction, timeout time.Du
 		}
 	}()
 	out := make(chan Resolution, 1)
-	go func() { out <- c.wait(ctx, p) }()
+	go func() { c.wait(ctx, p); out <- p.res }()
 	return started, out, nil
 }
 
