@@ -116,7 +116,7 @@ func (a *Agent) Adopt(_ context.Context, o agent.SessionOptions) (agent.Session,
 	if err != nil {
 		return nil, err
 	}
-	s := newSession(a, o, proc, func() {})
+	s := newSession(a, o, proc)
 	s.log.Info("claude adopted from the last run of leashd")
 	go s.wait()
 	return s, nil

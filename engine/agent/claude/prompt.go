@@ -4,8 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/leashd/leashd/engine/agent"
 )
@@ -47,7 +45,7 @@ func userContent(p agent.Prompt) any {
 	return blocks
 }
 
-// mcpConfig is the --mcp-config file's shape.
+// mcpConfig is --mcp-config's shape.
 type mcpConfig struct {
 	MCPServers map[string]mcpEntry `json:"mcpServers"`
 }
@@ -58,17 +56,13 @@ type mcpEntry struct {
 	Headers map[string]string `json:"headers,omitempty"`
 }
 
-// writeMCPConfig writes the session's MCP servers to a file for
-// --mcp-config and returns its path, the environment the CLI needs to
-// read it and how to remove it. The credentials are not in the file: it
-// names environment variables the CLI expands (${NAME}), given to this
-// process only — a file in a working directory other chats' agents share
-// would hand them this chat's credential, and the command line would show
-// it in every local user's process list. The file is in the working
-// directory's .leashd/ (ignored by git), which every sandbox shows the
-// agent at the same path; without a working directory, in a private
-// temporary directory.
-func writeMCPConfig(workDir string, servers []agent.MCPServer) (path string, env []string, remove func(), err error) {
+// mcpConfigArg is the session's MCP servers as --mcp-config's inline JSON
+// and the environment the CLI needs to read it. The credentials are not
+// in it: it names environment variables the CLI expands (${NAME}), given
+// to this process only, so the command line, which every local user's
+// process list shows, carries none. Inline, not a file: the CLI may run
+// on another machine (a runner), where no file of the server's exists.
+func mcpConfigArg(servers []agent.MCPServer) (arg string, env []string, err error) {
 	cfg := mcpConfig{MCPServers: map[string]mcpEntry{}}
 	for i, s := range servers {
 		e := mcpEntry{Type: "http", URL: s.URL, Headers: map[string]string{}}
@@ -83,48 +77,7 @@ func writeMCPConfig(workDir string, servers []agent.MCPServer) (path string, env
 	}
 	b, err := json.Marshal(cfg)
 	if err != nil {
-		return "", nil, nil, err
-	}
-	path, remove, err = writeConfigFile(workDir, b)
-	return path, env, remove, err
-}
-
-// writeConfigFile writes b to a new private file (see writeMCPConfig).
-func writeConfigFile(workDir string, b []byte) (path string, remove func(), err error) {
-	if workDir == "" {
-		dir, err := os.MkdirTemp("", "leashd-mcp-")
-		if err != nil {
-			return "", nil, fmt.Errorf("a directory for the MCP configuration: %w", err)
-		}
-		path = filepath.Join(dir, "mcp.json")
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			_ = os.RemoveAll(dir)
-			return "", nil, fmt.Errorf("writing the MCP configuration: %w", err)
-		}
-		return path, func() { _ = os.RemoveAll(dir) }, nil
-	}
-	dir := filepath.Join(workDir, ".leashd")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", nil, fmt.Errorf("a directory for the MCP configuration: %w", err)
-	}
-	if f, err := os.OpenFile(filepath.Join(dir, ".gitignore"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
-		_, _ = f.WriteString("*\n")
-		_ = f.Close()
-	}
-	f, err := os.CreateTemp(dir, "mcp-*.json")
-	if err != nil {
-		return "", nil, fmt.Errorf("writing the MCP configuration: %w", err)
-	}
-	path = f.Name()
-	remove = func() { _ = os.Remove(path) }
-	if _, err := f.Write(b); err != nil {
-		_ = f.Close()
-		remove()
-		return "", nil, fmt.Errorf("writing the MCP configuration: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		remove()
 		return "", nil, err
 	}
-	return path, remove, nil
+	return string(b), env, nil
 }

@@ -2,8 +2,6 @@ package claude
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,29 +11,20 @@ import (
 	"github.com/leashd/leashd/engine/agent"
 )
 
-// TestMCPConfigHoldsNoCredential: the --mcp-config file, in the working
-// directory other chats' agents may share, names an environment variable
-// where the credential goes; only the session's process gets its value.
+// TestMCPConfigHoldsNoCredential: the inline --mcp-config, which every
+// local user's process list shows, names an environment variable where
+// the credential goes; only the session's process gets its value.
 func TestMCPConfigHoldsNoCredential(t *testing.T) {
-	dir := t.TempDir()
 	const secret = "Bearer s3ss10n-cred3nt1al"
-	path, env, remove, err := writeMCPConfig(dir, []agent.MCPServer{{Name: "leashd", URL: "http://127.0.0.1:1/mcp", Headers: map[string]string{"Authorization": secret}}})
+	arg, env, err := mcpConfigArg([]agent.MCPServer{{Name: "leashd", URL: "http://127.0.0.1:1/mcp", Headers: map[string]string{"Authorization": secret}}})
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, ".leashd"), filepath.Dir(path))
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.NotContains(t, string(b), "s3ss10n", "the file holds no credential")
+	assert.NotContains(t, arg, "s3ss10n", "the command line holds no credential")
 	var cfg mcpConfig
-	require.NoError(t, json.Unmarshal(b, &cfg))
+	require.NoError(t, json.Unmarshal([]byte(arg), &cfg))
+	assert.Equal(t, "http://127.0.0.1:1/mcp", cfg.MCPServers["leashd"].URL)
 	ref := cfg.MCPServers["leashd"].Headers["Authorization"]
 	require.True(t, strings.HasPrefix(ref, "${") && strings.HasSuffix(ref, "}"), ref)
 	assert.Equal(t, []string{strings.Trim(ref, "${}") + "=" + secret}, env)
-	st, err := os.Stat(path)
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
-	remove()
-	_, err = os.Stat(path)
-	assert.True(t, os.IsNotExist(err), "removed when the session ends")
 }
 
 // TestUserContentCarriesImages: a prompt with pictures is image blocks

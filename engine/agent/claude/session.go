@@ -58,7 +58,6 @@ type session struct {
 	notice      func(agent.Notice)
 	exitErr     error
 	closedBy    string // why leashd ended the process, if it did
-	cleanup     func() // removes the session's --mcp-config file once it exited
 
 	// What the reader handled of stdout, for an agent that may outlive
 	// leashd (adopt.go); under mu, lineAt by the reader only.
@@ -99,21 +98,19 @@ func start(a *Agent, o agent.SessionOptions) (*session, error) {
 	// idle, after background agents finished) only when asked to.
 	env := append([]string{"CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS=1"}, a.env...)
 	args := a.argsFor(o)
-	cleanup := func() {}
 	if len(o.MCPServers) > 0 {
-		path, mcpEnv, remove, err := writeMCPConfig(o.WorkDir, o.MCPServers)
+		cfg, mcpEnv, err := mcpConfigArg(o.MCPServers)
 		if err != nil {
 			return nil, err
 		}
-		args, cleanup = append(args, "--mcp-config", path), remove
+		args = append(args, "--mcp-config", cfg)
 		env = append(env, mcpEnv...)
 	}
 	proc, err := a.sandbox.Start(sandbox.Spec{Path: a.path, Args: args, Dir: o.WorkDir, Env: env, Name: o.ChatID})
 	if err != nil {
-		cleanup()
 		return nil, err
 	}
-	s := newSession(a, o, proc, cleanup)
+	s := newSession(a, o, proc)
 	s.log.Debug("claude started", "path", a.path, "sandbox", a.sandbox.Name(), "dir", o.WorkDir)
 	s.startReading()
 	go s.wait()
@@ -122,7 +119,7 @@ func start(a *Agent, o agent.SessionOptions) (*session, error) {
 
 // newSession is the session of a started (or adopted) process; its
 // readers are not running yet.
-func newSession(a *Agent, o agent.SessionOptions, proc sandbox.Process, cleanup func()) *session {
+func newSession(a *Agent, o agent.SessionOptions, proc sandbox.Process) *session {
 	errs := &tailBuffer{max: 8 << 10}
 	errsDone := make(chan struct{})
 	go func() {
@@ -136,7 +133,7 @@ func newSession(a *Agent, o agent.SessionOptions, proc sandbox.Process, cleanup 
 		stdin: proc.Stdin(), ctx: ctx, cancel: cancel,
 		done: make(chan struct{}), readDone: make(chan struct{}), errsDone: errsDone, errsPipe: proc.Stderr(),
 		id: o.ResumeID, waiting: map[string]chan controlResponse{}, perms: map[string]*perm{},
-		notice: o.Notice, cleanup: cleanup,
+		notice: o.Notice,
 	}
 	return s
 }
@@ -178,7 +175,6 @@ func (s *session) wait() {
 	s.errsPipe.Close()
 	// Nothing it started outlives the session.
 	s.proc.End(2 * time.Second)
-	s.cleanup()
 	s.mu.Lock()
 	s.exitErr = err
 	closedBy := s.closedBy
