@@ -35,7 +35,10 @@ type Runner struct {
 	// Local maps the server's spec to this machine's: its own program,
 	// working directory and environment. An error refuses the start.
 	Local func(sandbox.Spec) (sandbox.Spec, error)
-	Log   *slog.Logger
+	// Dir is the working directory the files people send are put in
+	// ("": the current one); Local runs the agents there.
+	Dir string
+	Log *slog.Logger
 	// Connected, when set, is called each time the server welcomed us.
 	Connected func()
 
@@ -303,8 +306,13 @@ func (r *Runner) open(req openReq, st *yamux.Stream) (openResp, func()) {
 			return openResp{Error: "no such process here"}, nil
 		}
 		return openResp{PID: h.proc.ID()}, func() { h.setStderr(st, h.currentStderr()) }
+	case opPut:
+		if err := checkPut(req); err != nil {
+			return openResp{Error: err.Error()}, nil
+		}
+		return openResp{}, func() { r.receive(req, st) }
 	}
-	return openResp{Error: fmt.Sprintf("unknown op %q (accepted: start, attach, stderr)", req.Op)}, nil
+	return openResp{Error: fmt.Sprintf("unknown op %q (accepted: start, attach, stderr, put)", req.Op)}, nil
 }
 
 func (h *held) currentStderr() io.Writer {

@@ -34,6 +34,9 @@ const (
 	opStart  = "start"
 	opAttach = "attach"
 	opStderr = "stderr"
+	// opPut writes a file a person sent into the runner's working
+	// directory (put.go).
+	opPut = "put"
 )
 
 // Control message kinds (ctlMsg.Op).
@@ -90,6 +93,10 @@ type openReq struct {
 	Spec *sandbox.Spec `json:"spec,omitempty"`
 	// StdoutFrom is, on attach, how many stdout bytes the server has.
 	StdoutFrom int64 `json:"stdout_from,omitempty"`
+	// Path and Size are, on put, where the file goes (relative to the
+	// working directory) and how many bytes follow the runner's answer.
+	Path string `json:"path,omitempty"`
+	Size int64  `json:"size,omitempty"`
 }
 
 // openResp is the runner's answer to an openReq.
