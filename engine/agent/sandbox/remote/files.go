@@ -273,9 +273,10 @@ func (h *Hub) receiveFile(rc *runnerConn, st *yamux.Stream, br *bufio.Reader, fh
 	text, err := h.Files(ctx, rc.name, FileUpload{Credential: fh.Credential, Name: fh.Name, Caption: fh.Caption, Data: buf.Bytes()})
 	_ = st.SetReadDeadline(time.Now()) // ends the watch
 	<-watched
-	resp := fileResp{Text: text}
+	// The runner reads the answer as one line of at most maxLine.
+	resp := fileResp{Text: truncate(text, maxLine/4)}
 	if err != nil {
-		resp = fileResp{Error: err.Error()}
+		resp = fileResp{Error: truncate(err.Error(), maxLine/4)}
 		h.log.Warn("a file from a runner was not sent", "runner", rc.name, "file", fh.Name, "size", fh.Size, "err", err)
 	} else {
 		h.log.Info("a file from a runner was sent", "runner", rc.name, "file", fh.Name, "size", fh.Size)
@@ -293,8 +294,13 @@ func (r *Runner) SendFile(ctx context.Context, f FileUpload) (string, error) {
 	r.mu.Lock()
 	sess, limit := r.sess, r.maxFile
 	r.mu.Unlock()
+	if sess == nil || sess.IsClosed() {
+		return "", errNotConnected
+	}
 	if limit <= 0 {
-		limit = fh.Size // an older server did not say: it checks
+		// A server older than file streams says no limit, and drops a
+		// connection that opens one: all its agents would reconnect.
+		return "", errors.New("the leashd server does not take files from runners (it is older than this runner); update it to send files from here")
 	}
 	// What the server would refuse is refused here, and a request that
 	// would break the protocol (a line over maxLine) never leaves.
@@ -303,9 +309,6 @@ func (r *Runner) SendFile(ctx context.Context, f FileUpload) (string, error) {
 	}
 	if len(fh.Name)+len(fh.Caption)+len(fh.Credential) > maxLine/2 {
 		return "", fmt.Errorf("the name, caption and credential of %s take %d bytes (accepted: at most %d)", fh.Name, len(fh.Name)+len(fh.Caption)+len(fh.Credential), maxLine/2)
-	}
-	if sess == nil || sess.IsClosed() {
-		return "", errNotConnected
 	}
 	st, err := sess.OpenStream()
 	if errors.Is(err, yamux.ErrSessionShutdown) {

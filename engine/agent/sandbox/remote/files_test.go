@@ -293,3 +293,45 @@ func TestHolds(t *testing.T) {
 	require.True(t, r.hub.Holds("box1", "chat1"))
 	require.False(t, r.hub.Holds("box2", "chat1"))
 }
+
+// TestSendFileToAnOlderServer: a server whose welcome names no file limit
+// predates file streams and would drop the connection for one: the
+// runner refuses the file itself and stays connected.
+func TestSendFileToAnOlderServer(t *testing.T) {
+	sink := &fileSink{}
+	r := fileRig(t, sink, 0)
+	run := r.runner(t, "box1", 1)
+	run.mu.Lock()
+	run.maxFile = 0 // what an older server's welcome says
+	run.mu.Unlock()
+	_, err := run.SendFile(context.Background(), FileUpload{Name: "a.txt", Data: []byte("x")})
+	require.EqualError(t, err, "the leashd server does not take files from runners (it is older than this runner); update it to send files from here")
+	require.Zero(t, sink.calls())
+	require.True(t, r.hub.Runners()[0].Connected)
+	require.NotContains(t, r.logs.String(), "runner disconnected")
+}
+
+// TestStreamClosedBeforeAWordKeepsTheConnection: a runner whose agent gave
+// up between opening a file stream and writing its request closes it
+// empty; that is no violation.
+func TestStreamClosedBeforeAWordKeepsTheConnection(t *testing.T) {
+	r := fileRig(t, &fileSink{}, 0)
+	sess := rawRunner(t, r, "raw1")
+	st, err := sess.OpenStream()
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	resp := rawFile(t, sess, fileHead{Op: opFile, Name: "after.txt", Size: 1}, []byte("x"))
+	require.Equal(t, fileResp{Text: "Sent after.txt (1 B) to the chat."}, resp)
+	require.False(t, sess.IsClosed())
+	require.NotContains(t, r.logs.String(), "not a file request")
+}
+
+// TestLongAnswerIsCut: an answer from Files longer than a line the runner
+// reads is cut, not lost with the stream.
+func TestLongAnswerIsCut(t *testing.T) {
+	long := strings.Repeat("e", 2*maxLine)
+	r := fileRig(t, &fileSink{fail: map[string]string{"long.txt": long}}, 0)
+	run := r.runner(t, "box1", 1)
+	_, err := run.SendFile(context.Background(), FileUpload{Name: "long.txt", Data: []byte("x")})
+	require.EqualError(t, err, long[:maxLine/4]+"…")
+}
