@@ -147,6 +147,15 @@ func truncate(s string, n int) string {
 	return s
 }
 
+// fileWaits are how long the server waits for a file request, and for
+// size bytes of its file; Hub.fileWait, when set (tests), is both.
+func (h *Hub) fileWaits(size int64) (head, data time.Duration) {
+	if h.fileWait > 0 {
+		return h.fileWait, h.fileWait
+	}
+	return fileHeadTimeout, fileDataTimeout(size)
+}
+
 // maxFileBytes is the limit on one file from a runner.
 func (h *Hub) maxFileBytes() int64 {
 	if h.MaxFileBytes <= 0 {
@@ -211,7 +220,8 @@ func (h *Hub) serveStreams(rc *runnerConn) {
 // ahead, reads the bytes and answers what Files said.
 func (h *Hub) serveFile(rc *runnerConn, st *yamux.Stream) {
 	defer st.Close()
-	_ = st.SetReadDeadline(time.Now().Add(fileHeadTimeout))
+	headWait, _ := h.fileWaits(0)
+	_ = st.SetReadDeadline(time.Now().Add(headWait))
 	_ = st.SetWriteDeadline(time.Now().Add(fileWriteTimeout))
 	br := bufio.NewReader(st)
 	fh, err := readFileHead(br)
@@ -221,7 +231,7 @@ func (h *Hub) serveFile(rc *runnerConn, st *yamux.Stream) {
 	case errors.Is(err, io.EOF) || rc.sess.IsClosed():
 		return // closed before a word (its agent gave up), or the connection ended
 	case errors.As(err, &ne) && ne.Timeout():
-		h.log.Warn("a runner opened a stream and said nothing; it is closed", "runner", rc.name, "within", fileHeadTimeout)
+		h.log.Warn("a runner opened a stream and sent no whole request in time; it is closed", "runner", rc.name, "within", headWait)
 		return
 	default:
 		h.log.Warn("a runner opened a stream that is not a file request; dropping its connection", "runner", rc.name, "err", err)
@@ -252,7 +262,8 @@ func (h *Hub) admitFile(fh *fileHead) error {
 // The buffer grows with what arrives: a size announced and never sent
 // costs no memory.
 func (h *Hub) receiveFile(rc *runnerConn, st *yamux.Stream, br *bufio.Reader, fh fileHead) {
-	_ = st.SetReadDeadline(time.Now().Add(fileDataTimeout(fh.Size)))
+	_, dataWait := h.fileWaits(fh.Size)
+	_ = st.SetReadDeadline(time.Now().Add(dataWait))
 	var buf bytes.Buffer
 	if _, err := io.CopyN(&buf, br, fh.Size); err != nil {
 		h.log.Warn("a file from a runner did not arrive whole", "runner", rc.name, "file", fh.Name, "size", fh.Size, "got", buf.Len(), "err", err)

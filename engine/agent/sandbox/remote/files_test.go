@@ -335,3 +335,38 @@ func TestLongAnswerIsCut(t *testing.T) {
 	_, err := run.SendFile(context.Background(), FileUpload{Name: "long.txt", Data: []byte("x")})
 	require.EqualError(t, err, long[:maxLine/4]+"…")
 }
+
+// TestStalledFileStreamsAreClosed: a request that never comes, and bytes
+// that stop short, end their stream once the wait is over; Files is not
+// called, and the connection carries the next file.
+func TestStalledFileStreamsAreClosed(t *testing.T) {
+	sink := &fileSink{}
+	r := newRigHooked(t, time.Minute, func(h *Hub) { h.Files, h.fileWait = sink.files, 300*time.Millisecond })
+	sess := rawRunner(t, r, "raw1")
+	silent, err := sess.OpenStream()
+	require.NoError(t, err)
+	_, err = io.WriteString(silent, `{"op":"file"`) // and no more
+	require.NoError(t, err)
+	_, err = io.ReadAll(silent)
+	require.NoError(t, err, "the server closed its end")
+	require.Contains(t, r.logs.String(), "a runner opened a stream and sent no whole request in time; it is closed")
+
+	short, err := sess.OpenStream()
+	require.NoError(t, err)
+	require.NoError(t, writeMsg(short, fileHead{Op: opFile, Name: "short.txt", Size: 10}))
+	br := bufio.NewReader(short)
+	var resp fileResp
+	require.NoError(t, readMsg(br, &resp))
+	require.True(t, resp.Ready)
+	_, err = io.WriteString(short, "abc") // of ten
+	require.NoError(t, err)
+	rest, err := io.ReadAll(br)
+	require.NoError(t, err)
+	require.Empty(t, rest, "no answer")
+	require.Contains(t, r.logs.String(), "a file from a runner did not arrive whole")
+	require.Zero(t, sink.calls())
+
+	resp = rawFile(t, sess, fileHead{Op: opFile, Name: "next.txt", Size: 1}, []byte("x"))
+	require.Equal(t, "Sent next.txt (1 B) to the chat.", resp.Text)
+	require.False(t, sess.IsClosed())
+}

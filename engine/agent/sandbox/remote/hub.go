@@ -48,6 +48,9 @@ type Hub struct {
 	// MaxFileBytes bounds one file from a runner; ≤ 0 means
 	// DefaultMaxFileBytes.
 	MaxFileBytes int64
+	// fileWait, when set, replaces the waits for a file request and its
+	// bytes (fileWaits): tests need no minutes.
+	fileWait time.Duration
 
 	mu      sync.Mutex
 	runners map[string]*runnerState
