@@ -2,6 +2,7 @@ package remote
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"runtime"
@@ -136,4 +137,30 @@ func heap() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapInuse
+}
+
+// BenchmarkSendFile is one file from an agent on a runner to Hub.Files,
+// over loopback and over a 20 ms link each way: what send_file costs.
+func BenchmarkSendFile(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		delay time.Duration
+		size  int
+	}{{"1KiB-loopback", 0, 1 << 10}, {"4MiB-loopback", 0, 4 << 20}, {"1KiB-20ms-each-way", 20 * time.Millisecond, 1 << 10}, {"4MiB-20ms-each-way", 20 * time.Millisecond, 4 << 20}} {
+		b.Run(c.name, func(b *testing.B) {
+			r := newRigHooked(b, time.Minute, func(h *Hub) {
+				h.Files = func(_ context.Context, _ string, f FileUpload) (string, error) { return "ok", nil }
+			})
+			r.proxy.delay = c.delay
+			run := r.runnerTB(b, "bench", 1)
+			f := FileUpload{Name: "bench.bin", Data: make([]byte, c.size)}
+			b.SetBytes(int64(c.size))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := run.SendFile(context.Background(), f); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -15,8 +15,13 @@
 // HTTP/2 end to end and generated code for what is a byte pipe.
 //
 // On one connection the server is the yamux client: it opens every
-// stream, and a runner that opens one is a protocol violation (it is
-// dropped). The first stream is the control stream: the runner says
+// stream but one kind. The runner opens a file stream when an agent there
+// sends a file to its chat (send_file, which the runner serves: the file
+// is on its disk); any other stream a runner opens is a protocol
+// violation (the connection is dropped). A file request is refused
+// before its bytes cross (over the size limit, a name that is no base
+// name, more than maxFileStreams at once), keeping the connection. The
+// first stream is the control stream: the runner says
 // hello (name, labels, capacity, the processes it still holds), the
 // server answers welcome, and then both send small JSON lines on it
 // (signals and ends one way, exits the other). Each agent process has an

@@ -61,22 +61,24 @@ func TestGarbageIsRefused(t *testing.T) {
 	require.Empty(t, r.hub.Runners())
 }
 
-// TestRunnerOpeningStreamsIsDropped: only the server opens streams.
+// TestRunnerOpeningStreamsIsDropped: the only stream a runner may open is
+// a file stream; one that starts with garbage, another op or a line too
+// long drops its connection, with the reason logged.
 func TestRunnerOpeningStreamsIsDropped(t *testing.T) {
 	r := newRig(t, time.Minute)
-	sess := dialRaw(t, r)
-	st, err := sess.AcceptStream()
-	require.NoError(t, err)
-	require.NoError(t, writeMsg(st, hello{Version: 1, Name: "sneaky", MaxAgents: 1}))
-	var w welcome
-	require.NoError(t, readMsg(bufio.NewReader(st), &w))
-	require.Empty(t, w.Error)
-	for i := 0; i < 100 && !sess.IsClosed(); i++ {
-		if s, err := sess.OpenStream(); err == nil {
-			_, _ = s.Write([]byte("x"))
-		}
+	for _, tc := range []struct{ send, log string }{
+		{"x\n", "not a JSON message"},
+		{`{"op":"start","id":"a"}` + "\n", `(accepted: file)`},
+		{strings.Repeat("x", maxLine+10), "a message longer than"},
+	} {
+		sess := rawRunner(t, r, "sneaky")
+		st, err := sess.OpenStream()
+		require.NoError(t, err)
+		_, _ = io.WriteString(st, tc.send)
+		waitFor(t, "the connection closed after "+tc.log, sess.IsClosed)
+		require.Contains(t, r.logs.String(), "a runner opened a stream that is not a file request; dropping its connection")
+		require.Contains(t, r.logs.String(), tc.log)
 	}
-	waitFor(t, "the connection closed", sess.IsClosed)
 }
 
 // TestFloodingAgentStallsNobodyElse: an agent writing without end that

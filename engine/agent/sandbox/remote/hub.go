@@ -40,6 +40,17 @@ type Hub struct {
 	// orphan): Adopt(chat) takes it over. One not adopted within the
 	// grace period is ended.
 	Adoptable func(chat string)
+	// Files, when set, takes a file an agent on the named runner sent;
+	// its string is the answer for the agent, its error is shown to the
+	// agent. nil: files from runners are refused with an error saying
+	// this server takes none.
+	Files func(ctx context.Context, runner string, f FileUpload) (string, error)
+	// MaxFileBytes bounds one file from a runner; ≤ 0 means
+	// DefaultMaxFileBytes.
+	MaxFileBytes int64
+	// fileWait, when set, replaces the waits for a file request and its
+	// bytes (fileWaits): tests need no minutes.
+	fileWait time.Duration
 
 	mu      sync.Mutex
 	runners map[string]*runnerState
@@ -123,7 +134,7 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.log.Info("runner connected", "runner", hl.Name, "remote", r.RemoteAddr, "labels", hl.Labels, "max_agents", hl.MaxAgents, "agents", len(hl.Procs))
-	go refuseStreams(sess)
+	go h.serveStreams(rc)
 	h.connected(rc, hl)
 	if h.Connected != nil {
 		h.Connected(hl.Name)
@@ -137,15 +148,6 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rc.control(h)
 	h.away(rc)
-}
-
-// refuseStreams drops the connection when the runner opens a stream: only
-// the server opens streams.
-func refuseStreams(sess *yamux.Session) {
-	if st, err := sess.AcceptStream(); err == nil {
-		st.Close()
-		sess.Close()
-	}
 }
 
 // greet opens the control stream and reads the runner's hello; it
@@ -166,7 +168,7 @@ func (h *Hub) greet(sess *yamux.Session) (*runnerConn, hello, []string, error) {
 		return nil, hl, nil, fmt.Errorf("its hello: %w", err)
 	}
 	end, adopt := h.sortUnknown(hl)
-	if err := writeMsg(st, welcome{End: end}); err != nil {
+	if err := writeMsg(st, welcome{End: end, MaxFileBytes: h.maxFileBytes()}); err != nil {
 		return nil, hl, nil, err
 	}
 	_ = st.SetDeadline(time.Time{})

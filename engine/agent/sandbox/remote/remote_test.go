@@ -72,6 +72,13 @@ func (r *rig) runnerTB(t testing.TB, name string, max int, labels ...string) *Ru
 		}
 		return false
 	})
+	// The hub counts the runner connected once it sent its welcome; the
+	// runner, once it read it.
+	waitFor(t, "runner "+name+" read its welcome", func() bool {
+		run.mu.Lock()
+		defer run.mu.Unlock()
+		return run.sess != nil
+	})
 	return run
 }
 

@@ -45,6 +45,10 @@ type Runner struct {
 	mu    sync.Mutex
 	procs map[string]*held
 	ctl   *ctlWriter // the current control stream, nil while away
+	// sess is the current connection (SendFile opens its streams on
+	// it), maxFile the server's limit on a file it said in its welcome.
+	sess    *yamux.Session
+	maxFile int64
 }
 
 // ctlWriter writes control messages, one at a time.
@@ -181,6 +185,9 @@ func (r *Runner) hello(sess *yamux.Session) (*yamux.Stream, error) {
 	_ = st.SetDeadline(time.Time{})
 	r.endUnknown(w.End)
 	r.setCtl(&ctlWriter{w: st})
+	r.mu.Lock()
+	r.sess, r.maxFile = sess, w.MaxFileBytes
+	r.mu.Unlock()
 	r.forgetReported(h.Procs)
 	return st, nil
 }
@@ -218,7 +225,18 @@ func (r *Runner) forgetReported(ps []procInfo) {
 func (r *Runner) setCtl(c *ctlWriter) {
 	r.mu.Lock()
 	r.ctl = c
+	if c == nil {
+		r.sess = nil
+	}
 	r.mu.Unlock()
+}
+
+// log is the runner's logger, which Run sets.
+func (r *Runner) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Log
 }
 
 // control reads the server's control messages: signals, ends, acks and

@@ -84,6 +84,9 @@ type welcome struct {
 	// takes a new start, so they never hold a slot the server counts as
 	// free.
 	End []string `json:"end,omitempty"`
+	// MaxFileBytes is the largest file the server takes from the
+	// runner: the runner refuses a larger one itself.
+	MaxFileBytes int64 `json:"max_file_bytes,omitempty"`
 }
 
 // openReq is the header the server writes on a stream it opens.
