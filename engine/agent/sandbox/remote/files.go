@@ -58,6 +58,9 @@ var errNotConnected = errors.New("the runner is not connected to the leashd serv
 // leashd's send_file tool.
 type FileUpload struct {
 	Credential string // the send_file credential the agent presented (never logged)
+	// Chat is the chat the runner granted the credential for (the
+	// session started with it serves that chat); the server checks it.
+	Chat string
 	Name       string // the file's base name
 	Caption    string
 	Data       []byte
@@ -70,6 +73,7 @@ type fileHead struct {
 	Caption    string `json:"caption,omitempty"`
 	Size       int64  `json:"size"`
 	Credential string `json:"credential,omitempty"`
+	Chat       string `json:"chat,omitempty"`
 }
 
 // fileResp is the server's answer on a file stream: first Ready (send
@@ -281,7 +285,7 @@ func (h *Hub) receiveFile(rc *runnerConn, st *yamux.Stream, br *bufio.Reader, fh
 		_, _ = br.Read(b[:])
 		cancel()
 	}()
-	text, err := h.Files(ctx, rc.name, FileUpload{Credential: fh.Credential, Name: fh.Name, Caption: fh.Caption, Data: buf.Bytes()})
+	text, err := h.Files(ctx, rc.name, FileUpload{Credential: fh.Credential, Chat: fh.Chat, Name: fh.Name, Caption: fh.Caption, Data: buf.Bytes()})
 	_ = st.SetReadDeadline(time.Now()) // ends the watch
 	<-watched
 	// The runner reads the answer as one line of at most maxLine.
@@ -301,7 +305,7 @@ func (h *Hub) receiveFile(rc *runnerConn, st *yamux.Stream, br *bufio.Reader, fh
 // the chat."). A refusal from the server is the error, word for word;
 // ctx ending closes the stream.
 func (r *Runner) SendFile(ctx context.Context, f FileUpload) (string, error) {
-	fh := fileHead{Op: opFile, Name: f.Name, Caption: f.Caption, Size: int64(len(f.Data)), Credential: f.Credential}
+	fh := fileHead{Op: opFile, Name: f.Name, Caption: f.Caption, Size: int64(len(f.Data)), Credential: f.Credential, Chat: f.Chat}
 	r.mu.Lock()
 	sess, limit := r.sess, r.maxFile
 	r.mu.Unlock()
@@ -318,8 +322,8 @@ func (r *Runner) SendFile(ctx context.Context, f FileUpload) (string, error) {
 	if err := fh.check(limit); err != nil {
 		return "", err
 	}
-	if len(fh.Name)+len(fh.Caption)+len(fh.Credential) > maxLine/2 {
-		return "", fmt.Errorf("the name, caption and credential of %s take %d bytes (accepted: at most %d)", fh.Name, len(fh.Name)+len(fh.Caption)+len(fh.Credential), maxLine/2)
+	if n := len(fh.Name) + len(fh.Caption) + len(fh.Credential) + len(fh.Chat); n > maxLine/2 {
+		return "", fmt.Errorf("the name, caption, credential and chat of %s take %d bytes (accepted: at most %d)", fh.Name, n, maxLine/2)
 	}
 	st, err := sess.OpenStream()
 	if errors.Is(err, yamux.ErrSessionShutdown) {

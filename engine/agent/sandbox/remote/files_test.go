@@ -77,11 +77,11 @@ func TestFileFromRunnerReachesFiles(t *testing.T) {
 	for i := range data {
 		data[i] = byte(rand.N(256))
 	}
-	text, err := run.SendFile(context.Background(), FileUpload{Credential: "cred-s3cret-value", Name: "a.bin", Caption: "the caption", Data: data})
+	text, err := run.SendFile(context.Background(), FileUpload{Credential: "cred-s3cret-value", Chat: "telegram:42", Name: "a.bin", Caption: "the caption", Data: data})
 	require.NoError(t, err)
 	require.Equal(t, fmt.Sprintf("Sent a.bin (%d B) to the chat.", len(data)), text)
 	require.Equal(t, []string{"box1"}, sink.from)
-	require.Equal(t, []FileUpload{{Credential: "cred-s3cret-value", Name: "a.bin", Caption: "the caption", Data: data}}, sink.got)
+	require.Equal(t, []FileUpload{{Credential: "cred-s3cret-value", Chat: "telegram:42", Name: "a.bin", Caption: "the caption", Data: data}}, sink.got)
 
 	_, err = run.SendFile(context.Background(), FileUpload{Credential: "cred-s3cret-value", Name: "fail.txt", Data: []byte("x")})
 	require.EqualError(t, err, "chat 42 refuses documents")
