@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/leashd/leashd/engine/agent"
@@ -35,7 +36,10 @@ func (e *Engine) turnPrompt(ctx context.Context, c *chat, sess agent.Session, te
 	e.mu.Lock()
 	dir := c.workDir
 	e.mu.Unlock()
-	paths, problems := saveInbox(dir, b.id, save)
+	paths, problems, onRunner := e.saveOnRunner(ctx, c.id, b.id, save)
+	if !onRunner {
+		paths, problems = saveInbox(dir, b.id, save)
+	}
 	if len(problems) > 0 {
 		e.say(ctx, c.id, "Not sent to the agent:\n• "+strings.Join(problems, "\n• "))
 	}
@@ -50,4 +54,26 @@ func (e *Engine) turnPrompt(ctx context.Context, c *chat, sess agent.Session, te
 	list.WriteString("]")
 	p.Text += list.String()
 	return p
+}
+
+// saveOnRunner saves files in the inbox of the chat's runner, when its
+// agent runs on one (the agent reads them there, on that machine's disk);
+// onRunner false: it runs here.
+func (e *Engine) saveOnRunner(ctx context.Context, chatID, id string, files []fetched) (paths []saved, problems []string, onRunner bool) {
+	if !e.onRunner(chatID) {
+		return nil, nil, false
+	}
+	e.mu.Lock()
+	r := e.runners
+	e.mu.Unlock()
+	used := map[string]bool{}
+	for _, f := range files {
+		p := path.Join(inboxDir, id, uniqueName(used, f.name))
+		if err := r.PutFile(ctx, chatID, p, f.data); err != nil {
+			problems = append(problems, f.name+" could not be saved on the agent's runner: "+err.Error())
+			continue
+		}
+		paths = append(paths, saved{path: p, mediaType: f.mediaType, size: len(f.data)})
+	}
+	return paths, problems, true
 }

@@ -39,3 +39,23 @@ func TestApprovalCarriesTheDiff(t *testing.T) {
 	it = conn.WaitShown(t, 2)
 	assert.Equal(t, "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-one\n+1\n two", it.Diff)
 }
+
+// TestDiffForAnAgentOnARunnerReadsNothingHere: for an agent on a runner
+// the file at the same path on the server is another file, so the diff
+// is the edit's own text, never a hunk of the server's copy.
+func TestDiffForAnAgentOnARunnerReadsNothingHere(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("server\ncopy\none\n"), 0o644))
+	ag := &enginetest.ScriptAgent{Turn: func(ctx context.Context, _ *enginetest.ScriptSession, _ string, h agent.TurnHandler) (agent.Result, error) {
+		h.Permission(ctx, agent.PermissionRequest{ToolName: "Edit", Input: mustJSON(map[string]string{"file_path": "a.txt", "old_string": "one", "new_string": "1"})})
+		return agent.Result{Text: "done", SessionID: "s"}, nil
+	}}
+	e, conn, _ := start(t, ag, nil, func(_ *engine.Deps, c *engine.Config) { c.WorkDir = dir })
+	rs := &fakeRunners{remote: map[string]bool{"c1": true}}
+	rs.slots.Store(8)
+	e.SetRunners(rs)
+	send(t, e, "c1", "edit")
+	it := conn.WaitShown(t, 1)
+	assert.NotContains(t, it.Diff, "server", "the server's copy is not the agent's file")
+	assert.Contains(t, it.Diff, "-one\n+1")
+}

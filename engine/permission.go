@@ -136,7 +136,7 @@ func (t *turn) approveTool(ctx context.Context, req agent.PermissionRequest) age
 		// leashd's mode and session rules do not answer for it.
 		it := approval.ToolInteraction(t.c.id, req)
 		it.Quorum = quorum
-		it.Diff = approval.ToolDiff(t.workDir(), req.ToolName, req.Input)
+		it.Diff = approval.ToolDiff(t.diffDir(), req.ToolName, req.Input)
 		return t.chooseOption(ctx, req, it)
 	}
 	// An ask or quorum rule, or the agent's own word that a person must
@@ -162,7 +162,7 @@ func (t *turn) approveTool(ctx context.Context, req agent.PermissionRequest) age
 	}
 	it := approval.ToolInteraction(t.c.id, req)
 	it.Quorum = quorum
-	it.Diff = approval.ToolDiff(t.workDir(), req.ToolName, req.Input)
+	it.Diff = approval.ToolDiff(t.diffDir(), req.ToolName, req.Input)
 	it.AgentRef = req.Ref // joins its restored self after a restart (adopt.go)
 	_, res, err := t.e.coord.Request(ctx, it)
 	if err != nil {

@@ -79,6 +79,17 @@ func (t *turn) workDir() string {
 	return t.c.workDir
 }
 
+// diffDir is where a file change's diff reads the file as it is now: the
+// chat's working directory, or "" (nothing read; the edit's own text is
+// diffed) for an agent on a runner, whose files are on that machine: a
+// file at the same path here is another file.
+func (t *turn) diffDir() string {
+	if t.e.onRunner(t.c.id) {
+		return ""
+	}
+	return t.workDir()
+}
+
 // policyDecided answers a request a policy rule allowed or denied, without
 // asking anyone: the chat is told of a denial, and both are recorded in
 // the audit log as a tool approval decided by "policy", the rule in the

@@ -16,6 +16,20 @@ type Runners interface {
 	// connected (those of a runner away within its grace period count
 	// too: they still hold their slots). Chats past it queue.
 	Slots() int
+	// OnRunner reports whether the chat's agent runs on a runner: its
+	// files are on that machine's disk, not this one's.
+	OnRunner(chatID string) bool
+	// PutFile writes data at path (relative to the working directory,
+	// under .leashd/inbox/) on the runner of the chat's agent.
+	PutFile(ctx context.Context, chatID, path string, data []byte) error
+}
+
+// onRunner reports whether the chat's agent runs on a runner.
+func (e *Engine) onRunner(chatID string) bool {
+	e.mu.Lock()
+	r := e.runners
+	e.mu.Unlock()
+	return r != nil && r.OnRunner(chatID)
 }
 
 // SlotsChanged hands slots to queued chats when there are more now than

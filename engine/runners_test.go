@@ -2,7 +2,12 @@ package engine_test
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,9 +20,34 @@ import (
 )
 
 // fakeRunners answers /runner and /status as cmd's hub adapter would.
+// Chats in remote run on a runner: files put for them are kept in put
+// (path → bytes), and refused when refuse says why.
 type fakeRunners struct {
-	args  []string
-	slots atomic.Int64
+	args   []string
+	slots  atomic.Int64
+	remote map[string]bool
+	refuse string
+
+	mu  sync.Mutex
+	put map[string][]byte
+}
+
+func (f *fakeRunners) OnRunner(chat string) bool { return f.remote[chat] }
+
+func (f *fakeRunners) PutFile(_ context.Context, chat, p string, data []byte) error {
+	if !f.remote[chat] {
+		return errors.New("PutFile for a chat on no runner: " + chat)
+	}
+	if f.refuse != "" {
+		return errors.New(f.refuse)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.put == nil {
+		f.put = map[string][]byte{}
+	}
+	f.put[p] = data
+	return nil
 }
 
 func (f *fakeRunners) Slots() int { return int(f.slots.Load()) }
@@ -87,4 +117,45 @@ func waitPrompt(t *testing.T, ag *enginetest.ScriptAgent, prompt string) {
 	t.Helper()
 	require.Eventually(t, func() bool { return slices.Contains(ag.Prompts(), prompt) },
 		30*time.Second, 10*time.Millisecond, "the agent never got %q; it got %q", prompt, ag.Prompts())
+}
+
+// TestFilesForAnAgentOnARunnerAreSavedThere: a document sent in a chat
+// whose agent runs on a runner goes to that runner's inbox (the agent
+// reads it on that machine), at the path the prompt names, and nothing
+// is saved on the server; a chat whose agent runs here saves it here. A
+// runner that cannot take it is named to the person.
+func TestFilesForAnAgentOnARunnerAreSavedThere(t *testing.T) {
+	dir := t.TempDir()
+	ag := &enginetest.ScriptAgent{}
+	e, conn, _ := start(t, ag, nil, fast(dir))
+	rs := &fakeRunners{remote: map[string]bool{"remote": true}}
+	rs.slots.Store(8)
+	e.SetRunners(rs)
+
+	notes := []byte("meeting notes")
+	sendFiles(t, e, "remote", "read this", file("notes.txt", "text/plain", notes))
+	conn.WaitDone(t, 1)
+	rs.mu.Lock()
+	require.Len(t, rs.put, 1)
+	var at string
+	for p, data := range rs.put {
+		at = p
+		assert.Equal(t, notes, data)
+	}
+	rs.mu.Unlock()
+	assert.True(t, strings.HasPrefix(at, ".leashd/inbox/") && strings.HasSuffix(at, "/notes.txt"), at)
+	assert.Contains(t, ag.Prompts()[0], at, "the prompt names where it is on the runner")
+	assert.NoDirExists(t, filepath.Join(dir, ".leashd"), "nothing saved on the server")
+
+	sendFiles(t, e, "local", "and this", file("todo.txt", "text/plain", []byte("todo")))
+	conn.WaitDone(t, 2)
+	matches, _ := filepath.Glob(filepath.Join(dir, ".leashd", "inbox", "*", "todo.txt"))
+	require.Len(t, matches, 1, "a chat whose agent runs here saves here")
+	got, err := os.ReadFile(matches[0])
+	require.NoError(t, err)
+	assert.Equal(t, []byte("todo"), got)
+
+	rs.refuse = "runner box1 is disconnected"
+	sendFiles(t, e, "remote", "and again", file("more.txt", "text/plain", []byte("x")))
+	conn.WaitSaid(t, "remote|Not sent to the agent:\n• more.txt could not be saved on the agent's runner: runner box1 is disconnected")
 }

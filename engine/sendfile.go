@@ -26,15 +26,27 @@ func (e *Engine) SendFile(ctx context.Context, chatID, path, caption string) (st
 	c := e.chatFor(ctx, chatID)
 	e.mu.Lock()
 	dir := c.workDir
-	owner := e.ownerLocked(chatID)
 	e.mu.Unlock()
-	sender, ok := owner.(connectors.FileSender)
-	if owner == nil || !ok {
-		return "", fmt.Errorf("this chat (%s) cannot receive files", connectors.ChatPrefix(chatID))
+	if _, err := e.fileSender(chatID); err != nil {
+		return "", err
 	}
-	data, name, err := e.readWorkFile(dir, path)
+	data, name, err := ReadWorkFile(dir, path, e.opts.files.maxBytes)
 	if err != nil {
 		return "", err
+	}
+	return e.SendFileData(ctx, chatID, name, caption, data)
+}
+
+// SendFileData sends a file an agent read where it runs (a runner's
+// send_file) to the chat; name is the file's base name. A file over the
+// upload limit is refused. It returns what was sent, for the agent.
+func (e *Engine) SendFileData(ctx context.Context, chatID, name, caption string, data []byte) (string, error) {
+	sender, err := e.fileSender(chatID)
+	if err != nil {
+		return "", err
+	}
+	if limit := e.opts.files.maxBytes; int64(len(data)) > limit {
+		return "", fmt.Errorf("%s is %s, over the limit of %s (LEASHD_MAX_UPLOAD_BYTES)", name, byteSize(int64(len(data))), byteSize(limit))
 	}
 	mt := http.DetectContentType(data)
 	f := connectors.OutFile{Name: name, MediaType: mt, Caption: caption, Data: data, Image: isImageType(mt)}
@@ -44,10 +56,24 @@ func (e *Engine) SendFile(ctx context.Context, chatID, path, caption string) (st
 	return fmt.Sprintf("Sent %s (%s) to the chat.", name, byteSize(int64(len(data)))), nil
 }
 
-// readWorkFile reads a regular file inside dir (the working directory,
+// fileSender is the connector that shows chatID, if it can take files.
+func (e *Engine) fileSender(chatID string) (connectors.FileSender, error) {
+	e.mu.Lock()
+	owner := e.ownerLocked(chatID)
+	e.mu.Unlock()
+	sender, ok := owner.(connectors.FileSender)
+	if owner == nil || !ok {
+		return nil, fmt.Errorf("this chat (%s) cannot receive files", connectors.ChatPrefix(chatID))
+	}
+	return sender, nil
+}
+
+// ReadWorkFile reads a regular file inside dir (the working directory,
 // "" for the current one) through an os.Root, so no path or symlink
-// leads outside it, within the upload limit.
-func (e *Engine) readWorkFile(dir, path string) (data []byte, name string, err error) {
+// leads outside it, of at most limit bytes. It returns the file and its
+// base name; the error, for the agent, says why not. A runner's
+// send_file reads with it too.
+func ReadWorkFile(dir, path string, limit int64) (data []byte, name string, err error) {
 	if dir == "" {
 		if dir, err = os.Getwd(); err != nil {
 			return nil, "", err
@@ -81,7 +107,6 @@ func (e *Engine) readWorkFile(dir, path string) (data []byte, name string, err e
 	if !st.Mode().IsRegular() {
 		return nil, "", fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
 	}
-	limit := e.opts.files.maxBytes
 	if st.Size() > limit {
 		return nil, "", fmt.Errorf("%s is %s, over the limit of %s (LEASHD_MAX_UPLOAD_BYTES)", path, byteSize(st.Size()), byteSize(limit))
 	}

@@ -77,15 +77,22 @@ type runnerProc struct {
 
 func startFleet(t *testing.T, grace int) *fleet {
 	t.Helper()
-	claudePath := testenv.Claude(t)
-	f := &fleet{api: fakeapi.New(t), claude: claudePath}
-	f.api.Otherwise(f.reply)
-	dir := testenv.PrivateDir(t)
-	url, logs, stop := startServe(t, dir,
+	f := &fleet{}
+	return startFleetWith(t, f, f.reply, fmt.Sprintf("LEASHD_RUNNER_GRACE_SECONDS=%d", grace))
+}
+
+// startFleetWith starts f's server (no local agents, runners welcome)
+// with the fake model playing reply and env on top.
+func startFleetWith(t *testing.T, f *fleet, reply func(*fakeapi.Request) fakeapi.Reply, env ...string) *fleet {
+	t.Helper()
+	f.claude = testenv.Claude(t)
+	f.api = fakeapi.New(t)
+	f.api.Otherwise(reply)
+	url, logs, stop := startServe(t, testenv.PrivateDir(t), append([]string{
 		"LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH=claude-is-on-the-runners",
-		"LEASHD_WEB_ADDR=0.0.0.0:0", "LEASHD_WEB_TOKEN="+runnersWebAuth,
-		"LEASHD_RUNNER_TOKENS="+runnerToken, "LEASHD_LOCAL_AGENTS=0",
-		fmt.Sprintf("LEASHD_RUNNER_GRACE_SECONDS=%d", grace), "LEASHD_MAX_CONCURRENT_AGENTS=8")
+		"LEASHD_WEB_ADDR=0.0.0.0:0", "LEASHD_WEB_TOKEN=" + runnersWebAuth,
+		"LEASHD_RUNNER_TOKENS=" + runnerToken, "LEASHD_LOCAL_AGENTS=0",
+		"LEASHD_MAX_CONCURRENT_AGENTS=8"}, env...)...)
 	t.Cleanup(func() { _ = stop() })
 	_, f.port, _ = net.SplitHostPort(strings.TrimPrefix(url, "http://"))
 	f.url = "http://127.0.0.1:" + f.port

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,65 +141,25 @@ func serverRestartInterruptsNobody(t *testing.T, sig syscall.Signal) {
 	srv.start(t)
 	f.waitRunner(t, "r1", connected, "connected again")
 
-	waitEventLong(t, f.url, "web:r", "halfway there")
+	waitEventWithin(t, f.url, "web:r", "halfway there", 90*time.Second)
 	b := f.waitBash(t, "web:r")
 	assert.NotEqual(t, a.ID, b.ID)
-	events := eventsText(t, f.url, "web:r")
-	assert.Less(t, strings.Index(events, "halfway there"), strings.Index(events, b.ID), "the text before the request that followed it")
+	found, before := eventsUntil(t.Context(), f.url, "web:r", b.ID, time.Now().Add(10*time.Second))
+	require.True(t, found, "the request is among the chat's events")
+	assert.Contains(t, before, "halfway there", "the text before the request that followed it")
 
 	srv.stop(sig)
 	srv.start(t)
 	f.waitRunner(t, "r1", connected, "connected again")
-	again := waitPendingLong(t, f.url, "web:r", func(p pendingView) bool { return p.ID == b.ID })
+	again := waitPendingWithin(t, f.url, "web:r", 90*time.Second, func(p pendingView) bool { return p.ID == b.ID })
 	assert.Equal(t, "Bash", again.ToolName, "the approval pending at the restart is shown again")
 	f.allow(t, again)
 	assert.Equal(t, "two", strings.TrimSpace(toolOutput(t, f.api, "toolu_rb")))
-	waitEventLong(t, f.url, "web:r", "all done after the restarts")
+	waitEventWithin(t, f.url, "web:r", "all done after the restarts", 90*time.Second)
 
 	starts := agentStarted.FindAllStringSubmatch(r1.logs.String(), -1)
 	require.Len(t, starts, 1, "one CLI process for the whole turn; runner log:\n%s", r1.logs)
 	adopted := regexp.MustCompile(fmt.Sprintf(`msg="claude adopted from the last run of leashd" chat=web:r pid=r1/%s\b`, starts[0][1]))
 	assert.Len(t, adopted.FindAllString(srv.all.String()+srv.logs.String(), -1), 2, "each restarted server adopted that process")
 	assert.Equal(t, "one", strings.TrimSpace(toolOutput(t, f.api, "toolu_ra")))
-}
-
-// waitEventLong waits up to a minute for text in the chat's events.
-func waitEventLong(t *testing.T, url, chat, text string) {
-	t.Helper()
-	require.Eventually(t, func() bool { return strings.Contains(eventsText(t, url, chat), text) },
-		90*time.Second, 100*time.Millisecond, "%q never shown in %s", text, chat)
-}
-
-// eventsText is every event the chat's page would get so far, as text.
-func eventsText(t *testing.T, url, chat string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/events?chat="+chat+"&after=0", nil)
-	require.NoError(t, err)
-	resp, err := api.Do(req)
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body) // until the timeout: the stream stays open
-	return string(b)
-}
-
-// waitPendingLong is waitPending with time for a restart.
-func waitPendingLong(t *testing.T, url, chat string, match func(pendingView) bool) pendingView {
-	t.Helper()
-	var found pendingView
-	require.Eventually(t, func() bool {
-		var list []pendingView
-		getJSON(t, url+"/api/interactions?chat="+chat, &list)
-		for _, p := range list {
-			if match(p) {
-				found = p
-				return true
-			}
-		}
-		return false
-	}, 90*time.Second, 50*time.Millisecond, "no such interaction pending in %s", chat)
-	return found
 }

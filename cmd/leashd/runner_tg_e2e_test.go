@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/leashd/leashd/config/testenv"
 	"github.com/leashd/leashd/connectors/telegram/tgfake"
 	"github.com/leashd/leashd/engine/enginetest/fakeapi"
 )
@@ -27,23 +25,11 @@ const tgFleetUser = int64(1001)
 // askPlanBash for every chat.
 func startTGFleet(t *testing.T) (*fleet, *tgfake.Server) {
 	t.Helper()
-	claudePath := testenv.Claude(t)
 	tg := tgfake.New()
 	t.Cleanup(tg.Close)
-	f := &fleet{api: fakeapi.New(t), claude: claudePath}
-	f.api.Otherwise(askPlanBash)
-	url, logs, stop := startServe(t, testenv.PrivateDir(t),
-		"LEASHD_AGENT=claude", "LEASHD_CLAUDE_PATH=claude-is-on-the-runners",
-		"LEASHD_WEB_ADDR=0.0.0.0:0", "LEASHD_WEB_TOKEN="+runnersWebAuth,
-		"LEASHD_RUNNER_TOKENS="+runnerToken, "LEASHD_LOCAL_AGENTS=0",
-		"LEASHD_RUNNER_GRACE_SECONDS=30", "LEASHD_MAX_CONCURRENT_AGENTS=8",
+	f := startFleetWith(t, &fleet{}, askPlanBash, "LEASHD_RUNNER_GRACE_SECONDS=30",
 		"LEASHD_TELEGRAM_BOT_TOKEN="+tg.Token(), "LEASHD_TELEGRAM_API_URL="+tg.URL(),
 		fmt.Sprintf("LEASHD_TELEGRAM_ALLOWED_USERS=%d", tgFleetUser))
-	t.Cleanup(func() { _ = stop() })
-	_, f.port, _ = net.SplitHostPort(strings.TrimPrefix(url, "http://"))
-	f.url = "http://127.0.0.1:" + f.port
-	tokens.Set(f.url, runnersWebAuth)
-	f.logs, f.stop = logs, stop
 	return f, tg
 }
 
@@ -54,12 +40,24 @@ const runnerPlan = "# Plan\n1. Write %s.txt on the runner."
 // start with a tag ("tg:", "web:"): "<tag> ask me" is answered with an
 // AskUserQuestion, its answer with text; "<tag> make a plan" with
 // ExitPlanMode, the approval with a Bash call writing <tag>.txt, its
-// output with the last words. The newest step of the conversation
-// decides (a later turn carries the earlier ones).
+// output with the last words; "<tag> send me the log" with send_file of
+// out/<tag>-log.txt; a file captioned "<tag> read my notes" with a Bash
+// call reading it from the inbox. The newest step of the conversation decides (a
+// later turn carries the earlier ones).
 func askPlanBash(req *fakeapi.Request) fakeapi.Reply {
 	for _, tag := range []string{"tg", "web"} {
 		id := func(step string) string { return "toolu_" + tag + "_" + step }
 		switch {
+		case has(req, id("read")):
+			return fakeapi.Text(tag + ": read your notes")
+		case req.HasUserText(tag + " read my notes"):
+			return fakeapi.Reply{Tools: []fakeapi.ToolUse{{ID: id("read"), Name: "Bash", Input: map[string]string{
+				"command": "cat .leashd/inbox/*/notes.txt > seen.txt && cat seen.txt", "description": "read the notes"}}}}
+		case has(req, id("send")):
+			return fakeapi.Text(tag + ": sent the log")
+		case req.HasUserText(tag + " send me the log"):
+			return fakeapi.Reply{Tools: []fakeapi.ToolUse{{ID: id("send"), Name: sendFileTool,
+				Input: map[string]string{"path": "out/" + tag + "-log.txt", "caption": "the build log"}}}}
 		case has(req, id("bash")):
 			return fakeapi.Text(tag + ": plan carried out")
 		case has(req, id("plan")):
@@ -89,7 +87,9 @@ var dbQuestionInput = map[string]any{"questions": []map[string]any{
 // Telegram, reach the Claude Code CLI on its runner: the model reads the
 // tapped answer, that the plan was approved, and the output of the
 // command, which ran in that runner's working directory; the last words
-// reach Telegram. A web chat then does the same on the other runner,
+// reach Telegram, and so does a file the agent sends from there
+// (send_file, read on the runner); a document sent in Telegram lands on
+// the runner, where the agent reads it. A web chat then does the same on the other runner,
 // answered through the web API.
 func TestRunnerQuestionAndPlanFromTelegram(t *testing.T) {
 	f, tg := startTGFleet(t)
@@ -105,9 +105,12 @@ func TestRunnerQuestionAndPlanFromTelegram(t *testing.T) {
 	tgPlanAndBash(t, f, tg)
 	assert.Equal(t, on, f.runnerOf(t, chat), "the whole conversation stayed on one runner")
 
+	byName := map[string]*runnerProc{"r1": r1, "r2": r2}
+	tgSendFile(t, f, tg, byName[on])
+	tgFileToRunner(t, f, tg, byName[on])
+
 	webQuestionPlanBash(t, f)
 	assert.NotEqual(t, on, f.runnerOf(t, "web:w"), "the web chat took the other runner's one slot")
-	byName := map[string]*runnerProc{"r1": r1, "r2": r2}
 	for tag, name := range map[string]string{"tg": on, "web": f.runnerOf(t, "web:w")} {
 		r := byName[name]
 		require.NotNil(t, r, "%s chat on an unknown runner %q", tag, name)
@@ -122,6 +125,42 @@ func TestRunnerQuestionAndPlanFromTelegram(t *testing.T) {
 		assert.Regexp(t, `msg="agent started" id=\S+ chat=`+map[string]string{"tg": chat, "web": "web:w"}[tag], r.logs.String())
 	}
 	assert.Equal(t, 0, f.api.Unscripted())
+}
+
+// tgSendFile: the agent's send_file, approved in Telegram, reads the
+// file in its runner's working directory (the server has none) and the
+// file reaches the Telegram chat with its bytes and caption, through the
+// runner's connection; the model reads that it was sent.
+func tgSendFile(t *testing.T, f *fleet, tg *tgfake.Server, r *runnerProc) {
+	t.Helper()
+	log := []byte("build ok on the runner: 42 tests passed\n")
+	require.NoError(t, os.MkdirAll(filepath.Join(r.workdir, "out"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(r.workdir, "out", "tg-log.txt"), log, 0o644))
+	tg.Text(tgFleetUser, tgFleetUser, "tg send me the log")
+	tgTap(t, tg, "tg-log.txt", "Allow")
+	res := toolResult(t, f.api, "toolu_tg_send")
+	assert.False(t, res.IsError, "%s", res.ResultText())
+	assert.Contains(t, res.ResultText(), "Sent tg-log.txt", "the model reads that it was sent")
+	tgSays(t, tg, "tg: sent the log")
+	sent := tg.SentFiles(tgFleetUser)
+	require.Len(t, sent, 1, "one file reached the chat")
+	assert.Equal(t, "tg-log.txt", sent[0].Name)
+	assert.Equal(t, log, sent[0].Data, "the runner's file, byte for byte")
+	assert.Equal(t, "the build log", sent[0].Caption)
+}
+
+// tgFileToRunner: a document sent in Telegram lands in the inbox of the
+// runner's working directory, where the agent (a command run there)
+// reads it.
+func tgFileToRunner(t *testing.T, f *fleet, tg *tgfake.Server, r *runnerProc) {
+	t.Helper()
+	notes := []byte("standup at 10, deploy at 4")
+	tg.Document(tgFleetUser, tgFleetUser, "notes.txt", "text/plain", notes, len(notes), "tg read my notes")
+	tgTap(t, tg, "cat .leashd/inbox", "Allow")
+	assert.Equal(t, string(notes), strings.TrimSpace(toolOutput(t, f.api, "toolu_tg_read")), "the agent read the file on its runner")
+	tgSays(t, tg, "tg: read your notes")
+	matches, _ := filepath.Glob(filepath.Join(r.workdir, ".leashd", "inbox", "*", "notes.txt"))
+	assert.Len(t, matches, 1, "saved in the runner's inbox")
 }
 
 // tgTap waits for a bot message in the Telegram chat showing text with a
@@ -184,14 +223,14 @@ func webQuestionPlanBash(t *testing.T, f *fleet) {
 		require.Equal(t, 202, code, body)
 	}
 	answer := func(kind, answer string) {
-		p := waitPendingLong(t, f.url, "web:w", func(p pendingView) bool { return p.Kind == kind && !p.Interrupted })
+		p := waitPendingWithin(t, f.url, "web:w", 90*time.Second, func(p pendingView) bool { return p.Kind == kind && !p.Interrupted })
 		code, body := postJSON(t, f.url+"/api/interactions/"+p.ID+"/reply", `{"answers":[["`+answer+`"]]}`)
 		require.Equal(t, 204, code, body)
 	}
 	send("web ask me which database")
 	answer("question", "Postgres")
 	assert.Contains(t, toolResult(t, f.api, "toolu_web_ask").ResultText(), `"Which database?"="Postgres"`)
-	waitEventLong(t, f.url, "web:w", "web: noted your database")
+	waitEventWithin(t, f.url, "web:w", "web: noted your database", 90*time.Second)
 	send("/plan web make a plan")
 	answer("plan_review", "default")
 	plan := toolResult(t, f.api, "toolu_web_plan")
@@ -199,7 +238,7 @@ func webQuestionPlanBash(t *testing.T, f *fleet) {
 	assert.Contains(t, plan.ResultText(), "approved your plan")
 	answer("tool_approval", "allow")
 	assert.Equal(t, "planned", strings.TrimSpace(toolOutput(t, f.api, "toolu_web_bash")))
-	waitEventLong(t, f.url, "web:w", "web: plan carried out")
+	waitEventWithin(t, f.url, "web:w", "web: plan carried out", 90*time.Second)
 }
 
 // toolResult waits for the model to receive the tool's result block.

@@ -58,12 +58,14 @@ func adoptWithin(c engine.Config, hub *remote.Hub, s settings) engine.Config {
 }
 
 // useRunners connects the hub and the engine: /runner and /status, the
-// slots the runners add (a runner connecting starts queued chats), and a
-// lost runner's chats are told.
-func useRunners(hub *remote.Hub, eng *engine.Engine, s settings) {
+// slots the runners add (a runner connecting starts queued chats), the
+// files agents on runners send, and a lost runner's chats are told.
+func useRunners(hub *remote.Hub, eng *engine.Engine, s settings, files *phoneFiles, log *slog.Logger) {
 	if hub == nil {
 		return
 	}
+	hub.MaxFileBytes = int64(s.MaxUploadBytes)
+	hub.Files = files.fromRunner(hub, log.With("component", "runners"))
 	eng.SetRunners(runnerChats{hub: hub, local: localAgents(s)})
 	hub.Connected = func(string) { eng.SlotsChanged() }
 	// An agent the last run let go of, still running on its runner: the
@@ -102,6 +104,18 @@ type runnerChats struct {
 
 // Slots implements engine.Runners.
 func (rc runnerChats) Slots() int { return rc.local + rc.hub.Capacity() }
+
+// OnRunner implements engine.Runners: a chat placed on a runner runs
+// there (an agent runs here only for a chat placed nowhere).
+func (rc runnerChats) OnRunner(chat string) bool {
+	name, _ := rc.hub.Placement(chat)
+	return name != ""
+}
+
+// PutFile implements engine.Runners.
+func (rc runnerChats) PutFile(ctx context.Context, chat, path string, data []byte) error {
+	return rc.hub.PutFile(ctx, chat, path, data)
+}
 
 // Where implements engine.Runners.
 func (rc runnerChats) Where(chat string) string {

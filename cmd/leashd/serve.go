@@ -107,7 +107,7 @@ func serve(ctx context.Context, s settings, stderr io.Writer) error {
 	defer files.close()
 	eng := engine.New(deps, adoptWithin(engineServeConfig(cfg), hub, s))
 	files.use(eng)
-	useRunners(hub, eng, s)
+	useRunners(hub, eng, s, files, log)
 	return serveWith(ctx, s, log, stderr, eng, front{ag: ag, coord: coord, m: m, db: db, runners: hub})
 }
 

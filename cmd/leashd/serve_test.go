@@ -120,6 +120,13 @@ type pendingView struct {
 
 func waitPending(t *testing.T, url, chat string, match func(pendingView) bool) pendingView {
 	t.Helper()
+	return waitPendingWithin(t, url, chat, 10*time.Second, match)
+}
+
+// waitPendingWithin is waitPending with a limit of its own (a restart, a
+// runner's agent starting).
+func waitPendingWithin(t *testing.T, url, chat string, limit time.Duration, match func(pendingView) bool) pendingView {
+	t.Helper()
 	var found pendingView
 	assert.Eventually(t, func() bool {
 		var list []pendingView
@@ -131,7 +138,7 @@ func waitPending(t *testing.T, url, chat string, match func(pendingView) bool) p
 			}
 		}
 		return false
-	}, 10*time.Second, 20*time.Millisecond, "no such interaction pending in %s", chat)
+	}, limit, 20*time.Millisecond, "no such interaction pending in %s", chat)
 	if found.ID == "" {
 		var list []json.RawMessage
 		getJSON(t, url+"/api/interactions?chat="+chat, &list)
@@ -225,23 +232,50 @@ func waitAnsweredCounted(t *testing.T, url, kind string) {
 // contains text.
 func waitEvent(t *testing.T, url, chat, text string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	waitEventWithin(t, url, chat, text, 10*time.Second)
+}
+
+// waitEventWithin is waitEvent with a limit of its own; a stream that
+// breaks (the server restarting) is opened again until then.
+func waitEventWithin(t *testing.T, url, chat, text string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	var seen string
+	for time.Now().Before(deadline) {
+		var found bool
+		if found, seen = eventsUntil(t.Context(), url, chat, text, deadline); found {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%q never shown in %s; events:\n%s", text, chat, seen)
+}
+
+// eventsUntil reads the chat's events from the start until one holds
+// text (true), the stream ends or the deadline passes; it returns what
+// it read.
+func eventsUntil(ctx context.Context, url, chat, text string, deadline time.Time) (bool, string) {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/events?chat="+chat+"&after=0", nil)
-	require.NoError(t, err)
+	if err != nil {
+		return false, err.Error()
+	}
 	resp, err := api.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		return false, err.Error()
+	}
 	defer resp.Body.Close()
 	var seen strings.Builder
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
 		if strings.Contains(sc.Text(), text) {
-			return
+			return true, seen.String()
 		}
 		seen.WriteString(sc.Text() + "\n")
 	}
-	t.Fatalf("%q never shown in %s; events:\n%s", text, chat, seen.String())
+	return false, seen.String()
 }
 
 func TestServeRefusesToServeNothing(t *testing.T) {

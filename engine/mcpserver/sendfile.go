@@ -59,24 +59,35 @@ func NewSendServer(send FileSender, log *slog.Logger) (*SendServer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	s := &SendServer{send: send, log: log, grants: map[string]string{}, byChat: map[string]string{}}
+	var err error
+	s.ln, s.srv, s.url, err = serveSendFile(s.authorize, s.serverFor, log)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// serveSendFile serves send_file on a new loopback address: authorize
+// puts the caller's key (a chat, a credential) in the context, and
+// serverFor gives the MCP server for it.
+func serveSendFile(authorize func(http.Handler) http.Handler, serverFor func(key string) *mcp.Server, log *slog.Logger) (net.Listener, *http.Server, string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("send_file's MCP server cannot listen on 127.0.0.1: %w", err)
+		return nil, nil, "", fmt.Errorf("send_file's MCP server cannot listen on 127.0.0.1: %w", err)
 	}
-	s := &SendServer{send: send, log: log, ln: ln, url: "http://" + ln.Addr().String() + "/mcp",
-		grants: map[string]string{}, byChat: map[string]string{}}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		return s.serverFor(chatFrom(r.Context()))
+		return serverFor(chatFrom(r.Context()))
 	}, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: log})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.authorize(mcpHandler))
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	mux.Handle("/mcp", authorize(mcpHandler))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("send_file's MCP server stopped", "err", err)
 		}
 	}()
-	return s, nil
+	return ln, srv, "http://" + ln.Addr().String() + "/mcp", nil
 }
 
 // URL is the server's MCP endpoint.
@@ -160,8 +171,15 @@ func (s *SendServer) authorize(next http.Handler) http.Handler {
 
 // serverFor is the MCP server of one chat, with send_file only.
 func (s *SendServer) serverFor(chat string) *mcp.Server {
+	return sendFileServer(s.log, func(ctx context.Context, in SendFileInput) (string, error) {
+		return s.send.SendFile(ctx, chat, in.Path, in.Caption)
+	})
+}
+
+// sendFileServer is an MCP server with send_file alone, done by send.
+func sendFileServer(log *slog.Logger, send func(context.Context, SendFileInput) (string, error)) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: SendServerName, Version: "1"}, &mcp.ServerOptions{
-		Logger:       s.log,
+		Logger:       log,
 		Instructions: "leashd connects you to the person's chat. Use send_file to send them a file from your working directory (a picture, a report, a build).",
 	})
 	srv.AddTool(&mcp.Tool{
@@ -173,7 +191,7 @@ func (s *SendServer) serverFor(chat string) *mcp.Server {
 		if err != nil {
 			return toolError(err.Error()), nil
 		}
-		out, err := s.send.SendFile(ctx, chat, in.Path, in.Caption)
+		out, err := send(ctx, in)
 		if err != nil {
 			return toolError("Not sent: " + err.Error()), nil
 		}
@@ -210,4 +228,14 @@ func ParseSendFile(args json.RawMessage) (SendFileInput, error) {
 		return in, fmt.Errorf("caption is %d characters; at most %d are accepted", len(r), maxCaption)
 	}
 	return in, nil
+}
+
+// ChatOf is the chat a session's credential sends to; false when the
+// credential is unknown, retired or tied to no chat yet. A runner's
+// send_file presents the credential its agent was given (RunnerSendServer).
+func (s *SendServer) ChatOf(credential string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	chat := s.grants[credential]
+	return chat, chat != ""
 }

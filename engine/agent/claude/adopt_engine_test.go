@@ -100,16 +100,15 @@ func TestRestartedLeashdCarriesTheTurnOn(t *testing.T) {
 	assert.Equal(t, asked.ID, restored.ID, "the same interaction, answerable again")
 	run2.e.Adopt("chat1")
 	run2.conn.WaitSaid(t, "carries on where it was")
-	// The request, read again, joins it: nothing new is asked.
-	time.Sleep(100 * time.Millisecond)
-	assert.Len(t, run2.coord.Pending("chat1"), 1)
-
+	// The request, read again, joins it: the tap reaches the process as
+	// the answer to that request, and nothing new is asked.
 	_, err = run2.coord.Reply(asked.ID, interactions.Reply{By: "u1", Answers: []string{interactions.DecisionAllow}})
 	require.NoError(t, err)
 	resp := readStdin(t, p)
 	b, _ := json.Marshal(resp)
 	assert.Contains(t, string(b), `"request_id":"req-1"`, "the answer to its own request")
 	assert.Contains(t, string(b), `"behavior":"allow"`)
+	assert.Empty(t, run2.coord.Pending("chat1"), "nothing else was asked")
 	p.write(t, map[string]any{"type": "result", "subtype": "success", "result": "a.txt b.txt", "session_id": "sid-1"})
 	sum := run2.conn.WaitDone(t, 1)
 	assert.Equal(t, "a.txt b.txt", sum.Result)
