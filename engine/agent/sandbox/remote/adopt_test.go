@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/leashd/leashd/engine/agent/sandbox"
@@ -389,4 +391,37 @@ func TestLostRunnersAgentsAreEndedNotAdopted(t *testing.T) {
 	}
 	_, err = r.hub.Adopt("chat1")
 	require.ErrorIs(t, err, sandbox.ErrNotHeld)
+}
+
+// TestLateDetachSparesANewerAttach: a detach that reaches the runner
+// after another server (or the same one) attached anew names the attach
+// it lets go of, so the newer one keeps its stream.
+func TestLateDetachSparesANewerAttach(t *testing.T) {
+	proc, err := (&sandbox.Host{}).Start(shSpec("chat1", `cat`))
+	require.NoError(t, err)
+	h := newHeld("p1", "chat1", proc)
+	t.Cleanup(func() { proc.End(time.Second) })
+	_, old, run1, err := h.attach(0)
+	require.NoError(t, err)
+	a, _ := net.Pipe()
+	run1(a)
+	_, newer, run2, err := h.attach(0)
+	require.NoError(t, err)
+	b, _ := net.Pipe()
+	run2(b)
+	require.NotEqual(t, old, newer)
+
+	h.detach(old)
+	h.mu.Lock()
+	cur, letGo := h.cur, h.letGo
+	h.mu.Unlock()
+	assert.Equal(t, b, cur, "the newer attach keeps its stream")
+	assert.Zero(t, letGo, "nothing let go of")
+
+	h.detach(newer)
+	h.mu.Lock()
+	cur, letGo = h.cur, h.letGo
+	h.mu.Unlock()
+	assert.Nil(t, cur)
+	assert.Equal(t, newer, letGo)
 }

@@ -128,8 +128,12 @@ func (h *held) ack(off int64) {
 // process: its stdout sender stops, its stream and stderr stream are
 // closed on this side, and the end of what the server wrote does not
 // close the agent's stdin (stdin bytes still in flight are delivered).
-func (h *held) detach() {
+func (h *held) detach(gen int) {
 	h.mu.Lock()
+	if gen != 0 && gen != h.gen {
+		h.mu.Unlock()
+		return // a newer attach took over: it is not let go of
+	}
 	h.letGo = h.gen
 	h.gen++ // the sender stops
 	cur, errW := h.cur, h.err
@@ -182,11 +186,11 @@ func (h *held) setStderr(w, old io.Writer) {
 // stdin bytes the agent has had and the function that starts the
 // stream's traffic (after the answer is written), or an error when from
 // was dropped.
-func (h *held) attach(from int64) (int64, func(io.ReadWriteCloser), error) {
+func (h *held) attach(from int64) (int64, int, func(io.ReadWriteCloser), error) {
 	h.mu.Lock()
 	if from < h.base || from > h.base+int64(len(h.out)) {
 		h.mu.Unlock()
-		return 0, nil, errors.New("the output from that point is no longer held")
+		return 0, 0, nil, errors.New("the output from that point is no longer held")
 	}
 	h.gen++
 	gen := h.gen
@@ -197,7 +201,7 @@ func (h *held) attach(from int64) (int64, func(io.ReadWriteCloser), error) {
 	h.inGen = gen // the same attach on both sides: detach names it
 	have := h.inHave
 	h.inMu.Unlock()
-	return have, func(st io.ReadWriteCloser) {
+	return have, gen, func(st io.ReadWriteCloser) {
 		h.mu.Lock()
 		if h.gen == gen {
 			h.cur = st

@@ -179,7 +179,7 @@ func (h *Hub) Adopt(chat string) (sandbox.Process, error) {
 	p.inBase, p.inOff = resp.StdinHave, resp.StdinHave
 	p.inMu.Unlock()
 	errSt, _, _ := rc.open(openReq{Op: opStderr, ID: o.id}, 30*time.Second)
-	p.run(rc, resp.PID, st, errSt)
+	p.run(rc, resp, st, errSt)
 	h.log.Info("agent adopted", "runner", o.runner, "pid", resp.PID, "chat", chat, "stdout_from", o.acked, "stdin_from", resp.StdinHave)
 	return p, nil
 }

@@ -53,7 +53,7 @@ func (h *Hub) Start(spec sandbox.Spec) (sandbox.Process, error) {
 	}
 	// A process that already ended has no stderr to give.
 	errSt, _, _ := rs.conn.open(openReq{Op: opStderr, ID: id}, 30*time.Second)
-	p.run(rs.conn, resp.PID, st, errSt)
+	p.run(rs.conn, resp, st, errSt)
 	h.mu.Lock()
 	if spec.Name != "" && spec.Name != "version" {
 		h.pinned[spec.Name] = rs.name

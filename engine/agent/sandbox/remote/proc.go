@@ -42,6 +42,7 @@ type proc struct {
 	ackTimer *time.Timer // armed by the first ack not sent yet
 	gone     chan struct{}
 	detached bool // Detach was called (mu)
+	gen      int  // the runner's name for the current io stream (openResp.Gen)
 
 	inMu     sync.Mutex // one stdin write (or resend) at a time
 	inHist   []byte     // the last stdin bytes written, [inBase, inOff)
@@ -61,9 +62,9 @@ func newProc(h *Hub, id, chat, runner string) *proc {
 // run starts carrying the process's streams once it has started. stderr
 // is not resumed after a broken connection: it ends there (it is for
 // diagnostics only).
-func (p *proc) run(rc *runnerConn, pid string, st, errSt *yamux.Stream) {
+func (p *proc) run(rc *runnerConn, resp openResp, st, errSt *yamux.Stream) {
 	p.mu.Lock()
-	p.pid, p.conn, p.io = pid, rc, st
+	p.pid, p.conn, p.io, p.gen = resp.PID, rc, st, resp.Gen
 	p.mu.Unlock()
 	go p.pump()
 	go func() {
@@ -200,13 +201,13 @@ func (p *proc) reattach(rc *runnerConn) {
 	p.mu.Lock()
 	detached := p.detached
 	if !detached {
-		p.conn, p.io = rc, st
+		p.conn, p.io, p.gen = rc, st, resp.Gen
 		close(p.attached)
 		p.attached = make(chan struct{})
 	}
 	p.mu.Unlock()
 	if detached { // let go of while it re-attached: this stream too
-		_ = rc.send(ctlMsg{Op: ctlDetach, ID: p.id})
+		_ = rc.send(ctlMsg{Op: ctlDetach, ID: p.id, Gen: resp.Gen})
 		p.letGoOf(st)
 		return
 	}

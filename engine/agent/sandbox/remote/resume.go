@@ -69,13 +69,13 @@ func (p *proc) Detach() {
 		p.ackTimer = nil
 	}
 	p.detached = true
-	rc, off, sent, pid := p.conn, p.acked, p.ackSent, p.pid
+	rc, off, sent, pid, gen := p.conn, p.acked, p.ackSent, p.pid, p.gen
 	p.mu.Unlock()
 	if rc != nil {
 		if off > sent {
 			_ = rc.send(ctlMsg{Op: ctlAck, ID: p.id, Off: off})
 		}
-		_ = rc.send(ctlMsg{Op: ctlDetach, ID: p.id})
+		_ = rc.send(ctlMsg{Op: ctlDetach, ID: p.id, Gen: gen})
 	}
 	close(p.gone)
 	p.outW.CloseWithError(sandbox.ErrDetached)

@@ -269,7 +269,7 @@ func (r *Runner) control(sess *yamux.Session, st *yamux.Stream) {
 			h.ack(m.Off)
 		case ctlDetach:
 			r.Log.Info("the server let go of an agent; it keeps running for the next server", "id", h.id, "chat", h.chat, "pid", h.proc.ID())
-			h.detach()
+			h.detach(m.Gen)
 		}
 	}
 }
@@ -308,17 +308,17 @@ func (r *Runner) open(req openReq, st *yamux.Stream) (openResp, func()) {
 		if err != nil {
 			return openResp{Error: err.Error()}, nil
 		}
-		_, run, _ := h.attach(0)
-		return openResp{PID: h.proc.ID()}, func() { run(st) }
+		_, gen, run, _ := h.attach(0)
+		return openResp{PID: h.proc.ID(), Gen: gen}, func() { run(st) }
 	case opAttach:
 		if h == nil {
 			return openResp{Error: "no such process here"}, nil
 		}
-		have, run, err := h.attach(req.StdoutFrom)
+		have, gen, run, err := h.attach(req.StdoutFrom)
 		if err != nil {
 			return openResp{Error: err.Error()}, nil
 		}
-		return openResp{PID: h.proc.ID(), StdinHave: have}, func() { run(st) }
+		return openResp{PID: h.proc.ID(), StdinHave: have, Gen: gen}, func() { run(st) }
 	case opStderr:
 		if h == nil {
 			return openResp{Error: "no such process here"}, nil

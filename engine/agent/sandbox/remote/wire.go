@@ -108,6 +108,9 @@ type openResp struct {
 	PID   string `json:"pid,omitempty"`
 	// StdinHave is, on attach, how many stdin bytes the agent was given.
 	StdinHave int64 `json:"stdin_have,omitempty"`
+	// Gen names the attach (start or attach) the stream is, for a
+	// detach to name the one it lets go of.
+	Gen int `json:"gen,omitempty"`
 }
 
 // ctlMsg is a message on the control stream after the hello.
@@ -118,6 +121,10 @@ type ctlMsg struct {
 	GraceMS int64  `json:"grace_ms,omitempty"`
 	Err     string `json:"err,omitempty"`
 	Off     int64  `json:"off,omitempty"` // ctlAck's offset
+	// Gen is, on ctlDetach, the attach let go of (openResp.Gen): a detach
+	// that arrives after a newer attach (another server's adoption) does
+	// not end that one. 0 (an older server): the current one.
+	Gen int `json:"gen,omitempty"`
 }
 
 // errLineTooLong is returned for a line over maxLine.
