@@ -60,10 +60,10 @@ type FileUpload struct {
 	Credential string // the send_file credential the agent presented (never logged)
 	// Chat is the chat the runner granted the credential for (the
 	// session started with it serves that chat); the server checks it.
-	Chat string
-	Name       string // the file's base name
-	Caption    string
-	Data       []byte
+	Chat    string
+	Name    string // the file's base name
+	Caption string
+	Data    []byte
 }
 
 // fileHead is the first line of a stream a runner opens.
