@@ -105,12 +105,8 @@ type runnerChats struct {
 // Slots implements engine.Runners.
 func (rc runnerChats) Slots() int { return rc.local + rc.hub.Capacity() }
 
-// OnRunner implements engine.Runners: a chat placed on a runner runs
-// there (an agent runs here only for a chat placed nowhere).
-func (rc runnerChats) OnRunner(chat string) bool {
-	name, _ := rc.hub.Placement(chat)
-	return name != ""
-}
+// OnRunner implements engine.Runners.
+func (rc runnerChats) OnRunner(chat string) bool { return rc.hub.RunnerOf(chat) != "" }
 
 // PutFile implements engine.Runners.
 func (rc runnerChats) PutFile(ctx context.Context, chat, path string, data []byte) error {

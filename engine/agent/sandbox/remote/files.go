@@ -194,6 +194,25 @@ func (h *Hub) Holds(runner, chat string) bool {
 	return false
 }
 
+// RunnerOf is the runner that runs an agent for chat now (a process
+// placed there, or an orphan it holds), "" for none: the chat's agent
+// runs on the server, or not at all.
+func (h *Hub) RunnerOf(chat string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, p := range h.procs {
+		if p.chat == chat && h.runners[p.runner] != nil {
+			return p.runner
+		}
+	}
+	for _, o := range h.orphans {
+		if o.chat == chat && h.runners[o.runner] != nil {
+			return o.runner
+		}
+	}
+	return "" // a lost runner's agents are being given up
+}
+
 // serveStreams takes the streams a runner opens, at most maxFileStreams
 // at a time; one more is refused at once (its connection stays: a busy
 // agent is no hostile runner). It ends with the connection.

@@ -37,8 +37,8 @@ const maxPut = 1 << 30
 // .leashd/inbox/, on the runner that runs chat's agent. It never writes
 // over an existing file. ErrNotOnRunner: the chat's agent is on no runner.
 func (h *Hub) PutFile(ctx context.Context, chat, p string, data []byte) error {
+	name := h.RunnerOf(chat)
 	h.mu.Lock()
-	name := h.pinned[chat]
 	rs := h.runners[name]
 	var c *runnerConn
 	if rs != nil {

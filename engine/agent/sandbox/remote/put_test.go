@@ -46,6 +46,11 @@ func TestPutFileLandsInTheRunnersInbox(t *testing.T) {
 
 	require.ErrorIs(t, r.hub.PutFile(ctx, "telegram:1", ".leashd/inbox/m1/notes.txt", notes), ErrNotOnRunner)
 	require.NoError(t, r.hub.Pin("telegram:1", "r1"))
+	require.ErrorIs(t, r.hub.PutFile(ctx, "telegram:1", ".leashd/inbox/m1/notes.txt", notes), ErrNotOnRunner,
+		"pinned, but its agent has not started there (it may still run on the server)")
+	agent, err := r.hub.Start(shSpec("telegram:1", "sleep 60"))
+	require.NoError(t, err)
+	t.Cleanup(func() { agent.End(time.Second) })
 	require.NoError(t, r.hub.PutFile(ctx, "telegram:1", ".leashd/inbox/m1/notes.txt", notes))
 	got, err := os.ReadFile(filepath.Join(dir, ".leashd/inbox/m1/notes.txt"))
 	require.NoError(t, err)
@@ -77,7 +82,9 @@ func TestPutOutsideTheInboxIsRefused(t *testing.T) {
 	r := newRig(t, 0)
 	dir := t.TempDir()
 	putRunner(t, r, "r1", dir)
-	require.NoError(t, r.hub.Pin("telegram:1", "r1"))
+	agent, err := r.hub.Start(shSpec("telegram:1", "sleep 60"))
+	require.NoError(t, err)
+	t.Cleanup(func() { agent.End(time.Second) })
 	for _, p := range []string{"../x", ".leashd/inbox/../../x", "/etc/x", "src/main.go", ".leashd/inbox/", ".leashd/inbox/a/./b", ".leashd/inbox/a\\b"} {
 		err := r.hub.PutFile(t.Context(), "telegram:1", p, []byte("x"))
 		require.ErrorContains(t, err, "only a clean path under .leashd/inbox/", p)
