@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/leashd/leashd/engine/agent"
 )
@@ -62,6 +64,7 @@ func (e *Engine) adopt(ctx context.Context, chatID string) {
 	e.mu.Unlock()
 	s, err := ad.Adopt(ctx, opts)
 	e.mu.Lock()
+	c.wasLetGo = false // adopted, or not to be waited for
 	if err != nil {
 		e.releaseSlotLocked()
 		e.mu.Unlock()
@@ -89,6 +92,9 @@ func (e *Engine) adopt(ctx context.Context, chatID string) {
 // opened when needed.
 func (e *Engine) turnSession(ctx context.Context, c *chat, q queued) (agent.Session, error) {
 	if !q.adopted {
+		if err := e.awaitAdoption(c); err != nil {
+			return nil, err
+		}
 		return e.session(ctx, c)
 	}
 	e.mu.Lock()
@@ -121,10 +127,52 @@ func (e *Engine) detachSessions() {
 		n++
 		e.mu.Lock()
 		c.keepInTurn = c.current != nil
+		c.letGo = true
 		e.mu.Unlock()
 		e.save(c)
 	}
 	if n > 0 {
 		e.log.Info("agents on runners let go of; they run on for the next start", "count", n)
+	}
+}
+
+// agentAway is why a chat's prompt waits after a restart: the last run
+// let go of its agent, which its runner may still run and bring back.
+// It is an agent.ErrNoRoom: the prompt waits at the head of the queue
+// (room.go) and goes to that agent once adopted.
+type agentAway string
+
+func (a agentAway) Error() string        { return string(a) }
+func (a agentAway) Is(target error) bool { return target == agent.ErrNoRoom }
+
+// awaitAdoption says to wait when the last run let go of the chat's agent
+// and its runner may still bring it back (until adoptUntil): starting
+// another agent now would end that one and the turn it is in.
+func (e *Engine) awaitAdoption(c *chat) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !c.wasLetGo {
+		return nil
+	}
+	left := e.adoptUntil.Sub(e.clock().Now())
+	if left <= 0 {
+		c.wasLetGo = false
+		return nil
+	}
+	return agentAway(fmt.Sprintf("leashd restarted; your agent kept running on its runner, which has not reconnected yet. Your message is kept and goes to it when it does (to a new agent if it is not back within %s; /stop drops it).", left.Round(time.Second)))
+}
+
+// awaitAdoptions starts the time a restarted run waits for the agents the
+// last one let go of, and tries the chats that waited when it is over.
+func (e *Engine) awaitAdoptions() {
+	e.mu.Lock()
+	e.adoptUntil = e.clock().Now().Add(e.opts.adoptWithin)
+	e.mu.Unlock()
+	if e.opts.adoptWithin > 0 {
+		e.clock().AfterFunc(e.opts.adoptWithin, func() {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.retryRoomLocked()
+		})
 	}
 }

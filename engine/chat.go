@@ -39,6 +39,9 @@ type chat struct {
 	// keepInTurn: its session was let go of mid-turn at shutdown, so it
 	// is saved as mid-turn for the next run.
 	wasInTurn, keepInTurn bool
+	// wasLetGo: the last run let go of its agent, which this run may
+	// adopt (until adoptUntil); letGo: this run let go of it.
+	wasLetGo, letGo bool
 	// roomWait: its agent found no room to start (room.go); its queue
 	// waits for a slot to free or a runner to connect.
 	roomWait bool
@@ -98,6 +101,7 @@ func (e *Engine) chatFor(ctx context.Context, chatID string) *chat {
 			}
 			c.active = rec.LastActive
 			c.wasInTurn = rec.InTurn
+			c.wasLetGo = rec.LetGo
 		}
 	}
 	e.mu.Unlock()
@@ -109,7 +113,7 @@ func (e *Engine) chatFor(ctx context.Context, chatID string) *chat {
 func (e *Engine) save(c *chat) {
 	e.mu.Lock()
 	rec := SessionRecord{ChatID: c.id, AgentSessionID: c.agentID, Mode: c.mode, WorkDir: c.workDir, LastActive: c.active,
-		InTurn: c.current != nil || c.keepInTurn}
+		InTurn: c.current != nil || c.keepInTurn, LetGo: c.letGo}
 	e.mu.Unlock()
 	if err := e.store.SaveSession(context.Background(), rec); err != nil {
 		e.log.Error("saving session", "chat", c.id, "err", err)

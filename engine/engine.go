@@ -43,6 +43,7 @@ type Engine struct {
 	agentCtx    context.Context
 	agentCancel context.CancelFunc
 	restored    chan struct{}  // closed once Run restored what the last run left pending
+	adoptUntil  time.Time      // until then, a chat whose agent the last run let go of waits for it (adopt.go)
 	wg          sync.WaitGroup // chat workers
 
 	// events is subscribed at New, so nothing published before Run starts
@@ -233,6 +234,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	// Before any connector takes an update: a tap on an interaction the
 	// last run left pending finds it pending again.
 	crashed, stopped, gone := e.restore(runCtx)
+	e.awaitAdoptions()
 	close(e.restored)
 	e.mu.Lock()
 	e.running = true

@@ -20,6 +20,10 @@ type SessionRecord struct {
 	// outlives a restart (on a runner) is adopted into that turn; one
 	// that was idle is adopted idle.
 	InTurn bool
+	// LetGo: leashd stopped and let go of the chat's agent, which may run
+	// on (on a runner): the next run waits a while for it to be adopted
+	// before it starts another.
+	LetGo bool
 }
 
 // Interrupted is an interaction that was pending when leashd stopped, with

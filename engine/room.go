@@ -1,6 +1,9 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // A chat's agent may find no room although the engine has a free slot:
 // the chat stays on its runner (its session files are there), and that
@@ -19,7 +22,12 @@ func (e *Engine) waitForRoom(ctx context.Context, c *chat, q queued, why error) 
 	c.roomWait = true
 	e.mu.Unlock()
 	e.log.Info("no room for the chat's agent; its prompt waits", "chat", c.id, "why", why)
-	if first {
+	var away agentAway
+	switch {
+	case !first:
+	case errors.As(why, &away):
+		e.say(ctx, c.id, string(away))
+	default:
 		e.say(ctx, c.id, "Waiting for room to start the agent: "+why.Error()+". Your message is kept and sent as soon as there is room (/stop drops it).")
 	}
 }

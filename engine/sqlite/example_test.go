@@ -35,5 +35,5 @@ func Example() {
 
 	recs, err := st.Audit(ctx, sqlite.AuditFilter{})
 	fmt.Println(len(recs), err, sqlite.SchemaVersion())
-	// Output: 0 <nil> 8
+	// Output: 0 <nil> 9
 }

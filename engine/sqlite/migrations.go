@@ -210,6 +210,9 @@ var migrations = []migration{
 	{Version: 8, Name: "whether a chat's agent was in a turn, for adopting it after a restart", Up: execSQL(
 		`ALTER TABLE sessions ADD COLUMN in_turn INTEGER NOT NULL DEFAULT 0`,
 	)},
+	{Version: 9, Name: "whether a chat's agent was let go of at shutdown, to wait for it after a restart", Up: execSQL(
+		`ALTER TABLE sessions ADD COLUMN let_go INTEGER NOT NULL DEFAULT 0`,
+	)},
 }
 
 // migrate brings db to the last of steps, each step in its own IMMEDIATE

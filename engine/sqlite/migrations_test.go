@@ -186,6 +186,19 @@ var fixtures = map[int]fixture{
 			assert.Equal(t, "sess-v8", rec.AgentSessionID)
 		},
 	},
+	9: {
+		seed: []string{
+			`INSERT INTO sessions (chat_id, agent_session_id, mode, workdir, last_active, in_turn, let_go)
+			 VALUES ('telegram:9', 'sess-v9', 'default', '/w', '2026-11-28T09:00:00.000000000Z', 0, 1)`,
+		},
+		check: func(t *testing.T, s *sqlite.Store) {
+			rec, found, err := s.LoadSession(context.Background(), "telegram:9")
+			require.NoError(t, err)
+			require.True(t, found)
+			assert.True(t, rec.LetGo, "a chat whose agent was let go of says so")
+			assert.False(t, rec.InTurn)
+		},
+	},
 }
 
 func TestMigrationsAreNumberedInOrder(t *testing.T) {

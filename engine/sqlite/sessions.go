@@ -18,8 +18,8 @@ func (s *Store) LoadSession(ctx context.Context, chatID string) (engine.SessionR
 	var rec engine.SessionRecord
 	var mode string
 	var last sql.NullString
-	err := s.r.QueryRowContext(ctx, `SELECT chat_id, agent_session_id, mode, workdir, last_active, in_turn
-		FROM sessions WHERE chat_id = ?`, chatID).Scan(&rec.ChatID, &rec.AgentSessionID, &mode, &rec.WorkDir, &last, &rec.InTurn)
+	err := s.r.QueryRowContext(ctx, `SELECT chat_id, agent_session_id, mode, workdir, last_active, in_turn, let_go
+		FROM sessions WHERE chat_id = ?`, chatID).Scan(&rec.ChatID, &rec.AgentSessionID, &mode, &rec.WorkDir, &last, &rec.InTurn, &rec.LetGo)
 	if errors.Is(err, sql.ErrNoRows) {
 		return engine.SessionRecord{}, false, nil
 	}
@@ -44,7 +44,7 @@ func (s *Store) SaveSession(ctx context.Context, rec engine.SessionRecord) error
 		"chat", rec.ChatID, "agent_session", rec.AgentSessionID, "mode", string(rec.Mode), "workdir", rec.WorkDir)
 	err := s.write(ctx, OpSession, lost, func(tx *sql.Tx) error {
 		_, err := s.exec(ctx, tx, sqlSaveSession,
-			rec.ChatID, rec.AgentSessionID, string(rec.Mode), rec.WorkDir, fmtTime(rec.LastActive), rec.InTurn)
+			rec.ChatID, rec.AgentSessionID, string(rec.Mode), rec.WorkDir, fmtTime(rec.LastActive), rec.InTurn, rec.LetGo)
 		return err
 	})
 	if err != nil {

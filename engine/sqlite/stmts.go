@@ -27,11 +27,11 @@ const (
 			ON CONFLICT (interaction_id, approver) DO NOTHING`
 	sqlSaveSelection = `INSERT INTO selections (interaction_id, labels, at) VALUES (?, ?, ?)
 			ON CONFLICT (interaction_id) DO UPDATE SET labels = excluded.labels, at = excluded.at`
-	sqlSaveSession = `INSERT INTO sessions (chat_id, agent_session_id, mode, workdir, last_active, in_turn)
-			VALUES (?, ?, ?, ?, ?, ?)
+	sqlSaveSession = `INSERT INTO sessions (chat_id, agent_session_id, mode, workdir, last_active, in_turn, let_go)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (chat_id) DO UPDATE SET agent_session_id = excluded.agent_session_id,
 				mode = excluded.mode, workdir = excluded.workdir, last_active = excluded.last_active,
-				in_turn = excluded.in_turn`
+				in_turn = excluded.in_turn, let_go = excluded.let_go`
 	sqlSavepoint  = `SAVEPOINT w`
 	sqlRollbackTo = `ROLLBACK TO w`
 	sqlRelease    = `RELEASE w`

@@ -29,13 +29,20 @@ type leashdRun struct {
 
 func startLeashd(t *testing.T, p *heldProc, db string) *leashdRun {
 	t.Helper()
+	return startLeashdWaiting(t, p, db, time.Minute)
+}
+
+// startLeashdWaiting is startLeashd waiting adoptWithin for agents the
+// last run let go of.
+func startLeashdWaiting(t *testing.T, p *heldProc, db string, adoptWithin time.Duration) *leashdRun {
+	t.Helper()
 	store, err := sqlite.Open(context.Background(), db)
 	require.NoError(t, err)
 	coord := interactions.New(interactions.WithJournal(store), interactions.WithTimeout(time.Hour))
 	a := New("claude", WithSandbox(heldSandbox{p}), WithCloseTimeout(time.Second))
 	work := filepath.Dir(db)
 	e := enginetest.New(a, coord, func(d *engine.Deps, c *engine.Config) {
-		d.Store, c.WorkDir, c.AdoptWithin = store, work, time.Minute
+		d.Store, c.WorkDir, c.AdoptWithin = store, work, adoptWithin
 	})
 	conn := enginetest.NewConn("web")
 	e.AddConnector(conn)
@@ -166,4 +173,63 @@ func TestIdleAgentIsAdoptedForTheNextPrompt(t *testing.T) {
 	p.write(t, map[string]any{"type": "result", "subtype": "success", "result": "hi again", "session_id": "sid-1"})
 	assert.Equal(t, "hi again", run2.conn.WaitDone(t, 1).Result)
 	assert.NotContains(t, run2.conn.SaidText(), "carries on", "nothing to carry on: it was idle")
+}
+
+// idleLetGo runs leashd once: chat1's agent answers a prompt, and the run
+// stops, letting go of it idle.
+func idleLetGo(t *testing.T, p *heldProc, db string) {
+	t.Helper()
+	run1 := startLeashd(t, p, db)
+	_, err := run1.e.HandleMessage(context.Background(), connectors.Incoming{ChatID: "chat1", UserID: "u1", Text: "hello"})
+	require.NoError(t, err)
+	initReq := readStdin(t, p)
+	p.write(t, map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": initReq["request_id"], "response": map[string]any{}}})
+	assert.Equal(t, "user", readStdin(t, p)["type"])
+	p.write(t, map[string]any{"type": "result", "subtype": "success", "result": "hi", "session_id": "sid-1"})
+	run1.conn.WaitDone(t, 1)
+	run1.stop()
+}
+
+// A message sent after a restart but before the runner is back waits for
+// the agent the last run let go of (starting another would end it and
+// the turn it may be in): the chat is told why, and once the agent is
+// adopted the message goes to that same process.
+func TestPromptBeforeTheRunnerIsBackWaitsForTheAgent(t *testing.T) {
+	p := newHeldProc()
+	db := filepath.Join(t.TempDir(), "leashd.db")
+	idleLetGo(t, p, db)
+
+	run2 := startLeashd(t, p, db)
+	defer run2.stop()
+	_, err := run2.e.HandleMessage(context.Background(), connectors.Incoming{ChatID: "chat1", UserID: "u1", Text: "are you there?"})
+	require.NoError(t, err)
+	run2.conn.WaitSaid(t, "chat1|leashd restarted; your agent kept running on its runner, which has not reconnected yet.")
+	select {
+	case b := <-p.stdin:
+		t.Fatalf("another agent was started meanwhile: %s", b)
+	case <-time.After(100 * time.Millisecond):
+	}
+	run2.e.Adopt("chat1")
+	next := readStdin(t, p)
+	assert.Equal(t, "user", next["type"], "the message, with no handshake first: the same process")
+	b, _ := json.Marshal(next)
+	assert.Contains(t, string(b), "are you there?")
+	p.write(t, map[string]any{"type": "result", "subtype": "success", "result": "yes", "session_id": "sid-1"})
+	assert.Equal(t, "yes", run2.conn.WaitDone(t, 1).Result)
+}
+
+// An agent not back in time is not waited for longer: the message starts
+// a new agent (resuming the session) once the wait is over.
+func TestPromptStartsANewAgentWhenTheOldOneIsNotBack(t *testing.T) {
+	p := newHeldProc()
+	db := filepath.Join(t.TempDir(), "leashd.db")
+	idleLetGo(t, p, db)
+
+	run2 := startLeashdWaiting(t, p, db, 5*time.Second)
+	defer run2.stop()
+	_, err := run2.e.HandleMessage(context.Background(), connectors.Incoming{ChatID: "chat1", UserID: "u1", Text: "are you there?"})
+	require.NoError(t, err)
+	first := readStdin(t, p)
+	assert.Equal(t, "control_request", first["type"], "a new agent's handshake, once the wait is over")
+	assert.Contains(t, run2.conn.SaidText(), "has not reconnected yet", "the chat was told why it waited")
 }
