@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path"
 	"strings"
 
 	"github.com/leashd/leashd/engine/agent"
+	"github.com/leashd/leashd/engine/internal/inbox"
 )
 
 // turnPrompt is the agent's prompt for text and the files sent with it:
@@ -33,13 +35,7 @@ func (e *Engine) turnPrompt(ctx context.Context, c *chat, sess agent.Session, te
 	if len(save) == 0 {
 		return p
 	}
-	e.mu.Lock()
-	dir := c.workDir
-	e.mu.Unlock()
-	paths, problems, onRunner := e.saveOnRunner(ctx, c.id, b.id, save)
-	if !onRunner {
-		paths, problems = saveInbox(dir, b.id, save)
-	}
+	paths, problems := e.saveInbox(ctx, c, b.id, save)
 	if len(problems) > 0 {
 		e.say(ctx, c.id, "Not sent to the agent:\n• "+strings.Join(problems, "\n• "))
 	}
@@ -56,24 +52,44 @@ func (e *Engine) turnPrompt(ctx context.Context, c *chat, sess agent.Session, te
 	return p
 }
 
-// saveOnRunner saves files in the inbox of the chat's runner, when its
-// agent runs on one (the agent reads them there, on that machine's disk);
-// onRunner false: it runs here.
-func (e *Engine) saveOnRunner(ctx context.Context, chatID, id string, files []fetched) (paths []saved, problems []string, onRunner bool) {
-	if !e.onRunner(chatID) {
-		return nil, nil, false
+// saveInbox saves files under .leashd/inbox/<id>/ in the working
+// directory of the chat's agent: here, or on its runner when it runs on
+// one (the agent reads them there, on that machine's disk). It returns
+// their paths relative to the working directory, and what went wrong.
+func (e *Engine) saveInbox(ctx context.Context, c *chat, id string, files []fetched) (paths []saved, problems []string) {
+	put, where, done, err := e.inboxOf(ctx, c)
+	if err != nil {
+		return nil, []string{err.Error()}
 	}
-	e.mu.Lock()
-	r := e.runners
-	e.mu.Unlock()
+	defer done()
 	used := map[string]bool{}
 	for _, f := range files {
-		p := path.Join(inboxDir, id, uniqueName(used, f.name))
-		if err := r.PutFile(ctx, chatID, p, f.data); err != nil {
-			problems = append(problems, f.name+" could not be saved on the agent's runner: "+err.Error())
+		p := path.Join(inbox.Dir, id, uniqueName(used, f.name))
+		if err := put(p, f.data); err != nil {
+			problems = append(problems, f.name+" could not be saved"+where+": "+err.Error())
 			continue
 		}
 		paths = append(paths, saved{path: p, mediaType: f.mediaType, size: len(f.data)})
 	}
-	return paths, problems, true
+	return paths, problems
+}
+
+// inboxOf is how a file is put in the chat's inbox, where that is for
+// the person (" on the agent's runner", or "" for here), and done, to
+// call once all are.
+func (e *Engine) inboxOf(ctx context.Context, c *chat) (put func(p string, data []byte) error, where string, done func(), err error) {
+	e.mu.Lock()
+	r, dir := e.runners, c.workDir
+	e.mu.Unlock()
+	if r != nil && r.OnRunner(c.id) {
+		return func(p string, data []byte) error { return r.PutFile(ctx, c.id, p, data) }, " on the agent's runner", func() {}, nil
+	}
+	root, err := openWorkDir(dir)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return func(p string, data []byte) error {
+		_, err := inbox.Write(root, p, bytes.NewReader(data))
+		return err
+	}, "", func() { root.Close() }, nil
 }

@@ -1,19 +1,13 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
-
-// inboxDir is where files people send are saved, under the chat's working
-// directory: .leashd/inbox/<message>/<name>.
-const inboxDir = ".leashd/inbox"
 
 // maxNameBytes bounds a saved file's name.
 const maxNameBytes = 100
@@ -100,44 +94,21 @@ type saved struct {
 	size            int
 }
 
-// saveInbox saves files under workDir/.leashd/inbox/<id>/ and returns
-// their paths relative to workDir. Everything is created through an
-// os.Root of workDir: no path (a symlinked .leashd included) leads
-// outside it, and an existing file (or symlink) is never written through.
-func saveInbox(workDir, id string, files []fetched) (paths []saved, problems []string) {
+// openWorkDir opens the working directory ("" for the current one) as
+// the root files people send are saved through.
+func openWorkDir(workDir string) (*os.Root, error) {
 	if workDir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return nil, []string{"the working directory is unknown: " + err.Error()}
+			return nil, fmt.Errorf("the working directory is unknown: %w", err)
 		}
 		workDir = wd
 	}
 	root, err := os.OpenRoot(workDir)
 	if err != nil {
-		return nil, []string{"the working directory cannot be opened: " + err.Error()}
+		return nil, fmt.Errorf("the working directory cannot be opened: %w", err)
 	}
-	defer root.Close()
-	dir := path.Join(inboxDir, id)
-	if err := root.MkdirAll(dir, 0o700); err != nil {
-		return nil, []string{"the inbox folder " + dir + " cannot be made: " + err.Error()}
-	}
-	// Nothing people send is committed by accident (a chat's worktree is
-	// merged with git).
-	if f, err := root.OpenFile(".leashd/.gitignore", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
-		_, _ = f.WriteString("*\n")
-		_ = f.Close()
-	}
-	used := map[string]bool{}
-	for _, f := range files {
-		name := uniqueName(used, f.name)
-		p := path.Join(dir, name)
-		if err := writeNew(root, p, f.data); err != nil {
-			problems = append(problems, f.name+" could not be saved: "+err.Error())
-			continue
-		}
-		paths = append(paths, saved{path: p, mediaType: f.mediaType, size: len(f.data)})
-	}
-	return paths, problems
+	return root, nil
 }
 
 // uniqueName is name, or name with a number before its extension when a
@@ -151,20 +122,4 @@ func uniqueName(used map[string]bool, name string) string {
 	}
 	used[strings.ToLower(out)] = true
 	return out
-}
-
-// writeNew creates p (never an existing file or symlink) and writes data.
-func writeNew(root *os.Root, p string, data []byte) error {
-	f, err := root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%s exists already", p)
-		}
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -96,7 +96,7 @@ var layout = []string{
 	"interactions", "interactions/client", "interactions/wire",
 	"engine", "engine/approval",
 	"engine/agent", "engine/agent/claude", "engine/agent/acp", "engine/agent/demo",
-	"engine/agent/internal/agentproc",
+	"engine/agent/internal/agentproc", "engine/internal/inbox",
 	"engine/agent/sandbox", "engine/agent/sandbox/bwrap", "engine/agent/sandbox/docker",
 	"engine/sqlite", "engine/mcpserver", "engine/metrics", "engine/policy", "engine/worktree",
 	"engine/enginetest", "engine/enginetest/fakeapi", "engine/enginetest/gittest",

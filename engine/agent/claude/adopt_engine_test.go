@@ -148,15 +148,7 @@ func TestAgentForAnUnknownChatIsNotAdopted(t *testing.T) {
 func TestIdleAgentIsAdoptedForTheNextPrompt(t *testing.T) {
 	p := newHeldProc()
 	db := filepath.Join(t.TempDir(), "leashd.db")
-	run1 := startLeashd(t, p, db)
-	_, err := run1.e.HandleMessage(context.Background(), connectors.Incoming{ChatID: "chat1", UserID: "u1", Text: "hello"})
-	require.NoError(t, err)
-	initReq := readStdin(t, p)
-	p.write(t, map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": initReq["request_id"], "response": map[string]any{}}})
-	assert.Equal(t, "user", readStdin(t, p)["type"])
-	p.write(t, map[string]any{"type": "result", "subtype": "success", "result": "hi", "session_id": "sid-1"})
-	run1.conn.WaitDone(t, 1)
-	run1.stop()
+	idleLetGo(t, p, db)
 
 	run2 := startLeashd(t, p, db)
 	defer run2.stop()
@@ -166,7 +158,7 @@ func TestIdleAgentIsAdoptedForTheNextPrompt(t *testing.T) {
 		defer p.mu.Unlock()
 		return p.cur != nil && p.cur.base == p.acked
 	}, 30*time.Second, 5*time.Millisecond, "adopted")
-	_, err = run2.e.HandleMessage(context.Background(), connectors.Incoming{ChatID: "chat1", UserID: "u1", Text: "and again"})
+	_, err := run2.e.HandleMessage(context.Background(), connectors.Incoming{ChatID: "chat1", UserID: "u1", Text: "and again"})
 	require.NoError(t, err)
 	next := readStdin(t, p)
 	assert.Equal(t, "user", next["type"], "the prompt, with no handshake first: the same process")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -173,44 +174,36 @@ func (h *Hub) maxFileBytes() int64 {
 // orphan it holds. A runner sending a file for a chat it does not serve
 // is refused with it.
 func (h *Hub) Holds(runner, chat string) bool {
-	if chat == "" {
-		return false
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.runners[runner] == nil {
-		return false // lost: its agents are being given up
-	}
-	for _, p := range h.procs {
-		if p.runner == runner && p.chat == chat {
-			return true
-		}
-	}
-	for _, o := range h.orphans {
-		if o.runner == runner && o.chat == chat {
-			return true
-		}
-	}
-	return false
+	return chat != "" && slices.Contains(h.runnersOf(chat), runner)
 }
 
-// RunnerOf is the runner that runs an agent for chat now (a process
-// placed there, or an orphan it holds), "" for none: the chat's agent
-// runs on the server, or not at all.
+// RunnerOf is the runner that runs an agent for chat now, "" for none:
+// the chat's agent runs on the server, or not at all.
 func (h *Hub) RunnerOf(chat string) string {
+	if rs := h.runnersOf(chat); len(rs) > 0 {
+		return rs[0]
+	}
+	return ""
+}
+
+// runnersOf are the runners that run an agent for chat now (a process
+// placed there, or an orphan it holds; more than one only while an old
+// one ends). A lost runner's agents are being given up: not its.
+func (h *Hub) runnersOf(chat string) []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	var out []string
 	for _, p := range h.procs {
 		if p.chat == chat && h.runners[p.runner] != nil {
-			return p.runner
+			out = append(out, p.runner)
 		}
 	}
 	for _, o := range h.orphans {
 		if o.chat == chat && h.runners[o.runner] != nil {
-			return o.runner
+			out = append(out, o.runner)
 		}
 	}
-	return "" // a lost runner's agents are being given up
+	return out
 }
 
 // serveStreams takes the streams a runner opens, at most maxFileStreams

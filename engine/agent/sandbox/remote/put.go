@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/yamux"
+
+	"github.com/leashd/leashd/engine/internal/inbox"
 )
 
 // A file a person sends with a message is saved in the working directory
@@ -28,7 +29,7 @@ var ErrNotOnRunner = errors.New("this chat's agent runs on no runner")
 
 // inboxPrefix is where puts may write: a runner trusts its server, but a
 // file a person sent has no business anywhere else.
-const inboxPrefix = ".leashd/inbox/"
+const inboxPrefix = inbox.Dir + "/"
 
 // maxPut bounds one file put (LEASHD_MAX_UPLOAD_BYTES's largest value).
 const maxPut = 1 << 30
@@ -106,8 +107,8 @@ func (r *Runner) receive(req openReq, st *yamux.Stream) {
 	_ = writeMsg(st, resp)
 }
 
-// writeFile creates p in the working directory (never over an existing
-// file or through a symlink out of it) with the size bytes of src.
+// writeFile creates p in the working directory (inbox.Write: never over
+// a file or through a symlink out of it) with the size bytes of src.
 func (r *Runner) writeFile(p string, src io.Reader, size int64) error {
 	dir := r.Dir
 	if dir == "" {
@@ -118,30 +119,10 @@ func (r *Runner) writeFile(p string, src io.Reader, size int64) error {
 		return fmt.Errorf("the working directory cannot be opened: %w", err)
 	}
 	defer root.Close()
-	if err := root.MkdirAll(path.Dir(p), 0o700); err != nil {
-		return fmt.Errorf("the inbox folder cannot be made: %w", err)
-	}
-	// Nothing people send is committed by accident.
-	if f, err := root.OpenFile(".leashd/.gitignore", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
-		_, _ = f.WriteString("*\n")
-		_ = f.Close()
-	}
-	f, err := root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%s exists already", p)
-	}
-	if err != nil {
-		return err
-	}
-	n, err := io.Copy(f, src)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	n, err := inbox.Write(root, p, src)
 	if err == nil && n != size {
-		err = fmt.Errorf("got %d of %d bytes", n, size)
-	}
-	if err != nil {
 		_ = root.Remove(p)
+		err = fmt.Errorf("got %d of %d bytes", n, size)
 	}
 	return err
 }

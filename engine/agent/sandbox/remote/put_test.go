@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,28 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/leashd/leashd/engine/agent/sandbox"
 )
-
-// putRunner starts a runner working in dir; it stops with the test.
-func putRunner(t *testing.T, r *rig, name, dir string) {
-	t.Helper()
-	run := &Runner{URL: "http://" + r.proxy.addr, Token: "tok-one", Name: name, MaxAgents: 1,
-		Sandbox: &sandbox.Host{}, Dir: dir}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = run.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	waitFor(t, "runner "+name+" connected", func() bool {
-		for _, ri := range r.hub.Runners() {
-			if ri.Name == name && ri.Connected {
-				return true
-			}
-		}
-		return false
-	})
-}
 
 // TestPutFileLandsInTheRunnersInbox: a file a person sent for a chat
 // whose agent is on a runner is written in that runner's working
@@ -40,7 +18,7 @@ func putRunner(t *testing.T, r *rig, name, dir string) {
 func TestPutFileLandsInTheRunnersInbox(t *testing.T) {
 	r := newRig(t, 0)
 	dir, outside := t.TempDir(), t.TempDir()
-	putRunner(t, r, "r1", dir)
+	r.start(t, &Runner{Name: "r1", MaxAgents: 1, Dir: dir})
 	ctx := t.Context()
 	notes := []byte("meeting notes\n")
 
@@ -81,7 +59,7 @@ func TestPutFileLandsInTheRunnersInbox(t *testing.T) {
 func TestPutOutsideTheInboxIsRefused(t *testing.T) {
 	r := newRig(t, 0)
 	dir := t.TempDir()
-	putRunner(t, r, "r1", dir)
+	r.start(t, &Runner{Name: "r1", MaxAgents: 1, Dir: dir})
 	agent, err := r.hub.Start(shSpec("telegram:1", "sleep 60"))
 	require.NoError(t, err)
 	t.Cleanup(func() { agent.End(time.Second) })

@@ -58,8 +58,15 @@ func (r *rig) runner(t *testing.T, name string, max int, labels ...string) *Runn
 
 func (r *rig) runnerTB(t testing.TB, name string, max int, labels ...string) *Runner {
 	t.Helper()
-	run := &Runner{URL: "http://" + r.proxy.addr, Token: "tok-two", Name: name, MaxAgents: max, Labels: labels,
-		Sandbox: &sandbox.Host{}}
+	return r.start(t, &Runner{Name: name, MaxAgents: max, Labels: labels})
+}
+
+// start runs run (its URL, token and sandbox set here) until the test
+// ends, once connected.
+func (r *rig) start(t testing.TB, run *Runner) *Runner {
+	t.Helper()
+	name := run.Name
+	run.URL, run.Token, run.Sandbox = "http://"+r.proxy.addr, "tok-two", &sandbox.Host{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = run.Run(ctx) }()
